@@ -1,0 +1,5 @@
+export * from "./types.ts"
+export { CATALOG, CONDITION_TYPE_INFO, FATAL_XIDS, NEURON_READY } from "./catalog.ts"
+export * from "./codes.ts"
+export * from "./condition.ts"
+export * from "./policies.ts"

@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+// Builds the pinned control-plane binaries (kube-apiserver, kube-controller-manager, kube-scheduler,
+// etcd, kwok) from the Go module proxy into ~/.cache/nodemend/cluster/<key>/bin.
+// A no-op when the cache for the current key is complete.
+//
+//   node tools/cluster/build.mjs            build (or verify cache)
+//   node tools/cluster/build.mjs --print    print the bin directory, build nothing
+//   node tools/cluster/build.mjs --check    exit 0 if the cache is complete, 1 otherwise
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { COMPONENTS, STAMP_FILE, TOOLS_DIR, VERSIONS, binDir, cacheKey } from "./versions.mjs"
+
+const K8S_MINOR = VERSIONS.kubernetes.replace(/^v/, "").split(".")
+const VERSION_PKG = "k8s.io/component-base/version"
+
+function log(msg) {
+  process.stderr.write(`[cluster:build] ${msg}\n`)
+}
+
+function fmt(ms) {
+  const s = Math.round(ms / 1000)
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`
+}
+
+export function isCached(dir = binDir()) {
+  const stamp = join(dirname(dir), STAMP_FILE)
+  if (!existsSync(stamp)) return false
+  try {
+    const data = JSON.parse(readFileSync(stamp, "utf8"))
+    if (data.key !== cacheKey()) return false
+  } catch {
+    return false
+  }
+  return COMPONENTS.every((c) => existsSync(join(dir, c)) && statSync(join(dir, c)).size > 0)
+}
+
+/** Runs a command, streaming a progress line every 20 s (package count from `go build -v`). */
+function run(label, cmd, args, opts) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    let pkgs = 0
+    let tail = ""
+    const child = spawn(cmd, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] })
+    const onData = (buf) => {
+      const text = buf.toString()
+      tail = (tail + text).slice(-8000)
+      for (const line of text.split("\n")) if (line && !line.startsWith("go: downloading")) pkgs++
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", onData)
+    const timer = setInterval(
+      () => log(`  ${label}: ${fmt(Date.now() - started)} elapsed, ${pkgs} packages compiled`),
+      20_000
+    )
+    child.on("error", (e) => {
+      clearInterval(timer)
+      reject(e)
+    })
+    child.on("close", (code) => {
+      clearInterval(timer)
+      if (code === 0) resolve(Date.now() - started)
+      else reject(new Error(`${label} failed (exit ${code}):\n${tail}`))
+    })
+  })
+}
+
+function goEnv() {
+  return {
+    ...process.env,
+    CGO_ENABLED: process.env.CGO_ENABLED ?? "0",
+    GOFLAGS: `${process.env.GOFLAGS ?? ""} -buildvcs=false`.trim(),
+    // The go.mod files ask for go 1.26; an older local toolchain auto-downloads the right one.
+    GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? "auto"
+  }
+}
+
+function k8sLdflags() {
+  const [major, minor] = K8S_MINOR
+  const x = {
+    gitMajor: major,
+    gitMinor: minor,
+    gitVersion: VERSIONS.kubernetes,
+    gitCommit: `module-proxy-${VERSIONS.kubernetes}`,
+    gitTreeState: "clean",
+    buildDate: new Date().toISOString().replace(/\.\d+Z$/, "Z")
+  }
+  return ["-s", "-w", ...Object.entries(x).map(([k, v]) => `-X=${VERSION_PKG}.${k}=${v}`)].join(" ")
+}
+
+async function acquireLock(lockDir) {
+  for (;;) {
+    try {
+      mkdirSync(lockDir)
+      writeFileSync(join(lockDir, "pid"), String(process.pid))
+      return
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e
+      let holder = 0
+      try {
+        holder = Number(readFileSync(join(lockDir, "pid"), "utf8"))
+      } catch {}
+      let alive = false
+      if (holder > 0) {
+        try {
+          process.kill(holder, 0)
+          alive = true
+        } catch {}
+      }
+      if (!alive) {
+        rmSync(lockDir, { recursive: true, force: true })
+        continue
+      }
+      log(`another build (pid ${holder}) holds ${lockDir}; waiting...`)
+      await new Promise((r) => setTimeout(r, 5000))
+    }
+  }
+}
+
+export async function build() {
+  const dir = binDir()
+  if (isCached(dir)) {
+    log(`cache valid: ${dir}`)
+    return dir
+  }
+  if (process.env.NODEMEND_CLUSTER_BIN_DIR) {
+    throw new Error(`NODEMEND_CLUSTER_BIN_DIR=${dir} is missing binaries (${COMPONENTS.join(", ")})`)
+  }
+  const keyDir = dirname(dir)
+  mkdirSync(dirname(keyDir), { recursive: true })
+  const lockDir = `${keyDir}.lock`
+  await acquireLock(lockDir)
+  const release = () => rmSync(lockDir, { recursive: true, force: true })
+  process.on("exit", release)
+  try {
+    if (isCached(dir)) {
+      log(`cache valid (built by another process): ${dir}`)
+      return dir
+    }
+    const tmp = join(keyDir, "bin.partial")
+    mkdirSync(tmp, { recursive: true })
+    const env = goEnv()
+    const jobs = ["-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2"]
+    const t0 = Date.now()
+    log(`building into ${dir} (cold build of Kubernetes takes a while; progress every 20 s)`)
+    const timings = {}
+    const steps = [
+      ...["kube-apiserver", "kube-controller-manager", "kube-scheduler"].map((c) => ({
+        name: c,
+        cwd: TOOLS_DIR,
+        args: ["build", ...jobs, "-v", "-trimpath", `-ldflags=${k8sLdflags()}`, "-o", join(tmp, c), `./cmd/${c}`]
+      })),
+      {
+        name: "etcd",
+        cwd: join(TOOLS_DIR, "etcd"),
+        args: ["build", ...jobs, "-v", "-trimpath", "-ldflags=-s -w", "-o", join(tmp, "etcd"), "."]
+      },
+      {
+        name: "kwok",
+        cwd: TOOLS_DIR,
+        args: ["install", ...jobs, "-v", "-trimpath", "-ldflags=-s -w", `sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`],
+        env: { GOBIN: tmp }
+      }
+    ]
+    for (const [i, s] of steps.entries()) {
+      if (existsSync(join(tmp, s.name))) {
+        log(`[${i + 1}/${steps.length}] ${s.name}: already built in a previous partial run`)
+        continue
+      }
+      log(`[${i + 1}/${steps.length}] ${s.name}...`)
+      const ms = await run(s.name, "go", s.args, { cwd: s.cwd, env: { ...env, ...(s.env ?? {}) } })
+      timings[s.name] = Math.round(ms / 1000)
+      log(`[${i + 1}/${steps.length}] ${s.name} done in ${fmt(ms)}`)
+    }
+    rmSync(dir, { recursive: true, force: true })
+    renameSync(tmp, dir)
+    const total = Date.now() - t0
+    writeFileSync(
+      join(keyDir, STAMP_FILE),
+      `${JSON.stringify({ key: cacheKey(), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
+    )
+    log(`done in ${fmt(total)}: ${dir}`)
+    return dir
+  } finally {
+    release()
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = process.argv[2]
+  if (arg === "--print") {
+    process.stdout.write(`${binDir()}\n`)
+  } else if (arg === "--check") {
+    process.exit(isCached() ? 0 : 1)
+  } else {
+    build().then(
+      (dir) => process.stdout.write(`${dir}\n`),
+      (e) => {
+        log(String(e?.stack ?? e))
+        process.exit(1)
+      }
+    )
+  }
+}
