@@ -1,0 +1,537 @@
+#!/usr/bin/env node
+// Starts / stops nodemend's local Kubernetes cluster: real etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok processes on loopback, built by build.mjs. No Docker, no kubelet.
+//
+//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build]
+//   node tools/cluster/cluster.mjs down   [--state-dir DIR] [--purge]
+//   node tools/cluster/cluster.mjs status [--state-dir DIR]
+//
+// State (default <repo>/.nodemend, or $NODEMEND_STATE_DIR): kubeconfig, pki/, config/, etcd-data/,
+// logs/<component>.log, pids/<component>.pid, cluster.json.
+import { execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
+import { request } from "node:https"
+import { get as httpGet } from "node:http"
+import { createServer } from "node:net"
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { build, isCached } from "./build.mjs"
+import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir } from "./versions.mjs"
+
+/** Label (and annotation) that marks a Node as a kwok fake node managed by this cluster's kwok. */
+export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
+export const FAKE_NODE_VALUE = "fake"
+const SERVICE_CIDR = "10.96.0.0/16"
+const SERVICE_IP = "10.96.0.1"
+/** Stop order (reverse of start order). */
+const STOP_ORDER = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
+
+function log(msg) {
+  process.stderr.write(`[cluster] ${msg}\n`)
+}
+
+export function defaultStateDir() {
+  return resolve(process.env.NODEMEND_STATE_DIR || join(REPO_ROOT, ".nodemend"))
+}
+
+function paths(stateDir) {
+  return {
+    stateDir,
+    kubeconfig: join(stateDir, "kubeconfig"),
+    pki: join(stateDir, "pki"),
+    config: join(stateDir, "config"),
+    etcdData: join(stateDir, "etcd-data"),
+    logs: join(stateDir, "logs"),
+    pids: join(stateDir, "pids"),
+    info: join(stateDir, "cluster.json")
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- PKI
+
+function openssl(args, cwd) {
+  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] })
+}
+
+function serial() {
+  return `0x${randomBytes(16).toString("hex").replace(/^[89a-f]/, "1")}`
+}
+
+function issue(dir, name, subject, ext) {
+  openssl(
+    ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+      .concat(["-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]),
+    dir
+  )
+  writeFileSync(join(dir, `${name}.ext`), ext)
+  openssl(
+    ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", serial()]
+      .concat(["-days", "365", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
+    dir
+  )
+  rmSync(join(dir, `${name}.csr`))
+  rmSync(join(dir, `${name}.ext`))
+}
+
+const CLIENT_EXT = "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
+
+export function generatePki(dir) {
+  mkdirSync(dir, { recursive: true })
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"], dir)
+  openssl(
+    ["req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=nodemend-local-ca", "-days", "3650", "-sha256"]
+      .concat(["-set_serial", serial(), "-out", "ca.crt"])
+      .concat(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]),
+    dir
+  )
+  const sans = [
+    "IP:127.0.0.1",
+    `IP:${SERVICE_IP}`,
+    "DNS:localhost",
+    "DNS:kubernetes",
+    "DNS:kubernetes.default",
+    "DNS:kubernetes.default.svc",
+    "DNS:kubernetes.default.svc.cluster.local"
+  ]
+  issue(
+    dir,
+    "apiserver",
+    "/CN=kube-apiserver",
+    `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans.join(",")}\n`
+  )
+  issue(dir, "admin", "/O=system:masters/CN=nodemend-admin", CLIENT_EXT)
+  issue(dir, "kube-controller-manager", "/CN=system:kube-controller-manager", CLIENT_EXT)
+  issue(dir, "kube-scheduler", "/CN=system:kube-scheduler", CLIENT_EXT)
+  // kwok plays every kubelet (node status, leases, pod status of all fake nodes), like kwokctl's admin identity.
+  issue(dir, "kwok", "/O=system:masters/CN=system:kwok-controller", CLIENT_EXT)
+  issue(dir, "apiserver-kubelet-client", "/O=kube-apiserver-kubelet-client/CN=kube-apiserver-kubelet-client", CLIENT_EXT)
+  // Service-account token signing key.
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key"], dir)
+  openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir)
+}
+
+export function kubeconfigYaml(server, pki, user) {
+  const b64 = (f) => readFileSync(join(pki, f)).toString("base64")
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: nodemend-local
+  cluster:
+    server: ${server}
+    certificate-authority-data: ${b64("ca.crt")}
+users:
+- name: ${user}
+  user:
+    client-certificate-data: ${b64(`${user}.crt`)}
+    client-key-data: ${b64(`${user}.key`)}
+contexts:
+- name: nodemend-local
+  context:
+    cluster: nodemend-local
+    user: ${user}
+current-context: nodemend-local
+`
+}
+
+// ------------------------------------------------------------------------------------------ helpers
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on("error", rej)
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address()
+      srv.close(() => res(port))
+    })
+  })
+}
+
+async function freePorts(n) {
+  const out = new Set()
+  while (out.size < n) out.add(await freePort())
+  return [...out]
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return e.code === "EPERM"
+  }
+}
+
+/** True when pid is one of our component processes (guards against pid reuse). */
+function isOurs(pid, bin) {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]
+    return cmd === bin
+  } catch {
+    return process.platform !== "linux" && alive(pid)
+  }
+}
+
+/** GET an https URL with the cluster's admin identity. Resolves { status, body }. */
+function httpsGet(url, pki, { clientCert = true, insecure = false } = {}) {
+  return new Promise((res, rej) => {
+    const opts = { method: "GET", timeout: 2000, rejectUnauthorized: !insecure }
+    if (!insecure) opts.ca = readFileSync(join(pki, "ca.crt"))
+    if (clientCert) {
+      opts.cert = readFileSync(join(pki, "admin.crt"))
+      opts.key = readFileSync(join(pki, "admin.key"))
+    }
+    const req = request(url, opts, (r) => {
+      let body = ""
+      r.on("data", (d) => {
+        body += d
+      })
+      r.on("end", () => res({ status: r.statusCode, body }))
+    })
+    req.on("timeout", () => req.destroy(new Error("timeout")))
+    req.on("error", rej)
+    req.end()
+  })
+}
+
+function httpGetStatus(url) {
+  return new Promise((res, rej) => {
+    const req = httpGet(url, { timeout: 2000 }, (r) => {
+      let body = ""
+      r.on("data", (d) => {
+        body += d
+      })
+      r.on("end", () => res({ status: r.statusCode, body }))
+    })
+    req.on("timeout", () => req.destroy(new Error("timeout")))
+    req.on("error", rej)
+  })
+}
+
+function tail(file, lines = 30) {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-lines).join("\n")
+  } catch {
+    return "(no log)"
+  }
+}
+
+async function waitFor(what, p, name, probe, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs
+  let last = ""
+  const pidFile = join(p.pids, `${name}.pid`)
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : 0
+  while (Date.now() < deadline) {
+    if (pid && !alive(pid)) {
+      throw new Error(`${name} exited while waiting for ${what}. Last log lines:\n${tail(join(p.logs, `${name}.log`))}`)
+    }
+    try {
+      const r = await probe()
+      if (r === true) return
+      last = String(r)
+    } catch (e) {
+      last = e.message
+    }
+    await sleep(100)
+  }
+  throw new Error(`timed out waiting for ${what} (${last}). Last log lines of ${name}:\n${tail(join(p.logs, `${name}.log`))}`)
+}
+
+function startProcess(p, bin, name, args) {
+  const logFile = join(p.logs, `${name}.log`)
+  const fd = openSync(logFile, "a")
+  writeFileSync(fd, `\n# ${new Date().toISOString()} ${bin} ${args.join(" ")}\n`)
+  const child = spawn(join(bin, name), args, {
+    cwd: p.stateDir,
+    detached: true, // own process group: `down` signals the whole group
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, KUBECONFIG: "" }
+  })
+  closeSync(fd)
+  child.unref()
+  writeFileSync(join(p.pids, `${name}.pid`), String(child.pid))
+  return child.pid
+}
+
+// ----------------------------------------------------------------------------------------------- up
+
+function runningPids(p, bin) {
+  if (!existsSync(p.pids)) return []
+  return readdirSync(p.pids)
+    .filter((f) => f.endsWith(".pid"))
+    .map((f) => ({ name: f.slice(0, -4), pid: Number(readFileSync(join(p.pids, f), "utf8")) }))
+    .filter(({ pid, name }) => pid > 0 && alive(pid) && (bin ? isOurs(pid, join(bin, name)) : true))
+}
+
+export async function up({ stateDir = defaultStateDir(), noBuild = false } = {}) {
+  const t0 = Date.now()
+  const p = paths(stateDir)
+  const bin = noBuild ? binDir() : await build()
+  if (noBuild && !isCached(bin)) throw new Error(`binaries not built (${bin}); run npm run cluster:build`)
+
+  if (existsSync(p.info) && existsSync(p.kubeconfig)) {
+    const running = runningPids(p, bin)
+    if (running.length === 5) {
+      const info = JSON.parse(readFileSync(p.info, "utf8"))
+      const r = await httpsGet(`${info.server}/readyz`, p.pki).catch((e) => ({ status: 0, body: e.message }))
+      if (r.status === 200) {
+        log(`already running (${info.server}); kubeconfig: ${p.kubeconfig}`)
+        return { ...info, kubeconfig: p.kubeconfig, reused: true }
+      }
+    }
+    if (running.length > 0) {
+      log("found a partially running cluster; stopping it first")
+      await down({ stateDir })
+    }
+  }
+
+  for (const d of [p.pki, p.config, p.etcdData, p.pids]) rmSync(d, { recursive: true, force: true })
+  rmSync(p.kubeconfig, { force: true })
+  for (const d of [p.config, p.logs, p.pids]) mkdirSync(d, { recursive: true })
+  mkdirSync(p.etcdData, { recursive: true, mode: 0o700 })
+  for (const c of STOP_ORDER) rmSync(join(p.logs, `${c}.log`), { force: true })
+
+  generatePki(p.pki)
+  const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kwokPort] = await freePorts(6)
+  const server = `https://127.0.0.1:${apiPort}`
+  for (const user of ["kube-controller-manager", "kube-scheduler", "kwok"]) {
+    writeFileSync(join(p.config, `${user}.kubeconfig`), kubeconfigYaml(server, p.pki, user), { mode: 0o600 })
+  }
+  const pki = (f) => join(p.pki, f)
+  const cfg = (f) => join(p.config, f)
+
+  try {
+    startProcess(p, bin, "etcd", [
+      "--name=nodemend",
+      `--data-dir=${p.etcdData}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=nodemend=http://127.0.0.1:${etcdPeer}`,
+      "--auto-compaction-retention=1",
+      "--quota-backend-bytes=8589934592",
+      "--unsafe-no-fsync=true", // throwaway test data: skip fsync for speed
+      "--log-level=warn"
+    ])
+    await waitFor("etcd /health", p, "etcd", async () => {
+      const r = await httpGetStatus(`http://127.0.0.1:${etcdClient}/health`)
+      return r.status === 200 || `${r.status} ${r.body}`
+    })
+
+    startProcess(p, bin, "kube-apiserver", [
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+      `--tls-cert-file=${pki("apiserver.crt")}`,
+      `--tls-private-key-file=${pki("apiserver.key")}`,
+      `--client-ca-file=${pki("ca.crt")}`,
+      `--kubelet-client-certificate=${pki("apiserver-kubelet-client.crt")}`,
+      `--kubelet-client-key=${pki("apiserver-kubelet-client.key")}`,
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${pki("sa.pub")}`,
+      `--service-account-signing-key-file=${pki("sa.key")}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      "--authorization-mode=Node,RBAC",
+      // Defaults already include ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, MutatingAdmissionWebhook,
+      // NamespaceLifecycle, ServiceAccount, ResourceQuota, Priority, ...; listed here to make the intent explicit.
+      "--enable-admission-plugins=NodeRestriction,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,MutatingAdmissionWebhook",
+      "--allow-privileged=true",
+      // Endpoints may not point at loopback; nothing in this cluster needs the kubernetes Service endpoints.
+      "--endpoint-reconciler-type=none",
+      "--profiling=false"
+    ])
+    await waitFor("kube-apiserver /readyz", p, "kube-apiserver", async () => {
+      const r = await httpsGet(`${server}/readyz`, p.pki)
+      return r.status === 200 || `${r.status} ${r.body.split("\n").filter((l) => l.includes("[-]")).join(" ")}`
+    })
+
+    const authn = (kc) => [
+      `--kubeconfig=${kc}`,
+      `--authentication-kubeconfig=${kc}`,
+      `--authorization-kubeconfig=${kc}`,
+      "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+      "--leader-elect=false",
+      "--bind-address=127.0.0.1"
+    ]
+    startProcess(p, bin, "kube-controller-manager", [
+      ...authn(cfg("kube-controller-manager.kubeconfig")),
+      `--secure-port=${kcmPort}`,
+      `--cert-dir=${join(p.config, "kcm-serving")}`,
+      // Every default controller, which includes node-lifecycle-controller, disruption-controller (PDB status),
+      // pod-garbage-collector-controller, garbage-collector-controller, serviceaccount(-token), namespace, ...
+      "--controllers=*",
+      "--use-service-account-credentials=true",
+      `--root-ca-file=${pki("ca.crt")}`,
+      `--service-account-private-key-file=${pki("sa.key")}`,
+      `--cluster-signing-cert-file=${pki("ca.crt")}`,
+      `--cluster-signing-key-file=${pki("ca.key")}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      // Faster than the 50 s default so tests that stop heartbeats see Ready=Unknown quickly.
+      "--node-monitor-period=2s",
+      "--node-monitor-grace-period=20s"
+    ])
+    startProcess(p, bin, "kube-scheduler", [
+      ...authn(cfg("kube-scheduler.kubeconfig")),
+      `--secure-port=${schedPort}`,
+      `--cert-dir=${join(p.config, "scheduler-serving")}`
+    ])
+    startProcess(p, bin, "kwok", [
+      `--kubeconfig=${cfg("kwok.kubeconfig")}`,
+      `--config=${join(TOOLS_DIR, "kwok", "stages.yaml")}`,
+      "--manage-all-nodes=false",
+      `--manage-nodes-with-label-selector=${FAKE_NODE_LABEL}=${FAKE_NODE_VALUE}`,
+      "--node-ip=127.0.0.1",
+      `--node-port=${kwokPort}`,
+      `--server-address=127.0.0.1:${kwokPort}`,
+      "--node-lease-duration-seconds=40"
+    ])
+    const insecure = { insecure: true, clientCert: false }
+    await Promise.all([
+      waitFor("kube-controller-manager /healthz", p, "kube-controller-manager", async () => {
+        const r = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, p.pki, insecure)
+        return r.status === 200 || `${r.status} ${r.body}`
+      }),
+      waitFor("kube-scheduler /healthz", p, "kube-scheduler", async () => {
+        const r = await httpsGet(`https://127.0.0.1:${schedPort}/healthz`, p.pki, insecure)
+        return r.status === 200 || `${r.status} ${r.body}`
+      }),
+      waitFor("kwok /healthz", p, "kwok", async () => {
+        const r = await httpGetStatus(`http://127.0.0.1:${kwokPort}/healthz`)
+        return r.status === 200 || `${r.status} ${r.body}`
+      }),
+      // Pods cannot be created before the serviceaccount controller made the namespace's default SA.
+      waitFor("default ServiceAccount", p, "kube-controller-manager", async () => {
+        const r = await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, p.pki)
+        return r.status === 200 || `${r.status}`
+      })
+    ])
+  } catch (e) {
+    log(`startup failed; stopping what was started. Logs: ${p.logs}`)
+    await down({ stateDir, quiet: true })
+    throw e
+  }
+
+  const info = {
+    server,
+    versions: VERSIONS,
+    binDir: bin,
+    ports: { etcdClient, etcdPeer, apiserver: apiPort, kcm: kcmPort, scheduler: schedPort, kwok: kwokPort },
+    fakeNodeLabel: `${FAKE_NODE_LABEL}=${FAKE_NODE_VALUE}`,
+    startedAt: new Date().toISOString(),
+    startupSeconds: (Date.now() - t0) / 1000
+  }
+  writeFileSync(p.info, `${JSON.stringify(info, null, 2)}\n`)
+  writeFileSync(p.kubeconfig, kubeconfigYaml(server, p.pki, "admin"), { mode: 0o600 })
+  log(`up in ${info.startupSeconds.toFixed(1)} s: ${server}`)
+  log(`kubeconfig: ${p.kubeconfig}   logs: ${p.logs}`)
+  return { ...info, kubeconfig: p.kubeconfig, reused: false }
+}
+
+// --------------------------------------------------------------------------------------------- down
+
+export async function down({ stateDir = defaultStateDir(), purge = false, quiet = false } = {}) {
+  const p = paths(stateDir)
+  let bin = null
+  try {
+    bin = JSON.parse(readFileSync(p.info, "utf8")).binDir
+  } catch {
+    bin = binDir()
+  }
+  const stopped = []
+  if (existsSync(p.pids)) {
+    const entries = readdirSync(p.pids)
+      .filter((f) => f.endsWith(".pid"))
+      .map((f) => ({ name: f.slice(0, -4), pid: Number(readFileSync(join(p.pids, f), "utf8")) }))
+      .sort((a, b) => STOP_ORDER.indexOf(a.name) - STOP_ORDER.indexOf(b.name))
+    for (const { name, pid } of entries) {
+      if (!(pid > 0) || !alive(pid)) continue
+      if (!isOurs(pid, join(bin, name))) {
+        if (!quiet) log(`pid ${pid} (${name}) is no longer our process; leaving it alone`)
+        continue
+      }
+      try {
+        process.kill(-pid, "SIGTERM")
+      } catch {
+        process.kill(pid, "SIGTERM")
+      }
+      const deadline = Date.now() + 10_000
+      while (alive(pid) && Date.now() < deadline) await sleep(50)
+      if (alive(pid)) {
+        if (!quiet) log(`${name} (pid ${pid}) ignored SIGTERM; sending SIGKILL`)
+        try {
+          process.kill(-pid, "SIGKILL")
+        } catch {
+          process.kill(pid, "SIGKILL")
+        }
+        while (alive(pid)) await sleep(50)
+      }
+      stopped.push(`${name}(${pid})`)
+    }
+  }
+  for (const d of [p.pids, p.pki, p.config, p.etcdData]) rmSync(d, { recursive: true, force: true })
+  for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
+  if (purge) rmSync(p.logs, { recursive: true, force: true })
+  if (!quiet) log(stopped.length ? `stopped ${stopped.join(" ")}` : "nothing was running")
+  return stopped
+}
+
+export function status({ stateDir = defaultStateDir() } = {}) {
+  const p = paths(stateDir)
+  let info = null
+  try {
+    info = JSON.parse(readFileSync(p.info, "utf8"))
+  } catch {}
+  return { stateDir, info, running: runningPids(p, info?.binDir) }
+}
+
+// ---------------------------------------------------------------------------------------------- CLI
+
+function parseArgs(argv) {
+  const opts = {}
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === "--state-dir") opts.stateDir = resolve(argv[++i])
+    else if (a.startsWith("--state-dir=")) opts.stateDir = resolve(a.slice(12))
+    else if (a === "--no-build") opts.noBuild = true
+    else if (a === "--purge") opts.purge = true
+    else throw new Error(`unknown argument ${a}`)
+  }
+  return opts
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [cmd, ...rest] = process.argv.slice(2)
+  const main = async () => {
+    const opts = parseArgs(rest)
+    if (cmd === "up") {
+      const r = await up(opts)
+      process.stdout.write(`${r.kubeconfig}\n`)
+    } else if (cmd === "down") {
+      await down(opts)
+    } else if (cmd === "status") {
+      const s = status(opts)
+      process.stdout.write(`${JSON.stringify(s, null, 2)}\n`)
+      process.exit(s.running.length === 5 ? 0 : 1)
+    } else {
+      throw new Error("usage: cluster.mjs up|down|status [--state-dir DIR] [--no-build] [--purge]")
+    }
+  }
+  main().catch((e) => {
+    log(String(e?.message ?? e))
+    process.exit(1)
+  })
+}
