@@ -1,0 +1,2 @@
+export declare function isCached(dir?: string): boolean
+export declare function build(): Promise<string>
