@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
+import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
-  resolve: { conditions: ["source"] },
+  ...sourceResolve,
   test: { include: ["test/**/*.test.ts"] }
 })
