@@ -26,5 +26,7 @@ if (process.argv.includes("--update")) {
     console.error(`reason-code contract violated:\n- ${problems.join("\n- ")}`)
     process.exit(1)
   }
-  console.log(`reason-code contract OK: ${catalog.length} entries match api/catalog.lock.json at ${lock.version}`)
+  console.log(
+    `reason-code contract OK: ${catalog.length} entries match api/catalog.lock.json at ${lock.version}`
+  )
 }

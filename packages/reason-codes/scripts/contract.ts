@@ -21,7 +21,13 @@ export interface Lock {
 export type Change =
   | { readonly kind: "removed"; readonly code: string }
   | { readonly kind: "added"; readonly code: string }
-  | { readonly kind: "changed"; readonly code: string; readonly field: string; readonly from: string; readonly to: string }
+  | {
+      readonly kind: "changed"
+      readonly code: string
+      readonly field: string
+      readonly from: string
+      readonly to: string
+    }
 
 export const lockEntry = (e: CatalogEntry): LockedEntry => ({
   code: e.code,
@@ -88,10 +94,12 @@ export const transitionProblems = (
           breaking.map(describeChange).join("\n  ")
       )
     const section = changelogSection(changelog, version)
-    if (section === undefined) problems.push(`CHANGELOG.md has no "## ${version}" section recording the breaking change(s)`)
+    if (section === undefined)
+      problems.push(`CHANGELOG.md has no "## ${version}" section recording the breaking change(s)`)
     else
       for (const c of breaking)
-        if (!section.includes(c.code)) problems.push(`CHANGELOG.md section ${version} does not mention ${c.code}`)
+        if (!section.includes(c.code))
+          problems.push(`CHANGELOG.md section ${version} does not mention ${c.code}`)
   } else if (added.length > 0 && !(maj > lmaj || (maj === lmaj && min > lmin))) {
     problems.push(
       `new code(s) need a minor version bump (lock ${lock.version}, package ${version}): ${added.map((c) => c.code).join(", ")}`
@@ -102,7 +110,9 @@ export const transitionProblems = (
 
 const changelogSection = (changelog: string, version: string): string | undefined => {
   const lines = changelog.split("\n")
-  const start = lines.findIndex((l) => new RegExp(`^##\\s+\\[?${version.replace(/\./g, "\\.")}\\]?(\\s|$)`).test(l))
+  const start = lines.findIndex((l) =>
+    new RegExp(`^##\\s+\\[?${version.replace(/\./g, "\\.")}\\]?(\\s|$)`).test(l)
+  )
   if (start < 0) return undefined
   const end = lines.findIndex((l, i) => i > start && /^##\s/.test(l))
   return lines.slice(start, end < 0 ? undefined : end).join("\n")
@@ -124,5 +134,7 @@ export const checkProblems = (
       `the catalog differs from api/catalog.lock.json:\n  ${changes.map(describeChange).join("\n  ")}\n` +
         "the version rules are met: run `npm run lock:update -w @nodemend/reason-codes` and commit the lock"
     ]
-  return [`api/catalog.lock.json records version ${lock.version} but the package is ${version}: run lock:update`]
+  return [
+    `api/catalog.lock.json records version ${lock.version} but the package is ${version}: run lock:update`
+  ]
 }

@@ -19,7 +19,9 @@ export const renderReasonCodesDoc = (version: string): string => {
     "",
     "| Condition | Status | Toleration |",
     "|---|---|---|",
-    ...DEFAULT_REPAIR_POLICIES.map((p) => `| \`${p.conditionType}\` | ${p.status} | ${p.tolerationSeconds / 60} min |`),
+    ...DEFAULT_REPAIR_POLICIES.map(
+      (p) => `| \`${p.conditionType}\` | ${p.status} | ${p.tolerationSeconds / 60} min |`
+    ),
     "",
     "DiskPressure, MemoryPressure and PIDPressure never trigger a repair: they are workload-driven.",
     ""
@@ -29,17 +31,30 @@ export const renderReasonCodesDoc = (version: string): string => {
     out.push(`## ${info.type}`, "")
     out.push(`Ready: reason \`${info.readyReason}\`, message "${info.readyMessage}".`)
     if (info.type === "AcceleratedHardwareReady")
-      out.push(`On Neuron nodes: reason \`${NEURON_READY.readyReason}\`, message "${NEURON_READY.readyMessage}".`)
-    out.push("", "| Reason | Severity | Trigger | Default action | Recovery | Monitor | Since |", "|---|---|---|---|---|---|---|")
+      out.push(
+        `On Neuron nodes: reason \`${NEURON_READY.readyReason}\`, message "${NEURON_READY.readyMessage}".`
+      )
+    out.push(
+      "",
+      "| Reason | Severity | Trigger | Default action | Recovery | Monitor | Since |",
+      "|---|---|---|---|---|---|---|"
+    )
     for (const e of entries) {
-      const sev = e.alsoEmittedAs ? `${e.severity} (${e.alsoEmittedAs.severity} when ${e.alsoEmittedAs.when})` : e.severity
+      const sev = e.alsoEmittedAs
+        ? `${e.severity} (${e.alsoEmittedAs.severity} when ${e.alsoEmittedAs.when})`
+        : e.severity
       out.push(
         `| \`${e.code}\` | ${cell(sev)} | ${cell(e.trigger)} | ${e.defaultAction} | ${e.recovery} | ${e.monitor} | ${e.since} |`
       )
     }
     out.push("")
   }
-  out.push("## Fatal XIDs", "", "`NvidiaXID{code}Error` is emitted for these XIDs; any other XID gives `NvidiaXID{code}Warning`.", "")
+  out.push(
+    "## Fatal XIDs",
+    "",
+    "`NvidiaXID{code}Error` is emitted for these XIDs; any other XID gives `NvidiaXID{code}Warning`.",
+    ""
+  )
   out.push("| XID | Default action |", "|---|---|")
   for (const [xid, action] of Object.entries(FATAL_XIDS)) out.push(`| ${xid} | ${action} |`)
   out.push("")

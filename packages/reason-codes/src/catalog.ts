@@ -228,7 +228,8 @@ export const CATALOG = [
     severity: "Event",
     monitor: "container-runtime",
     description: "The kubelet systemd unit entered the failed state.",
-    trigger: "systemd journal: `kubelet.service: Failed with result ...` / `Unit kubelet.service entered failed state`",
+    trigger:
+      "systemd journal: `kubelet.service: Failed with result ...` / `Unit kubelet.service entered failed state`",
     message: "Kubelet has entered a failed state",
     since: V,
     recovery: "auto",
@@ -381,8 +382,10 @@ export const CATALOG = [
     severity: "Event",
     monitor: "networking",
     description: "kube-proxy cannot watch or list resources.",
-    trigger: "kube-proxy log: `Failed to watch ...: failed to list ...: the server could not find the requested resource`",
-    message: "Kube Proxy has failed to watch or list resources, which may impact pod to service communication.",
+    trigger:
+      "kube-proxy log: `Failed to watch ...: failed to list ...: the server could not find the requested resource`",
+    message:
+      "Kube Proxy has failed to watch or list resources, which may impact pod to service communication.",
     since: V,
     recovery: "auto",
     defaultAction: "None"
@@ -504,7 +507,8 @@ export const CATALOG = [
     monitor: "networking",
     description: "systemd-networkd link files set MACAddressPolicy to something other than none.",
     trigger: "every 5 min: effective MACAddressPolicy of each .link file",
-    message: "MACAddressPolicy in {file} is set to \"{value}\" instead of 'none', which may cause network issues",
+    message:
+      "MACAddressPolicy in {file} is set to \"{value}\" instead of 'none', which may cause network issues",
     since: V,
     recovery: "auto",
     defaultAction: "None"
@@ -514,7 +518,8 @@ export const CATALOG = [
     conditionType: "NetworkingReady",
     severity: "Event",
     monitor: "networking",
-    description: "Inbound packets were queued or dropped because the instance exceeded its inbound bandwidth.",
+    description:
+      "Inbound packets were queued or dropped because the instance exceeded its inbound bandwidth.",
     trigger: "ENA stat bw_in_allowance_exceeded grew faster than its budget",
     message: '{stat} increased on interface "{interface}" from {old} to {new}',
     since: V,
@@ -526,7 +531,8 @@ export const CATALOG = [
     conditionType: "NetworkingReady",
     severity: "Event",
     monitor: "networking",
-    description: "Outbound packets were queued or dropped because the instance exceeded its outbound bandwidth.",
+    description:
+      "Outbound packets were queued or dropped because the instance exceeded its outbound bandwidth.",
     trigger: "ENA stat bw_out_allowance_exceeded grew faster than its budget",
     message: '{stat} increased on interface "{interface}" from {old} to {new}',
     since: V,
@@ -650,7 +656,8 @@ export const CATALOG = [
     severity: "Event",
     monitor: "storage",
     description: "The kernel reported an I/O error on a block device.",
-    trigger: "kernel log: `I/O error, dev X, sector N` (all kernel wordings) or `Buffer I/O error on device X`",
+    trigger:
+      "kernel log: `I/O error, dev X, sector N` (all kernel wordings) or `Buffer I/O error on device X`",
     message:
       "I/O error detected on block device {device} at {location}, indicating a failed physical drive or EBS volume",
     since: V,
@@ -767,7 +774,10 @@ export const CATALOG = [
     recovery: "auto",
     defaultAction: "None",
     parameters: [{ name: "code", type: "integer", description: "DCGM dcgmError_t code" }],
-    alsoEmittedAs: { severity: "Condition", when: "the DCGM health incident is FAIL (catalog key DCGMHealthCodeFatal)" }
+    alsoEmittedAs: {
+      severity: "Condition",
+      when: "the DCGM health incident is FAIL (catalog key DCGMHealthCodeFatal)"
+    }
   },
   {
     code: "DCGMFieldError{fieldId}",
@@ -787,7 +797,8 @@ export const CATALOG = [
     conditionType: "AcceleratedHardwareReady",
     severity: "Condition",
     monitor: "nvidia",
-    description: "NVIDIA Fabric Manager is not healthy (status other than not-supported/started/in-progress/success).",
+    description:
+      "NVIDIA Fabric Manager is not healthy (status other than not-supported/started/in-progress/success).",
     trigger: "every 5 min: DCGM field 170 not in {0, 1, 2, 3}",
     message: "Fabric Manager status: {status}",
     since: V,

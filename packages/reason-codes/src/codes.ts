@@ -91,7 +91,10 @@ export const xidReason = (xid: number): ReasonCode =>
   (isFatalXid(xid) ? `NvidiaXID${xid}Error` : `NvidiaXID${xid}Warning`) as ReasonCode
 
 /** Fills a template: `formatCode("NvidiaXID{code}Error", { code: 79 })` -> `NvidiaXID79Error`. */
-export const formatCode = (code: CatalogCode, parameters: Readonly<Record<string, string | number>> = {}): string =>
+export const formatCode = (
+  code: CatalogCode,
+  parameters: Readonly<Record<string, string | number>> = {}
+): string =>
   code.replace(/\{(\w+)\}/g, (_, name: string) => {
     const v = parameters[name]
     if (v === undefined) throw new Error(`formatCode: missing parameter "${name}" for ${code}`)
