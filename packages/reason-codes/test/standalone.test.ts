@@ -64,3 +64,25 @@ console.log(JSON.stringify({ entries: CATALOG.length, kind: c.kind, action: c.re
   const out = execFileSync(process.execPath, [join(app, "automation.mjs")], { cwd: app, encoding: "utf8" })
   expect(JSON.parse(out)).toEqual({ entries: 75, kind: "fault", action: "Replace" })
 })
+
+it("the customer automation example in docs/examples decides on a node's conditions", () => {
+  cpSync(join(pkgDir, "../../docs/examples/customer-automation.mjs"), join(app, "customer-automation.mjs"))
+  const node = {
+    status: {
+      conditions: [
+        { type: "Ready", status: "True", reason: "KubeletReady" },
+        { type: "AcceleratedHardwareReady", status: "False", reason: "NvidiaXID48Error" },
+        { type: "NetworkingReady", status: "False", reason: "FromTheFuture" }
+      ]
+    }
+  }
+  const out = execFileSync(process.execPath, [join(app, "customer-automation.mjs")], {
+    cwd: app,
+    input: JSON.stringify(node),
+    encoding: "utf8"
+  })
+  expect(JSON.parse(out)).toEqual([
+    { reason: "NvidiaXID48Error", action: "Reboot", page: true, parameters: { code: 48 } },
+    { reason: "FromTheFuture", action: "Investigate", page: false, detail: 'unknown reason "FromTheFuture"' }
+  ])
+})
