@@ -1,0 +1,154 @@
+/**
+ * A streaming tar.gz writer (POSIX ustar over node:zlib's createGzip). Entries are streamed one after the
+ * other, so memory stays at one chunk whatever the bundle size: the caller gives each entry's size up front
+ * (files are spooled to disk first) and the writer pads or truncates the data to exactly that size.
+ */
+import { createReadStream } from "node:fs"
+import { stat } from "node:fs/promises"
+import type { Readable, Writable } from "node:stream"
+import { pipeline } from "node:stream/promises"
+import { createGzip, type Gzip } from "node:zlib"
+
+const BLOCK = 512
+
+export class TarPathTooLong extends Error {
+  readonly path: string
+  constructor(path: string) {
+    super(`tar entry name too long for ustar: ${path}`)
+    this.path = path
+  }
+}
+
+const writeString = (buf: Buffer, offset: number, length: number, value: string) => {
+  buf.write(value.slice(0, length), offset, length, "utf8")
+}
+
+const writeOctal = (buf: Buffer, offset: number, length: number, value: number) => {
+  // length-1 octal digits, NUL-terminated.
+  const s = Math.max(0, Math.floor(value))
+    .toString(8)
+    .padStart(length - 1, "0")
+  buf.write(`${s}\0`, offset, length, "ascii")
+}
+
+/** Splits a path into ustar name (<=100 bytes) and prefix (<=155 bytes) at a slash. */
+export const splitUstarPath = (path: string): { name: string; prefix: string } => {
+  if (Buffer.byteLength(path) <= 100) return { name: path, prefix: "" }
+  for (let i = path.lastIndexOf("/"); i > 0; i = path.lastIndexOf("/", i - 1)) {
+    const prefix = path.slice(0, i)
+    const name = path.slice(i + 1)
+    if (Buffer.byteLength(name) <= 100 && Buffer.byteLength(prefix) <= 155) return { name, prefix }
+  }
+  throw new TarPathTooLong(path)
+}
+
+export interface TarHeader {
+  readonly path: string
+  readonly size: number
+  readonly mode?: number
+  readonly mtimeMs?: number
+  readonly type?: "file" | "directory"
+}
+
+/** Builds one 512-byte ustar header block. Pure. */
+export const tarHeader = (h: TarHeader): Buffer => {
+  const buf = Buffer.alloc(BLOCK, 0)
+  const { name, prefix } = splitUstarPath(
+    h.type === "directory" && !h.path.endsWith("/") ? `${h.path}/` : h.path
+  )
+  writeString(buf, 0, 100, name)
+  writeOctal(buf, 100, 8, h.mode ?? (h.type === "directory" ? 0o755 : 0o644))
+  writeOctal(buf, 108, 8, 0) // uid
+  writeOctal(buf, 116, 8, 0) // gid
+  writeOctal(buf, 124, 12, h.type === "directory" ? 0 : h.size)
+  writeOctal(buf, 136, 12, Math.floor((h.mtimeMs ?? Date.now()) / 1000))
+  buf.fill(0x20, 148, 156) // checksum field counts as spaces while summing
+  buf.write(h.type === "directory" ? "5" : "0", 156, 1, "ascii")
+  writeString(buf, 257, 6, "ustar\0")
+  writeString(buf, 263, 2, "00")
+  writeString(buf, 265, 32, "root")
+  writeString(buf, 297, 32, "root")
+  writeString(buf, 345, 155, prefix)
+  let sum = 0
+  for (let i = 0; i < BLOCK; i++) sum += buf[i]!
+  buf.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, 8, "ascii")
+  return buf
+}
+
+const padding = (size: number): Buffer => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK, 0)
+
+const writeChunk = (out: Writable, chunk: Buffer): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const ok = out.write(chunk, (err) => {
+      if (err) reject(err)
+    })
+    if (ok) resolve()
+    else {
+      const onDrain = () => {
+        out.off("error", onError)
+        resolve()
+      }
+      const onError = (e: Error) => {
+        out.off("drain", onDrain)
+        reject(e)
+      }
+      out.once("drain", onDrain)
+      out.once("error", onError)
+    }
+  })
+
+/**
+ * A tar.gz being written to `sink`. Call `addFile`/`addBuffer`/`addStream` one at a time (each awaits),
+ * then `finish()`, which resolves once the sink has received everything.
+ */
+export class TarGzWriter {
+  private readonly gzip: Gzip
+  private readonly done: Promise<void>
+  private finished = false
+
+  constructor(sink: Writable, options: { level?: number } = {}) {
+    this.gzip = createGzip({ level: options.level ?? 6 })
+    this.done = pipeline(this.gzip, sink)
+    // Surface a sink failure from whichever call is in progress; `finish` rethrows it.
+    this.done.catch(() => undefined)
+  }
+
+  async addDirectory(path: string, mtimeMs?: number): Promise<void> {
+    await writeChunk(this.gzip, tarHeader({ path, size: 0, type: "directory", mtimeMs }))
+  }
+
+  async addBuffer(path: string, data: Buffer | string, mtimeMs?: number): Promise<void> {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data
+    await writeChunk(this.gzip, tarHeader({ path, size: buf.length, mtimeMs }))
+    if (buf.length > 0) await writeChunk(this.gzip, buf)
+    await writeChunk(this.gzip, padding(buf.length))
+  }
+
+  /** Streams exactly `size` bytes from `source` (padding with NULs if it ends early, dropping any excess). */
+  async addStream(path: string, size: number, source: Readable, mtimeMs?: number): Promise<void> {
+    await writeChunk(this.gzip, tarHeader({ path, size, mtimeMs }))
+    let written = 0
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      if (written >= size) continue
+      const part = written + chunk.length > size ? chunk.subarray(0, size - written) : chunk
+      await writeChunk(this.gzip, part)
+      written += part.length
+    }
+    if (written < size) await writeChunk(this.gzip, Buffer.alloc(size - written, 0))
+    await writeChunk(this.gzip, padding(size))
+  }
+
+  async addFile(path: string, filePath: string): Promise<void> {
+    const st = await stat(filePath)
+    await this.addStream(path, st.size, createReadStream(filePath), st.mtimeMs)
+  }
+
+  async finish(): Promise<void> {
+    if (!this.finished) {
+      this.finished = true
+      await writeChunk(this.gzip, Buffer.alloc(BLOCK * 2, 0))
+      this.gzip.end()
+    }
+    await this.done
+  }
+}

@@ -1,0 +1,88 @@
+import { execFileSync } from "node:child_process"
+import { createWriteStream } from "node:fs"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Readable } from "node:stream"
+import { gunzipSync } from "node:zlib"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { splitUstarPath, TarGzWriter, tarHeader } from "../../src/diagnostics/TarGzWriter.ts"
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "targz-"))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** Minimal tar reader for the test: name -> content. */
+const readTar = (tar: Buffer): Map<string, Buffer> => {
+  const out = new Map<string, Buffer>()
+  let off = 0
+  while (off + 512 <= tar.length) {
+    const h = tar.subarray(off, off + 512)
+    if (h.every((b) => b === 0)) break
+    const str = (a: number, n: number) =>
+      h
+        .subarray(a, a + n)
+        .toString("utf8")
+        .replace(/\0.*$/s, "")
+    const name = str(0, 100)
+    const prefix = str(345, 155)
+    const size = Number.parseInt(str(124, 12), 8)
+    const full = prefix ? `${prefix}/${name}` : name
+    out.set(full, tar.subarray(off + 512, off + 512 + size))
+    off += 512 + Math.ceil(size / 512) * 512
+  }
+  return out
+}
+
+describe("TarGzWriter", () => {
+  it("writes a tar.gz that system tar and a reader both understand", async () => {
+    const src = join(dir, "src.txt")
+    await writeFile(src, "from a file\n")
+    const bundle = join(dir, "b.tar.gz")
+    const w = new TarGzWriter(createWriteStream(bundle))
+    await w.addDirectory("node-1")
+    await w.addBuffer("node-1/hello.txt", "hello\n")
+    await w.addFile("node-1/kernel/dmesg.txt", src)
+    const long = `node-1/${"d".repeat(80)}/${"f".repeat(60)}.txt`
+    await w.addStream(long, 5, Readable.from([Buffer.from("12"), Buffer.from("3456789")]))
+    await w.addStream("node-1/short.txt", 4, Readable.from([Buffer.from("ab")]))
+    await w.finish()
+
+    const entries = readTar(gunzipSync(await readFile(bundle)))
+    expect(entries.get("node-1/hello.txt")?.toString()).toBe("hello\n")
+    expect(entries.get("node-1/kernel/dmesg.txt")?.toString()).toBe("from a file\n")
+    expect(entries.get(long)?.toString()).toBe("12345")
+    expect(entries.get("node-1/short.txt")).toEqual(Buffer.from([0x61, 0x62, 0, 0]))
+
+    const listing = execFileSync("tar", ["-tzf", bundle], { encoding: "utf8" }).split("\n")
+    expect(listing).toContain(long)
+    const out = join(dir, "x")
+    execFileSync("mkdir", ["-p", out])
+    execFileSync("tar", ["-xzf", bundle, "-C", out])
+    expect(await readFile(join(out, "node-1/kernel/dmesg.txt"), "utf8")).toBe("from a file\n")
+  })
+
+  it("computes a valid checksum and splits long paths", () => {
+    const h = tarHeader({ path: "a.txt", size: 10, mtimeMs: 0 })
+    const stored = Number.parseInt(h.subarray(148, 154).toString("ascii"), 8)
+    const copy = Buffer.from(h)
+    copy.fill(0x20, 148, 156)
+    expect(stored).toBe(copy.reduce((a, b) => a + b, 0))
+    expect(splitUstarPath(`${"p".repeat(120)}/name`)).toEqual({ prefix: "p".repeat(120), name: "name" })
+    expect(() => splitUstarPath("x".repeat(300))).toThrow(/too long/)
+  })
+
+  it("reports a failing sink from finish()", async () => {
+    const w = new TarGzWriter(createWriteStream(join(dir, "missing-dir", "b.tar.gz")))
+    await expect(
+      (async () => {
+        await w.addBuffer("a", "b")
+        await w.finish()
+      })()
+    ).rejects.toThrow()
+  })
+})
