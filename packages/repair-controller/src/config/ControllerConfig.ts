@@ -1,0 +1,151 @@
+/**
+ * The resolved controller configuration: every default filled in. Pure; `ConfigFile.ts` produces it from YAML.
+ */
+import { DEFAULT_REPAIR_POLICIES, type RepairAction } from "@nodemend/reason-codes"
+import type { ConfigFile } from "./ConfigFile.ts"
+
+export type DrainMode = "force" | "wait"
+
+/** Knobs that a policy or a reason override may set; unset falls back to the next level. */
+export interface RepairKnobs {
+  readonly tolerationSeconds?: number
+  readonly action?: RepairAction
+  readonly drainMode?: DrainMode
+  readonly drainDeadlineSeconds?: number
+  readonly captureLogs?: boolean
+}
+
+export interface PolicyConfig extends RepairKnobs {
+  readonly conditionType: string
+  readonly status: "False" | "Unknown"
+  readonly tolerationSeconds: number
+}
+
+export interface ControllerConfig {
+  readonly cloudProvider: "kwok" | "aws"
+  readonly dryRun: boolean
+  readonly paused: boolean
+  readonly namespace: string
+  readonly poolLabel: string
+  readonly maxUnhealthyPercent: number
+  readonly pools: Readonly<
+    Record<string, { readonly maxUnhealthyPercent?: number; readonly doNotRepair?: boolean }>
+  >
+  readonly doNotRepairPools: ReadonlyArray<string>
+  readonly policies: ReadonlyArray<PolicyConfig>
+  readonly reasons: Readonly<Record<string, RepairKnobs>>
+  readonly drain: {
+    readonly deadlineSeconds: number
+    readonly onDeadline: DrainMode
+    readonly evictionBackoffInitialMs: number
+    readonly evictionBackoffMaxMs: number
+  }
+  readonly zonalShift: {
+    readonly scope: "cluster" | "zone"
+    readonly onUnknown: "standDown" | "proceed"
+    readonly refreshSeconds: number
+  }
+  readonly breaker: { readonly requeueSeconds: number }
+  readonly reboot: { readonly settleSeconds: number; readonly timeoutSeconds: number }
+  readonly replacement: { readonly timeoutSeconds: number }
+  readonly logCapture: { readonly timeoutSeconds: number }
+  readonly leaderElection: {
+    readonly enabled: boolean
+    readonly leaseName: string
+    readonly leaseDurationSeconds: number
+    readonly renewIntervalSeconds: number
+  }
+  readonly server: { readonly port: number }
+  readonly resyncSeconds: number
+  readonly kwok: {
+    readonly replacementDelaySeconds: number
+    readonly zonalShiftConfigMap: string
+    readonly replacementNamePrefix?: string
+  }
+  readonly aws: Readonly<Record<string, unknown>>
+}
+
+/** AcceleratedHardwareReady failures keep their evidence: logs are captured before termination by default. */
+const CAPTURE_LOGS_BY_DEFAULT = new Set(["AcceleratedHardwareReady"])
+
+export const DEFAULT_POLICIES: ReadonlyArray<PolicyConfig> = DEFAULT_REPAIR_POLICIES.map((p) => ({
+  conditionType: p.conditionType,
+  status: p.status,
+  tolerationSeconds: p.tolerationSeconds,
+  ...(CAPTURE_LOGS_BY_DEFAULT.has(p.conditionType) ? { captureLogs: true } : {})
+}))
+
+const definedKnobs = (k: RepairKnobs): RepairKnobs =>
+  Object.fromEntries(Object.entries(k).filter(([, v]) => v !== undefined)) as RepairKnobs
+
+/** Merges the file's policies into the catalog defaults (same conditionType + status replaces; `enabled: false` removes). */
+const mergePolicies = (file: ConfigFile["policies"]): ReadonlyArray<PolicyConfig> => {
+  const out = new Map<string, PolicyConfig>(
+    DEFAULT_POLICIES.map((p) => [`${p.conditionType}/${p.status}`, p])
+  )
+  for (const p of file ?? []) {
+    const key = `${p.conditionType}/${p.status}`
+    if (p.enabled === false) {
+      out.delete(key)
+      continue
+    }
+    const base = out.get(key)
+    const { enabled: _enabled, ...rest } = p
+    const tolerationSeconds = p.tolerationSeconds ?? base?.tolerationSeconds ?? 30 * 60
+    out.set(key, {
+      ...base,
+      ...definedKnobs(rest),
+      conditionType: p.conditionType,
+      status: p.status,
+      tolerationSeconds
+    })
+  }
+  return [...out.values()]
+}
+
+export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
+  cloudProvider: f.cloudProvider ?? "kwok",
+  dryRun: f.dryRun ?? false,
+  paused: f.paused ?? false,
+  namespace: f.namespace ?? "nodemend-system",
+  poolLabel: f.poolLabel ?? "karpenter.sh/nodepool",
+  maxUnhealthyPercent: f.maxUnhealthyPercent ?? 20,
+  pools: f.pools ?? {},
+  doNotRepairPools: f.doNotRepairPools ?? [],
+  policies: mergePolicies(f.policies),
+  reasons: Object.fromEntries(Object.entries(f.reasons ?? {}).map(([k, v]) => [k, definedKnobs(v)])),
+  drain: {
+    deadlineSeconds: f.drain?.deadlineSeconds ?? 600,
+    onDeadline: f.drain?.onDeadline ?? "force",
+    evictionBackoffInitialMs: f.drain?.evictionBackoffInitialMs ?? 1000,
+    evictionBackoffMaxMs: f.drain?.evictionBackoffMaxMs ?? 30_000
+  },
+  zonalShift: {
+    scope: f.zonalShift?.scope ?? "cluster",
+    onUnknown: f.zonalShift?.onUnknown ?? "standDown",
+    refreshSeconds: f.zonalShift?.refreshSeconds ?? 30
+  },
+  breaker: { requeueSeconds: f.breaker?.requeueSeconds ?? 300 },
+  reboot: { settleSeconds: f.reboot?.settleSeconds ?? 300, timeoutSeconds: f.reboot?.timeoutSeconds ?? 1200 },
+  replacement: { timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200 },
+  logCapture: { timeoutSeconds: f.logCapture?.timeoutSeconds ?? 120 },
+  leaderElection: {
+    enabled: f.leaderElection?.enabled ?? true,
+    leaseName: f.leaderElection?.leaseName ?? "nodemend-controller",
+    leaseDurationSeconds: f.leaderElection?.leaseDurationSeconds ?? 15,
+    renewIntervalSeconds: f.leaderElection?.renewIntervalSeconds ?? 2
+  },
+  server: { port: f.server?.port ?? 8080 },
+  resyncSeconds: f.resyncSeconds ?? 300,
+  kwok: {
+    replacementDelaySeconds: f.kwok?.replacementDelaySeconds ?? 5,
+    zonalShiftConfigMap: f.kwok?.zonalShiftConfigMap ?? "nodemend-zonal-shifts",
+    ...(f.kwok?.replacementNamePrefix !== undefined
+      ? { replacementNamePrefix: f.kwok.replacementNamePrefix }
+      : {})
+  },
+  aws: f.aws ?? {}
+})
+
+/** The defaults alone (no file). */
+export const defaultConfig = (): ControllerConfig => resolveConfig({})

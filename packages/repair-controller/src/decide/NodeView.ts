@@ -1,0 +1,29 @@
+/**
+ * The parts of a Node the decision core reads, with times as epoch milliseconds. Built from a V1Node by
+ * `kube/nodeView.ts`; the core never sees client-node types, so it stays pure and easy to test.
+ */
+export interface ConditionView {
+  readonly type: string
+  readonly status: string
+  readonly reason?: string
+  readonly message?: string
+  /** Epoch ms; undefined when missing or unparseable. */
+  readonly lastTransitionTime?: number
+}
+
+export interface NodeView {
+  readonly name: string
+  readonly uid?: string
+  readonly providerID?: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations: Readonly<Record<string, string>>
+  readonly conditions: ReadonlyArray<ConditionView>
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting: boolean
+}
+
+export const ZONE_LABEL = "topology.kubernetes.io/zone"
+export const ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
+export const DO_NOT_REPAIR_ANNOTATION = "nodemend.io/do-not-repair"
+/** The repair record (see repair/RepairRecord.ts). A node carrying it is under repair. */
+export const REPAIR_ANNOTATION = "nodemend.io/repair"

@@ -1,0 +1,81 @@
+/**
+ * The per-pool breaker. Pool = value of the configured label; nodes without it are judged against the
+ * whole cluster, as Karpenter does for standalone NodeClaims. Unhealthy = any policy matching (toleration
+ * ignored) or a repair in progress. Allowed = ceil(percent x size); repair proceeds iff unhealthy <= allowed.
+ * It is a breaker, not a rate limiter: under the limit every due node is repaired, over it none.
+ */
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import { REPAIR_ANNOTATION, type NodeView } from "./NodeView.ts"
+import { matchesAnyPolicy } from "./policyMatch.ts"
+
+/** The scope name used for nodes without the pool label. */
+export const CLUSTER_SCOPE = "<cluster>"
+
+export interface ScopeCount {
+  readonly size: number
+  readonly unhealthy: number
+}
+
+export interface PoolStats {
+  readonly pools: ReadonlyMap<string, ScopeCount>
+  readonly cluster: ScopeCount
+}
+
+export const poolOf = (config: ControllerConfig, node: NodeView): string | undefined => {
+  const v = node.labels[config.poolLabel]
+  return v === undefined || v === "" ? undefined : v
+}
+
+export const isUnhealthy = (config: ControllerConfig, node: NodeView): boolean =>
+  matchesAnyPolicy(config, node) || node.annotations[REPAIR_ANNOTATION] !== undefined
+
+/** One pass over all nodes. */
+export const poolStats = (config: ControllerConfig, nodes: Iterable<NodeView>): PoolStats => {
+  const pools = new Map<string, { size: number; unhealthy: number }>()
+  let size = 0
+  let unhealthy = 0
+  for (const n of nodes) {
+    const bad = isUnhealthy(config, n)
+    size++
+    if (bad) unhealthy++
+    const pool = poolOf(config, n)
+    if (pool === undefined) continue
+    const s = pools.get(pool) ?? { size: 0, unhealthy: 0 }
+    s.size++
+    if (bad) s.unhealthy++
+    pools.set(pool, s)
+  }
+  return { pools, cluster: { size, unhealthy } }
+}
+
+/** Kubernetes int-or-percent scaling with round-up, as PDB maxUnavailable. */
+export const allowedUnhealthy = (percent: number, size: number): number => Math.ceil((percent * size) / 100)
+
+export interface BreakerVerdict {
+  readonly scope: string
+  readonly size: number
+  readonly unhealthy: number
+  readonly allowed: number
+  readonly percent: number
+  readonly open: boolean
+}
+
+export const breakerVerdict = (
+  config: ControllerConfig,
+  stats: PoolStats,
+  pool: string | undefined
+): BreakerVerdict => {
+  const scope = pool ?? CLUSTER_SCOPE
+  const count = pool === undefined ? stats.cluster : (stats.pools.get(pool) ?? { size: 0, unhealthy: 0 })
+  const percent =
+    (pool !== undefined ? config.pools[pool]?.maxUnhealthyPercent : undefined) ?? config.maxUnhealthyPercent
+  const allowed = allowedUnhealthy(percent, count.size)
+  return {
+    scope,
+    size: count.size,
+    unhealthy: count.unhealthy,
+    allowed,
+    percent,
+    open: count.unhealthy > allowed
+  }
+}

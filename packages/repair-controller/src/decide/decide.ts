@@ -1,0 +1,72 @@
+/**
+ * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
+ * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, breaker,
+ * report-only, dry-run. "When in doubt the controller does nothing."
+ */
+import { Clock, Effect } from "effect"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { NodeView } from "./NodeView.ts"
+import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf } from "./breaker.ts"
+import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
+import { tolerationVerdict } from "./toleration.ts"
+import type { Veto } from "./veto.ts"
+import { vetoOf } from "./veto.ts"
+import { type GateVerdict, gateVerdict, type ShiftObservation } from "./zonalShiftGate.ts"
+
+export interface DecideInput {
+  readonly config: ControllerConfig
+  readonly node: NodeView
+  readonly stats: PoolStats
+  readonly shifts: ShiftObservation
+  readonly now: number
+}
+
+export type Decision =
+  | { readonly _tag: "Healthy" }
+  | { readonly _tag: "ReportOnly"; readonly matches: ReadonlyArray<PolicyMatch> }
+  | {
+      readonly _tag: "Tolerating"
+      readonly governing: PolicyMatch
+      readonly requeueAfterMs: number | undefined
+    }
+  | { readonly _tag: "Vetoed"; readonly governing: PolicyMatch; readonly veto: Veto }
+  | {
+      readonly _tag: "StandDown"
+      readonly governing: PolicyMatch
+      readonly gate: Exclude<GateVerdict, { _tag: "Open" }>
+      readonly requeueAfterMs: number
+    }
+  | {
+      readonly _tag: "Blocked"
+      readonly governing: PolicyMatch
+      readonly breaker: BreakerVerdict
+      readonly requeueAfterMs: number
+    }
+  | { readonly _tag: "WouldRepair"; readonly governing: PolicyMatch; readonly breaker: BreakerVerdict }
+  | {
+      readonly _tag: "Repair"
+      readonly governing: PolicyMatch
+      readonly breaker: BreakerVerdict
+      readonly pool: string | undefined
+    }
+
+export const decide = ({ config, node, stats, shifts, now }: DecideInput): Decision => {
+  const t = tolerationVerdict(matchPolicies(config, node), now)
+  if (t._tag !== "Expired") return t
+  const governing = t.governing
+  const veto = vetoOf(config, node)
+  if (veto !== undefined) return { _tag: "Vetoed", governing, veto }
+  const gate = gateVerdict(config, shifts, node, now)
+  if (gate._tag === "StandDown")
+    return { _tag: "StandDown", governing, gate, requeueAfterMs: config.zonalShift.refreshSeconds * 1000 }
+  const pool = poolOf(config, node)
+  const breaker = breakerVerdict(config, stats, pool)
+  if (breaker.open)
+    return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
+  if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
+  return { _tag: "Repair", governing, breaker, pool }
+}
+
+/** `decide` at the current Clock time (TestClock in tests). */
+export const decideNow = (input: Omit<DecideInput, "now">): Effect.Effect<Decision> =>
+  Effect.map(Clock.currentTimeMillis, (now) => decide({ ...input, now }))

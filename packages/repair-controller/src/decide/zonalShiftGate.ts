@@ -1,0 +1,56 @@
+/**
+ * Zonal-shift stand-down: while an applied, unexpired zonal shift or autoshift is active, repairs wait.
+ * Scope `cluster` stands everything down; scope `zone` only nodes in the shifted zone (a shift that names
+ * no zone stands everything down). When the provider cannot answer we fail closed unless told otherwise.
+ */
+import type { ZonalShift } from "../cloud/CloudProvider.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import { type NodeView, ZONE_ID_LABEL, ZONE_LABEL } from "./NodeView.ts"
+
+/** What the controller last learned from `CloudProvider.activeZonalShifts`. */
+export type ShiftObservation =
+  | { readonly _tag: "Known"; readonly shifts: ReadonlyArray<ZonalShift> }
+  | { readonly _tag: "Unknown"; readonly error: string }
+
+export type GateVerdict =
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "StandDown"; readonly cause: "shift"; readonly shift: ZonalShift }
+  | { readonly _tag: "StandDown"; readonly cause: "unknown"; readonly error: string }
+
+export const activeShifts = (shifts: ReadonlyArray<ZonalShift>, now: number): ReadonlyArray<ZonalShift> =>
+  shifts.filter((s) => s.expiresAt.getTime() > now)
+
+const affects = (shift: ZonalShift, node: NodeView): boolean => {
+  if (shift.zone === undefined && shift.zoneId === undefined) return true
+  const zone = node.labels[ZONE_LABEL]
+  const zoneId = node.labels[ZONE_ID_LABEL]
+  return (
+    (shift.zone !== undefined && shift.zone === zone) ||
+    (shift.zoneId !== undefined && shift.zoneId === zoneId)
+  )
+}
+
+export const gateVerdict = (
+  config: ControllerConfig,
+  observation: ShiftObservation,
+  node: NodeView,
+  now: number
+): GateVerdict => {
+  if (observation._tag === "Unknown")
+    return config.zonalShift.onUnknown === "proceed"
+      ? { _tag: "Open" }
+      : { _tag: "StandDown", cause: "unknown", error: observation.error }
+  for (const shift of activeShifts(observation.shifts, now)) {
+    if (config.zonalShift.scope === "cluster" || affects(shift, node))
+      return { _tag: "StandDown", cause: "shift", shift }
+  }
+  return { _tag: "Open" }
+}
+
+/** Zones a replacement must avoid: every zone under an active shift. */
+export const shiftedZones = (observation: ShiftObservation, now: number): ReadonlyArray<string> =>
+  observation._tag === "Known"
+    ? activeShifts(observation.shifts, now).flatMap((s) =>
+        [s.zone, s.zoneId].filter((z): z is string => z !== undefined)
+      )
+    : []
