@@ -1,0 +1,122 @@
+/**
+ * The agent's YAML config file, validated with Schema. Unknown keys are rejected (the decoder runs with
+ * `onExcessProperty: "error"`), and every error names the offending field.
+ */
+import { Effect, Schema } from "effect"
+
+const Percent = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
+  schema.pipe(Schema.withDecodingDefault(Effect.succeed(value)))
+
+/** Per reason code: switch it off, or change Condition <-> Event. */
+export const ReasonOverride = Schema.Struct({
+  disabled: Schema.optionalKey(Schema.Boolean),
+  severity: Schema.optionalKey(Schema.Literals(["Condition", "Event"]))
+})
+export type ReasonOverride = typeof ReasonOverride.Type
+
+/** A token bucket for the Events of one monitor: `burst` events at once, then one per `refillSeconds`. */
+export const EventBudget = Schema.Struct({
+  burst: withDefault(PositiveInt, 25),
+  refillSeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 300)
+})
+export type EventBudget = typeof EventBudget.Type
+
+const monitorFields = {
+  enabled: withDefault(Schema.Boolean, true),
+  reasons: withDefault(Schema.Record(Schema.String, ReasonOverride), {}),
+  events: Schema.optionalKey(EventBudget)
+}
+
+export const KernelThresholds = Schema.Struct({
+  openFilesPercent: withDefault(Percent, 70),
+  pidPercent: withDefault(Percent, 70),
+  zombieCount: withDefault(PositiveInt, 20),
+  environmentVariables: withDefault(PositiveInt, 1000),
+  zramPercent: withDefault(Percent, 10)
+})
+export const StorageThresholds = Schema.Struct({
+  ioDelaySeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 10),
+  xfsMinAverageFreeExtent: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 16),
+  ebsExceededSeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 50)
+})
+export const RuntimeThresholds = Schema.Struct({
+  systemdRestarts: withDefault(PositiveInt, 3)
+})
+
+/** NMA's defaults (reference 1.10): tunnels and InfiniBand devices are never "up" in the usual sense. */
+export const DEFAULT_EXCLUDED_INTERFACES = [
+  "^gre[0-9]+$",
+  "^gretap[0-9]+$",
+  "^erspan[0-9]+$",
+  "^ip6gre[0-9]+$",
+  "^ip6gretap[0-9]+$",
+  "^tunl[0-9]+$",
+  "^sit[0-9]+$",
+  "^ip6tnl[0-9]+$",
+  "^ib[0-9]+$",
+  "^ibp[0-9]+s[0-9]+(f[0-9]+)?$"
+] as const
+
+const RegexpString = Schema.String.check(
+  Schema.makeFilter((s: string) => {
+    try {
+      new RegExp(s)
+      return true
+    } catch (e) {
+      return `invalid regular expression: ${(e as Error).message}`
+    }
+  })
+)
+const IptablesChain = Schema.String.check(
+  Schema.isPattern(/^[^\s/]+\/[^\s/]+$/, { expected: 'a "table/chain" string such as "filter/MY-CHAIN"' })
+)
+
+export const KernelMonitorConfig = Schema.Struct({
+  ...monitorFields,
+  thresholds: withDefault(KernelThresholds, {})
+})
+export const NetworkingMonitorConfig = Schema.Struct({
+  ...monitorFields,
+  /** An explicit `[]` switches the defaults off. */
+  excludedInterfaceNameRegexps: withDefault(Schema.Array(RegexpString), DEFAULT_EXCLUDED_INTERFACES),
+  allowedIPTablesChains: withDefault(Schema.Array(IptablesChain), [])
+})
+export const StorageMonitorConfig = Schema.Struct({
+  ...monitorFields,
+  thresholds: withDefault(StorageThresholds, {})
+})
+export const RuntimeMonitorConfig = Schema.Struct({
+  ...monitorFields,
+  thresholds: withDefault(RuntimeThresholds, {})
+})
+export const PlainMonitorConfig = Schema.Struct(monitorFields)
+
+export const MonitorsConfig = Schema.Struct({
+  kernel: withDefault(KernelMonitorConfig, {}),
+  "container-runtime": withDefault(RuntimeMonitorConfig, {}),
+  networking: withDefault(NetworkingMonitorConfig, {}),
+  storage: withDefault(StorageMonitorConfig, {}),
+  nvidia: withDefault(PlainMonitorConfig, {}),
+  neuron: withDefault(PlainMonitorConfig, {})
+})
+
+export const CheckConfig = Schema.Struct({
+  intervalSeconds: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThan(0))),
+  enabled: withDefault(Schema.Boolean, true)
+})
+
+export const AgentConfig = Schema.Struct({
+  /** A condition is re-written at least this often even when nothing changed. */
+  heartbeatSeconds: withDefault(Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 3600 })), 300),
+  /** Default Event budget of every monitor (a monitor may override it). */
+  events: withDefault(EventBudget, {}),
+  monitors: withDefault(MonitorsConfig, {}),
+  /** Per periodic check (names in checks/names.ts): interval override or off switch. */
+  checks: withDefault(Schema.Record(Schema.String, CheckConfig), {}),
+  /** Minimum quiet gap between two periodic checks, so that checks never bunch up. */
+  checkSpacingMillis: withDefault(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })), 10)
+})
+export type AgentConfig = typeof AgentConfig.Type
+export type MonitorConfig = typeof PlainMonitorConfig.Type

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest"
+import { Result } from "effect"
+import { parseConfigText } from "../../src/config/load.ts"
+import { applyOverrides } from "../../src/config/overrides.ts"
+import { DEFAULT_EXCLUDED_INTERFACES } from "../../src/config/schema.ts"
+import type { Detection } from "../../src/model.ts"
+
+const ok = (text: string) => {
+  const r = parseConfigText(text, "c.yaml")
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  return r.success
+}
+const err = (text: string) => {
+  const r = parseConfigText(text, "c.yaml")
+  if (Result.isSuccess(r)) throw new Error("expected a ConfigError")
+  return r.failure
+}
+
+describe("config file", () => {
+  it("an empty file means every default", () => {
+    const c = ok("")
+    expect(c.heartbeatSeconds).toBe(300)
+    expect(c.events).toEqual({ burst: 25, refillSeconds: 300 })
+    expect(c.monitors.kernel.enabled).toBe(true)
+    expect(c.monitors.kernel.thresholds.pidPercent).toBe(70)
+    expect(c.monitors.networking.excludedInterfaceNameRegexps).toEqual(DEFAULT_EXCLUDED_INTERFACES)
+    expect(c.monitors.storage.thresholds.ioDelaySeconds).toBe(10)
+    expect(c.checkSpacingMillis).toBe(10)
+  })
+
+  it("reads overrides, thresholds and an explicit empty exclusion list", () => {
+    const c = ok(`
+heartbeatSeconds: 60
+events: { burst: 5, refillSeconds: 10 }
+monitors:
+  kernel:
+    reasons:
+      LargeEnvironment: { disabled: true }
+      SoftLockup: { severity: Condition }
+    thresholds: { zombieCount: 50 }
+  networking:
+    enabled: false
+    excludedInterfaceNameRegexps: []
+    allowedIPTablesChains: ["filter/MY-CHAIN"]
+  nvidia:
+    reasons:
+      "NvidiaXID{code}Error": { severity: Event }
+checks:
+  ipamd: { intervalSeconds: 1 }
+`)
+    expect(c.heartbeatSeconds).toBe(60)
+    expect(c.monitors.kernel.reasons.SoftLockup).toEqual({ severity: "Condition" })
+    expect(c.monitors.kernel.thresholds).toMatchObject({ zombieCount: 50, pidPercent: 70 })
+    expect(c.monitors.networking.enabled).toBe(false)
+    expect(c.monitors.networking.excludedInterfaceNameRegexps).toEqual([])
+    expect(c.checks.ipamd).toEqual({ intervalSeconds: 1, enabled: true })
+  })
+
+  it.each([
+    ["bogus: 1", "bogus"],
+    ["monitors: { kernel: { enable: true } }", "monitors.kernel.enable"],
+    ["monitors: { gpu: { enabled: true } }", "monitors.gpu"],
+    ["monitors: { kernel: { thresholds: { pidPercent: 170 } } }", "monitors.kernel.thresholds.pidPercent"],
+    [
+      "monitors: { kernel: { reasons: { NoSuchReason: { disabled: true } } } }",
+      "monitors.kernel.reasons.NoSuchReason"
+    ],
+    [
+      "monitors: { kernel: { reasons: { IPAMDNotRunning: { disabled: true } } } }",
+      "monitors.kernel.reasons.IPAMDNotRunning"
+    ],
+    [
+      "monitors: { kernel: { reasons: { SoftLockup: { severity: Fatal } } } }",
+      "monitors.kernel.reasons.SoftLockup.severity"
+    ],
+    [
+      "monitors: { networking: { excludedInterfaceNameRegexps: ['(('] } }",
+      "monitors.networking.excludedInterfaceNameRegexps.0"
+    ],
+    [
+      "monitors: { networking: { allowedIPTablesChains: ['nochain'] } }",
+      "monitors.networking.allowedIPTablesChains.0"
+    ],
+    ["checks: { nope: { intervalSeconds: 1 } }", "checks.nope"],
+    ["heartbeatSeconds: 0", "heartbeatSeconds"]
+  ])("rejects %s naming %s", (text, field) => {
+    const e = err(text)
+    expect(e.field).toBe(field)
+    expect(e.message).toContain(field)
+  })
+
+  it("rejects YAML that does not parse, and duplicate keys", () => {
+    expect(err("monitors: [").message).toContain("YAML")
+    expect(err("heartbeatSeconds: 1\nheartbeatSeconds: 2").message).toContain("YAML")
+  })
+})
+
+describe("reason overrides", () => {
+  const d = (reason: string, severity: "Condition" | "Event", monitor = "kernel"): Detection => ({
+    _tag: "Detection",
+    monitor: monitor as Detection["monitor"],
+    reason,
+    conditionType: monitor === "nvidia" ? "AcceleratedHardwareReady" : "KernelReady",
+    severity,
+    message: "m",
+    observedAtMs: 0
+  })
+  const c = ok(`
+monitors:
+  kernel:
+    reasons:
+      LargeEnvironment: { disabled: true }
+      SoftLockup: { severity: Condition }
+  nvidia:
+    reasons:
+      "NvidiaXID{code}Error": { severity: Event }
+      NvidiaXID79Error: { severity: Condition }
+  storage: { enabled: false }
+`)
+  it("drops a disabled reason and a disabled monitor's findings", () => {
+    expect(applyOverrides(c, d("LargeEnvironment", "Event"))).toBeUndefined()
+    expect(applyOverrides(c, { ...d("IODelays", "Event"), monitor: "storage" })).toBeUndefined()
+  })
+  it("changes severity; the exact reason wins over the template", () => {
+    expect(applyOverrides(c, d("SoftLockup", "Event"))?.severity).toBe("Condition")
+    expect(applyOverrides(c, d("NvidiaXID31Error", "Condition", "nvidia"))?.severity).toBe("Event")
+    expect(applyOverrides(c, d("NvidiaXID79Error", "Condition", "nvidia"))?.severity).toBe("Condition")
+    expect(applyOverrides(c, d("AppCrash", "Event"))?.severity).toBe("Event")
+  })
+})
