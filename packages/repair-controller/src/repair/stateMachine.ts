@@ -1,0 +1,182 @@
+/**
+ * The repair state machine, pure. `nextAction` says what the current phase needs done; the runner does it
+ * and reports a `Fact`; `advance` folds the fact into the record, which the runner persists before the next
+ * action. Every action is safe to repeat after a crash: the runner observes before it mutates (the taint
+ * is checked, the instance is described before terminate, launches carry the repair id as idempotency token).
+ *
+ *   Replace: Tainting -> Draining -> [CapturingLogs] -> Terminating -> RemovingNode -> Replacing -> Succeeded
+ *   Reboot:  Tainting -> Draining -> Rebooting -> Untainting -> Succeeded
+ *                                             \-> (condition still False) -> [CapturingLogs] -> Terminating ...
+ */
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { PolicyMatch } from "../decide/policyMatch.ts"
+import type { Replacement } from "../cloud/CloudProvider.ts"
+import type { RepairRecord } from "./RepairRecord.ts"
+
+export type Action =
+  | { readonly _tag: "Taint" }
+  /** Evict the current tier. `deadlinePassed` with mode `wait`: keep evicting, say so once. */
+  | { readonly _tag: "Drain"; readonly deadlinePassed: boolean }
+  /** Drain deadline passed with mode `force`: delete what is left. */
+  | { readonly _tag: "ForceDrain" }
+  | { readonly _tag: "CaptureLogs"; readonly timeoutMs: number }
+  | { readonly _tag: "Reboot" }
+  | { readonly _tag: "AwaitReboot"; readonly settledAt: number; readonly timesOutAt: number }
+  | { readonly _tag: "Terminate" }
+  | { readonly _tag: "AwaitInstanceGone" }
+  | { readonly _tag: "DeleteNode" }
+  | { readonly _tag: "LaunchReplacement" }
+  | { readonly _tag: "AwaitReplacement"; readonly timesOutAt: number }
+  | { readonly _tag: "Untaint" }
+  | { readonly _tag: "Done" }
+
+export type Fact =
+  | { readonly _tag: "Tainted" }
+  | { readonly _tag: "DrainDeadlinePassed" }
+  | { readonly _tag: "Drained" }
+  | { readonly _tag: "LogCaptureFinished"; readonly outcome: "captured" | "timed-out" | "skipped" | "failed" }
+  | { readonly _tag: "RebootRequested" }
+  /** The node is back after the reboot; `stillFailing` when the governing condition still matches. */
+  | { readonly _tag: "NodeBack"; readonly stillFailing: boolean }
+  | { readonly _tag: "RebootTimedOut" }
+  | { readonly _tag: "TerminateRequested" }
+  | { readonly _tag: "InstanceGone" }
+  | { readonly _tag: "NodeRemoved" }
+  | { readonly _tag: "ReplacementLaunched"; readonly replacement: Replacement }
+  | { readonly _tag: "ReplacementReady" }
+  | { readonly _tag: "ReplacementTimedOut" }
+  | { readonly _tag: "Untainted" }
+  | { readonly _tag: "Aborted"; readonly why: string }
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const ms = (s: string | undefined) => (s === undefined ? undefined : Date.parse(s))
+
+/** A new record for a node that `decide` said to repair. */
+export const startRepair = (
+  args: {
+    readonly id: string
+    readonly match: PolicyMatch
+    readonly node: {
+      readonly name: string
+      readonly uid?: string
+      readonly providerID: string
+      readonly pool?: string
+      readonly zone?: string
+      readonly labels: Readonly<Record<string, string>>
+    }
+  },
+  now: number
+): RepairRecord => ({
+  v: 1,
+  id: args.id,
+  phase: "Tainting",
+  action: args.match.action === "Reboot" ? "Reboot" : "Replace",
+  conditionType: args.match.conditionType,
+  conditionStatus: args.match.status,
+  reason: args.match.reason,
+  startedAt: iso(now),
+  drainMode: args.match.drainMode,
+  drainDeadlineMs: args.match.drainDeadlineMs,
+  captureLogs: args.match.captureLogs,
+  node: { ...args.node, labels: { ...args.node.labels } }
+})
+
+export const nextAction = (r: RepairRecord, config: ControllerConfig, now: number): Action => {
+  switch (r.phase) {
+    case "Tainting":
+      return { _tag: "Taint" }
+    case "Draining": {
+      const deadline = ms(r.drainDeadline)
+      const passed = deadline !== undefined && now >= deadline
+      if (passed && r.drainMode === "force") return { _tag: "ForceDrain" }
+      return { _tag: "Drain", deadlinePassed: passed }
+    }
+    case "CapturingLogs":
+      return { _tag: "CaptureLogs", timeoutMs: config.logCapture.timeoutSeconds * 1000 }
+    case "Rebooting": {
+      const at = ms(r.rebootRequestedAt)
+      if (at === undefined) return { _tag: "Reboot" }
+      return {
+        _tag: "AwaitReboot",
+        settledAt: at + config.reboot.settleSeconds * 1000,
+        timesOutAt: at + config.reboot.timeoutSeconds * 1000
+      }
+    }
+    case "Terminating":
+      return r.terminateRequestedAt === undefined ? { _tag: "Terminate" } : { _tag: "AwaitInstanceGone" }
+    case "RemovingNode":
+      return { _tag: "DeleteNode" }
+    case "Replacing":
+      return r.replacement === undefined
+        ? { _tag: "LaunchReplacement" }
+        : {
+            _tag: "AwaitReplacement",
+            timesOutAt: (ms(r.replacementRequestedAt) ?? now) + config.replacement.timeoutSeconds * 1000
+          }
+    case "Untainting":
+      return { _tag: "Untaint" }
+    case "Succeeded":
+    case "Failed":
+      return { _tag: "Done" }
+  }
+}
+
+/** After the drain (or a failed reboot): capture logs first when the policy asks, then terminate. */
+const towardsTermination = (r: RepairRecord): RepairRecord =>
+  r.captureLogs && r.logsCaptured === undefined
+    ? { ...r, phase: "CapturingLogs" }
+    : { ...r, phase: "Terminating" }
+
+/** Folds a fact into the record. A fact that does not fit the phase leaves the record unchanged. */
+export const advance = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
+  if (fact._tag === "Aborted") return { ...r, phase: "Failed", failure: fact.why, finishedAt: iso(now) }
+  switch (r.phase) {
+    case "Tainting":
+      return fact._tag === "Tainted"
+        ? { ...r, phase: "Draining", drainStartedAt: iso(now), drainDeadline: iso(now + r.drainDeadlineMs) }
+        : r
+    case "Draining":
+      if (fact._tag === "DrainDeadlinePassed") return { ...r, drainDeadlinePassed: true }
+      if (fact._tag !== "Drained") return r
+      return r.action === "Reboot" ? { ...r, phase: "Rebooting" } : towardsTermination(r)
+    case "CapturingLogs":
+      return fact._tag === "LogCaptureFinished"
+        ? { ...r, phase: "Terminating", logsCaptured: fact.outcome }
+        : r
+    case "Rebooting":
+      if (fact._tag === "RebootRequested") return { ...r, rebootRequestedAt: iso(now) }
+      if (fact._tag === "NodeBack" && !fact.stillFailing) return { ...r, phase: "Untainting" }
+      if ((fact._tag === "NodeBack" && fact.stillFailing) || fact._tag === "RebootTimedOut")
+        return towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
+      return r
+    case "Terminating":
+      if (fact._tag === "TerminateRequested") return { ...r, terminateRequestedAt: iso(now) }
+      if (fact._tag === "InstanceGone")
+        return {
+          ...r,
+          phase: "RemovingNode",
+          terminateRequestedAt: r.terminateRequestedAt ?? iso(now),
+          instanceGoneAt: iso(now)
+        }
+      return r
+    case "RemovingNode":
+      return fact._tag === "NodeRemoved" ? { ...r, phase: "Replacing" } : r
+    case "Replacing":
+      if (fact._tag === "ReplacementLaunched")
+        return { ...r, replacement: fact.replacement, replacementRequestedAt: iso(now) }
+      if (fact._tag === "ReplacementReady") return { ...r, phase: "Succeeded", finishedAt: iso(now) }
+      if (fact._tag === "ReplacementTimedOut")
+        return {
+          ...r,
+          phase: "Failed",
+          failure: "replacement did not become Ready in time",
+          finishedAt: iso(now)
+        }
+      return r
+    case "Untainting":
+      return fact._tag === "Untainted" ? { ...r, phase: "Succeeded", finishedAt: iso(now) } : r
+    case "Succeeded":
+    case "Failed":
+      return r
+  }
+}
