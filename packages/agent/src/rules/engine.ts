@@ -1,0 +1,43 @@
+/**
+ * The log rule engine: matcher + occurrence gate, turning records into Detections. Exactly this engine
+ * runs in the agent and in `nodemend-agent rules check`.
+ */
+import type { Detection } from "../model.ts"
+import { compileRules, type LogMatcher } from "./compile.ts"
+import { makeOccurrenceGate } from "./occurrences.ts"
+import type { RuleOverrides } from "./overrides.ts"
+import type { LogRecord } from "./rule.ts"
+
+export interface LogRuleEngine {
+  readonly matcher: LogMatcher
+  /** Detections of one record (empty for benign lines and for matches still below their window). */
+  readonly process: (record: LogRecord) => readonly Detection[]
+}
+
+const NONE: readonly Detection[] = []
+
+export const makeLogRuleEngine = (overrides: RuleOverrides = {}, matcher?: LogMatcher): LogRuleEngine => {
+  const m = matcher ?? compileRules(overrides)
+  const gate = makeOccurrenceGate()
+  const process = (record: LogRecord): readonly Detection[] => {
+    const matches = m.match(record.source, record.text)
+    if (matches.length === 0) return NONE
+    const out: Detection[] = []
+    for (const hit of matches) {
+      const key = `${hit.reason}\u0000${hit.subject ?? ""}`
+      if (!gate.admit(key, record.timestampMs, hit.minOccurrences, hit.windowSeconds)) continue
+      out.push({
+        _tag: "Detection",
+        monitor: hit.entry.monitor,
+        reason: hit.reason,
+        conditionType: hit.entry.conditionType,
+        severity: hit.severity,
+        message: hit.message,
+        observedAtMs: record.timestampMs,
+        ...(hit.subject !== undefined ? { subject: hit.subject } : {})
+      })
+    }
+    return out
+  }
+  return { matcher: m, process }
+}

@@ -1,0 +1,7 @@
+export { compileRules, InvalidRule, type CompiledRule, type LogMatcher, type RuleMatch } from "./compile.ts"
+export { makeLogRuleEngine, type LogRuleEngine } from "./engine.ts"
+export { requiredLiteral } from "./literal.ts"
+export { makeOccurrenceGate, type OccurrenceGate } from "./occurrences.ts"
+export { NO_OVERRIDES, ReasonOverride, RuleOverrides, UserRule } from "./overrides.ts"
+export type { LogRecord, LogRule, LogSourceId } from "./rule.ts"
+export { LOG_RULES } from "./rules.ts"

@@ -1,0 +1,43 @@
+/**
+ * A log rule: one pattern that turns a log line into a catalog reason. Rules are data (see rules.ts);
+ * the engine compiles them once (compile.ts) and gates them by occurrences (occurrences.ts).
+ */
+import type { CatalogCode } from "@nodemend/reason-codes"
+
+/**
+ * Where a line comes from. `dmesg` is the kernel ring buffer (<host>/dev/kmsg); `journal:IDENT` is the
+ * journald entries whose SYSLOG_IDENTIFIER is IDENT; `file:PATH` is a plain file under the host root;
+ * `podlogs:NAME` is every container log file of the kube-system pods named NAME-* under /var/log/pods.
+ */
+export type LogSourceId = "dmesg" | `journal:${string}` | `file:${string}` | `podlogs:${string}`
+
+export interface LogRule {
+  /** Stable identifier, used by overrides and in logs (`kernel.soft-lockup`). */
+  readonly id: string
+  readonly sources: readonly LogSourceId[]
+  /** The catalog key the rule produces. For templated codes `reasonOf` builds the exact reason. */
+  readonly code: CatalogCode
+  /** Builds the exact reason from the named groups (e.g. XID -> `NvidiaXID79Error`). */
+  readonly reasonOf?: (groups: Readonly<Record<string, string>>) => string
+  /**
+   * Literal substrings of which at least one occurs in every line the pattern matches. The matcher
+   * runs the regex only on lines that contain one of them (the prefilter).
+   */
+  readonly literals: readonly string[]
+  /** Unanchored; named groups fill `{placeholders}` of the message and subject. */
+  readonly pattern: RegExp
+  /** Message template; defaults to the catalog message. `{line}` is the whole line. */
+  readonly message?: string
+  /** Subject template (device, pod, PCI bus id...); also keys the occurrence window. */
+  readonly subject?: string
+  /** Fire only when this many matches of the same (reason, subject) fall within `windowSeconds`. */
+  readonly minOccurrences?: number
+  readonly windowSeconds?: number
+}
+
+/** One line from a source, with the time it was written at the source (ms since epoch). */
+export interface LogRecord {
+  readonly source: LogSourceId
+  readonly text: string
+  readonly timestampMs: number
+}

@@ -1,0 +1,345 @@
+/**
+ * Every log-driven reason of the catalog, as data. The EKS Node Monitoring Agent's patterns were the
+ * starting point; each pattern below also matches the wordings of current and older kernels, kubelets,
+ * systemd, runc/containerd and the VPC CNI (real lines, with their sources, are in
+ * test/fixtures/log-lines.ts), and stays silent on their benign look-alikes.
+ *
+ * Kernel lines are matched on the record text (raw /dev/kmsg records carry no `[  12.3]` prefix), on
+ * `dmesg` output and on syslog copies alike, so patterns are unanchored or accept those prefixes.
+ * Rules of one monitor are tried in order and the first match wins per line (SoftLockup before
+ * KernelBug); rules of different monitors all fire (a libnccl segfault is AppCrash and NvidiaNCCLError).
+ */
+import { xidReason } from "@nodemend/reason-codes"
+import type { LogRule, LogSourceId } from "./rule.ts"
+
+const KUBELET: LogSourceId = "journal:kubelet"
+const SYSTEMD: LogSourceId = "journal:systemd"
+const IPAMD_LOG: LogSourceId = "file:/var/log/aws-routed-eni/ipamd.log"
+const NPA_LOG: LogSourceId = "file:/var/log/aws-routed-eni/network-policy-agent.log"
+/** AL2 rsyslog writes cron to /var/log/cron; Bottlerocket/others to cron.log; AL2023 only to journald. */
+const CRON: readonly LogSourceId[] = [
+  "file:/var/log/cron.log",
+  "file:/var/log/cron",
+  "journal:CROND",
+  "journal:CRON"
+]
+
+export const LOG_RULES: readonly LogRule[] = [
+  // ------------------------------------------------------------------ kernel (dmesg)
+  {
+    id: "kernel.soft-lockup",
+    sources: ["dmesg"],
+    code: "SoftLockup",
+    literals: ["soft lockup"],
+    // `watchdog: BUG: soft lockup` (>= 4.x), `NMI watchdog: BUG: soft lockup` (RHEL 7), bare `BUG: soft lockup` (3.x)
+    pattern:
+      /BUG: soft lockup\.? - CPU#(?<cpu>\d+) stuck for (?<duration>\d+s)!(?: \[(?<name>.*?)(?::\d+)?\])?/,
+    subject: "cpu{cpu}"
+  },
+  {
+    id: "kernel.bug",
+    sources: ["dmesg"],
+    code: "KernelBug",
+    literals: ["BUG: "],
+    // At the start of the record text, after a `[ 12.3]` timestamp or after `kernel: ` (syslog copy).
+    pattern: /(?:^|\] |kernel: )BUG: (?<what>\S.*)/
+  },
+  {
+    id: "kernel.bug-at",
+    sources: ["dmesg"],
+    code: "KernelBug",
+    literals: ["kernel BUG at "],
+    pattern: /kernel BUG at (?<what>\S+)/
+  },
+  {
+    id: "kernel.trap",
+    sources: ["dmesg"],
+    code: "AppCrash",
+    literals: ["traps: "],
+    pattern: /traps: (?<name>\S.*?)\[\d+\] /,
+    subject: "{name}"
+  },
+  {
+    id: "kernel.segfault",
+    sources: ["dmesg"],
+    code: "AppCrash",
+    literals: ["]: segfault at "],
+    pattern: /(?:^|[\s;:])(?<name>[^\s[\];]+)\[\d+\]: segfault at /,
+    subject: "{name}"
+  },
+  {
+    id: "kernel.hung-task",
+    sources: ["dmesg"],
+    code: "AppBlocked",
+    literals: ["blocked for more than"],
+    pattern: /task (?<name>.+?):\d+ blocked for more than (?<seconds>\d+) seconds/,
+    subject: "{name}"
+  },
+  {
+    id: "kernel.conntrack-full",
+    sources: ["dmesg"],
+    code: "ConntrackExceededKernel",
+    literals: ["table full, dropping packet"],
+    pattern: /(?:nf|ip)_conntrack: table full, dropping packet/
+  },
+  // ------------------------------------------------------------------ kernel (kubelet journal, cron)
+  {
+    id: "kernel.fork-exec-eagain",
+    sources: [KUBELET],
+    code: "ForkFailedOutOfPIDs",
+    literals: ["fork/exec"],
+    pattern: /fork\/exec .*resource temporarily unavailable/
+  },
+  {
+    id: "kernel.go-thread-eagain",
+    sources: [KUBELET],
+    code: "ForkFailedOutOfPIDs",
+    literals: ["failed to create new OS thread"],
+    // errno 11 is EAGAIN (out of PIDs/threads); errno 22 (EINVAL, e.g. emulation) is not ours.
+    pattern: /failed to create new OS thread \(have \d+ already; errno=11\)/
+  },
+  {
+    id: "kernel.rapid-cron",
+    sources: CRON,
+    code: "RapidCron",
+    literals: [") CMD ("],
+    // NMA keyed on the 6th field, which is the user; the job is the (user, command) pair.
+    pattern: /\((?<user>[^()\s]+)\) CMD \((?<command>.*)\)\s*$/,
+    subject: "{user} {command}",
+    minOccurrences: 2,
+    windowSeconds: 300
+  },
+  // ------------------------------------------------------------------ container-runtime (journal)
+  {
+    id: "runtime.pod-stuck-terminating",
+    sources: [KUBELET],
+    code: "PodStuckTerminating",
+    literals: ["Pod still has one or more containers in the non-exited state"],
+    pattern:
+      /Pod still has one or more containers in the non-exited state and will not be removed from desired state"? pod="(?<pod>[^"]+)"/,
+    subject: "{pod}",
+    minOccurrences: 2,
+    windowSeconds: 600
+  },
+  {
+    id: "runtime.kubelet-failed",
+    sources: [SYSTEMD],
+    code: "KubeletFailed",
+    literals: ["kubelet.service"],
+    // systemd >= 227: `kubelet.service: Failed with result 'exit-code'.`; older: `Unit kubelet.service entered failed state.`
+    pattern:
+      /(?:^|\s)kubelet\.service: Failed with result '(?<result>[^']+)'|Unit kubelet\.service entered failed state/
+  },
+  {
+    id: "runtime.oci-create-failed",
+    sources: [KUBELET],
+    code: "ContainerRuntimeFailed",
+    literals: ["OCI runtime create failed"],
+    pattern: /OCI runtime create failed: (?<detail>.*)/
+  },
+  {
+    id: "runtime.readiness-probe-structured",
+    sources: [KUBELET],
+    code: "ReadinessProbeFailures",
+    literals: ['probeType="Readiness"'],
+    // kubelet >= 1.21 (structured): `"Probe failed" probeType="Readiness" pod="ns/name" ...`; "Probe errored" is not a failure.
+    pattern: /"Probe failed" probeType="Readiness" pod="(?<pod>[^"]+)"/,
+    // A token bucket of 1/s with burst 5 refuses the 6th failure within 5 s.
+    minOccurrences: 6,
+    windowSeconds: 5
+  },
+  {
+    id: "runtime.readiness-probe-legacy",
+    sources: [KUBELET],
+    code: "ReadinessProbeFailures",
+    literals: ['Readiness probe for "'],
+    pattern: /Readiness probe for "(?<target>[^"]*)" failed/,
+    minOccurrences: 6,
+    windowSeconds: 5
+  },
+  {
+    id: "runtime.liveness-probe-structured",
+    sources: [KUBELET],
+    code: "LivenessProbeFailures",
+    literals: ['probeType="Liveness"'],
+    pattern: /"Probe failed" probeType="Liveness" pod="(?<pod>[^"]+)"/,
+    minOccurrences: 6,
+    windowSeconds: 5
+  },
+  {
+    id: "runtime.liveness-probe-legacy",
+    sources: [KUBELET],
+    code: "LivenessProbeFailures",
+    literals: ['Liveness probe for "'],
+    pattern: /Liveness probe for "(?<target>[^"]*)" failed/,
+    minOccurrences: 6,
+    windowSeconds: 5
+  },
+  {
+    id: "runtime.service-failed-to-start",
+    sources: [SYSTEMD],
+    code: "ServiceFailedToStart",
+    literals: ["Failed to start "],
+    // systemd >= 250: `Failed to start kubelet.service - Kubernetes Kubelet.`; older: `Failed to start Kubernetes Kubelet.`
+    pattern: /(?:^|: )Failed to start (?<unit>.+?)(?: - .*)?\.$/,
+    subject: "{unit}"
+  },
+  // ------------------------------------------------------------------ networking (VPC CNI, kube-proxy)
+  {
+    id: "networking.ipamd-no-sa-token",
+    sources: [IPAMD_LOG],
+    code: "IPAMDNotReady",
+    literals: ["no configuration has been provided"],
+    pattern:
+      /Failed to check API server connectivity: invalid configuration: no configuration has been provided/,
+    message: "IPAM-D Missing Service Account Token and the IPAM daemon cannot connect to the API server.",
+    // One boot-time line latched the NMA condition (NMA#215): require the failure to persist ~1 min.
+    minOccurrences: 3,
+    windowSeconds: 120
+  },
+  {
+    id: "networking.ipamd-api-unreachable",
+    sources: [IPAMD_LOG],
+    code: "IPAMDNotReady",
+    literals: ["Unable to reach API Server", "Failed to check API server connectivity"],
+    pattern: /Unable to reach API Server|Failed to check API server connectivity/,
+    // ipamd retries every 5-10 s and waits up to 30 s at boot; 6 failures in 2 min is not a boot transient.
+    minOccurrences: 6,
+    windowSeconds: 120
+  },
+  {
+    id: "networking.ipamd-restart",
+    sources: [IPAMD_LOG],
+    code: "IPAMDRepeatedlyRestart",
+    literals: ["Starting L-IPAMD"],
+    pattern: /Starting L-IPAMD/,
+    minOccurrences: 5,
+    windowSeconds: 1200
+  },
+  {
+    id: "networking.ipamd-no-ips",
+    sources: [IPAMD_LOG],
+    code: "IPAMDNoIPs",
+    literals: ["InsufficientFreeAddressesInSubnet"],
+    pattern: /InsufficientFreeAddressesInSubnet/
+  },
+  {
+    id: "networking.kube-proxy-missing-resource",
+    sources: ["podlogs:kube-proxy"],
+    code: "KubeProxyNotReady",
+    literals: ["the server could not find the requested resource"],
+    pattern:
+      /Failed to watch (?<resource>\S+): failed to list \S+: the server could not find the requested resource/,
+    subject: "{resource}"
+  },
+  {
+    id: "networking.npa-bpf-state",
+    sources: [NPA_LOG],
+    code: "NPABPFRecoveryError",
+    literals: ["Failed to recover the BPF state", "BPF State Recovery failed"],
+    pattern: /Failed to recover the BPF state|BPF State Recovery failed/,
+    minOccurrences: 2,
+    windowSeconds: 600
+  },
+  {
+    id: "networking.npa-bpf-maps",
+    sources: [NPA_LOG],
+    code: "NPABPFRecoveryError",
+    literals: ["failed to recover global maps", "in-mem map"],
+    pattern: /failed to recover global maps|got err for (?:cluster policy )?(?:ingress|egress) in-mem map/,
+    message: "NPA eBPF map recovery/write error detected",
+    minOccurrences: 2,
+    windowSeconds: 600
+  },
+  // ------------------------------------------------------------------ storage
+  {
+    id: "storage.etc-hosts-mount",
+    sources: ["file:/var/log/messages", KUBELET],
+    code: "EtcHostsMountFailed",
+    literals: ["etc-hosts"],
+    // runc >= 1.1: `error mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts"`; older: `... to rootfs "<r>" at "<r>/etc/hosts"`
+    pattern: /error mounting [\\"]*(?<source>[^"\s\\]*etc-hosts)[\\"]* to rootfs.*?\/etc\/hosts/
+  },
+  {
+    id: "storage.kubelet-disk-usage-slow",
+    sources: [KUBELET],
+    code: "KubeletDiskUsageSlow",
+    literals: ["disk usage and inodes count on following dirs took"],
+    pattern: /fs: disk usage and inodes count on following dirs took (?<duration>\S+?):?(?:\s|$)/
+  },
+  {
+    id: "storage.block-io-error",
+    sources: ["dmesg"],
+    code: "BlockDeviceIOError",
+    literals: [" error, dev "],
+    // `end_request:` (< 3.x), `print_req_error:` (4.18-5.2), `blk_update_request:` (5.3-5.15), bare (>= 5.16),
+    // and `critical medium|target error` (>= 4.18). Loop and optical devices are not disks; `operation not
+    // supported error` is a refused discard, not an I/O error.
+    pattern:
+      /(?:^|[\s:;])(?:I\/O|critical medium|critical target|critical space allocation) error, dev (?!loop\d|sr\d)(?<device>[\w-]+), (?<location>sector \d+)/,
+    subject: "{device}"
+  },
+  {
+    id: "storage.buffer-io-error",
+    sources: ["dmesg"],
+    code: "BlockDeviceIOError",
+    literals: ["Buffer I/O error on dev"],
+    // `on device X` (older kernels) and `on dev X` (>= 4.x)
+    pattern:
+      /Buffer I\/O error on dev(?:ice)? (?!loop\d|sr\d)(?<device>[\w-]+), (?<location>logical block \d+)/,
+    subject: "{device}"
+  },
+  // ------------------------------------------------------------------ nvidia (dmesg)
+  {
+    id: "nvidia.xid",
+    sources: ["dmesg"],
+    code: "NvidiaXID{code}Error",
+    reasonOf: (groups) => xidReason(Number(groups.code)),
+    literals: ["NVRM: Xid"],
+    pattern:
+      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (?<code>\d{1,5}),/,
+    subject: "{pci}"
+  },
+  {
+    id: "nvidia.nccl-segfault",
+    sources: ["dmesg"],
+    code: "NvidiaNCCLError",
+    literals: ["libnccl.so"],
+    pattern: /segfault at .* in libnccl\.so/
+  },
+  // ------------------------------------------------------------------ neuron (dmesg)
+  // The Neuron driver prints `NEURON_HW_ERR=<code> instance-id=... nd-id=N nc-id=N ...`. NMA required a space
+  // before the key, which a raw /dev/kmsg record (`6,1,2,-;NEURON_HW_ERR=...`) does not have.
+  {
+    id: "neuron.sram",
+    sources: ["dmesg"],
+    code: "NeuronSRAMUncorrectableError",
+    literals: ["NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR"],
+    pattern: /NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    subject: "nd{device}"
+  },
+  {
+    id: "neuron.nc",
+    sources: ["dmesg"],
+    code: "NeuronNCUncorrectableError",
+    literals: ["NEURON_HW_ERR=NC_UNCORRECTABLE_ERROR"],
+    pattern: /NEURON_HW_ERR=NC_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    subject: "nd{device}"
+  },
+  {
+    id: "neuron.hbm",
+    sources: ["dmesg"],
+    code: "NeuronHBMUncorrectableError",
+    literals: ["NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR"],
+    pattern: /NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    subject: "nd{device}"
+  },
+  {
+    id: "neuron.dma",
+    sources: ["dmesg"],
+    code: "NeuronDMAError",
+    literals: ["NEURON_HW_ERR=DMA_ERROR"],
+    pattern: /NEURON_HW_ERR=DMA_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    subject: "nd{device}"
+  }
+]

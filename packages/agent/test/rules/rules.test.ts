@@ -1,0 +1,235 @@
+import { CATALOG, resolveReason } from "@nodemend/reason-codes"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import {
+  compileRules,
+  InvalidRule,
+  LOG_RULES,
+  type LogSourceId,
+  makeLogRuleEngine,
+  requiredLiteral
+} from "../../src/rules/index.ts"
+import { BENIGN_LINES, FAULT_LINES } from "../fixtures/log-lines.ts"
+
+/** The log-driven reasons named in issue #8 (sections 2.3-2.7 of the NMA reference). */
+const LOG_DRIVEN = [
+  "SoftLockup",
+  "KernelBug",
+  "AppCrash",
+  "AppBlocked",
+  "ConntrackExceededKernel",
+  "ForkFailedOutOfPIDs",
+  "RapidCron",
+  "PodStuckTerminating",
+  "KubeletFailed",
+  "ContainerRuntimeFailed",
+  "ReadinessProbeFailures",
+  "LivenessProbeFailures",
+  "ServiceFailedToStart",
+  "IPAMDNotReady",
+  "IPAMDRepeatedlyRestart",
+  "IPAMDNoIPs",
+  "KubeProxyNotReady",
+  "NPABPFRecoveryError",
+  "EtcHostsMountFailed",
+  "KubeletDiskUsageSlow",
+  "BlockDeviceIOError",
+  "NeuronSRAMUncorrectableError",
+  "NeuronNCUncorrectableError",
+  "NeuronHBMUncorrectableError",
+  "NeuronDMAError",
+  "NvidiaNCCLError",
+  "NvidiaXID{code}Error"
+]
+
+const catalogCodes = new Set(CATALOG.map((e) => e.code as string))
+
+/** Feeds a line as many times as its rule needs, 100 ms apart; returns the detections per feed. */
+const feed = (source: LogSourceId, text: string, t0 = 1_700_000_000_000) => {
+  const engine = makeLogRuleEngine()
+  const hit = engine.matcher.match(source, text)
+  const times = Math.max(1, ...hit.map((h) => h.minOccurrences))
+  return Array.from({ length: times }, (_, i) => engine.process({ source, text, timestampMs: t0 + i * 100 }))
+}
+
+describe("rule data", () => {
+  it("references only catalog codes", () => {
+    for (const rule of LOG_RULES) expect(catalogCodes.has(rule.code), rule.id).toBe(true)
+  })
+  it("has unique ids and a rule for every log-driven reason", () => {
+    expect(new Set(LOG_RULES.map((r) => r.id)).size).toBe(LOG_RULES.length)
+    const codes = new Set(LOG_RULES.map((r) => r.code as string))
+    for (const code of LOG_DRIVEN) expect(codes.has(code), code).toBe(true)
+  })
+  it("has a fault fixture for every reason a rule produces", () => {
+    const covered = new Set(FAULT_LINES.map((f) => resolveReason(f.reason)!.entry.code))
+    for (const rule of LOG_RULES) expect(covered.has(rule.code), rule.id).toBe(true)
+  })
+  it("every fixture cites a source", () => {
+    for (const f of [...FAULT_LINES, ...BENIGN_LINES]) expect(f.cite.length).toBeGreaterThan(10)
+  })
+})
+
+describe("fault lines", () => {
+  for (const f of FAULT_LINES) {
+    it(`${f.reason} <- ${f.text.slice(0, 70)}`, () => {
+      const results = feed(f.source, f.text)
+      // Below the window nothing fires; the last occurrence fires exactly once.
+      for (const r of results.slice(0, -1)) expect(r).toEqual([])
+      const last = results.at(-1)!.filter((d) => d.reason === f.reason)
+      expect(last).toHaveLength(1)
+      const d = last[0]!
+      const entry = resolveReason(f.reason)!.entry
+      expect(d.conditionType).toBe(entry.conditionType)
+      expect(d.monitor).toBe(entry.monitor)
+      expect(d.severity).toBe(entry.severity)
+      expect(d.observedAtMs).toBe(1_700_000_000_000 + (results.length - 1) * 100)
+      if (f.subject !== undefined) expect(d.subject).toBe(f.subject)
+      if (f.message !== undefined) expect(d.message).toBe(f.message)
+      expect(d.message).not.toMatch(/\{\w+\}/)
+    })
+  }
+})
+
+describe("benign look-alikes", () => {
+  for (const b of BENIGN_LINES) {
+    it(`silent: ${b.text.slice(0, 80)}`, () => {
+      const engine = makeLogRuleEngine()
+      expect(engine.matcher.match(b.source, b.text)).toEqual([])
+    })
+  }
+  it("a fault line is silent on a source its rule does not read", () => {
+    const engine = makeLogRuleEngine()
+    expect(engine.matcher.match("journal:kubelet", "nf_conntrack: table full, dropping packet")).toEqual([])
+  })
+})
+
+describe("rule order and monitors", () => {
+  it("a soft lockup is not also a KernelBug", () => {
+    const engine = makeLogRuleEngine()
+    const m = engine.matcher.match(
+      "dmesg",
+      "watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]"
+    )
+    expect(m.map((x) => x.reason)).toEqual(["SoftLockup"])
+  })
+  it("a libnccl segfault is an AppCrash and an NvidiaNCCLError", () => {
+    const engine = makeLogRuleEngine()
+    const text = FAULT_LINES.find((f) => f.reason === "NvidiaNCCLError")!.text
+    expect(engine.matcher.match("dmesg", text).map((x) => x.reason)).toEqual(["AppCrash", "NvidiaNCCLError"])
+  })
+})
+
+describe("occurrence windows", () => {
+  const restart = '{"level":"info","ts":"x","msg":"Starting L-IPAMD v1.19.0 ..."}'
+  const ipamd: LogSourceId = "file:/var/log/aws-routed-eni/ipamd.log"
+  it("IPAMDRepeatedlyRestart needs 5 restarts within 20 minutes, not in a lifetime", () => {
+    const engine = makeLogRuleEngine()
+    const hourly = Array.from({ length: 10 }, (_, i) =>
+      engine.process({ source: ipamd, text: restart, timestampMs: i * 3_600_000 })
+    )
+    expect(hourly.flat()).toEqual([])
+    const burst = Array.from({ length: 5 }, (_, i) =>
+      engine.process({ source: ipamd, text: restart, timestampMs: 100 * 3_600_000 + i * 60_000 })
+    )
+    expect(burst.flat().map((d) => d.reason)).toEqual(["IPAMDRepeatedlyRestart"])
+  })
+  it("windows are per (reason, subject): two pods stuck once each do not add up", () => {
+    const engine = makeLogRuleEngine()
+    const line = (pod: string) =>
+      `"Pod still has one or more containers in the non-exited state and will not be removed from desired state" pod="${pod}"`
+    const k: LogSourceId = "journal:kubelet"
+    expect(engine.process({ source: k, text: line("a/x"), timestampMs: 0 })).toEqual([])
+    expect(engine.process({ source: k, text: line("b/y"), timestampMs: 1 })).toEqual([])
+    const fired = engine.process({ source: k, text: line("a/x"), timestampMs: 2 })
+    expect(fired.map((d) => d.subject)).toEqual(["a/x"])
+  })
+  it("probe failures: 5 per 5 s pass (token bucket burst), a 6th within 5 s fires", () => {
+    const engine = makeLogRuleEngine()
+    const text = '"Probe failed" probeType="Readiness" pod="default/web-0" podUID="1" containerName="web"'
+    const k: LogSourceId = "journal:kubelet"
+    const steady = Array.from({ length: 20 }, (_, i) =>
+      engine.process({ source: k, text, timestampMs: i * 1000 })
+    )
+    expect(steady.flat()).toEqual([])
+    const burst = Array.from({ length: 6 }, (_, i) =>
+      engine.process({ source: k, text, timestampMs: 100_000 + i * 200 })
+    )
+    expect(burst.flat().map((d) => d.reason)).toEqual(["ReadinessProbeFailures"])
+  })
+})
+
+describe("overrides", () => {
+  const lockup = "watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [x:1]"
+  it("disables a reason", () => {
+    const engine = makeLogRuleEngine({ reasons: { SoftLockup: { disabled: true } } })
+    // `watchdog: BUG:` is not a KernelBug line either, so the line is silent.
+    expect(engine.process({ source: "dmesg", text: lockup, timestampMs: 0 })).toEqual([])
+    expect(engine.matcher.match("dmesg", "BUG: kernel NULL pointer dereference, address: 0")).toHaveLength(1)
+  })
+  it("disables a templated reason by its exact code", () => {
+    const engine = makeLogRuleEngine({ reasons: { NvidiaXID13Warning: { disabled: true } } })
+    const xid = (n: number) => `NVRM: Xid (PCI:0000:3b:00): ${n}, pid=1, name=x, y`
+    expect(engine.process({ source: "dmesg", text: xid(13), timestampMs: 0 })).toEqual([])
+    expect(engine.process({ source: "dmesg", text: xid(79), timestampMs: 0 }).map((d) => d.reason)).toEqual([
+      "NvidiaXID79Error"
+    ])
+  })
+  it("changes severity and occurrence window", () => {
+    const engine = makeLogRuleEngine({
+      reasons: { SoftLockup: { severity: "Condition", minOccurrences: 2, windowSeconds: 60 } }
+    })
+    expect(engine.process({ source: "dmesg", text: lockup, timestampMs: 0 })).toEqual([])
+    const [d] = engine.process({ source: "dmesg", text: lockup, timestampMs: 30_000 })
+    expect(d?.severity).toBe("Condition")
+  })
+  it("adds a user rule, deriving its literal from the pattern", () => {
+    const engine = makeLogRuleEngine({
+      extraRules: [
+        {
+          id: "user.xfs-shutdown",
+          sources: ["dmesg"],
+          reason: "KernelBug",
+          pattern: "XFS \\((?<dev>[\\w-]+)\\): Corruption of in-memory data detected\\.",
+          message: "XFS shut down on {dev}",
+          subject: "{dev}"
+        }
+      ]
+    })
+    const text = "XFS (nvme1n1): Corruption of in-memory data detected.  Shutting down filesystem"
+    const [d] = engine.process({ source: "dmesg", text, timestampMs: 5 })
+    expect(d).toMatchObject({ reason: "KernelBug", message: "XFS shut down on nvme1n1", subject: "nvme1n1" })
+  })
+  it("rejects a user rule with an unknown reason, a bad pattern or no literal", () => {
+    const base = { id: "u", sources: ["dmesg"] as const, reason: "KernelBug", pattern: "abc" }
+    expect(() => compileRules({ extraRules: [{ ...base, reason: "NotAReason" }] })).toThrow(InvalidRule)
+    expect(() => compileRules({ extraRules: [{ ...base, pattern: "(" }] })).toThrow(/does not compile/)
+    expect(() => compileRules({ extraRules: [{ ...base, pattern: "a|b" }] })).toThrow(/literal/)
+    expect(() =>
+      compileRules({ extraRules: [{ ...base, pattern: "a|b", literals: ["a", "b"] }] })
+    ).not.toThrow()
+  })
+})
+
+describe("requiredLiteral", () => {
+  it("finds the longest literal run", () => {
+    expect(requiredLiteral("task (.*?):\\d+ blocked for more than")).toBe(" blocked for more than")
+    expect(requiredLiteral("I\\/O error, dev (\\w+)")).toBe("I/O error, dev ")
+    expect(requiredLiteral("abcx?def")).toBe("abc")
+    expect(requiredLiteral("ab+cdef")).toBe("bcdef")
+    expect(requiredLiteral("foo|bar")).toBeUndefined()
+    expect(requiredLiteral("[abc]\\d")).toBeUndefined()
+  })
+  it("property: the literal of an escaped string is the string, and every match contains the literal", () => {
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+    fc.assert(
+      fc.property(fc.string({ minLength: 2, maxLength: 20 }), fc.string({ maxLength: 8 }), (lit, tail) => {
+        const pattern = `${esc(lit)}\\d*${esc(tail)}`
+        const literal = requiredLiteral(pattern)
+        expect(literal !== undefined && literal.length >= lit.length).toBe(true)
+        const sample = `${lit}42${tail}`
+        if (new RegExp(pattern).test(sample)) expect(sample.includes(literal!)).toBe(true)
+      })
+    )
+  })
+})
