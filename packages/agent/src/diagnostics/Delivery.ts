@@ -1,0 +1,105 @@
+/**
+ * Delivers a finished bundle: onto the node (under the kubelet's /var/log, so `GET
+ * /api/v1/nodes/<node>/proxy/logs/nodemend/<node>-logs.tar.gz` serves it) or by HTTP PUT to a URL the
+ * DestinationPolicy allowed. The PUT streams the file with a Content-Length (S3 refuses chunked uploads),
+ * follows no redirect (a 3xx would let an allowed host bounce the bundle elsewhere) and is time-bounded.
+ */
+import { createReadStream } from "node:fs"
+import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises"
+import http from "node:http"
+import https from "node:https"
+import { join } from "node:path"
+import { pipeline } from "node:stream/promises"
+import { describeUrl } from "./DestinationPolicy.ts"
+
+/** Relative to the host root; the kubelet's /logs/ handler serves the host's /var/log. */
+export const NODE_BUNDLE_DIR = "var/log/nodemend"
+export const NODE_BUNDLE_RETENTION_MS = 10 * 60 * 1000
+
+export const nodeBundleName = (nodeName: string) => `${nodeName}-logs.tar.gz`
+
+/** Path of a node-destination bundle through the API server's node proxy to the kubelet. */
+export const kubeletProxyBundlePath = (nodeName: string) =>
+  `/api/v1/nodes/${encodeURIComponent(nodeName)}/proxy/logs/nodemend/${encodeURIComponent(nodeBundleName(nodeName))}`
+
+/** Moves the bundle into `<hostRoot>/var/log/nodemend/<node>-logs.tar.gz` (atomically replacing an older one). */
+export const deliverToNode = async (
+  bundlePath: string,
+  hostRoot: string,
+  nodeName: string
+): Promise<string> => {
+  const dir = join(hostRoot, NODE_BUNDLE_DIR)
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const target = join(dir, nodeBundleName(nodeName))
+  const tmp = `${target}.partial`
+  await copyFile(bundlePath, tmp)
+  await rename(tmp, target)
+  return target
+}
+
+/** Deletes node-destination bundles older than the retention (run at start and after each delivery). */
+export const pruneNodeBundles = async (
+  hostRoot: string,
+  nowMs: number,
+  retentionMs = NODE_BUNDLE_RETENTION_MS
+) => {
+  const dir = join(hostRoot, NODE_BUNDLE_DIR)
+  const names = await readdir(dir).catch(() => [] as string[])
+  for (const n of names) {
+    const p = join(dir, n)
+    const st = await stat(p).catch(() => undefined)
+    if (st && nowMs - st.mtimeMs >= retentionMs) await rm(p, { force: true })
+  }
+}
+
+export class UploadFailed extends Error {}
+
+export interface UploadResult {
+  readonly status: number
+  readonly bytes: number
+}
+
+/** PUTs the file to `url`; resolves on 2xx, rejects with UploadFailed (message without the URL's query) otherwise. */
+export const uploadBundle = async (
+  bundlePath: string,
+  url: URL,
+  timeoutMs: number
+): Promise<UploadResult> => {
+  const { size } = await stat(bundlePath)
+  const lib = url.protocol === "https:" ? https : http
+  const where = describeUrl(url)
+  return new Promise<UploadResult>((resolve, reject) => {
+    const req = lib.request(
+      url,
+      {
+        method: "PUT",
+        headers: { "content-length": String(size), "content-type": "application/gzip" },
+        timeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs)
+      },
+      (res) => {
+        let body = ""
+        res.setEncoding("utf8")
+        res.on("data", (d: string) => {
+          if (body.length < 1024) body += d
+        })
+        res.on("end", () => {
+          const status = res.statusCode ?? 0
+          if (status >= 200 && status < 300) resolve({ status, bytes: size })
+          else
+            reject(
+              new UploadFailed(
+                `PUT ${where} answered ${status}${body ? `: ${body.trim().slice(0, 300)}` : ""}`
+              )
+            )
+        })
+        res.on("error", (e) => reject(new UploadFailed(`PUT ${where}: ${e.message}`)))
+      }
+    )
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)))
+    req.on("error", (e) => reject(new UploadFailed(`PUT ${where}: ${e.message}`)))
+    pipeline(createReadStream(bundlePath), req).catch((e: Error) =>
+      reject(new UploadFailed(`PUT ${where}: ${e.message}`))
+    )
+  })
+}

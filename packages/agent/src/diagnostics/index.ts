@@ -1,0 +1,13 @@
+// Diagnostics: on-demand log bundles driven by the NodeDiagnostic custom resource (docs/diagnostics.md).
+// The agent main starts `NodeDiagnosticController` in its scope; nothing here runs on the detection path.
+export type { Collector, CollectorDefaults, CollectorSource } from "./Collectors.ts"
+export { COLLECTOR_DEFAULTS, defaultCollectors } from "./Collectors.ts"
+export { DEFAULT_DESTINATION_ALLOWLIST, decideDestination } from "./DestinationPolicy.ts"
+export { kubeletProxyBundlePath, NODE_BUNDLE_DIR, nodeBundleName } from "./Delivery.ts"
+export * from "./NodeDiagnostic.ts"
+export {
+  NodeDiagnosticController,
+  type NodeDiagnosticControllerOptions,
+  needsCapture
+} from "./NodeDiagnosticController.ts"
+export { redactionTransform, redactText } from "./Redaction.ts"

@@ -1,0 +1,181 @@
+// The agent's collector against the real API server: create a NodeDiagnostic, the in-process controller for
+// that node collects from a temp host root and delivers; assertions on the status and on what arrived.
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { gunzipSync } from "node:zlib"
+import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { testKubeConfig, uniqueName, waitFor } from "./kube.ts"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Collector, defaultCollectors } from "../../../src/diagnostics/Collectors.ts"
+import { nodeBundleName, NODE_BUNDLE_DIR } from "../../../src/diagnostics/Delivery.ts"
+import { ERRORS_FILE } from "../../../src/diagnostics/LogBundle.ts"
+import { type CompletedState, NodeDiagnosticGVR } from "../../../src/diagnostics/NodeDiagnostic.ts"
+import { NodeDiagnosticController } from "../../../src/diagnostics/NodeDiagnosticController.ts"
+import { leakyAgentState, makeHostRoot, plantedValues } from "../fixtures.ts"
+import { installNodeDiagnosticCrd } from "./crd.ts"
+import { startUploadServer, type UploadServer } from "./uploadServer.ts"
+
+let kc: KubeConfig
+let custom: CustomObjectsApi
+let server: UploadServer
+let hostRoot: string
+let workDir: string
+const scopes: Scope.Closeable[] = []
+
+beforeAll(async () => {
+  kc = testKubeConfig()
+  custom = kc.makeApiClient(CustomObjectsApi)
+  await installNodeDiagnosticCrd(kc)
+  server = await startUploadServer()
+  hostRoot = await makeHostRoot()
+  workDir = await mkdtemp(join(tmpdir(), "nodemend-ctl-"))
+})
+afterAll(async () => {
+  for (const s of scopes) await Effect.runPromise(Scope.close(s, Exit.void))
+  await server?.close()
+  await rm(hostRoot, { recursive: true, force: true })
+  await rm(workDir, { recursive: true, force: true })
+})
+
+const startAgent = async (nodeName: string, collectors?: (root: string) => ReadonlyArray<Collector>) => {
+  const scope = await Effect.runPromise(Scope.make())
+  scopes.push(scope)
+  await Effect.runPromise(
+    NodeDiagnosticController({
+      kubeConfig: kc,
+      nodeName,
+      hostRoot,
+      workDir,
+      agentState: leakyAgentState,
+      destinationAllowlist: ["127.0.0.1"],
+      ...(collectors ? { collectors } : {})
+    }).pipe(Scope.provide(scope))
+  )
+}
+
+const createDiagnostic = (name: string, destination: string, categories?: string[]) =>
+  custom.createClusterCustomObject({
+    ...NodeDiagnosticGVR,
+    body: {
+      apiVersion: "nodemend.io/v1alpha1",
+      kind: "NodeDiagnostic",
+      metadata: { name },
+      spec: { logCapture: { destination, ...(categories ? { categories } : {}) } }
+    }
+  })
+
+const waitCompleted = (name: string, generation = 1): Promise<CompletedState> =>
+  waitFor(
+    `NodeDiagnostic ${name} completed (generation ${generation})`,
+    async () => {
+      const o = (await custom.getClusterCustomObject({ ...NodeDiagnosticGVR, name })) as {
+        status?: { captureStatuses?: Array<{ type: string; state: { completed?: CompletedState } }> }
+      }
+      const c = o.status?.captureStatuses?.find((s) => s.type === "Log")?.state.completed
+      return c && (c.observedGeneration ?? 0) >= generation ? c : undefined
+    },
+    { timeoutMs: 30_000 }
+  )
+
+const tarList = async (bytes: Buffer) => {
+  const f = join(workDir, `${uniqueName("b")}.tar.gz`)
+  await writeFile(f, bytes)
+  return execFileSync("tar", ["-tzf", f], { encoding: "utf8" }).trim().split("\n")
+}
+
+describe("NodeDiagnosticController", () => {
+  it("uploads a redacted bundle to an allowed URL and reports it in the status", async () => {
+    const node = uniqueName("diag-node")
+    await startAgent(node)
+    await createDiagnostic(node, `${server.base}/bucket/${node}.tar.gz?X-Amz-Signature=abc`)
+    const done = await waitCompleted(node)
+    expect(["Success", "SuccessWithErrors"]).toContain(done.reason)
+    expect(done.message).toContain(`uploaded`)
+    expect(done.message).not.toContain("X-Amz-Signature")
+    const body = server.objects.get(`/bucket/${node}.tar.gz`)
+    expect(body).toBeDefined()
+    const names = await tarList(body!)
+    for (const f of [
+      "system/meminfo.txt",
+      "networking/ip-addr.txt",
+      "cni/10-aws.conflist",
+      "agent/state.json",
+      "manifest.json"
+    ]) {
+      expect(names).toContain(`${node}/${f}`)
+    }
+    const raw = gunzipSync(body!).toString("utf8")
+    for (const secret of plantedValues()) expect(raw).not.toContain(secret)
+    await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
+  })
+
+  it("refuses a URL outside the allowlist with a Failure and makes no request", async () => {
+    const node = uniqueName("diag-node")
+    await startAgent(node)
+    const before = server.requests.length
+    // localhost is loopback but not in this agent's allowlist (only 127.0.0.1 is).
+    const port = new URL(server.base).port
+    await createDiagnostic(node, `http://localhost:${port}/bucket/${node}.tar.gz`)
+    const done = await waitCompleted(node)
+    expect(done.reason).toBe("Failure")
+    expect(done.message).toMatch(/not in the agent's allowlist/)
+    expect(server.requests.length).toBe(before)
+    await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
+  })
+
+  it("ships the bundle with the error recorded when a collector hangs", async () => {
+    const node = uniqueName("diag-node")
+    const hung: Collector = {
+      name: "hung-dmesg",
+      category: "System",
+      output: "kernel/dmesg.txt",
+      source: { _tag: "Command", argv: ["sleep", "120"] },
+      timeoutMs: 500
+    }
+    await startAgent(node, (root) => [
+      hung,
+      ...defaultCollectors({ hostRoot: root }).filter((c) => c.category === "Base")
+    ])
+    await createDiagnostic(node, `${server.base}/bucket/${node}.tar.gz`, ["Base", "System"])
+    const done = await waitCompleted(node)
+    expect(done.reason).toBe("SuccessWithErrors")
+    expect(done.message).toContain("hung-dmesg")
+    const names = await tarList(server.objects.get(`/bucket/${node}.tar.gz`)!)
+    expect(names).toContain(`${node}/${ERRORS_FILE}`)
+    expect(names).toContain(`${node}/system/meminfo.txt`)
+    await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
+  })
+
+  it("keeps a node-destination bundle on the host and re-captures on a new generation", async () => {
+    const node = uniqueName("diag-node")
+    await startAgent(node)
+    await createDiagnostic(node, "node", ["Base"])
+    const first = await waitCompleted(node)
+    expect(first.message).toContain(`/api/v1/nodes/${node}/proxy/logs/nodemend/${node}-logs.tar.gz`)
+    const onHost = join(hostRoot, NODE_BUNDLE_DIR, nodeBundleName(node))
+    expect(existsSync(onHost)).toBe(true)
+    expect(await tarList(await readFile(onHost))).toContain(`${node}/system/meminfo.txt`)
+
+    server.denied.add(`/bucket/${node}-2.tar.gz`)
+    await custom.patchClusterCustomObject(
+      {
+        ...NodeDiagnosticGVR,
+        name: node,
+        body: { spec: { logCapture: { destination: `${server.base}/bucket/${node}-2.tar.gz` } } }
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    const second = await waitCompleted(node, 2)
+    expect(second.reason).toBe("Failure")
+    expect(second.message).toMatch(/403.*expired/)
+    await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
+  })
+
+  it("is validated by the API server: a destination that is neither node nor a URL is rejected", async () => {
+    await expect(createDiagnostic(uniqueName("diag-node"), "ftp://x")).rejects.toMatchObject({ code: 422 })
+  })
+})

@@ -1,0 +1,50 @@
+// A loopback HTTP server standing in for S3: accepts PUTs (stores the body), serves GETs of what was stored,
+// and records every request so tests can assert that a refused destination got none.
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface UploadServer {
+  readonly base: string
+  readonly requests: Array<{ method: string; path: string; bytes: number; headers: Record<string, unknown> }>
+  readonly objects: Map<string, Buffer>
+  /** Paths whose PUT answers 403 (a presigned URL that expired). */
+  readonly denied: Set<string>
+  close(): Promise<void>
+}
+
+export const startUploadServer = async (): Promise<UploadServer> => {
+  const requests: UploadServer["requests"] = []
+  const objects = new Map<string, Buffer>()
+  const denied = new Set<string>()
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const path = (req.url ?? "/").split("?")[0] ?? "/"
+      const body = Buffer.concat(chunks)
+      requests.push({ method: req.method ?? "", path, bytes: body.length, headers: req.headers })
+      if (req.method === "PUT") {
+        if (denied.has(path)) {
+          res
+            .writeHead(403)
+            .end("<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>")
+          return
+        }
+        objects.set(path, body)
+        res.writeHead(200).end()
+      } else if (req.method === "GET" && objects.has(path)) {
+        const o = objects.get(path)!
+        res.writeHead(200, { "content-type": "application/gzip", "content-length": String(o.length) }).end(o)
+      } else res.writeHead(404).end("NoSuchKey")
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  const port = (server.address() as AddressInfo).port
+  return {
+    base: `http://127.0.0.1:${port}`,
+    requests,
+    objects,
+    denied,
+    close: () => new Promise<void>((r) => server.close(() => r()))
+  }
+}
