@@ -1,0 +1,235 @@
+/**
+ * One loopback HTTP server for everything: EC2 Query (`POST /`), ARC REST-JSON (`/managedresources`,
+ * `/zonalshifts`, `/autoshifts`), and the admin API (`/admin/...`). Point the EC2 and ARC endpoint
+ * overrides of a client at its URL.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { AdminError, routeAdmin } from "./admin/AdminRoutes.ts"
+import { routeArc } from "./arc/ArcRoutes.ts"
+import { ArcError, ZonalShiftStore } from "./arc/ZonalShiftStore.ts"
+import { EC2_API_VERSION, runEc2Action } from "./ec2/Ec2Actions.ts"
+import { parseQueryBody } from "./ec2/Ec2Query.ts"
+import { ec2ErrorResponse, newRequestId } from "./ec2/Ec2Xml.ts"
+import { type Api, Faults, type FaultSpec } from "./Faults.ts"
+import { Ec2Error, InstanceStore, type StoreOptions } from "./InstanceStore.ts"
+import { checkSigV4 } from "./SigV4Presence.ts"
+
+export interface FakeCloudOptions extends StoreOptions {
+  readonly host?: string
+  readonly port?: number
+  /** The EKS cluster ARN shifts apply to by default; when set, the only registered ARC resource. */
+  readonly clusterArn?: string
+}
+
+export interface FakeCloud {
+  readonly url: string
+  readonly store: InstanceStore
+  readonly shifts: ZonalShiftStore
+  readonly faults: Faults
+  readonly close: () => Promise<void>
+}
+
+const ARC_PATH = /^\/(?:managedresources|zonalshifts|autoshifts)(?:\/|$)/
+
+function arcOperation(method: string, path: string): string {
+  if (path.startsWith("/managedresources")) return "GetManagedResource"
+  if (path.startsWith("/autoshifts")) return "ListAutoshifts"
+  if (path === "/zonalshifts") return method === "POST" ? "StartZonalShift" : "ListZonalShifts"
+  return "CancelZonalShift"
+}
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeCloud> {
+  const store = new InstanceStore(options)
+  const shifts = new ZonalShiftStore(store.zones, options.clusterArn ? [options.clusterArn] : undefined)
+  const faults = new Faults()
+  const calls: Record<string, number> = {}
+  const log = options.log ?? (() => {})
+
+  const sendEc2Error = (
+    res: ServerResponse,
+    status: number,
+    code: string,
+    message: string,
+    requestId: string
+  ) => {
+    res.writeHead(status, { "content-type": "text/xml;charset=UTF-8", "x-amzn-requestid": requestId })
+    res.end(ec2ErrorResponse(code, message, requestId))
+  }
+  const sendArcError = (
+    res: ServerResponse,
+    status: number,
+    code: string,
+    message: string,
+    requestId: string
+  ) => {
+    res.writeHead(status, {
+      "content-type": "application/json",
+      "x-amzn-errortype": `${code}:http://internal.amazon.com/coral/com.amazonaws.arczonalshift/`,
+      "x-amzn-requestid": requestId
+    })
+    res.end(JSON.stringify({ message }))
+  }
+
+  /** Applies an injected fault that answers instead of the service; `slow` is handled after. */
+  const faultAnswer = (api: Api, fault: FaultSpec, res: ServerResponse, requestId: string): boolean => {
+    if (fault.kind === "slow") return false
+    if (fault.kind === "throttle") {
+      if (api === "ec2") sendEc2Error(res, 503, "RequestLimitExceeded", "Request limit exceeded.", requestId)
+      else sendArcError(res, 429, "ThrottlingException", "Rate exceeded", requestId)
+    } else {
+      const status = fault.status ?? 500
+      if (api === "ec2") {
+        const code = status === 503 ? "Unavailable" : "InternalError"
+        sendEc2Error(res, status, code, "An internal error has occurred", requestId)
+      } else sendArcError(res, status, "InternalServerException", "An internal error has occurred", requestId)
+    }
+    return true
+  }
+
+  const handleEc2 = async (req: IncomingMessage, res: ServerResponse, body: string, requestId: string) => {
+    const sig = checkSigV4(req.headers, "ec2")
+    if (sig) {
+      const [status, code] = sig.code === "missing" ? [401, "AuthFailure"] : [400, "IncompleteSignature"]
+      return sendEc2Error(res, status, code, sig.message, requestId)
+    }
+    const params = parseQueryBody(body)
+    const action = params.get("Action")
+    if (!action)
+      return sendEc2Error(
+        res,
+        400,
+        "MissingAction",
+        "The request must contain the parameter Action",
+        requestId
+      )
+    if (params.get("Version") !== EC2_API_VERSION) {
+      return sendEc2Error(
+        res,
+        400,
+        "InvalidParameterValue",
+        `Unsupported API version ${JSON.stringify(params.get("Version") ?? "")}; this endpoint serves ${EC2_API_VERSION}`,
+        requestId
+      )
+    }
+    calls[action] = (calls[action] ?? 0) + 1
+    const fault = faults.take("ec2", action)
+    if (fault && faultAnswer("ec2", fault, res, requestId)) return
+    let xml: string
+    try {
+      xml = runEc2Action(store, action, params, requestId)
+    } catch (e) {
+      if (e instanceof Ec2Error) return sendEc2Error(res, e.status, e.code, e.message, requestId)
+      throw e
+    }
+    if (fault?.kind === "slow") await sleep(fault.delayMs ?? 5000)
+    res.writeHead(200, { "content-type": "text/xml;charset=UTF-8", "x-amzn-requestid": requestId })
+    res.end(xml)
+  }
+
+  const handleArc = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    body: string,
+    requestId: string
+  ) => {
+    const sig = checkSigV4(req.headers, "arc-zonal-shift")
+    if (sig) {
+      const [status, code] =
+        sig.code === "missing"
+          ? [403, "MissingAuthenticationTokenException"]
+          : [400, "IncompleteSignatureException"]
+      return sendArcError(res, status, code, sig.message, requestId)
+    }
+    const operation = arcOperation(req.method ?? "GET", url.pathname)
+    calls[operation] = (calls[operation] ?? 0) + 1
+    const fault = faults.take("arc", operation)
+    if (fault && faultAnswer("arc", fault, res, requestId)) return
+    let reply: ReturnType<typeof routeArc>
+    try {
+      reply = routeArc(shifts, req.method ?? "GET", url, body)
+    } catch (e) {
+      if (e instanceof ArcError) return sendArcError(res, e.status, e.code, e.message, requestId)
+      throw e
+    }
+    if (!reply)
+      return sendArcError(res, 404, "UnknownOperationException", `No operation at ${url.pathname}`, requestId)
+    if (fault?.kind === "slow") await sleep(fault.delayMs ?? 5000)
+    res.writeHead(reply.status, { "content-type": "application/json", "x-amzn-requestid": requestId })
+    res.end(JSON.stringify(reply.body))
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = newRequestId()
+    const url = new URL(req.url ?? "/", "http://fake")
+    const body = await readBody(req)
+    const method = req.method ?? "GET"
+    if (url.pathname === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain" })
+      return res.end("ok")
+    }
+    if (url.pathname.startsWith("/admin/")) {
+      try {
+        const reply = await routeAdmin(
+          { store, shifts, faults, calls, defaultResourceArn: options.clusterArn },
+          method,
+          url.pathname,
+          body
+        )
+        res.writeHead(reply?.status ?? 404, { "content-type": "application/json" })
+        return res.end(JSON.stringify(reply?.body ?? { error: `no admin route ${method} ${url.pathname}` }))
+      } catch (e) {
+        const status =
+          e instanceof AdminError ? e.status : e instanceof ArcError || e instanceof Ec2Error ? e.status : 500
+        res.writeHead(status, { "content-type": "application/json" })
+        return res.end(JSON.stringify({ error: e instanceof Error ? e.message : String(e) }))
+      }
+    }
+    if (ARC_PATH.test(url.pathname)) return handleArc(req, res, url, body, requestId)
+    if (method === "POST" && url.pathname === "/") return handleEc2(req, res, body, requestId)
+    return sendEc2Error(
+      res,
+      404,
+      "InvalidAction",
+      `Nothing is served at ${method} ${url.pathname}`,
+      requestId
+    )
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      log(`request failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+      if (!res.headersSent)
+        sendEc2Error(res, 500, "InternalError", "An internal error has occurred", newRequestId())
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve)
+  })
+  const addr = server.address() as AddressInfo
+  return {
+    url: `http://${addr.address}:${addr.port}`,
+    store,
+    shifts,
+    faults,
+    close: () =>
+      new Promise<void>((resolve) => {
+        store.close()
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}

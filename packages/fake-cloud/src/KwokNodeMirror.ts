@@ -1,0 +1,132 @@
+/**
+ * Mirrors fake instances as kwok Nodes in a real cluster: RunInstances -> a Node kwok animates
+ * (label + annotation `kwok.x-k8s.io/node=fake`, which the cluster harness's kwok selects on);
+ * termination -> the Node is deleted; reboot -> a new `status.nodeInfo.bootID`.
+ */
+import {
+  ApiException,
+  CoreV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions
+} from "@kubernetes/client-node"
+import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
+
+export const KWOK_NODE_KEY = "kwok.x-k8s.io/node"
+export const KWOK_NODE_VALUE = "fake"
+export const ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
+/** Annotations the fake writes so a replacement of a replacement can use the same template. */
+export const LAUNCH_TEMPLATE_ID_ANNOTATION = "nodemend.io/launch-template-id"
+export const LAUNCH_TEMPLATE_NAME_ANNOTATION = "nodemend.io/launch-template-name"
+export const LAUNCH_TEMPLATE_VERSION_ANNOTATION = "nodemend.io/launch-template-version"
+
+const NAME = /^[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
+const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?$/
+
+/** Instance tags that are valid, prefixed Kubernetes label keys (`nodemend.io/pool`) become labels. */
+export function tagsAsLabels(tags: Readonly<Record<string, string>>): Record<string, string> {
+  const labels: Record<string, string> = {}
+  for (const [k, v] of Object.entries(tags)) {
+    const parts = k.split("/")
+    if (parts.length !== 2 || k.startsWith("aws:")) continue
+    const [prefix, name] = parts as [string, string]
+    if (DNS_SUBDOMAIN.test(prefix) && NAME.test(name) && (v === "" || NAME.test(v))) labels[k] = v
+  }
+  return labels
+}
+
+const CAPACITY: Record<string, Record<string, string>> = {
+  "m5.large": { cpu: "2", memory: "8Gi" },
+  "m5.xlarge": { cpu: "4", memory: "16Gi" },
+  "c5.xlarge": { cpu: "4", memory: "8Gi" },
+  "g5.xlarge": { cpu: "4", memory: "16Gi", "nvidia.com/gpu": "1" },
+  "p4d.24xlarge": { cpu: "96", memory: "1152Gi", "nvidia.com/gpu": "8" },
+  "p5.48xlarge": { cpu: "192", memory: "2048Gi", "nvidia.com/gpu": "8" }
+}
+
+const capacityOf = (instanceType: string) => ({
+  ...(CAPACITY[instanceType] ?? { cpu: "8", memory: "32Gi" }),
+  pods: "110",
+  "ephemeral-storage": "100Gi"
+})
+
+const code = (e: unknown) => (e instanceof ApiException ? e.code : undefined)
+
+export function kwokNodeMirror(kc: KubeConfig, region: string): NodeMirror {
+  const core = kc.makeApiClient(CoreV1Api)
+  return {
+    async create(i: FakeInstance) {
+      const capacity = capacityOf(i.instanceType)
+      const lt = i.launchTemplate
+      try {
+        await core.createNode({
+          body: {
+            metadata: {
+              name: i.nodeName,
+              labels: {
+                ...tagsAsLabels(i.tags),
+                "kubernetes.io/hostname": i.nodeName,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "node.kubernetes.io/instance-type": i.instanceType,
+                "topology.kubernetes.io/region": region,
+                "topology.kubernetes.io/zone": i.zone.name,
+                [ZONE_ID_LABEL]: i.zone.zoneId,
+                [KWOK_NODE_KEY]: KWOK_NODE_VALUE
+              },
+              annotations: {
+                [KWOK_NODE_KEY]: KWOK_NODE_VALUE,
+                "node.alpha.kubernetes.io/ttl": "0",
+                ...(lt?.id ? { [LAUNCH_TEMPLATE_ID_ANNOTATION]: lt.id } : {}),
+                ...(lt?.name ? { [LAUNCH_TEMPLATE_NAME_ANNOTATION]: lt.name } : {}),
+                ...(lt ? { [LAUNCH_TEMPLATE_VERSION_ANNOTATION]: lt.version } : {})
+              }
+            },
+            spec: { providerID: `aws:///${i.zone.name}/${i.instanceId}` },
+            status: { capacity, allocatable: capacity }
+          }
+        })
+      } catch (e) {
+        if (code(e) !== 409) throw e
+      }
+      // kwok's initialize stage only patches status; seed capacity and the boot id as a kubelet would.
+      await core.patchNodeStatus(
+        {
+          name: i.nodeName,
+          body: { status: { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } } }
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+      )
+    },
+    async delete(i: FakeInstance) {
+      try {
+        await core.deleteNode({ name: i.nodeName })
+      } catch (e) {
+        if (code(e) !== 404) throw e
+      }
+    },
+    async reboot(i: FakeInstance) {
+      await core.patchNodeStatus(
+        { name: i.nodeName, body: { status: { nodeInfo: { bootID: i.bootId } } } },
+        setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+      )
+    },
+    async read(nodeName: string) {
+      const n = await core.readNode({ name: nodeName })
+      const labels = n.metadata?.labels ?? {}
+      return {
+        nodeName,
+        providerID: n.spec?.providerID,
+        instanceType: labels["node.kubernetes.io/instance-type"],
+        zoneName: labels["topology.kubernetes.io/zone"],
+        tags: Object.fromEntries(Object.entries(labels).filter(([k]) => k.startsWith("nodemend.io/")))
+      }
+    },
+    async setProviderId(nodeName: string, providerID: string) {
+      await core.patchNode(
+        { name: nodeName, body: { spec: { providerID } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+      )
+    }
+  }
+}

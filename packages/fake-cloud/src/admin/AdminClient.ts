@@ -1,0 +1,67 @@
+/** A client for the fake's admin API; the CLI and tests use it. */
+import type { FaultSpec } from "../Faults.ts"
+
+export interface AdminInstance {
+  readonly instanceId: string
+  readonly state: string
+  readonly instanceType: string
+  readonly zone: string
+  readonly zoneId: string
+  readonly subnetId: string
+  readonly nodeName: string
+  readonly providerID: string
+  readonly tags: Record<string, string>
+  readonly bootId: string
+}
+
+export interface AdminStats {
+  readonly launches: number
+  readonly terminationsStarted: Record<string, number>
+  readonly reboots: Record<string, number>
+  readonly calls: Record<string, number>
+}
+
+export class AdminClient {
+  readonly #base: string
+  constructor(baseUrl: string) {
+    this.#base = baseUrl.replace(/\/+$/, "")
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${this.#base}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const text = await res.text()
+    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status}: ${text}`)
+    return JSON.parse(text) as T
+  }
+
+  instances = () =>
+    this.#call<{ instances: AdminInstance[] }>("GET", "/admin/instances").then((r) => r.instances)
+  stats = () => this.#call<AdminStats>("GET", "/admin/stats")
+  adopt = (req: {
+    nodeName: string
+    instanceId?: string
+    instanceType?: string
+    zone?: string
+    tags?: Record<string, string>
+  }) => this.#call<AdminInstance>("POST", "/admin/instances/adopt", req)
+  injectFault = (spec: FaultSpec) => this.#call<unknown>("POST", "/admin/faults", spec)
+  clearFaults = () => this.#call<unknown>("DELETE", "/admin/faults")
+  startZonalShift = (req: {
+    awayFrom: string
+    resourceIdentifier?: string
+    expiresInMinutes?: number
+    comment?: string
+    practiceRun?: boolean
+  }) =>
+    this.#call<{ zonalShiftId: string; awayFrom: string; status: string }>("POST", "/admin/zonal-shifts", req)
+  cancelZonalShift = (id: string) =>
+    this.#call<unknown>("DELETE", `/admin/zonal-shifts/${encodeURIComponent(id)}`)
+  cancelAllZonalShifts = () => this.#call<{ canceled: number }>("DELETE", "/admin/zonal-shifts")
+  startAutoshift = (awayFrom: string) => this.#call<unknown>("POST", "/admin/autoshifts", { awayFrom })
+  endAutoshift = (awayFrom: string) =>
+    this.#call<{ ended: number }>("DELETE", `/admin/autoshifts/${encodeURIComponent(awayFrom)}`)
+}

@@ -1,0 +1,153 @@
+/** The fake's own control API (JSON, unauthenticated, loopback only): shifts, faults, adoption, stats. */
+import { Schema } from "effect"
+import { ArcError, type ZonalShiftStore } from "../arc/ZonalShiftStore.ts"
+import { FaultSpec, type Faults } from "../Faults.ts"
+import type { FakeInstance, InstanceStore } from "../InstanceStore.ts"
+
+export const StartShiftRequest = Schema.Struct({
+  /** Zone name or zone id. */
+  awayFrom: Schema.String,
+  /** Defaults to the server's `--cluster-arn`. */
+  resourceIdentifier: Schema.optionalKey(Schema.String),
+  expiresInMinutes: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThan(0))),
+  comment: Schema.optionalKey(Schema.String),
+  practiceRun: Schema.optionalKey(Schema.Boolean)
+})
+
+export const AutoshiftRequest = Schema.Struct({ awayFrom: Schema.String })
+
+export const AdoptRequest = Schema.Struct({
+  nodeName: Schema.String,
+  instanceId: Schema.optionalKey(Schema.String),
+  instanceType: Schema.optionalKey(Schema.String),
+  zone: Schema.optionalKey(Schema.String),
+  tags: Schema.optionalKey(Schema.Record(Schema.String, Schema.String))
+})
+
+export interface AdminContext {
+  readonly store: InstanceStore
+  readonly shifts: ZonalShiftStore
+  readonly faults: Faults
+  readonly calls: Record<string, number>
+  readonly defaultResourceArn: string | undefined
+}
+
+export interface AdminReply {
+  readonly status: number
+  readonly body: unknown
+}
+
+export class AdminError extends Error {
+  readonly status: number
+  constructor(message: string, status = 400) {
+    super(message)
+    this.status = status
+  }
+}
+
+export const instanceJson = (i: FakeInstance) => ({
+  instanceId: i.instanceId,
+  state: i.state,
+  instanceType: i.instanceType,
+  zone: i.zone.name,
+  zoneId: i.zone.zoneId,
+  subnetId: i.zone.subnetId,
+  nodeName: i.nodeName,
+  providerID: `aws:///${i.zone.name}/${i.instanceId}`,
+  privateDnsName: i.privateDnsName,
+  tags: i.tags,
+  bootId: i.bootId,
+  launchTemplate: i.launchTemplate
+})
+
+function decode<S extends Schema.Top & { readonly DecodingServices: never }>(
+  schema: S,
+  body: string
+): S["Type"] {
+  try {
+    return Schema.decodeUnknownSync(schema)(body === "" ? {} : JSON.parse(body))
+  } catch (e) {
+    throw new AdminError(`bad request body: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+export async function routeAdmin(
+  ctx: AdminContext,
+  method: string,
+  path: string,
+  body: string
+): Promise<AdminReply | undefined> {
+  const { store, shifts, faults } = ctx
+  if (path === "/admin/instances" && method === "GET") {
+    return { status: 200, body: { instances: store.describe([]).map(instanceJson) } }
+  }
+  if (path === "/admin/instances/adopt" && method === "POST") {
+    const req = decode(AdoptRequest, body)
+    const i = await store.adopt({
+      nodeName: req.nodeName,
+      instanceId: req.instanceId,
+      instanceType: req.instanceType,
+      zoneName: req.zone,
+      tags: req.tags
+    })
+    return { status: 200, body: instanceJson(i) }
+  }
+  if (path === "/admin/stats" && method === "GET") {
+    return { status: 200, body: { ...store.stats(), calls: { ...ctx.calls } } }
+  }
+  if (path === "/admin/zones" && method === "GET") {
+    return { status: 200, body: { region: store.region, zones: store.zones } }
+  }
+  if (path === "/admin/faults" && method === "POST") {
+    const f = faults.add(decode(FaultSpec, body))
+    return { status: 200, body: { fault: f.spec, remaining: f.remaining } }
+  }
+  if (path === "/admin/faults" && method === "GET") {
+    return { status: 200, body: { faults: faults.list() } }
+  }
+  if (path === "/admin/faults" && method === "DELETE") {
+    faults.clear()
+    return { status: 200, body: { cleared: true } }
+  }
+  if (path === "/admin/zonal-shifts" && method === "GET") {
+    return {
+      status: 200,
+      body: {
+        zonalShifts: shifts.all().map((s) => ({ ...s, status: shifts.status(s) })),
+        autoshifts: shifts.autoshifts()
+      }
+    }
+  }
+  if (path === "/admin/zonal-shifts" && method === "POST") {
+    const req = decode(StartShiftRequest, body)
+    const resourceIdentifier = req.resourceIdentifier ?? ctx.defaultResourceArn
+    if (!resourceIdentifier)
+      throw new AdminError("resourceIdentifier is required (the server has no --cluster-arn)")
+    const s = shifts.start({
+      resourceIdentifier,
+      awayFrom: req.awayFrom,
+      expiresInMs: (req.expiresInMinutes ?? 60) * 60_000,
+      ...(req.comment === undefined ? {} : { comment: req.comment }),
+      ...(req.practiceRun === undefined ? {} : { practiceRun: req.practiceRun })
+    })
+    return { status: 200, body: { ...s, status: shifts.status(s) } }
+  }
+  if (path === "/admin/zonal-shifts" && method === "DELETE") {
+    return { status: 200, body: { canceled: shifts.cancelAll() } }
+  }
+  const one = /^\/admin\/zonal-shifts\/([^/]+)$/.exec(path)
+  if (one && method === "DELETE") {
+    const s = shifts.cancel(decodeURIComponent(one[1]!))
+    return { status: 200, body: { ...s, status: shifts.status(s) } }
+  }
+  if (path === "/admin/autoshifts" && method === "POST") {
+    return { status: 200, body: shifts.startAutoshift(decode(AutoshiftRequest, body).awayFrom) }
+  }
+  const auto = /^\/admin\/autoshifts\/([^/]+)$/.exec(path)
+  if (auto && method === "DELETE") {
+    return { status: 200, body: { ended: shifts.endAutoshift(decodeURIComponent(auto[1]!)) } }
+  }
+  return undefined
+}
+
+export { ArcError }

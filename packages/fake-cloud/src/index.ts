@@ -1,0 +1,25 @@
+export { AdminClient, type AdminInstance, type AdminStats } from "./admin/AdminClient.ts"
+export { ArcError, type FakeAutoshift, type FakeZonalShift, ZonalShiftStore } from "./arc/ZonalShiftStore.ts"
+export { type FakeCloud, type FakeCloudOptions, startFakeCloud } from "./FakeCloudServer.ts"
+export { type FaultSpec, Faults } from "./Faults.ts"
+export {
+  type AdoptRequest,
+  Ec2Error,
+  type FakeInstance,
+  type InstanceStateName,
+  InstanceStore,
+  type NodeMirror,
+  type RunRequest,
+  type StoreOptions
+} from "./InstanceStore.ts"
+export {
+  KWOK_NODE_KEY,
+  KWOK_NODE_VALUE,
+  kwokNodeMirror,
+  LAUNCH_TEMPLATE_ID_ANNOTATION,
+  LAUNCH_TEMPLATE_NAME_ANNOTATION,
+  LAUNCH_TEMPLATE_VERSION_ANNOTATION,
+  tagsAsLabels,
+  ZONE_ID_LABEL
+} from "./KwokNodeMirror.ts"
+export { defaultZones, type FakeZone } from "./zones.ts"

@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+/**
+ * nodemend-fake-cloud: `serve` runs the fake (EC2 Query + ARC REST-JSON + admin API on loopback);
+ * the other commands drive a running fake through its admin API (`--endpoint` or NODEMEND_FAKE_CLOUD_URL).
+ */
+import { writeFileSync } from "node:fs"
+import { parseArgs } from "node:util"
+import { KubeConfig } from "@kubernetes/client-node"
+import { AdminClient } from "./admin/AdminClient.ts"
+import { startFakeCloud } from "./FakeCloudServer.ts"
+import { kwokNodeMirror } from "./KwokNodeMirror.ts"
+
+const USAGE = `usage: nodemend-fake-cloud <command> [options]
+
+  serve [--host 127.0.0.1] [--port 0] [--region us-west-2] [--kubeconfig PATH]
+        [--boot-delay-ms 2000] [--terminate-delay-ms 1000] [--cluster-arn ARN] [--url-file PATH]
+      Without --kubeconfig instances live only in memory; with it each instance is a kwok Node.
+
+  shift start --zone ZONE|ZONE_ID [--minutes 60] [--resource ARN] [--comment TEXT] [--practice-run]
+  shift cancel ID | --all
+  autoshift start --zone ZONE|ZONE_ID
+  autoshift end --zone ZONE|ZONE_ID
+  fault throttle|error|slow [--target ec2|arc|any] [--action NAME] [--count N] [--status 5xx] [--delay-ms N]
+  fault clear
+  adopt NODE_NAME [--instance-type TYPE] [--zone ZONE] [--instance-id ID]
+  instances | stats | zonal-shifts
+      Admin commands take --endpoint URL (default: $NODEMEND_FAKE_CLOUD_URL).`
+
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    host: { type: "string", default: "127.0.0.1" },
+    port: { type: "string", default: "0" },
+    region: { type: "string", default: "us-west-2" },
+    kubeconfig: { type: "string" },
+    "boot-delay-ms": { type: "string", default: "2000" },
+    "terminate-delay-ms": { type: "string", default: "1000" },
+    "cluster-arn": { type: "string" },
+    "url-file": { type: "string" },
+    endpoint: { type: "string" },
+    zone: { type: "string" },
+    minutes: { type: "string" },
+    resource: { type: "string" },
+    comment: { type: "string" },
+    "practice-run": { type: "boolean" },
+    all: { type: "boolean" },
+    target: { type: "string" },
+    action: { type: "string" },
+    count: { type: "string" },
+    status: { type: "string" },
+    "delay-ms": { type: "string" },
+    "instance-type": { type: "string" },
+    "instance-id": { type: "string" },
+    help: { type: "boolean", short: "h" }
+  }
+})
+
+function fail(message: string): never {
+  process.stderr.write(`nodemend-fake-cloud: ${message}\n`)
+  process.exit(2)
+}
+
+function int(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0)
+    fail(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`)
+  return n
+}
+
+function admin(): AdminClient {
+  const endpoint = flags.endpoint ?? process.env.NODEMEND_FAKE_CLOUD_URL
+  if (!endpoint) fail("no endpoint: pass --endpoint URL or set NODEMEND_FAKE_CLOUD_URL")
+  return new AdminClient(endpoint)
+}
+
+const print = (v: unknown): void => {
+  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`)
+}
+const needZone = () => flags.zone ?? fail("--zone is required")
+
+async function main(): Promise<void> {
+  const [command, sub, arg] = positionals
+  if (flags.help || !command) {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  switch (command) {
+    case "serve": {
+      const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`)
+      let mirror: ReturnType<typeof kwokNodeMirror> | undefined
+      if (flags.kubeconfig) {
+        const kc = new KubeConfig()
+        kc.loadFromFile(flags.kubeconfig)
+        mirror = kwokNodeMirror(kc, flags.region)
+      }
+      const cloud = await startFakeCloud({
+        host: flags.host,
+        port: int("port", flags.port) ?? 0,
+        region: flags.region,
+        bootDelayMs: int("boot-delay-ms", flags["boot-delay-ms"]) ?? 2000,
+        terminateDelayMs: int("terminate-delay-ms", flags["terminate-delay-ms"]) ?? 1000,
+        ...(flags["cluster-arn"] ? { clusterArn: flags["cluster-arn"] } : {}),
+        ...(mirror ? { mirror } : {}),
+        log
+      })
+      if (flags["url-file"]) writeFileSync(flags["url-file"], `${cloud.url}\n`)
+      process.stdout.write(
+        `nodemend-fake-cloud listening on ${cloud.url} (${mirror ? "kwok Nodes" : "in memory"})\n`
+      )
+      const stop = () => void cloud.close().then(() => process.exit(0))
+      process.once("SIGINT", stop)
+      process.once("SIGTERM", stop)
+      return
+    }
+    case "shift":
+      if (sub === "start") {
+        return print(
+          await admin().startZonalShift({
+            awayFrom: needZone(),
+            ...(flags.minutes ? { expiresInMinutes: Number(flags.minutes) } : {}),
+            ...(flags.resource ? { resourceIdentifier: flags.resource } : {}),
+            ...(flags.comment ? { comment: flags.comment } : {}),
+            ...(flags["practice-run"] ? { practiceRun: true } : {})
+          })
+        )
+      }
+      if (sub === "cancel") {
+        if (flags.all) return print(await admin().cancelAllZonalShifts())
+        return print(await admin().cancelZonalShift(arg ?? fail("shift cancel needs an ID or --all")))
+      }
+      return fail("shift start|cancel")
+    case "autoshift":
+      if (sub === "start") return print(await admin().startAutoshift(needZone()))
+      if (sub === "end") return print(await admin().endAutoshift(needZone()))
+      return fail("autoshift start|end")
+    case "fault": {
+      if (sub === "clear") return print(await admin().clearFaults())
+      if (sub !== "throttle" && sub !== "error" && sub !== "slow")
+        return fail("fault throttle|error|slow|clear")
+      const target = flags.target
+      if (target !== undefined && target !== "ec2" && target !== "arc" && target !== "any") {
+        return fail("--target must be ec2, arc or any")
+      }
+      const count = int("count", flags.count)
+      const status = int("status", flags.status)
+      const delayMs = int("delay-ms", flags["delay-ms"])
+      return print(
+        await admin().injectFault({
+          kind: sub,
+          ...(target ? { target } : {}),
+          ...(flags.action ? { action: flags.action } : {}),
+          ...(count !== undefined ? { count } : {}),
+          ...(status !== undefined ? { status } : {}),
+          ...(delayMs !== undefined ? { delayMs } : {})
+        })
+      )
+    }
+    case "adopt":
+      return print(
+        await admin().adopt({
+          nodeName: sub ?? fail("adopt needs a NODE_NAME"),
+          ...(flags["instance-type"] ? { instanceType: flags["instance-type"] } : {}),
+          ...(flags.zone ? { zone: flags.zone } : {}),
+          ...(flags["instance-id"] ? { instanceId: flags["instance-id"] } : {})
+        })
+      )
+    case "instances":
+      return print(await admin().instances())
+    case "stats":
+      return print(await admin().stats())
+    case "zonal-shifts":
+      return print(
+        await (
+          await fetch(
+            `${(flags.endpoint ?? process.env.NODEMEND_FAKE_CLOUD_URL ?? "").replace(/\/+$/, "")}/admin/zonal-shifts`
+          )
+        ).json()
+      )
+    default:
+      fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`)
+  }
+}
+
+main().catch((e: unknown) => fail(e instanceof Error ? e.message : String(e)))

@@ -1,0 +1,341 @@
+// The fake's wire protocols, spoken by hand (no SDK): EC2 Query + XML, ARC REST-JSON, admin JSON.
+// Instances live in memory here; the kwok-Node-backed store is exercised by the cluster e2e tests.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AdminClient } from "../src/admin/AdminClient.ts"
+import { type FakeCloud, startFakeCloud } from "../src/FakeCloudServer.ts"
+
+const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"
+let cloud: FakeCloud
+let admin: AdminClient
+
+const amzDate = () =>
+  new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "")
+const auth = (service: string) => {
+  const d = amzDate()
+  return {
+    "x-amz-date": d,
+    authorization: `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/${d.slice(0, 8)}/us-west-2/${service}/aws4_request, SignedHeaders=host;x-amz-date, Signature=${"a".repeat(64)}`
+  }
+}
+
+async function ec2(params: Record<string, string>, headers: Record<string, string> = auth("ec2")) {
+  const res = await fetch(cloud.url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8", ...headers },
+    body: new URLSearchParams({ Version: "2016-11-15", ...params }).toString()
+  })
+  return { status: res.status, xml: await res.text() }
+}
+
+async function arc(method: string, path: string, body?: unknown, headers = auth("arc-zonal-shift")) {
+  const res = await fetch(`${cloud.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return {
+    status: res.status,
+    errorType: res.headers.get("x-amzn-errortype"),
+    // biome-ignore lint/suspicious/noExplicitAny: assertions below walk arbitrary ARC JSON
+    json: (await res.json()) as any
+  }
+}
+
+const all = (xml: string, tag: string) =>
+  [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, "g"))].map((m) => m[1])
+const one = (xml: string, tag: string) => all(xml, tag)[0]
+const waitFor = async (what: string, probe: () => Promise<boolean>) => {
+  for (let i = 0; i < 200; i++) {
+    if (await probe()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+const stateOf = async (id: string) =>
+  one((await ec2({ Action: "DescribeInstances", "InstanceId.1": id })).xml, "name")
+
+beforeAll(async () => {
+  cloud = await startFakeCloud({
+    region: "us-west-2",
+    bootDelayMs: 20,
+    terminateDelayMs: 20,
+    clusterArn: ARN
+  })
+  admin = new AdminClient(cloud.url)
+})
+afterAll(() => cloud.close())
+
+describe("EC2 Query protocol", () => {
+  it("answers an unsigned request with AuthFailure in the EC2 error shape", async () => {
+    const r = await ec2({ Action: "DescribeInstances" }, {})
+    expect(r.status).toBe(401)
+    expect(r.xml).toMatch(
+      /^<\?xml[^>]*>\n<Response><Errors><Error><Code>AuthFailure<\/Code><Message>[^<]+<\/Message><\/Error><\/Errors><RequestID>[0-9a-f-]{36}<\/RequestID><\/Response>$/
+    )
+  })
+
+  it("rejects a malformed signature, an unknown action and a wrong API version", async () => {
+    const bad = await ec2({ Action: "DescribeInstances" }, { authorization: "AWS4-HMAC-SHA256 Credential=x" })
+    expect([bad.status, one(bad.xml, "Code")]).toEqual([400, "IncompleteSignature"])
+    const action = await ec2({ Action: "LaunchRockets" })
+    expect([action.status, one(action.xml, "Code")]).toEqual([400, "InvalidAction"])
+    const version = await ec2({ Action: "DescribeInstances", Version: "2014-01-01" })
+    expect(one(version.xml, "Code")).toBe("InvalidParameterValue")
+  })
+
+  it("RunInstances launches pending -> running with tags, zone and launch-template tags", async () => {
+    const r = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "p5.48xlarge",
+      SubnetId: "subnet-0fake00000000000b",
+      "LaunchTemplate.LaunchTemplateId": "lt-0123456789abcdef0",
+      "LaunchTemplate.Version": "3",
+      ClientToken: "tok-1",
+      "TagSpecification.1.ResourceType": "instance",
+      "TagSpecification.1.Tag.1.Key": "nodemend.io/pool",
+      "TagSpecification.1.Tag.1.Value": "gpu"
+    })
+    expect(r.status).toBe(200)
+    expect(r.xml).toContain(
+      '<RunInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>'
+    )
+    const id = one(r.xml, "instanceId")!
+    expect(id).toMatch(/^i-[0-9a-f]{17}$/)
+    expect(one(r.xml, "name")).toBe("pending")
+    expect(one(r.xml, "availabilityZone")).toBe("us-west-2b")
+    expect(all(r.xml, "key")).toEqual([
+      "nodemend.io/pool",
+      "aws:ec2launchtemplate:id",
+      "aws:ec2launchtemplate:version"
+    ])
+    await waitFor("running", async () => (await stateOf(id)) === "running")
+
+    // Same ClientToken: the same instance, not a second one.
+    const again = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "p5.48xlarge",
+      SubnetId: "subnet-0fake00000000000b",
+      "LaunchTemplate.LaunchTemplateId": "lt-0123456789abcdef0",
+      "LaunchTemplate.Version": "3",
+      ClientToken: "tok-1"
+    })
+    expect(one(again.xml, "instanceId")).toBe(id)
+    const mismatch = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "m5.large",
+      ImageId: "ami-1",
+      ClientToken: "tok-1"
+    })
+    expect(one(mismatch.xml, "Code")).toBe("IdempotentParameterMismatch")
+  })
+
+  it("validates RunInstances input", async () => {
+    const noSubnet = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "m5.large",
+      ImageId: "ami-1",
+      SubnetId: "subnet-nope"
+    })
+    expect(one(noSubnet.xml, "Code")).toBe("InvalidSubnetID.NotFound")
+    const noCount = await ec2({ Action: "RunInstances", InstanceType: "m5.large", ImageId: "ami-1" })
+    expect(one(noCount.xml, "Code")).toBe("MissingParameter")
+  })
+
+  it("TerminateInstances is idempotent: one effect, then shutting-down -> terminated", async () => {
+    const run = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "m5.large",
+      ImageId: "ami-1"
+    })
+    const id = one(run.xml, "instanceId")!
+    await waitFor("running", async () => (await stateOf(id)) === "running")
+    const t1 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
+    expect(t1.xml).toMatch(
+      /<currentState><code>32<\/code><name>shutting-down<\/name><\/currentState><previousState><code>16<\/code><name>running<\/name><\/previousState>/
+    )
+    const t2 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
+    expect(t2.status).toBe(200)
+    await waitFor("terminated", async () => (await stateOf(id)) === "terminated")
+    const t3 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
+    expect(t3.xml).toContain("<currentState><code>48</code><name>terminated</name></currentState>")
+    expect((await admin.stats()).terminationsStarted[id]).toBe(1)
+  })
+
+  it("reports unknown and malformed instance ids like EC2", async () => {
+    const missing = await ec2({ Action: "DescribeInstances", "InstanceId.1": "i-0000000000000000f" })
+    expect([missing.status, one(missing.xml, "Code")]).toEqual([400, "InvalidInstanceID.NotFound"])
+    const bad = await ec2({ Action: "TerminateInstances", "InstanceId.1": "node-1" })
+    expect(one(bad.xml, "Code")).toBe("InvalidInstanceID.Malformed")
+  })
+
+  it("filters DescribeInstances by state and tag", async () => {
+    const run = await ec2({
+      Action: "RunInstances",
+      MinCount: "2",
+      MaxCount: "2",
+      InstanceType: "m5.large",
+      ImageId: "ami-1",
+      "TagSpecification.1.ResourceType": "instance",
+      "TagSpecification.1.Tag.1.Key": "team",
+      "TagSpecification.1.Tag.1.Value": "filters"
+    })
+    const ids = all(run.xml, "instanceId")
+    expect(ids).toHaveLength(2)
+    const r = await ec2({
+      Action: "DescribeInstances",
+      "Filter.1.Name": "tag:team",
+      "Filter.1.Value.1": "filters",
+      "Filter.2.Name": "instance-state-name",
+      "Filter.2.Value.1": "pending",
+      "Filter.2.Value.2": "running"
+    })
+    expect(all(r.xml, "instanceId").sort()).toEqual([...ids].sort())
+  })
+
+  it("RebootInstances gives a running instance a new boot id", async () => {
+    const run = await ec2({
+      Action: "RunInstances",
+      MinCount: "1",
+      MaxCount: "1",
+      InstanceType: "m5.large",
+      ImageId: "ami-1"
+    })
+    const id = one(run.xml, "instanceId")!
+    await waitFor("running", async () => (await stateOf(id)) === "running")
+    const before = (await admin.instances()).find((i) => i.instanceId === id)!.bootId
+    const r = await ec2({ Action: "RebootInstances", "InstanceId.1": id })
+    expect(one(r.xml, "return")).toBe("true")
+    expect((await admin.instances()).find((i) => i.instanceId === id)!.bootId).not.toBe(before)
+    expect((await admin.stats()).reboots[id]).toBe(1)
+  })
+})
+
+describe("fault injection", () => {
+  it("throttles the next EC2 call with RequestLimitExceeded 503, then serves normally", async () => {
+    await admin.injectFault({ kind: "throttle", target: "ec2", action: "DescribeInstances", count: 2 })
+    const a = await ec2({ Action: "DescribeInstances" })
+    const b = await ec2({ Action: "DescribeInstances" })
+    const c = await ec2({ Action: "DescribeInstances" })
+    expect([a.status, one(a.xml, "Code"), b.status, c.status]).toEqual([
+      503,
+      "RequestLimitExceeded",
+      503,
+      200
+    ])
+  })
+
+  it("5xx and slow answers", async () => {
+    await admin.injectFault({ kind: "error", target: "ec2", status: 503 })
+    const a = await ec2({ Action: "DescribeInstances" })
+    expect([a.status, one(a.xml, "Code")]).toEqual([503, "Unavailable"])
+    await admin.injectFault({ kind: "slow", target: "arc", delayMs: 150 })
+    const t0 = Date.now()
+    const r = await arc("GET", `/managedresources/${encodeURIComponent(ARN)}`)
+    expect(r.status).toBe(200)
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140)
+  })
+})
+
+describe("ARC REST-JSON", () => {
+  const path = `/managedresources/${encodeURIComponent(ARN)}`
+
+  it("rejects unsigned requests with x-amzn-ErrorType", async () => {
+    const r = await arc("GET", path, undefined, {} as ReturnType<typeof auth>)
+    expect(r.status).toBe(403)
+    expect(r.errorType).toMatch(/^MissingAuthenticationTokenException:/)
+    expect(r.json.message).toBeTypeOf("string")
+  })
+
+  it("GetManagedResource reflects shifts and autoshifts started and ended via admin", async () => {
+    expect((await arc("GET", path)).json.zonalShifts).toEqual([])
+    const shift = await admin.startZonalShift({ awayFrom: "us-west-2a", expiresInMinutes: 30 })
+    const r1 = await arc("GET", path)
+    expect(r1.json.zonalShifts).toEqual([
+      expect.objectContaining({
+        awayFrom: "usw2-az1",
+        appliedStatus: "APPLIED",
+        zonalShiftId: shift.zonalShiftId
+      })
+    ])
+    expect(r1.json.appliedWeights).toEqual({ "usw2-az1": 0, "usw2-az2": 1, "usw2-az3": 1 })
+    expect(r1.json.zonalShifts[0].expiryTime).toBeGreaterThan(Date.now() / 1000 + 29 * 60)
+
+    await admin.startAutoshift("usw2-az2")
+    const r2 = await arc("GET", path)
+    expect(r2.json.autoshifts).toEqual([
+      expect.objectContaining({ awayFrom: "usw2-az2", appliedStatus: "NOT_APPLIED" })
+    ])
+    await admin.cancelZonalShift(shift.zonalShiftId)
+    const r3 = await arc("GET", path)
+    expect(r3.json.zonalShifts).toEqual([])
+    expect(r3.json.autoshifts).toEqual([
+      expect.objectContaining({ awayFrom: "usw2-az2", appliedStatus: "APPLIED" })
+    ])
+    expect((await arc("GET", "/autoshifts?status=ACTIVE")).json.items).toEqual([
+      expect.objectContaining({ awayFrom: "usw2-az2", status: "ACTIVE" })
+    ])
+    await admin.endAutoshift("us-west-2b")
+    expect((await arc("GET", path)).json.autoshifts).toEqual([])
+    expect((await arc("GET", "/autoshifts?status=COMPLETED")).json.items).toHaveLength(1)
+  })
+
+  it("StartZonalShift / ListZonalShifts / CancelZonalShift through the ARC API itself", async () => {
+    const s = await arc("POST", "/zonalshifts", {
+      resourceIdentifier: ARN,
+      awayFrom: "usw2-az3",
+      expiresIn: "10m",
+      comment: "test"
+    })
+    expect(s.json.status).toBe("ACTIVE")
+    const list = await arc("GET", `/zonalshifts?status=ACTIVE&resourceIdentifier=${encodeURIComponent(ARN)}`)
+    expect(list.json.items.map((i: { zonalShiftId: string }) => i.zonalShiftId)).toEqual([
+      s.json.zonalShiftId
+    ])
+    const c = await arc("DELETE", `/zonalshifts/${s.json.zonalShiftId}`)
+    expect(c.json.status).toBe("CANCELED")
+    const bad = await arc("POST", "/zonalshifts", {
+      resourceIdentifier: ARN,
+      awayFrom: "usw2-az3",
+      expiresIn: "9d",
+      comment: ""
+    })
+    expect([bad.status, bad.errorType?.split(":")[0]]).toEqual([400, "ValidationException"])
+  })
+
+  it("an unregistered resource is ResourceNotFoundException; throttling is ThrottlingException 429", async () => {
+    const r = await arc(
+      "GET",
+      `/managedresources/${encodeURIComponent("arn:aws:eks:us-west-2:111122223333:cluster/other")}`
+    )
+    expect([r.status, r.errorType?.split(":")[0]]).toEqual([404, "ResourceNotFoundException"])
+    await admin.injectFault({ kind: "throttle", target: "arc" })
+    const t = await arc("GET", path)
+    expect([t.status, t.errorType?.split(":")[0]]).toEqual([429, "ThrottlingException"])
+  })
+})
+
+describe("admin", () => {
+  it("adopts an existing node as a running instance (in memory)", async () => {
+    const i = await admin.adopt({ nodeName: "node-a", instanceType: "g5.xlarge", zone: "us-west-2c" })
+    expect(i).toMatchObject({ state: "running", nodeName: "node-a", zone: "us-west-2c", zoneId: "usw2-az3" })
+    expect(i.providerID).toBe(`aws:///us-west-2c/${i.instanceId}`)
+    expect(await stateOf(i.instanceId)).toBe("running")
+  })
+
+  it("rejects a malformed admin body with a clear message", async () => {
+    await expect(admin.injectFault({ kind: "explode" } as never)).rejects.toThrow(/HTTP 400.*kind/s)
+  })
+})
