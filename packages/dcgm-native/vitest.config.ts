@@ -1,7 +1,6 @@
 import { defineConfig } from "vitest/config"
-import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
-  ...sourceResolve,
-  test: { include: ["test/**/*.test.ts"] }
+  resolve: { conditions: ["source"] },
+  test: { include: ["test/**/*.test.ts"], globalSetup: ["./test/global-setup.ts"] }
 })

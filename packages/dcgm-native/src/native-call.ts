@@ -1,0 +1,33 @@
+/**
+ * Runs a koffi function on koffi's worker pool. Every DCGM/NVML call that may wait on a vendor thread goes
+ * through here, so the JS main thread is never blocked while a DCGM thread waits for it inside a callback.
+ */
+import { Effect } from "effect"
+import type koffi from "koffi"
+import type { LibraryHandle } from "koffi"
+
+export type NativeFunction = ReturnType<LibraryHandle["func"]>
+/** A koffi type: a name such as "uint32_t", a TypeObject, or a direction marker. */
+export type TypeSpec = Parameters<typeof koffi.out>[0]
+
+/** The call's return value; a koffi marshalling error (a bug here, not a vendor error) is a defect. */
+export const callAsync = <R>(fn: NativeFunction, ...args: readonly unknown[]): Effect.Effect<R> =>
+  Effect.callback<R>((resume) => {
+    fn.async(...args, (err: unknown, result: R) => {
+      resume(err ? Effect.die(err) : Effect.succeed(result))
+    })
+  })
+
+/** Declares `name`, or returns undefined when the library does not export it (feature detection). */
+export const optionalFunc = (
+  lib: LibraryHandle,
+  name: string,
+  ret: TypeSpec,
+  args: TypeSpec[]
+): NativeFunction | undefined => {
+  try {
+    return lib.func(name, ret, args)
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,352 @@
+/**
+ * The NVML Effect service (libnvidia-ml.so.1): device count and handles, clock event reasons, GPU fabric info,
+ * retired pages / remapped rows, and XID / DBE events. Every call runs on koffi's worker pool (NVML calls can
+ * hang on a sick GPU, e.g. after XID 119); event waits use a short timeout in a loop, never the main thread.
+ */
+import koffi, { type LibraryHandle } from "koffi"
+import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
+import { NvmlReturn } from "./constants.ts"
+import { LibraryMissing, NvmlCallFailed, VersionMismatch } from "./errors.ts"
+import { NvmlEventData, NvmlGpuFabricInfoV2, NvmlGpuFabricInfoV3, StructVersion } from "./layouts.ts"
+import { callAsync, type NativeFunction } from "./native-call.ts"
+
+export const DEFAULT_NVML_LIBRARY = "libnvidia-ml.so.1"
+
+/** A device handle: an opaque pointer, branded so it is not confused with other BigInts. */
+export type NvmlDevice = bigint & { readonly __nvmlDevice: unique symbol }
+
+export interface FabricInfo {
+  /** Which struct version the driver accepted (3 has healthSummary). */
+  readonly version: 2 | 3
+  readonly state: number
+  /** nvmlReturn_t of fabric training; meaningful only when state is COMPLETED (3). */
+  readonly status: number
+  readonly cliqueId: number
+  readonly healthMask: number
+  readonly healthSummary: number | undefined
+}
+
+export interface RemappedRows {
+  readonly correctable: number
+  readonly uncorrectable: number
+  readonly pending: boolean
+  readonly failureOccurred: boolean
+}
+
+export interface RetiredPages {
+  readonly addresses: readonly bigint[]
+  readonly timestamps: readonly bigint[]
+}
+
+export interface NvmlEvent {
+  readonly deviceIndex: number
+  readonly eventType: bigint
+  /** The XID for XidCriticalError events (999 = unknown XID), else 0. */
+  readonly eventData: bigint
+  readonly gpuInstanceId: number
+  readonly computeInstanceId: number
+  /** When the wait returned, ms since epoch (NVML events carry no timestamp). */
+  readonly observedAtMs: number
+}
+
+export interface NvmlApi {
+  readonly libraryPath: string
+  readonly deviceCount: Effect.Effect<number, NvmlCallFailed>
+  readonly device: (index: number) => Effect.Effect<NvmlDevice, NvmlCallFailed>
+  readonly clockEventReasons: (index: number) => Effect.Effect<bigint, NvmlCallFailed>
+  readonly fabricInfo: (index: number) => Effect.Effect<FabricInfo, NvmlCallFailed>
+  readonly retiredPages: (index: number, cause: 0 | 1) => Effect.Effect<RetiredPages, NvmlCallFailed>
+  readonly remappedRows: (index: number) => Effect.Effect<RemappedRows, NvmlCallFailed>
+  /**
+   * Events of the given types from every device. The event set lives as long as the stream; a wait in
+   * flight when the stream ends is awaited (at most `waitMs`) before the set is freed.
+   */
+  readonly events: (eventTypes: bigint, waitMs?: number) => Stream.Stream<NvmlEvent, NvmlCallFailed>
+}
+
+interface NvmlFunctions {
+  readonly nvmlInit_v2: NativeFunction
+  readonly nvmlShutdown: NativeFunction
+  readonly nvmlErrorString: NativeFunction
+  readonly nvmlDeviceGetCount_v2: NativeFunction
+  readonly nvmlDeviceGetHandleByIndex_v2: NativeFunction
+  readonly nvmlDeviceGetCurrentClocksEventReasons: NativeFunction
+  readonly nvmlDeviceGetGpuFabricInfoV: NativeFunction | undefined
+  readonly nvmlDeviceGetRetiredPages_v2: NativeFunction
+  readonly nvmlDeviceGetRemappedRows: NativeFunction
+  readonly nvmlEventSetCreate: NativeFunction
+  readonly nvmlDeviceRegisterEvents: NativeFunction
+  readonly nvmlEventSetWait_v2: NativeFunction
+  readonly nvmlEventSetFree: NativeFunction
+}
+
+const outPtr = koffi.out(koffi.pointer("void *"))
+
+const loadNvml = (path: string): Effect.Effect<NvmlFunctions, LibraryMissing | VersionMismatch> =>
+  Effect.suspend((): Effect.Effect<NvmlFunctions, LibraryMissing | VersionMismatch> => {
+    let lib: LibraryHandle
+    try {
+      lib = koffi.load(path)
+    } catch (e) {
+      return Effect.fail(
+        new LibraryMissing({ library: "nvml", path, detail: String((e as Error).message ?? e) })
+      )
+    }
+    try {
+      let fabric: NativeFunction | undefined
+      try {
+        fabric = lib.func("nvmlDeviceGetGpuFabricInfoV", "int", ["void *", "void *"])
+      } catch {
+        fabric = undefined
+      }
+      return Effect.succeed({
+        nvmlInit_v2: lib.func("nvmlInit_v2", "int", []),
+        nvmlShutdown: lib.func("nvmlShutdown", "int", []),
+        nvmlErrorString: lib.func("nvmlErrorString", "const char *", ["int"]),
+        nvmlDeviceGetCount_v2: lib.func("nvmlDeviceGetCount_v2", "int", [
+          koffi.out(koffi.pointer("uint32_t"))
+        ]),
+        nvmlDeviceGetHandleByIndex_v2: lib.func("nvmlDeviceGetHandleByIndex_v2", "int", ["uint32_t", outPtr]),
+        nvmlDeviceGetCurrentClocksEventReasons: lib.func("nvmlDeviceGetCurrentClocksEventReasons", "int", [
+          "void *",
+          koffi.out(koffi.pointer("uint64_t"))
+        ]),
+        nvmlDeviceGetGpuFabricInfoV: fabric,
+        nvmlDeviceGetRetiredPages_v2: lib.func("nvmlDeviceGetRetiredPages_v2", "int", [
+          "void *",
+          "uint32_t",
+          koffi.inout(koffi.pointer("uint32_t")),
+          "void *",
+          "void *"
+        ]),
+        nvmlDeviceGetRemappedRows: lib.func("nvmlDeviceGetRemappedRows", "int", [
+          "void *",
+          koffi.out(koffi.pointer("uint32_t")),
+          koffi.out(koffi.pointer("uint32_t")),
+          koffi.out(koffi.pointer("uint32_t")),
+          koffi.out(koffi.pointer("uint32_t"))
+        ]),
+        nvmlEventSetCreate: lib.func("nvmlEventSetCreate", "int", [outPtr]),
+        nvmlDeviceRegisterEvents: lib.func("nvmlDeviceRegisterEvents", "int", [
+          "void *",
+          "uint64_t",
+          "void *"
+        ]),
+        nvmlEventSetWait_v2: lib.func("nvmlEventSetWait_v2", "int", [
+          "void *",
+          koffi.out(koffi.pointer(NvmlEventData)),
+          "uint32_t"
+        ]),
+        nvmlEventSetFree: lib.func("nvmlEventSetFree", "int", ["void *"])
+      })
+    } catch (e) {
+      return Effect.fail(
+        new VersionMismatch({ library: "nvml", detail: `${path}: ${String((e as Error).message ?? e)}` })
+      )
+    }
+  })
+
+export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-native/Nvml") {
+  /** Loads the library, nvmlInit_v2; nvmlShutdown (off the main thread) when the layer is released. */
+  static readonly layer = (
+    libraryPath: string = DEFAULT_NVML_LIBRARY
+  ): Layer.Layer<Nvml, LibraryMissing | VersionMismatch | NvmlCallFailed> =>
+    Layer.effect(
+      Nvml,
+      Effect.gen(function* () {
+        const fns = yield* loadNvml(libraryPath)
+        const fail = (call: string, rc: number) =>
+          new NvmlCallFailed({
+            call,
+            code: rc,
+            detail: (fns.nvmlErrorString(rc) as string | null) ?? `NVML error ${rc}`
+          })
+        const check = (call: string) => (rc: number) =>
+          rc === NvmlReturn.SUCCESS ? Effect.void : Effect.fail(fail(call, rc))
+        yield* Effect.acquireRelease(
+          callAsync<number>(fns.nvmlInit_v2).pipe(Effect.flatMap(check("nvmlInit_v2"))),
+          () => callAsync<number>(fns.nvmlShutdown)
+        )
+
+        const deviceCount = Effect.gen(function* () {
+          const out = [0]
+          yield* check("nvmlDeviceGetCount_v2")(yield* callAsync<number>(fns.nvmlDeviceGetCount_v2, out))
+          return out[0]!
+        })
+        const device = (index: number) =>
+          Effect.gen(function* () {
+            const out: unknown[] = [null]
+            yield* check("nvmlDeviceGetHandleByIndex_v2")(
+              yield* callAsync<number>(fns.nvmlDeviceGetHandleByIndex_v2, index, out)
+            )
+            return out[0] as NvmlDevice
+          })
+        const clockEventReasons = (index: number) =>
+          Effect.gen(function* () {
+            const d = yield* device(index)
+            const out: (number | bigint)[] = [0]
+            yield* check("nvmlDeviceGetCurrentClocksEventReasons")(
+              yield* callAsync<number>(fns.nvmlDeviceGetCurrentClocksEventReasons, d, out)
+            )
+            return BigInt(out[0]!)
+          })
+        const fabricInfo = (index: number) =>
+          Effect.gen(function* () {
+            const fn = fns.nvmlDeviceGetGpuFabricInfoV
+            if (fn === undefined)
+              return yield* fail("nvmlDeviceGetGpuFabricInfoV", NvmlReturn.FUNCTION_NOT_FOUND)
+            const d = yield* device(index)
+            // v3 first; drivers older than NVML 13 refuse it (25 or 13): fall back to v2, as DCGM does.
+            for (const [version, type, structVersion] of [
+              [3, NvmlGpuFabricInfoV3, StructVersion.nvmlGpuFabricInfoV3],
+              [2, NvmlGpuFabricInfoV2, StructVersion.nvmlGpuFabricInfoV2]
+            ] as const) {
+              const buf = Buffer.alloc(koffi.sizeof(type))
+              buf.writeUInt32LE(structVersion, 0)
+              const rc = yield* callAsync<number>(fn, d, buf)
+              if (
+                version === 3 &&
+                (rc === NvmlReturn.ARGUMENT_VERSION_MISMATCH || rc === NvmlReturn.FUNCTION_NOT_FOUND)
+              )
+                continue
+              yield* check("nvmlDeviceGetGpuFabricInfoV")(rc)
+              const v = koffi.decode(buf, type) as {
+                status: number
+                cliqueId: number
+                state: number
+                healthMask: number
+                healthSummary?: number
+              }
+              return {
+                version,
+                state: v.state,
+                status: v.status,
+                cliqueId: v.cliqueId,
+                healthMask: v.healthMask,
+                healthSummary: version === 3 ? v.healthSummary : undefined
+              } satisfies FabricInfo
+            }
+            return yield* fail("nvmlDeviceGetGpuFabricInfoV", NvmlReturn.ARGUMENT_VERSION_MISMATCH)
+          })
+        const retiredPages = (index: number, cause: 0 | 1) =>
+          Effect.gen(function* () {
+            const d = yield* device(index)
+            const count = [0]
+            const rc0 = yield* callAsync<number>(
+              fns.nvmlDeviceGetRetiredPages_v2,
+              d,
+              cause,
+              count,
+              null,
+              null
+            )
+            if (rc0 !== NvmlReturn.SUCCESS && rc0 !== NvmlReturn.INSUFFICIENT_SIZE)
+              return yield* fail("nvmlDeviceGetRetiredPages_v2", rc0)
+            const n = count[0]!
+            if (n === 0) return { addresses: [], timestamps: [] }
+            const addresses = new BigUint64Array(n)
+            const timestamps = new BigUint64Array(n)
+            const rc = yield* callAsync<number>(
+              fns.nvmlDeviceGetRetiredPages_v2,
+              d,
+              cause,
+              count,
+              addresses,
+              timestamps
+            )
+            yield* check("nvmlDeviceGetRetiredPages_v2")(rc)
+            return {
+              addresses: Array.from(addresses.subarray(0, count[0]!)),
+              timestamps: Array.from(timestamps.subarray(0, count[0]!))
+            }
+          })
+        const remappedRows = (index: number) =>
+          Effect.gen(function* () {
+            const d = yield* device(index)
+            const corr = [0]
+            const unc = [0]
+            const pending = [0]
+            const failure = [0]
+            yield* check("nvmlDeviceGetRemappedRows")(
+              yield* callAsync<number>(fns.nvmlDeviceGetRemappedRows, d, corr, unc, pending, failure)
+            )
+            return {
+              correctable: corr[0]!,
+              uncorrectable: unc[0]!,
+              pending: pending[0] === 1,
+              failureOccurred: failure[0] === 1
+            }
+          })
+
+        const events = (eventTypes: bigint, waitMs = 500) =>
+          Stream.callback<NvmlEvent, NvmlCallFailed>((queue) =>
+            Effect.gen(function* () {
+              const n = yield* deviceCount
+              const handles: bigint[] = []
+              for (let i = 0; i < n; i++) handles.push(yield* device(i))
+              const state = { stopped: false, inFlight: Promise.resolve() }
+              const set = yield* Effect.acquireRelease(
+                Effect.gen(function* () {
+                  const out: unknown[] = [null]
+                  yield* check("nvmlEventSetCreate")(yield* callAsync<number>(fns.nvmlEventSetCreate, out))
+                  return out[0]
+                }),
+                (s) =>
+                  Effect.gen(function* () {
+                    state.stopped = true
+                    // never free the set under a wait that is still running on a worker thread
+                    yield* Effect.promise(() => state.inFlight)
+                    yield* callAsync<number>(fns.nvmlEventSetFree, s)
+                  })
+              )
+              for (const h of handles) {
+                const rc = yield* callAsync<number>(fns.nvmlDeviceRegisterEvents, h, eventTypes, set)
+                // NOT_SUPPORTED leaves the set usable (some event types on some boards).
+                if (rc !== NvmlReturn.SUCCESS && rc !== NvmlReturn.NOT_SUPPORTED)
+                  return yield* fail("nvmlDeviceRegisterEvents", rc)
+              }
+              const waitOnce = () =>
+                new Promise<void>((resolve) => {
+                  const data = {} as {
+                    device: unknown
+                    eventType: number | bigint
+                    eventData: number | bigint
+                    gpuInstanceId: number
+                    computeInstanceId: number
+                  }
+                  fns.nvmlEventSetWait_v2.async(set, data, waitMs, (err: unknown, rc: number) => {
+                    if (err) Queue.failCauseUnsafe(queue, Cause.die(err))
+                    else if (rc === NvmlReturn.SUCCESS) {
+                      Queue.offerUnsafe(queue, {
+                        deviceIndex: handles.indexOf(BigInt(data.device as bigint)),
+                        eventType: BigInt(data.eventType),
+                        eventData: BigInt(data.eventData),
+                        gpuInstanceId: data.gpuInstanceId,
+                        computeInstanceId: data.computeInstanceId,
+                        observedAtMs: Date.now()
+                      })
+                    } else if (rc !== NvmlReturn.TIMEOUT) {
+                      Queue.failCauseUnsafe(queue, Cause.fail(fail("nvmlEventSetWait_v2", rc)))
+                      state.stopped = true
+                    }
+                    resolve()
+                    if (!state.stopped) state.inFlight = waitOnce()
+                  })
+                })
+              state.inFlight = waitOnce()
+            })
+          )
+
+        return Nvml.of({
+          libraryPath,
+          deviceCount,
+          device,
+          clockEventReasons,
+          fabricInfo,
+          retiredPages,
+          remappedRows,
+          events
+        })
+      })
+    )
+}

@@ -1,0 +1,3 @@
+// The C test doubles of libdcgm.so.4 / libnvidia-ml.so.1, for tests in other packages.
+export { buildGpuDoubles, type GpuDoubles } from "./build.ts"
+export { GpuDoubleInjector, type PolicyFire } from "./injector.ts"

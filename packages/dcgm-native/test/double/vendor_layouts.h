@@ -1,0 +1,155 @@
+/*
+ * Struct layouts, constants and prototypes of the DCGM 4.x / NVML subset the test double implements,
+ * written from the vendor-documented layouts in shared/reference/dcgm-nvml.md (sections 1-5), not copied
+ * from vendor headers. Tests assert that koffi computes the same sizes/offsets as this C compiler does.
+ */
+#ifndef NODEMEND_VENDOR_LAYOUTS_H
+#define NODEMEND_VENDOR_LAYOUTS_H
+#include <stdint.h>
+
+#define MAKE_DCGM_VERSION(type, ver) ((unsigned int)(sizeof(type) | ((ver) << 24)))
+
+typedef uintptr_t dcgmHandle_t;
+typedef uintptr_t dcgmGpuGrp_t;
+typedef uintptr_t dcgmFieldGrp_t;
+typedef uintptr_t dcgmStatus_t;
+typedef int dcgmReturn_t;
+
+enum {
+  DCGM_ST_OK = 0, DCGM_ST_BADPARAM = -1, DCGM_ST_GENERIC_ERROR = -3, DCGM_ST_NOT_CONFIGURED = -5,
+  DCGM_ST_NOT_SUPPORTED = -6, DCGM_ST_INIT_ERROR = -7, DCGM_ST_UNINITIALIZED = -10, DCGM_ST_VER_MISMATCH = -12,
+  DCGM_ST_UNKNOWN_FIELD = -13, DCGM_ST_NO_DATA = -14, DCGM_ST_NOT_WATCHED = -16, DCGM_ST_CONNECTION_NOT_VALID = -21,
+  DCGM_ST_MAX_LIMIT = -24, DCGM_ST_INSUFFICIENT_SIZE = -31, DCGM_ST_IN_USE = -34
+};
+
+#define DCGM_GROUP_ALL_GPUS 0x7fffffff
+#define DCGM_GROUP_ALL_NVSWITCHES 0x7ffffffe
+#define DCGM_MAX_NUM_DEVICES 32
+#define DCGM_MAX_NUM_SWITCHES 12
+#define DCGM_FE_NONE 0
+#define DCGM_FE_GPU 1
+#define DCGM_FE_SWITCH 3
+#define DCGM_FT_DOUBLE 'd'
+#define DCGM_FT_INT64 'i'
+#define DCGM_FT_STRING 's'
+#define DCGM_INT64_BLANK 0x7ffffffffffffff0LL
+#define DCGM_MAX_STR_LENGTH 256
+#define DCGM_MAX_BLOB_LENGTH 4096
+
+typedef struct { unsigned int version; unsigned int persistAfterDisconnect; unsigned int timeoutMs;
+                 unsigned int addressIsUnixSocket; } dcgmConnectV2Params_v2;
+#define dcgmConnectV2Params_version1 0x01000008u
+#define dcgmConnectV2Params_version2 MAKE_DCGM_VERSION(dcgmConnectV2Params_v2, 2)
+
+typedef struct { unsigned int version; unsigned int overallHealth; } dcgmHostengineHealth_v1;
+#define dcgmHostengineHealth_version1 MAKE_DCGM_VERSION(dcgmHostengineHealth_v1, 1)
+
+/* Policy (section 2) */
+typedef struct {
+  unsigned int tag;
+  union { unsigned int boolean; unsigned long long llval; } val;
+} dcgmPolicyConditionParams_t;
+
+typedef struct {
+  unsigned int version, condition, mode, isolation, action, validation, response;
+  dcgmPolicyConditionParams_t parms[7];
+} dcgmPolicy_v1;
+#define dcgmPolicy_version1 MAKE_DCGM_VERSION(dcgmPolicy_v1, 1)
+
+typedef struct { long long timestamp; unsigned int location; unsigned int numerrors; } dcgmPolicyConditionDbe_t;
+typedef struct { long long timestamp; unsigned int counter; } dcgmPolicyConditionPci_t;
+typedef struct { long long timestamp; unsigned int sbepages; unsigned int dbepages; } dcgmPolicyConditionMpr_t;
+typedef struct { long long timestamp; unsigned int thermalViolation; } dcgmPolicyConditionThermal_t;
+typedef struct { long long timestamp; unsigned int powerViolation; } dcgmPolicyConditionPower_t;
+typedef struct { long long timestamp; unsigned short fieldId; unsigned int counter; } dcgmPolicyConditionNvlink_t;
+typedef struct { long long timestamp; unsigned int errnum; } dcgmPolicyConditionXID_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned int condition;
+  union {
+    dcgmPolicyConditionDbe_t dbe;
+    dcgmPolicyConditionPci_t pci;
+    dcgmPolicyConditionMpr_t mpr;
+    dcgmPolicyConditionThermal_t thermal;
+    dcgmPolicyConditionPower_t power;
+    dcgmPolicyConditionNvlink_t nvlink;
+    dcgmPolicyConditionXID_t xid;
+  } val;
+  unsigned int gpuId;
+} dcgmPolicyCallbackResponse_v2;
+#define dcgmPolicyCallbackResponse_version2 MAKE_DCGM_VERSION(dcgmPolicyCallbackResponse_v2, 2)
+
+typedef int (*fpRecvUpdates)(dcgmPolicyCallbackResponse_v2 *response, uint64_t userData);
+
+/* Field values (section 3) */
+typedef struct {
+  unsigned int version;
+  unsigned short fieldId;
+  unsigned short fieldType;
+  int status;
+  long long ts;
+  union { long long i64; double dbl; char str[DCGM_MAX_STR_LENGTH]; char blob[DCGM_MAX_BLOB_LENGTH]; } value;
+} dcgmFieldValue_v1;
+#define dcgmFieldValue_version1 MAKE_DCGM_VERSION(dcgmFieldValue_v1, 1)
+typedef dcgmFieldValue_v1 dcgmInjectFieldValue_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned int entityGroupId;
+  unsigned int entityId;
+  unsigned short fieldId;
+  unsigned short fieldType;
+  int status;
+  unsigned int unused;
+  long long ts;
+  union { long long i64; double dbl; char str[DCGM_MAX_STR_LENGTH]; char blob[DCGM_MAX_BLOB_LENGTH]; } value;
+} dcgmFieldValue_v2;
+#define dcgmFieldValue_version2 MAKE_DCGM_VERSION(dcgmFieldValue_v2, 2)
+
+typedef struct { unsigned int entityGroupId; unsigned int entityId; } dcgmGroupEntityPair_t;
+
+typedef int (*dcgmFieldValueEntityEnumeration_f)(unsigned int entityGroupId, unsigned int entityId,
+                                                   dcgmFieldValue_v1 *values, int numValues, void *userData);
+
+/* NVML (section 5) */
+typedef int nvmlReturn_t;
+enum {
+  NVML_SUCCESS = 0, NVML_ERROR_UNINITIALIZED = 1, NVML_ERROR_INVALID_ARGUMENT = 2, NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NOT_FOUND = 6, NVML_ERROR_INSUFFICIENT_SIZE = 7, NVML_ERROR_DRIVER_NOT_LOADED = 9, NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13, NVML_ERROR_GPU_IS_LOST = 15, NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25
+};
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+  unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+#define NVML_STRUCT_VERSION(data, ver) ((unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U)))
+#define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(GpuFabricInfo, 3)
+
+#endif

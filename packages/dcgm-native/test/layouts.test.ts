@@ -1,0 +1,111 @@
+// Struct sizes, offsets and version constants against the numbers documented in
+// shared/reference/dcgm-nvml.md (sections 1.2, 1.3, 2.2, 2.4, 3.2, 5).
+import koffi from "koffi"
+import { describe, expect, it } from "vitest"
+import {
+  ConnectV2Params,
+  FieldValueV1,
+  FieldValueV2,
+  HostengineHealth,
+  NvmlEventData,
+  NvmlGpuFabricInfoV2,
+  NvmlGpuFabricInfoV3,
+  Policy,
+  PolicyCallbackResponse,
+  PolicyConditionDbe,
+  PolicyConditionMpr,
+  PolicyConditionNvlink,
+  PolicyConditionParams,
+  PolicyConditionXid,
+  StructVersion,
+  structVersion
+} from "../src/layouts.ts"
+
+describe("struct versions (MAKE_DCGM_VERSION / NVML_STRUCT_VERSION)", () => {
+  it("computes the documented constants", () => {
+    expect(StructVersion.policy).toBe(0x01000090)
+    expect(StructVersion.policyCallbackResponse).toBe(0x02000020)
+    expect(StructVersion.fieldValueV1).toBe(0x01001018)
+    expect(StructVersion.fieldValueV2).toBe(0x02001020)
+    expect(StructVersion.connectV2Params).toBe(0x02000010)
+    expect(StructVersion.hostengineHealth).toBe(0x01000008)
+    expect(StructVersion.nvmlGpuFabricInfoV2).toBe(0x02000024)
+    expect(StructVersion.nvmlGpuFabricInfoV3).toBe(0x03000028)
+  })
+  it("keeps the size in the low 24 bits and the version in the high byte", () => {
+    expect(structVersion(24, 1)).toBe(0x01000018) // dcgmPolicyCallbackResponse_version1 (DCGM 3.x)
+    expect(structVersion(8968, 2)).toBe(0x02002308) // dcgmCreateFakeEntities_version2
+    expect(structVersion(0x10, 255)).toBe(0xff000010)
+  })
+})
+
+describe("DCGM layouts", () => {
+  it("dcgmPolicy_t: 144 bytes, parms at 32, params 16 bytes with the union at 8", () => {
+    expect(koffi.sizeof(Policy)).toBe(144)
+    expect(koffi.alignof(Policy)).toBe(8)
+    expect(koffi.offsetof(Policy, "response")).toBe(24)
+    expect(koffi.offsetof(Policy, "parms")).toBe(32)
+    expect(koffi.sizeof(PolicyConditionParams)).toBe(16)
+    expect(koffi.offsetof(PolicyConditionParams, "val")).toBe(8)
+  })
+  it("dcgmPolicyCallbackResponse_v2: 32 bytes, val at 8, gpuId at 24", () => {
+    expect(koffi.sizeof(PolicyCallbackResponse)).toBe(32)
+    expect(koffi.alignof(PolicyCallbackResponse)).toBe(8)
+    expect(koffi.offsetof(PolicyCallbackResponse, "condition")).toBe(4)
+    expect(koffi.offsetof(PolicyCallbackResponse, "val")).toBe(8)
+    expect(koffi.offsetof(PolicyCallbackResponse, "gpuId")).toBe(24)
+  })
+  it("union members: 16 bytes, timestamp at 0", () => {
+    expect(koffi.sizeof(PolicyConditionDbe)).toBe(16)
+    expect(koffi.offsetof(PolicyConditionDbe, "location")).toBe(8)
+    expect(koffi.offsetof(PolicyConditionDbe, "numerrors")).toBe(12)
+    expect(koffi.offsetof(PolicyConditionMpr, "dbepages")).toBe(12)
+    expect(koffi.offsetof(PolicyConditionNvlink, "fieldId")).toBe(8)
+    expect(koffi.offsetof(PolicyConditionNvlink, "counter")).toBe(12)
+    expect(koffi.offsetof(PolicyConditionXid, "errnum")).toBe(8)
+    expect(koffi.sizeof(PolicyConditionXid)).toBe(16)
+  })
+  it("dcgmFieldValue_v1: 4120 bytes, ts at 16, value at 24", () => {
+    expect(koffi.sizeof(FieldValueV1)).toBe(4120)
+    expect(koffi.offsetof(FieldValueV1, "fieldId")).toBe(4)
+    expect(koffi.offsetof(FieldValueV1, "fieldType")).toBe(6)
+    expect(koffi.offsetof(FieldValueV1, "status")).toBe(8)
+    expect(koffi.offsetof(FieldValueV1, "ts")).toBe(16)
+    expect(koffi.offsetof(FieldValueV1, "value")).toBe(24)
+  })
+  it("dcgmFieldValue_v2: 4128 bytes, fieldId at 12, status at 16, ts at 24, value at 32", () => {
+    expect(koffi.sizeof(FieldValueV2)).toBe(4128)
+    expect(koffi.offsetof(FieldValueV2, "entityGroupId")).toBe(4)
+    expect(koffi.offsetof(FieldValueV2, "entityId")).toBe(8)
+    expect(koffi.offsetof(FieldValueV2, "fieldId")).toBe(12)
+    expect(koffi.offsetof(FieldValueV2, "fieldType")).toBe(14)
+    expect(koffi.offsetof(FieldValueV2, "status")).toBe(16)
+    expect(koffi.offsetof(FieldValueV2, "ts")).toBe(24)
+    expect(koffi.offsetof(FieldValueV2, "value")).toBe(32)
+  })
+  it("connection parameter structs", () => {
+    expect(koffi.sizeof(ConnectV2Params)).toBe(16)
+    expect(koffi.offsetof(ConnectV2Params, "addressIsUnixSocket")).toBe(12)
+    expect(koffi.sizeof(HostengineHealth)).toBe(8)
+  })
+})
+
+describe("NVML layouts", () => {
+  it("nvmlEventData_t: 32 bytes", () => {
+    expect(koffi.sizeof(NvmlEventData)).toBe(32)
+    expect(koffi.offsetof(NvmlEventData, "eventType")).toBe(8)
+    expect(koffi.offsetof(NvmlEventData, "eventData")).toBe(16)
+    expect(koffi.offsetof(NvmlEventData, "gpuInstanceId")).toBe(24)
+    expect(koffi.offsetof(NvmlEventData, "computeInstanceId")).toBe(28)
+  })
+  it("nvmlGpuFabricInfo v2 (36 bytes) and v3 (40 bytes)", () => {
+    expect(koffi.sizeof(NvmlGpuFabricInfoV2)).toBe(36)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "clusterUuid")).toBe(4)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "status")).toBe(20)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "cliqueId")).toBe(24)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "state")).toBe(28)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "healthMask")).toBe(32)
+    expect(koffi.sizeof(NvmlGpuFabricInfoV3)).toBe(40)
+    expect(koffi.offsetof(NvmlGpuFabricInfoV3, "healthSummary")).toBe(36)
+  })
+})

@@ -1,0 +1,127 @@
+// The NVML service against the C test double (libnvidia-ml.so.1 built from test/double at test time).
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Stream } from "effect"
+import { beforeEach, inject } from "vitest"
+import { FabricState, NvmlEventType, NvmlReturn } from "../src/constants.ts"
+import { Nvml } from "../src/nvml.ts"
+import { GpuDoubleInjector } from "./double/injector.ts"
+
+const doubles = inject("gpuDoubles")
+const injector = new GpuDoubleInjector(doubles)
+const NvmlDouble = Nvml.layer(doubles.nvml)
+
+beforeEach(() => {
+  injector.reset()
+  injector.nvmlSetDeviceCount(8)
+})
+
+describe("NVML", () => {
+  it.live("a missing library is LibraryMissing", () =>
+    Effect.gen(function* () {
+      const err = yield* Effect.flip(
+        Layer.build(Nvml.layer("/nonexistent/libnvidia-ml.so.1")).pipe(Effect.scoped)
+      )
+      expect(err._tag).toBe("LibraryMissing")
+    })
+  )
+  it.live("device count and handles", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      expect(yield* nvml.deviceCount).toBe(8)
+      injector.nvmlSetDeviceCount(7)
+      expect(yield* nvml.deviceCount).toBe(7)
+      const err = yield* Effect.flip(nvml.device(7))
+      expect(err.code).toBe(NvmlReturn.INVALID_ARGUMENT)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
+  it.live("clock event reasons keep all 64 bits", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      injector.nvmlSetClockReasons(1, 0x48n)
+      expect(yield* nvml.clockEventReasons(1)).toBe(0x48n)
+      expect(yield* nvml.clockEventReasons(0)).toBe(0n)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
+  it.live("fabric info v3, and the v2 fallback on a driver that refuses v3", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      injector.nvmlSetFabric(0, {
+        state: FabricState.COMPLETED,
+        status: 0,
+        cliqueId: 7,
+        healthMask: 0x1aa,
+        healthSummary: 1
+      })
+      expect(yield* nvml.fabricInfo(0)).toEqual({
+        version: 3,
+        state: 3,
+        status: 0,
+        cliqueId: 7,
+        healthMask: 0x1aa,
+        healthSummary: 1
+      })
+      injector.nvmlSetOldDriver(true)
+      expect(yield* nvml.fabricInfo(0)).toEqual({
+        version: 2,
+        state: 3,
+        status: 0,
+        cliqueId: 7,
+        healthMask: 0x1aa,
+        healthSummary: undefined
+      })
+      injector.nvmlSetFabric(1, {
+        state: 0,
+        status: 0,
+        cliqueId: 0,
+        healthMask: 0,
+        healthSummary: 0,
+        callReturn: 3
+      })
+      expect((yield* Effect.flip(nvml.fabricInfo(1))).code).toBe(NvmlReturn.NOT_SUPPORTED)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
+  it.live("retired pages (size query then read) and remapped rows", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      injector.nvmlAddRetiredPage(3, 1, 0x1234000n, 1_700_000_000n)
+      injector.nvmlAddRetiredPage(3, 1, 0x5678000n, 1_700_000_001n)
+      expect(yield* nvml.retiredPages(3, 1)).toEqual({
+        addresses: [0x1234000n, 0x5678000n],
+        timestamps: [1_700_000_000n, 1_700_000_001n]
+      })
+      expect(yield* nvml.retiredPages(3, 0)).toEqual({ addresses: [], timestamps: [] })
+      injector.nvmlSetRemappedRows(2, { corr: 1, unc: 2, pending: 1, failure: 0 })
+      expect(yield* nvml.remappedRows(2)).toEqual({
+        correctable: 1,
+        uncorrectable: 2,
+        pending: true,
+        failureOccurred: false
+      })
+    }).pipe(Effect.provide(NvmlDouble))
+  )
+  it.live("XID and DBE events are waited on off the main thread", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      const fiber = yield* nvml
+        .events(NvmlEventType.XidCriticalError | NvmlEventType.DoubleBitEccError, 100)
+        .pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
+      yield* Effect.sleep("30 millis") // the event set registers inside the stream
+      // The main thread stays free while a wait is pending: timers keep firing.
+      let ticks = 0
+      const timer = setInterval(() => ticks++, 5)
+      yield* Effect.sleep("60 millis")
+      clearInterval(timer)
+      expect(ticks).toBeGreaterThan(3)
+      expect(injector.nvmlPostEvent(2, 0x8n, 79n)).toBe(1)
+      expect(injector.nvmlPostEvent(0, 0x2n, 0n)).toBe(1)
+      expect(injector.nvmlPostEvent(5, 0x8n, 999n)).toBe(1)
+      const got = yield* Fiber.join(fiber)
+      expect(got.map((e) => [e.deviceIndex, e.eventType, e.eventData])).toEqual([
+        [2, 0x8n, 79n],
+        [0, 0x2n, 0n],
+        [5, 0x8n, 999n]
+      ])
+      expect(got[0]!.gpuInstanceId).toBe(0xffffffff)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
+})
