@@ -67,7 +67,7 @@ function serial() {
   return `0x${randomBytes(16).toString("hex").replace(/^[89a-f]/, "1")}`
 }
 
-function issue(dir, name, subject, ext) {
+function issue(dir, name, subject, ext, ca = "ca") {
   openssl(
     ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
       .concat(["-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]),
@@ -75,7 +75,7 @@ function issue(dir, name, subject, ext) {
   )
   writeFileSync(join(dir, `${name}.ext`), ext)
   openssl(
-    ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", serial()]
+    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-set_serial", serial()]
       .concat(["-days", "365", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
     dir
   )
@@ -115,6 +115,15 @@ export function generatePki(dir) {
   // kwok plays every kubelet (node status, leases, pod status of all fake nodes), like kwokctl's admin identity.
   issue(dir, "kwok", "/O=system:masters/CN=system:kwok-controller", CLIENT_EXT)
   issue(dir, "apiserver-kubelet-client", "/O=kube-apiserver-kubelet-client/CN=kube-apiserver-kubelet-client", CLIENT_EXT)
+  // Front-proxy (aggregation layer) CA and client, so request-header authentication is configured like kubeadm's.
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "front-proxy-ca.key"], dir)
+  openssl(
+    ["req", "-x509", "-new", "-key", "front-proxy-ca.key", "-subj", "/CN=nodemend-front-proxy-ca", "-days", "3650"]
+      .concat(["-sha256", "-set_serial", serial(), "-out", "front-proxy-ca.crt"])
+      .concat(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]),
+    dir
+  )
+  issue(dir, "front-proxy-client", "/CN=front-proxy-client", CLIENT_EXT, "front-proxy-ca")
   // Service-account token signing key.
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key"], dir)
   openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir)
@@ -349,6 +358,13 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
       // Defaults already include ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, MutatingAdmissionWebhook,
       // NamespaceLifecycle, ServiceAccount, ResourceQuota, Priority, ...; listed here to make the intent explicit.
       "--enable-admission-plugins=NodeRestriction,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,MutatingAdmissionWebhook",
+      `--requestheader-client-ca-file=${pki("front-proxy-ca.crt")}`,
+      "--requestheader-allowed-names=front-proxy-client",
+      "--requestheader-username-headers=X-Remote-User",
+      "--requestheader-group-headers=X-Remote-Group",
+      "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+      `--proxy-client-cert-file=${pki("front-proxy-client.crt")}`,
+      `--proxy-client-key-file=${pki("front-proxy-client.key")}`,
       "--allow-privileged=true",
       // Endpoints may not point at loopback; nothing in this cluster needs the kubernetes Service endpoints.
       "--endpoint-reconciler-type=none",
@@ -380,9 +396,10 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
       `--cluster-signing-cert-file=${pki("ca.crt")}`,
       `--cluster-signing-key-file=${pki("ca.key")}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      // Faster than the 50 s default so tests that stop heartbeats see Ready=Unknown quickly.
+      // Faster than the defaults (5 s / 50 s / 1 m) so tests that stop heartbeats see Ready=Unknown quickly.
       "--node-monitor-period=2s",
-      "--node-monitor-grace-period=20s"
+      "--node-monitor-grace-period=20s",
+      "--node-startup-grace-period=30s"
     ])
     startProcess(p, bin, "kube-scheduler", [
       ...authn(cfg("kube-scheduler.kubeconfig")),

@@ -1,0 +1,59 @@
+// Vitest globalSetup: one real local cluster per test run (or reuse NODEMEND_KUBECONFIG).
+//
+//   // vitest.config.ts of a package with cluster tests
+//   import { fileURLToPath } from "node:url"
+//   export default defineConfig({ test: {
+//     globalSetup: [fileURLToPath(import.meta.resolve("@nodemend/cluster-harness/globalSetup"))] } })
+//
+// Tests read the kubeconfig with `kubeconfigPath()` from "@nodemend/cluster-harness".
+import { existsSync, readdirSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import type { TestProject } from "vitest/node"
+import { down, up } from "../../../tools/cluster/cluster.mjs"
+import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    nodemendKubeconfig: string
+  }
+}
+
+const RUNS_DIR = join(REPO_ROOT, ".nodemend", "test-clusters")
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Removes state (logs) of earlier test runs whose runner process is gone. Their clusters were stopped by teardown. */
+function pruneOldRuns(): void {
+  if (!existsSync(RUNS_DIR)) return
+  for (const d of readdirSync(RUNS_DIR)) {
+    const pid = Number(d)
+    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) {
+      rmSync(join(RUNS_DIR, d), { recursive: true, force: true })
+    }
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const given = process.env.NODEMEND_KUBECONFIG
+  if (given) {
+    if (!existsSync(given)) throw new Error(`NODEMEND_KUBECONFIG=${given} does not exist`)
+    project.provide("nodemendKubeconfig", given)
+    return async () => {}
+  }
+  pruneOldRuns()
+  const stateDir = join(RUNS_DIR, String(process.pid))
+  const info = await up({ stateDir })
+  process.env.NODEMEND_KUBECONFIG = info.kubeconfig
+  project.provide("nodemendKubeconfig", info.kubeconfig)
+  return async () => {
+    // Stops every process by pid; logs stay in <stateDir>/logs until the next run prunes them.
+    await down({ stateDir, quiet: true })
+  }
+}

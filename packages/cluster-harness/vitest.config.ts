@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Starts one real cluster per run (or reuses NODEMEND_KUBECONFIG).
+    globalSetup: ["./src/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
+})
