@@ -45,6 +45,8 @@ export const ConfigFileSchema = Schema.Struct({
   /** Namespace for Events about Nodes, the leader Lease and the repair journal. */
   namespace: Schema.optionalKey(Name),
   poolLabel: Schema.optionalKey(Name),
+  /** Label selector of the Nodes this controller manages (empty: all Nodes). */
+  nodeSelector: Schema.optionalKey(Schema.String),
   maxUnhealthyPercent: Schema.optionalKey(Percent),
   pools: Schema.optionalKey(Schema.Record(Schema.String, PoolFile)),
   doNotRepairPools: Schema.optionalKey(Schema.Array(Name)),

@@ -27,6 +27,7 @@ export interface ControllerConfig {
   readonly paused: boolean
   readonly namespace: string
   readonly poolLabel: string
+  readonly nodeSelector: string
   readonly maxUnhealthyPercent: number
   readonly pools: Readonly<
     Record<string, { readonly maxUnhealthyPercent?: number; readonly doNotRepair?: boolean }>
@@ -109,6 +110,7 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   paused: f.paused ?? false,
   namespace: f.namespace ?? "nodemend-system",
   poolLabel: f.poolLabel ?? "karpenter.sh/nodepool",
+  nodeSelector: f.nodeSelector ?? "",
   maxUnhealthyPercent: f.maxUnhealthyPercent ?? 20,
   pools: f.pools ?? {},
   doNotRepairPools: f.doNotRepairPools ?? [],

@@ -1,0 +1,177 @@
+/**
+ * The in-cluster `kwok` cloud provider: instances are kwok Nodes. terminate = delete the Node; a replacement
+ * is a new kwok Node with the same labels, created after a configurable delay (like an instance booting);
+ * zonal shifts are read from a ConfigMap (`data.shifts`: JSON list of {kind, zone, zoneId, expiresAt, applied}).
+ */
+import { createHash } from "node:crypto"
+import type { V1Node } from "@kubernetes/client-node"
+import { Effect, Layer, Result, Schema } from "effect"
+import type { ControllerConfig } from "../../config/ControllerConfig.ts"
+import { ZONE_LABEL } from "../../decide/NodeView.ts"
+import { Kube, type KubeShape } from "../../kube/Kube.ts"
+import type { KubeError } from "../../kube/KubeError.ts"
+import {
+  CloudError,
+  CloudProvider,
+  type InstanceState,
+  type NodeRef,
+  type ZonalShift
+} from "../CloudProvider.ts"
+
+export const KWOK_NODE_LABEL = "kwok.x-k8s.io/node"
+export const KWOK_REBOOT_ANNOTATION = "nodemend.io/kwok-rebooted-at"
+export const KWOK_REPLACEMENT_OF_LABEL = "nodemend.io/replacement-of"
+const HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+const ShiftsSchema = Schema.Array(
+  Schema.Struct({
+    kind: Schema.optionalKey(Schema.Literals(["zonal-shift", "autoshift"])),
+    zone: Schema.optionalKey(Schema.String),
+    zoneId: Schema.optionalKey(Schema.String),
+    expiresAt: Schema.String,
+    applied: Schema.optionalKey(Schema.Boolean),
+    id: Schema.optionalKey(Schema.String)
+  })
+)
+const decodeShifts = Schema.decodeUnknownResult(Schema.fromJsonString(ShiftsSchema))
+
+const cloudError = (operation: string) => (e: KubeError) =>
+  new CloudError({
+    operation,
+    message: e.message,
+    retryable: e.code === undefined || e.code >= 500 || e.code === 429,
+    cause: e
+  })
+
+/** Deterministic replacement name: the same repair always asks for the same Node. */
+export const replacementName = (prefix: string, idempotencyToken: string): string =>
+  `${prefix.slice(0, 50)}-r${createHash("sha256").update(idempotencyToken).digest("hex").slice(0, 6)}`
+
+export interface KwokOptions {
+  readonly namespace: string
+  readonly zonalShiftConfigMap: string
+  readonly replacementDelayMs: number
+  readonly replacementNamePrefix?: string | undefined
+  readonly capacity?: Readonly<Record<string, string>>
+}
+
+export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
+  Effect.gen(function* () {
+    /** Launches waiting for their delay; a restarted controller asks again (idempotent by name). */
+    const pending = new Set<string>()
+    const capacity = opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" }
+
+    const describe = (node: NodeRef): Effect.Effect<InstanceState, CloudError> =>
+      kube.readNode(node.name).pipe(
+        Effect.map((n): InstanceState => (n.metadata?.deletionTimestamp ? "shutting-down" : "running")),
+        Effect.catchTag("KubeError", (e) =>
+          e.code === 404 ? Effect.succeed("not-found" as const) : Effect.fail(cloudError("describe")(e))
+        )
+      )
+
+    const createReplacement = (name: string, node: NodeRef, zone: string | undefined) => {
+      const labels: Record<string, string> = {
+        ...node.labels,
+        [HOSTNAME_LABEL]: name,
+        [KWOK_REPLACEMENT_OF_LABEL]: node.name
+      }
+      if (zone !== undefined) labels[ZONE_LABEL] = zone
+      else delete labels[ZONE_LABEL]
+      const body: V1Node = {
+        metadata: {
+          name,
+          labels,
+          annotations: { [KWOK_NODE_LABEL]: "fake", "node.alpha.kubernetes.io/ttl": "0" }
+        },
+        spec: { providerID: `kwok://${name}` },
+        status: { capacity: { ...capacity }, allocatable: { ...capacity } }
+      }
+      return kube.createNode(body).pipe(
+        Effect.catchTag("KubeError", (e) => (e.code === 409 ? Effect.void : Effect.fail(e))),
+        Effect.andThen(
+          kube
+            .patchNodeStatus(name, { capacity: { ...capacity }, allocatable: { ...capacity } })
+            .pipe(Effect.ignore)
+        )
+      )
+    }
+
+    return CloudProvider.of({
+      name: "kwok",
+      describe,
+      terminate: (node) =>
+        kube.deleteNode(node.name).pipe(
+          Effect.as("shutting-down" as InstanceState),
+          Effect.catchTag("KubeError", (e) =>
+            e.code === 404 ? Effect.succeed("not-found" as const) : Effect.fail(cloudError("terminate")(e))
+          )
+        ),
+      reboot: (node) =>
+        kube
+          .patchNodeAnnotations(node.name, { [KWOK_REBOOT_ANNOTATION]: new Date().toISOString() })
+          .pipe(Effect.asVoid, Effect.mapError(cloudError("reboot"))),
+      launchReplacement: (node, { avoidZones, idempotencyToken }) =>
+        Effect.gen(function* () {
+          const name = replacementName(opts.replacementNamePrefix ?? node.name, idempotencyToken)
+          const current = node.labels[ZONE_LABEL]
+          // Same zone unless shifted; kwok has no capacity map, so a shifted zone simply drops the zone label.
+          const zone = current !== undefined && !avoidZones.includes(current) ? current : undefined
+          if (!pending.has(name)) {
+            pending.add(name)
+            yield* Effect.sleep(opts.replacementDelayMs).pipe(
+              Effect.andThen(createReplacement(name, node, zone)),
+              Effect.retry({ times: 5 }),
+              Effect.ensuring(Effect.sync(() => pending.delete(name))),
+              Effect.ignore,
+              Effect.forkDetach
+            )
+          }
+          return { instanceId: `kwok://${name}`, nodeName: name, ...(zone !== undefined ? { zone } : {}) }
+        }),
+      activeZonalShifts: kube.readConfigMap(opts.namespace, opts.zonalShiftConfigMap).pipe(
+        Effect.map((cm) => cm.data?.shifts),
+        Effect.catchTag("KubeError", (e) =>
+          e.code === 404 ? Effect.succeed(undefined) : Effect.fail(cloudError("activeZonalShifts")(e))
+        ),
+        Effect.flatMap((text) => {
+          if (text === undefined || text.trim() === "") return Effect.succeed([] as ReadonlyArray<ZonalShift>)
+          const r = decodeShifts(text)
+          if (Result.isFailure(r))
+            return Effect.fail(
+              new CloudError({
+                operation: "activeZonalShifts",
+                message: `bad shifts ConfigMap: ${r.failure.message}`,
+                retryable: false
+              })
+            )
+          return Effect.succeed(
+            r.success
+              .filter((s) => s.applied !== false)
+              .map(
+                (s): ZonalShift => ({
+                  kind: s.kind ?? "zonal-shift",
+                  expiresAt: new Date(s.expiresAt),
+                  ...(s.zone !== undefined ? { zone: s.zone } : {}),
+                  ...(s.zoneId !== undefined ? { zoneId: s.zoneId } : {}),
+                  ...(s.id !== undefined ? { id: s.id } : {})
+                })
+              )
+          )
+        })
+      )
+    })
+  })
+
+export const kwokCloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider, never, Kube> =>
+  Layer.effect(
+    CloudProvider,
+    Effect.gen(function* () {
+      const kube = yield* Kube
+      return yield* makeKwokCloudProvider(kube, {
+        namespace: config.namespace,
+        zonalShiftConfigMap: config.kwok.zonalShiftConfigMap,
+        replacementDelayMs: config.kwok.replacementDelaySeconds * 1000,
+        replacementNamePrefix: config.kwok.replacementNamePrefix
+      })
+    })
+  )

@@ -1,0 +1,146 @@
+/**
+ * The running controller: node informer -> work queue -> reconcile workers, plus the zonal-shift refresher,
+ * the pool-metrics updater and the journal resume. Started only on the leader.
+ */
+import { CoreV1Api } from "@kubernetes/client-node"
+import { Effect, Metric, Ref } from "effect"
+import { CloudProvider } from "../cloud/CloudProvider.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import { breakerVerdict } from "../decide/breaker.ts"
+import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
+import { activeShifts } from "../decide/zonalShiftGate.ts"
+import type { KubeShape } from "../kube/Kube.ts"
+import * as M from "../observability/metrics.ts"
+import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
+import type { ControllerEnv } from "./ControllerEnv.ts"
+import { makeEventRecorder } from "./EventRecorder.ts"
+import { makeNodeCache } from "./NodeCache.ts"
+import { reconcile } from "./Reconciler.ts"
+import { makeRepairStore } from "./RepairStore.ts"
+import { makeWorkQueue } from "./WorkQueue.ts"
+
+export interface ControllerHandle {
+  readonly synced: () => boolean
+  readonly env: ControllerEnv
+}
+
+const refreshShifts = (env: ControllerEnv) =>
+  Effect.gen(function* () {
+    const before = yield* Ref.get(env.shifts)
+    const now = Date.now()
+    const obs: ShiftObservation = yield* env.cloud.activeZonalShifts.pipe(
+      Effect.map((shifts): ShiftObservation => ({ _tag: "Known", shifts })),
+      Effect.catch((e) =>
+        Metric.update(M.zonalShiftQueryFailures, 1).pipe(
+          Effect.andThen(Effect.logWarning("zonal shift query failed", { error: e.message })),
+          Effect.as<ShiftObservation>({ _tag: "Unknown", error: e.message })
+        )
+      )
+    )
+    yield* Ref.set(env.shifts, obs)
+    const active = obs._tag === "Known" ? activeShifts(obs.shifts, now).length : 0
+    yield* Metric.update(Metric.withAttributes(M.standDown, { cause: "shift" }), active > 0 ? 1 : 0)
+    yield* Metric.update(
+      Metric.withAttributes(M.standDown, { cause: "unknown" }),
+      obs._tag === "Unknown" && env.config.zonalShift.onUnknown === "standDown" ? 1 : 0
+    )
+    const key = (o: ShiftObservation) =>
+      o._tag === "Unknown"
+        ? "unknown"
+        : activeShifts(o.shifts, now)
+            .map((s) => `${s.zone}/${s.zoneId}`)
+            .sort()
+            .join(",")
+    if (key(before) !== key(obs)) {
+      yield* Effect.logInfo("zonal shift state changed", { from: key(before), to: key(obs) })
+      // Nodes standing down (or newly affected) look again now rather than at their next requeue.
+      for (const n of env.cache.counter.unhealthyNames()) env.queue.add(n)
+    }
+  })
+
+const updatePoolMetrics = (env: ControllerEnv) =>
+  Effect.gen(function* () {
+    const stats = env.cache.counter.stats()
+    for (const pool of stats.pools.keys()) {
+      const v = breakerVerdict(env.config, stats, pool)
+      yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
+      yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
+      yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
+    }
+    yield* Metric.update(M.activeRepairs, env.store.active())
+  })
+
+export const startController = (config: ControllerConfig, kube: KubeShape, workers = 16) =>
+  Effect.gen(function* () {
+    const cloud = yield* CloudProvider
+    const logCapture = yield* LogCaptureHook
+    const queue = makeWorkQueue()
+    const core = kube.kc.makeApiClient(CoreV1Api)
+    const cache = makeNodeCache(kube.kc, core, config, queue.add, (level, msg, extra) =>
+      Effect.runFork(
+        level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {})
+      )
+    )
+    const env: ControllerEnv = {
+      config,
+      kube,
+      cloud,
+      logCapture,
+      cache,
+      store: makeRepairStore(kube, cache, config.namespace),
+      events: makeEventRecorder(kube),
+      queue,
+      shifts: yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" }),
+      expiredAt: new Map(),
+      backoff: new Map(),
+      launched: new Set()
+    }
+    yield* env.store.loadJournal.pipe(
+      Effect.retry({ times: 5 }),
+      Effect.catch((e) => Effect.logError("could not read repair journals", { error: e.message }))
+    )
+    yield* refreshShifts(env)
+    yield* Effect.tryPromise(() => cache.start()).pipe(Effect.orDie)
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => cache.stop().catch(() => undefined)).pipe(
+        Effect.andThen(Effect.sync(() => queue.shutdown()))
+      )
+    )
+    for (const name of env.store.journalNodeNames()) queue.add(name)
+    yield* Effect.logInfo("controller started", {
+      nodes: cache.names().length,
+      journals: env.store.journalNodeNames().length
+    })
+
+    const worker = Effect.gen(function* () {
+      for (;;) {
+        const key = yield* Effect.promise(() => queue.take())
+        if (key === undefined) return
+        yield* reconcile(env, key).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning("reconcile failed; retrying", { node: key, cause: String(cause) }).pipe(
+              Effect.andThen(Effect.sync(() => queue.addAfter(key, 2000)))
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => queue.done(key)))
+        )
+      }
+    })
+    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))
+      )
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(updatePoolMetrics(env).pipe(Effect.andThen(Effect.sleep("5 seconds"))))
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(`${config.resyncSeconds} seconds`).pipe(
+          Effect.andThen(Effect.sync(() => env.store.journalNodeNames().forEach(queue.add)))
+        )
+      )
+    )
+    return { synced: cache.synced, env } satisfies ControllerHandle
+  })

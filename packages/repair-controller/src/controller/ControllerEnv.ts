@@ -1,0 +1,29 @@
+/** Everything a reconcile needs, assembled once by `Controller.ts`. */
+import type { Ref } from "effect"
+import type { CloudProvider } from "../cloud/CloudProvider.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
+import type { KubeShape } from "../kube/Kube.ts"
+import type { LogCaptureHook } from "../repair/LogCaptureHook.ts"
+import type { EventRecorder } from "./EventRecorder.ts"
+import type { NodeCache } from "./NodeCache.ts"
+import type { RepairStore } from "./RepairStore.ts"
+import type { WorkQueue } from "./WorkQueue.ts"
+
+export interface ControllerEnv {
+  readonly config: ControllerConfig
+  readonly kube: KubeShape
+  readonly cloud: CloudProvider["Service"]
+  readonly logCapture: LogCaptureHook["Service"]
+  readonly cache: NodeCache
+  readonly store: RepairStore
+  readonly events: EventRecorder
+  readonly queue: WorkQueue
+  readonly shifts: Ref.Ref<ShiftObservation>
+  /** Toleration expiry of repairs this process started, for the decision-latency metric. */
+  readonly expiredAt: Map<string, number>
+  /** Per-repair eviction backoff attempt. */
+  readonly backoff: Map<string, number>
+  /** Repairs whose replacement this process has asked for (re-asked after a restart). */
+  readonly launched: Set<string>
+}

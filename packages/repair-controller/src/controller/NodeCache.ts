@@ -1,0 +1,94 @@
+/**
+ * The Node informer: list+watch with relist on 410 (client-node does that), a restart after any other error
+ * (client-node stops for good), a periodic resync, and change filtering: a node is enqueued only when its
+ * condition statuses / lastTransitionTimes, repair or veto annotations, pool label or deletion change, never
+ * for heartbeats.
+ */
+import { type CoreV1Api, makeInformer, type V1Node } from "@kubernetes/client-node"
+import type { KubeConfig } from "@kubernetes/client-node"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { NodeView } from "../decide/NodeView.ts"
+import { nodeSignature, nodeView } from "../kube/views.ts"
+import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
+
+export interface NodeCache {
+  readonly get: (name: string) => V1Node | undefined
+  readonly view: (name: string) => NodeView | undefined
+  readonly names: () => ReadonlyArray<string>
+  readonly counter: PoolCounter
+  readonly synced: () => boolean
+  readonly start: () => Promise<void>
+  readonly stop: () => Promise<void>
+}
+
+export const makeNodeCache = (
+  kc: KubeConfig,
+  core: CoreV1Api,
+  config: ControllerConfig,
+  onChange: (name: string) => void,
+  log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void
+): NodeCache => {
+  const selector = config.nodeSelector === "" ? undefined : config.nodeSelector
+  const informer = makeInformer<V1Node>(
+    kc,
+    "/api/v1/nodes",
+    () => core.listNode(selector !== undefined ? { labelSelector: selector } : {}),
+    selector
+  )
+  const signatures = new Map<string, string>()
+  const views = new Map<string, NodeView>()
+  const counter = makePoolCounter(config)
+  let stopping = false
+  let synced = false
+  let resync: NodeJS.Timeout | undefined
+
+  const seen = (n: V1Node) => {
+    const name = n.metadata?.name
+    if (name === undefined) return
+    const sig = nodeSignature(n, config.poolLabel)
+    const view = nodeView(n)
+    views.set(name, view)
+    if (signatures.get(name) === sig) return
+    signatures.set(name, sig)
+    counter.upsert(view)
+    onChange(name)
+  }
+  informer.on("add", seen)
+  informer.on("update", seen)
+  informer.on("delete", (n) => {
+    const name = n.metadata?.name
+    if (name === undefined) return
+    signatures.delete(name)
+    views.delete(name)
+    counter.remove(name)
+    onChange(name)
+  })
+  informer.on("error", (err: unknown) => {
+    if (stopping) return
+    log("warn", "node informer stopped; restarting in 2s", { error: String((err as Error)?.message ?? err) })
+    setTimeout(() => {
+      if (!stopping) void informer.start().catch(() => undefined)
+    }, 2000).unref()
+  })
+
+  return {
+    get: (name) => informer.get(name),
+    view: (name) => views.get(name),
+    names: () => [...views.keys()],
+    counter,
+    synced: () => synced,
+    start: async () => {
+      await informer.start()
+      synced = true
+      resync = setInterval(() => {
+        for (const name of views.keys()) onChange(name)
+      }, config.resyncSeconds * 1000)
+      resync.unref()
+    },
+    stop: async () => {
+      stopping = true
+      if (resync !== undefined) clearInterval(resync)
+      await informer.stop()
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * A keyed work queue in the manner of client-go: a key is queued at most once, never processed by two
+ * workers at once (an add while processing re-queues it on `done`), and `addAfter` keeps only the earliest
+ * timer per key. Requeue-after timers, not polling.
+ */
+export interface WorkQueue {
+  readonly add: (key: string) => void
+  readonly addAfter: (key: string, ms: number) => void
+  /** Resolves with the next key; `undefined` once shut down. */
+  readonly take: () => Promise<string | undefined>
+  readonly done: (key: string) => void
+  readonly shutdown: () => void
+  readonly length: () => number
+}
+
+export const makeWorkQueue = (): WorkQueue => {
+  const queue: string[] = []
+  const queued = new Set<string>()
+  const processing = new Set<string>()
+  const dirty = new Set<string>()
+  const timers = new Map<string, { at: number; handle: NodeJS.Timeout }>()
+  const waiters: Array<(k: string | undefined) => void> = []
+  let closed = false
+
+  const add = (key: string) => {
+    if (closed) return
+    if (processing.has(key)) {
+      dirty.add(key)
+      return
+    }
+    if (queued.has(key)) return
+    const w = waiters.shift()
+    if (w !== undefined) {
+      processing.add(key)
+      w(key)
+      return
+    }
+    queued.add(key)
+    queue.push(key)
+  }
+
+  return {
+    add,
+    addAfter: (key, ms) => {
+      if (closed) return
+      if (ms <= 0) return add(key)
+      const at = Date.now() + ms
+      const existing = timers.get(key)
+      if (existing !== undefined && existing.at <= at) return
+      if (existing !== undefined) clearTimeout(existing.handle)
+      const handle = setTimeout(() => {
+        timers.delete(key)
+        add(key)
+      }, ms)
+      handle.unref()
+      timers.set(key, { at, handle })
+    },
+    take: () => {
+      if (closed) return Promise.resolve(undefined)
+      const key = queue.shift()
+      if (key !== undefined) {
+        queued.delete(key)
+        processing.add(key)
+        return Promise.resolve(key)
+      }
+      return new Promise((resolve) => waiters.push(resolve))
+    },
+    done: (key) => {
+      processing.delete(key)
+      if (dirty.delete(key)) add(key)
+    },
+    shutdown: () => {
+      closed = true
+      for (const t of timers.values()) clearTimeout(t.handle)
+      timers.clear()
+      for (const w of waiters.splice(0)) w(undefined)
+    },
+    length: () => queue.length
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The Kubernetes calls the controller makes, as an Effect service over @kubernetes/client-node. Each call
+ * maps failures to `KubeError` and counts itself (API requests per repair is a bench figure).
+ */
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  EventsV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  type V1ConfigMap,
+  type V1Lease,
+  type V1Node,
+  type V1Pod
+} from "@kubernetes/client-node"
+import { Context, Effect, Layer } from "effect"
+import { type KubeError, toKubeError } from "./KubeError.ts"
+import { apiRequests } from "../observability/metrics.ts"
+import { Metric } from "effect"
+
+export interface NodeEventInput {
+  readonly node: { readonly name: string; readonly uid?: string | undefined }
+  readonly type: "Normal" | "Warning"
+  readonly reason: string
+  readonly action: string
+  readonly note: string
+}
+
+export interface KubeShape {
+  readonly kc: KubeConfig
+  readonly readNode: (name: string) => Effect.Effect<V1Node, KubeError>
+  readonly createNode: (body: V1Node) => Effect.Effect<V1Node, KubeError>
+  readonly deleteNode: (name: string, uid?: string) => Effect.Effect<void, KubeError>
+  /** Merge patch of metadata.annotations; `null` removes a key. */
+  readonly patchNodeAnnotations: (
+    name: string,
+    annotations: Record<string, string | null>
+  ) => Effect.Effect<V1Node, KubeError>
+  /** JSON patch guarded by `test /metadata/resourceVersion` (taints have no merge key). */
+  readonly jsonPatchNode: (name: string, ops: ReadonlyArray<object>) => Effect.Effect<V1Node, KubeError>
+  readonly patchNodeStatus: (name: string, status: object) => Effect.Effect<V1Node, KubeError>
+  readonly listPodsOnNode: (nodeName: string) => Effect.Effect<ReadonlyArray<V1Pod>, KubeError>
+  readonly evictPod: (namespace: string, name: string, uid: string) => Effect.Effect<void, KubeError>
+  readonly deletePod: (
+    namespace: string,
+    name: string,
+    uid: string,
+    gracePeriodSeconds: number
+  ) => Effect.Effect<void, KubeError>
+  readonly readConfigMap: (namespace: string, name: string) => Effect.Effect<V1ConfigMap, KubeError>
+  readonly listConfigMaps: (
+    namespace: string,
+    labelSelector: string
+  ) => Effect.Effect<ReadonlyArray<V1ConfigMap>, KubeError>
+  /** Create, or replace on AlreadyExists. */
+  readonly upsertConfigMap: (body: V1ConfigMap) => Effect.Effect<void, KubeError>
+  readonly deleteConfigMap: (namespace: string, name: string) => Effect.Effect<void, KubeError>
+  readonly emitNodeEvent: (namespace: string, e: NodeEventInput) => Effect.Effect<void, KubeError>
+  readonly readLease: (namespace: string, name: string) => Effect.Effect<V1Lease, KubeError>
+  readonly createLease: (namespace: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
+  readonly replaceLease: (namespace: string, name: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
+}
+
+export class Kube extends Context.Service<Kube, KubeShape>()("nodemend/Kube") {}
+
+export const REPORTING_CONTROLLER = "nodemend.io/repair-controller"
+
+const call = <A>(operation: string, verb: string, f: () => Promise<A>): Effect.Effect<A, KubeError> =>
+  Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
+    Effect.andThen(Effect.tryPromise({ try: f, catch: (e) => toKubeError(operation, e) }))
+  )
+
+const smp = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+const json = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch)
+
+export const makeKube = (kc: KubeConfig, instance: string): KubeShape => {
+  const core = kc.makeApiClient(CoreV1Api)
+  const coord = kc.makeApiClient(CoordinationV1Api)
+  const events = kc.makeApiClient(EventsV1Api)
+  return {
+    kc,
+    readNode: (name) => call("readNode", "get", () => core.readNode({ name })),
+    createNode: (body) => call("createNode", "create", () => core.createNode({ body })),
+    deleteNode: (name, uid) =>
+      call("deleteNode", "delete", () =>
+        core.deleteNode({ name, body: uid !== undefined ? { preconditions: { uid } } : {} })
+      ).pipe(Effect.asVoid),
+    patchNodeAnnotations: (name, annotations) =>
+      call("patchNode", "patch", () => core.patchNode({ name, body: { metadata: { annotations } } }, merge)),
+    jsonPatchNode: (name, ops) => call("patchNode", "patch", () => core.patchNode({ name, body: ops }, json)),
+    patchNodeStatus: (name, status) =>
+      call("patchNodeStatus", "patch", () => core.patchNodeStatus({ name, body: { status } }, smp)),
+    listPodsOnNode: (nodeName) =>
+      call("listPods", "list", () =>
+        core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` })
+      ).pipe(Effect.map((l) => l.items)),
+    evictPod: (namespace, name, uid) =>
+      call("evictPod", "create", () =>
+        core.createNamespacedPodEviction({
+          name,
+          namespace,
+          body: {
+            apiVersion: "policy/v1",
+            kind: "Eviction",
+            metadata: { name, namespace },
+            deleteOptions: { preconditions: { uid } }
+          }
+        })
+      ).pipe(Effect.asVoid),
+    deletePod: (namespace, name, uid, gracePeriodSeconds) =>
+      call("deletePod", "delete", () =>
+        core.deleteNamespacedPod({
+          name,
+          namespace,
+          gracePeriodSeconds,
+          body: { preconditions: { uid }, gracePeriodSeconds }
+        })
+      ).pipe(Effect.asVoid),
+    readConfigMap: (namespace, name) =>
+      call("readConfigMap", "get", () => core.readNamespacedConfigMap({ name, namespace })),
+    listConfigMaps: (namespace, labelSelector) =>
+      call("listConfigMaps", "list", () => core.listNamespacedConfigMap({ namespace, labelSelector })).pipe(
+        Effect.map((l) => l.items)
+      ),
+    upsertConfigMap: (body) => {
+      const namespace = body.metadata?.namespace ?? "default"
+      const name = body.metadata?.name ?? ""
+      return call("createConfigMap", "create", () =>
+        core.createNamespacedConfigMap({ namespace, body })
+      ).pipe(
+        Effect.catchTag("KubeError", (e) =>
+          e.code === 409
+            ? call("patchConfigMap", "patch", () =>
+                core.patchNamespacedConfigMap(
+                  { name, namespace, body: { metadata: { labels: body.metadata?.labels }, data: body.data } },
+                  merge
+                )
+              )
+            : Effect.fail(e)
+        ),
+        Effect.asVoid
+      )
+    },
+    deleteConfigMap: (namespace, name) =>
+      call("deleteConfigMap", "delete", () => core.deleteNamespacedConfigMap({ name, namespace })).pipe(
+        Effect.asVoid,
+        Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.void : Effect.fail(e)))
+      ),
+    emitNodeEvent: (namespace, e) =>
+      call("createEvent", "create", () =>
+        events.createNamespacedEvent({
+          namespace,
+          body: {
+            apiVersion: "events.k8s.io/v1",
+            kind: "Event",
+            metadata: { generateName: `${e.node.name}.`.slice(0, 200), namespace },
+            eventTime: new V1MicroTime(),
+            regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
+            type: e.type,
+            reason: e.reason,
+            action: e.action,
+            note: e.note.slice(0, 1024),
+            reportingController: REPORTING_CONTROLLER,
+            reportingInstance: instance.slice(0, 128)
+          }
+        })
+      ).pipe(Effect.asVoid),
+    readLease: (namespace, name) =>
+      call("readLease", "get", () => coord.readNamespacedLease({ name, namespace })),
+    createLease: (namespace, body) =>
+      call("createLease", "create", () => coord.createNamespacedLease({ namespace, body })),
+    replaceLease: (namespace, name, body) =>
+      call("replaceLease", "update", () => coord.replaceNamespacedLease({ name, namespace, body }))
+  }
+}
+
+export const loadKubeConfig = (path: string | undefined): KubeConfig => {
+  const kc = new KubeConfig()
+  if (path) kc.loadFromFile(path)
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
+  else kc.loadFromDefault()
+  const server = kc.getCurrentCluster()?.server
+  if (!server || server === "http://localhost:8080")
+    throw new Error("no kubeconfig or in-cluster config found")
+  return kc
+}
+
+export const kubeLayer = (kc: KubeConfig, instance: string): Layer.Layer<Kube> =>
+  Layer.succeed(Kube, Kube.of(makeKube(kc, instance)))
+
+/** True for a KubeError with one of the given HTTP codes. */
+export const isCode =
+  (...codes: number[]) =>
+  (e: KubeError): boolean =>
+    e.code !== undefined && codes.includes(e.code)

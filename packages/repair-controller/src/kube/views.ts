@@ -1,0 +1,84 @@
+/** V1Node / V1Pod -> the plain views the pure core reads. */
+import type { V1Node, V1Pod } from "@kubernetes/client-node"
+import type { NodeRef } from "../cloud/CloudProvider.ts"
+import type { ConditionView, NodeView } from "../decide/NodeView.ts"
+import type { PodView } from "../repair/drainPlan.ts"
+
+const toMs = (d: unknown): number | undefined => {
+  if (d instanceof Date) return Number.isNaN(d.getTime()) ? undefined : d.getTime()
+  if (typeof d === "string") {
+    const t = Date.parse(d)
+    return Number.isNaN(t) ? undefined : t
+  }
+  return undefined
+}
+
+export const nodeView = (n: V1Node): NodeView => ({
+  name: n.metadata?.name ?? "",
+  ...(n.metadata?.uid !== undefined ? { uid: n.metadata.uid } : {}),
+  ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}),
+  labels: n.metadata?.labels ?? {},
+  annotations: n.metadata?.annotations ?? {},
+  conditions: (n.status?.conditions ?? []).map(
+    (c): ConditionView => ({
+      type: c.type,
+      status: c.status,
+      ...(c.reason !== undefined ? { reason: c.reason } : {}),
+      ...(c.message !== undefined ? { message: c.message } : {}),
+      ...(toMs(c.lastTransitionTime) !== undefined ? { lastTransitionTime: toMs(c.lastTransitionTime)! } : {})
+    })
+  ),
+  deleting: n.metadata?.deletionTimestamp !== undefined && n.metadata.deletionTimestamp !== null
+})
+
+export const nodeRef = (n: {
+  readonly name: string
+  readonly providerID?: string | undefined
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations?: Readonly<Record<string, string>>
+}): NodeRef => ({
+  name: n.name,
+  providerID: n.providerID ?? "",
+  labels: n.labels,
+  annotations: n.annotations ?? {}
+})
+
+export const podView = (p: V1Pod): PodView => ({
+  namespace: p.metadata?.namespace ?? "",
+  name: p.metadata?.name ?? "",
+  uid: p.metadata?.uid ?? "",
+  ...(p.status?.phase !== undefined ? { phase: p.status.phase } : {}),
+  ...(p.spec?.priorityClassName !== undefined ? { priorityClassName: p.spec.priorityClassName } : {}),
+  ownerKinds: (p.metadata?.ownerReferences ?? []).map((o) => o.kind),
+  mirror: p.metadata?.annotations?.["kubernetes.io/config.mirror"] !== undefined,
+  tolerations: (p.spec?.tolerations ?? []).map((t) => ({
+    ...(t.key !== undefined ? { key: t.key } : {}),
+    ...(t.operator !== undefined ? { operator: t.operator } : {}),
+    ...(t.value !== undefined ? { value: t.value } : {}),
+    ...(t.effect !== undefined ? { effect: t.effect } : {})
+  })),
+  ...(toMs(p.metadata?.deletionTimestamp) !== undefined
+    ? { deletingSince: toMs(p.metadata?.deletionTimestamp)! }
+    : {})
+})
+
+/**
+ * What a node update must change for the controller to look again: condition status and lastTransitionTime,
+ * the repair and veto annotations, the pool label, deletion. Heartbeats change none of these.
+ */
+export const nodeSignature = (n: V1Node, poolLabel: string): string => {
+  const conds = (n.status?.conditions ?? [])
+    .map((c) => `${c.type}=${c.status}@${toMs(c.lastTransitionTime) ?? ""}`)
+    .sort()
+    .join(",")
+  const a = n.metadata?.annotations ?? {}
+  const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status ?? ""
+  return [
+    conds,
+    a["nodemend.io/repair"] ?? "",
+    a["nodemend.io/do-not-repair"] ?? "",
+    n.metadata?.labels?.[poolLabel] ?? "",
+    n.metadata?.deletionTimestamp ? "deleting" : "",
+    ready
+  ].join("|")
+}

@@ -1,0 +1,54 @@
+/** The controller's Prometheus metrics (served at /metrics with the `nodemend_controller` prefix). */
+import { Metric } from "effect"
+
+export const repairsStarted = Metric.counter("repairs_started_total", {
+  description: "Repairs started, by condition type, reason and action",
+  incremental: true
+})
+export const repairsCompleted = Metric.counter("repairs_completed_total", {
+  description: "Repairs completed (replacement Ready, or node healthy after reboot)",
+  incremental: true
+})
+export const repairsFailed = Metric.counter("repairs_failed_total", {
+  description: "Repairs that failed",
+  incremental: true
+})
+export const repairsEscalated = Metric.counter("repairs_escalated_total", {
+  description: "Reboots escalated to Replace",
+  incremental: true
+})
+export const wouldRepair = Metric.counter("would_repair_total", {
+  description: "Dry-run repairs",
+  incremental: true
+})
+export const breakerOpen = Metric.gauge("breaker_open", {
+  description: "1 while the pool's breaker blocks repairs"
+})
+export const poolUnhealthy = Metric.gauge("pool_unhealthy_nodes", { description: "Unhealthy nodes per pool" })
+export const poolSize = Metric.gauge("pool_nodes", { description: "Nodes per pool" })
+export const standDown = Metric.gauge("zonal_shift_stand_down", {
+  description:
+    "1 while repairs stand down for a zonal shift (cause=shift) or an unanswered query (cause=unknown)"
+})
+export const zonalShiftQueryFailures = Metric.counter("zonal_shift_query_failures_total", {
+  description: "activeZonalShifts calls that failed",
+  incremental: true
+})
+export const evictions = Metric.counter("evictions_total", {
+  description: "Eviction outcomes: evicted, pdb-blocked, gone, error, force-deleted",
+  incremental: true
+})
+export const terminations = Metric.counter("instance_terminations_total", {
+  description: "terminate calls made to the cloud provider",
+  incremental: true
+})
+export const decisionLatency = Metric.histogram("decision_latency_seconds", {
+  description: "Toleration expiry to repair taint",
+  boundaries: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60]
+})
+export const apiRequests = Metric.counter("api_requests_total", {
+  description: "Kubernetes API requests made by the controller",
+  incremental: true
+})
+export const isLeader = Metric.gauge("leader", { description: "1 while this replica holds the lease" })
+export const activeRepairs = Metric.gauge("active_repairs", { description: "Repairs in progress" })
