@@ -1,0 +1,115 @@
+/**
+ * Leader election on a coordination.k8s.io Lease (client-node has no LeaderElector). Read, then create or
+ * replace carrying resourceVersion, so a stale write gets 409. Expiry is judged on the local clock from
+ * when this replica last saw the record change, so clock skew between replicas does not matter.
+ */
+import { V1MicroTime, type V1Lease } from "@kubernetes/client-node"
+import { Effect, Metric, Schedule } from "effect"
+import type { KubeShape } from "../kube/Kube.ts"
+import { isLeader } from "../observability/metrics.ts"
+
+export interface LeaseOptions {
+  readonly namespace: string
+  readonly name: string
+  readonly identity: string
+  readonly leaseDurationSeconds: number
+  readonly renewIntervalSeconds: number
+}
+
+export const makeLeaseLock = (kube: KubeShape, o: LeaseOptions) => {
+  let seen = ""
+  let seenAt = 0
+  /** true while this replica holds the lease. */
+  const tryAcquireOrRenew = Effect.gen(function* () {
+    const now = new V1MicroTime()
+    const existing = yield* kube.readLease(o.namespace, o.name).pipe(
+      Effect.map((l): V1Lease | undefined => l),
+      Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed(undefined) : Effect.fail(e)))
+    )
+    if (existing === undefined) {
+      const spec = {
+        holderIdentity: o.identity,
+        leaseDurationSeconds: o.leaseDurationSeconds,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: 0
+      }
+      return yield* kube
+        .createLease(o.namespace, { metadata: { name: o.name, namespace: o.namespace }, spec })
+        .pipe(
+          Effect.as(true),
+          Effect.catchTag("KubeError", (e) => (e.code === 409 ? Effect.succeed(false) : Effect.fail(e)))
+        )
+    }
+    const s = existing.spec ?? {}
+    const record = `${s.holderIdentity}|${String(s.renewTime ?? "")}`
+    if (record !== seen) {
+      seen = record
+      seenAt = Date.now()
+    }
+    const mine = s.holderIdentity === o.identity
+    if (
+      !mine &&
+      s.holderIdentity &&
+      Date.now() < seenAt + (s.leaseDurationSeconds ?? o.leaseDurationSeconds) * 1000
+    )
+      return false
+    const spec = {
+      ...s,
+      holderIdentity: o.identity,
+      leaseDurationSeconds: o.leaseDurationSeconds,
+      renewTime: now,
+      acquireTime: mine ? s.acquireTime : now,
+      leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1)
+    }
+    return yield* kube.replaceLease(o.namespace, o.name, { ...existing, spec }).pipe(
+      Effect.tap(() =>
+        Effect.sync(() => {
+          seen = `${o.identity}|${now.toISOString()}`
+          seenAt = Date.now()
+        })
+      ),
+      Effect.as(true),
+      Effect.catchTag("KubeError", (e) => (e.code === 409 ? Effect.succeed(false) : Effect.fail(e)))
+    )
+  })
+  return { tryAcquireOrRenew }
+}
+
+/** Blocks until this replica leads. */
+export const acquireLeadership = (kube: KubeShape, o: LeaseOptions) =>
+  Effect.gen(function* () {
+    const lock = makeLeaseLock(kube, o)
+    yield* Effect.logInfo("waiting for leadership", {
+      lease: `${o.namespace}/${o.name}`,
+      identity: o.identity
+    })
+    yield* lock.tryAcquireOrRenew.pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("lease attempt failed", { error: e.message }).pipe(Effect.as(false))
+      ),
+      Effect.repeat({
+        until: (leading) => leading,
+        schedule: Schedule.spaced(`${o.renewIntervalSeconds} seconds`)
+      })
+    )
+    yield* Metric.update(isLeader, 1)
+    yield* Effect.logInfo("acquired leadership", { identity: o.identity })
+    return lock
+  })
+
+/** Renews forever; returns (so the caller can stop) once renewal has failed for a whole lease duration. */
+export const holdLeadership = (lock: ReturnType<typeof makeLeaseLock>, o: LeaseOptions) =>
+  Effect.gen(function* () {
+    let lastOk = Date.now()
+    for (;;) {
+      yield* Effect.sleep(`${o.renewIntervalSeconds} seconds`)
+      const ok = yield* lock.tryAcquireOrRenew.pipe(Effect.catch(() => Effect.succeed(false)))
+      if (ok) lastOk = Date.now()
+      else if (Date.now() - lastOk > o.leaseDurationSeconds * 1000 * 0.8) {
+        yield* Metric.update(isLeader, 0)
+        yield* Effect.logError("lost leadership", { identity: o.identity })
+        return
+      }
+    }
+  })

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+/**
+ * nodemend-controller: the repair controller binary.
+ *
+ *   nodemend-controller --config /etc/nodemend/controller.yaml [--kubeconfig PATH] [--identity NAME] [--port N]
+ *
+ * Layers are composed here and nowhere else. An invalid config file exits 1 with the offending field named.
+ */
+import { hostname } from "node:os"
+import { parseArgs } from "node:util"
+import { NodeRuntime } from "@effect/platform-node"
+import { Data, Effect, Layer, Logger } from "effect"
+import { CloudProvider } from "./cloud/CloudProvider.ts"
+import { kwokCloudProviderLayer } from "./cloud/kwok/KwokCloudProvider.ts"
+import { loadConfigFile } from "./config/ConfigFile.ts"
+import type { ControllerConfig } from "./config/ControllerConfig.ts"
+import { startController } from "./controller/Controller.ts"
+import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
+import { Kube, loadKubeConfig, makeKube } from "./kube/Kube.ts"
+import { noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
+import { type Readiness, serverLayer } from "./observability/server.ts"
+
+class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
+class LostLeadership extends Data.TaggedError("LostLeadership")<{ readonly message: string }> {}
+
+/** Provider selection: one case per cloud. The AWS provider (issue #5) adds its layer here. */
+const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider, StartupError, Kube> => {
+  switch (config.cloudProvider) {
+    case "kwok":
+      return kwokCloudProviderLayer(config)
+    case "aws":
+      return Layer.effect(
+        CloudProvider,
+        Effect.fail(
+          new StartupError({ message: "cloudProvider: aws is not wired into this build yet (issue #5)" })
+        )
+      )
+  }
+}
+
+const program = Effect.gen(function* () {
+  const { values } = parseArgs({
+    options: {
+      config: { type: "string" },
+      kubeconfig: { type: "string" },
+      identity: { type: "string" },
+      port: { type: "string" }
+    }
+  })
+  if (values.config === undefined) return yield* new StartupError({ message: "--config is required" })
+  const config = yield* loadConfigFile(values.config)
+  const kc = yield* Effect.try({
+    try: () => loadKubeConfig(values.kubeconfig ?? process.env.KUBECONFIG),
+    catch: (e) => new StartupError({ message: String(e) })
+  })
+  const identity = values.identity ?? `${hostname()}-${process.pid}`
+  const kube = makeKube(kc, identity)
+  let state: ReturnType<Readiness["state"]> = "starting"
+  let synced = () => false
+  const port = values.port !== undefined ? Number(values.port) : config.server.port
+  yield* Layer.build(serverLayer(port, { state: () => (state === "leading" && synced() ? "synced" : state) }))
+  yield* Effect.logInfo("nodemend-controller starting", {
+    identity,
+    cloudProvider: config.cloudProvider,
+    dryRun: config.dryRun,
+    paused: config.paused,
+    port
+  })
+
+  const lease = {
+    namespace: config.namespace,
+    name: config.leaderElection.leaseName,
+    identity,
+    leaseDurationSeconds: config.leaderElection.leaseDurationSeconds,
+    renewIntervalSeconds: config.leaderElection.renewIntervalSeconds
+  }
+  const lock = config.leaderElection.enabled
+    ? yield* Effect.sync(() => {
+        state = "standby"
+      }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
+    : undefined
+  state = "leading"
+  const handle = yield* startController(config, kube).pipe(
+    Effect.provide(
+      Layer.mergeAll(cloudProviderLayer(config), noLogCaptureLayer).pipe(
+        Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+      )
+    )
+  )
+  synced = handle.synced
+  if (lock === undefined) return yield* Effect.never
+  yield* holdLeadership(lock, lease)
+  // Like client-go: a replica that lost the lease exits, and its restart stands by.
+  return yield* new LostLeadership({ message: `${identity} lost the lease ${lease.namespace}/${lease.name}` })
+}).pipe(Effect.scoped, Effect.provide(Logger.layer([Logger.consoleJson])))
+
+NodeRuntime.runMain(program)
