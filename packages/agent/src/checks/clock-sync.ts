@@ -1,0 +1,38 @@
+/**
+ * ClockUnsynchronized (reference 2.3). NMA calls adjtimex(2) and tests STA_UNSYNC; Node has no binding
+ * for that syscall. We ask `timedatectl show -p NTPSynchronized --value` on the host instead: timedated
+ * answers from the same adjtimex status (its ntp_synced() tests STA_UNSYNC and maxerror), whichever NTP
+ * client (chrony, timesyncd, ntpd) disciplines the clock. When timedatectl is unavailable (no systemd, no
+ * D-Bus) the check reports nothing, as NMA does when adjtimex fails.
+ */
+import { Effect } from "effect"
+import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
+import type { CommandRunner } from "./command-runner.ts"
+import { detection } from "./finding.ts"
+
+/** "yes" / "no" from timedatectl; anything else is "cannot tell". */
+export const parseNtpSynchronized = (stdout: string): boolean | undefined => {
+  const v = stdout.trim()
+  return v === "yes" ? true : v === "no" ? false : undefined
+}
+
+export const clockSyncCheck = (runner: CommandRunner["Service"], intervalMs: number): PeriodicCheck => ({
+  name: "clock-sync",
+  monitor: "kernel",
+  intervalMs,
+  run: (tick) =>
+    runner.run("timedatectl", ["show", "--property=NTPSynchronized", "--value"], { timeoutMs: 5000 }).pipe(
+      Effect.map((r) =>
+        r.exitCode === 0 && parseNtpSynchronized(r.stdout) === false
+          ? [
+              detection(
+                "ClockUnsynchronized",
+                "The kernel clock is not synchronized to any time source (STA_UNSYNC); time drift may break time-sensitive workloads",
+                tick.nowMs
+              )
+            ]
+          : []
+      ),
+      Effect.catch(() => Effect.succeed([]))
+    )
+})

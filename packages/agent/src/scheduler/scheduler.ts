@@ -1,0 +1,99 @@
+/**
+ * One scheduler for every periodic check: a single fiber and a sequential queue ordered by due time.
+ * Each check's first run is offset by a uniform random delay in [0, 20%] of its interval (so checks with
+ * the same interval do not bunch up after every agent restart), then it repeats at its interval. Two
+ * check runs are always at least `spacingMs` apart (end of one to start of the next). Checks that fall
+ * due together form one tick and share the tick's cached /proc listing.
+ */
+import { Clock, Duration, Effect, Metric, Random } from "effect"
+import { checkDurationMs, checkRunsTotal, inc } from "../health/metrics.ts"
+import type { Finding } from "../model.ts"
+import type { PeriodicCheck, TickContext } from "./periodic-check.ts"
+
+export const JITTER_FRACTION = 0.2
+
+export interface SchedulerOptions {
+  readonly checks: readonly PeriodicCheck[]
+  /** Where findings go (config overrides, ConditionWriter, EventRecorder). */
+  readonly sink: (findings: readonly Finding[]) => Effect.Effect<void>
+  /** Lists the pid directories of <hostRoot>/proc. Called at most once per tick. */
+  readonly listPids: Effect.Effect<readonly number[]>
+  readonly spacingMs: number
+  /** Observability hook (bench, tests): called after every run with its start and end time. */
+  readonly onRun?: (name: string, startMs: number, endMs: number) => void
+}
+
+interface Slot {
+  readonly check: PeriodicCheck
+  due: number
+}
+
+/** A once-per-tick memo of the /proc listing. */
+const makeTick = (listPids: Effect.Effect<readonly number[]>, nowMs: number): TickContext => {
+  let cached: readonly number[] | undefined
+  return {
+    nowMs,
+    pids: Effect.suspend(() =>
+      cached !== undefined
+        ? Effect.succeed(cached)
+        : listPids.pipe(Effect.tap((p) => Effect.sync(() => (cached = p))))
+    )
+  }
+}
+
+const runOne = (slot: Slot, tick: TickContext, options: SchedulerOptions) =>
+  Effect.gen(function* () {
+    const start = yield* Clock.currentTimeMillis
+    const startHr = performance.now()
+    const findings = yield* slot.check.run(tick).pipe(
+      Effect.tap(() => inc(checkRunsTotal, { check: slot.check.name, outcome: "ok" })),
+      Effect.catch((e) =>
+        Effect.logWarning("periodic check failed", { check: slot.check.name, error: e.message }).pipe(
+          Effect.andThen(inc(checkRunsTotal, { check: slot.check.name, outcome: "error" })),
+          Effect.as([] as readonly Finding[])
+        )
+      ),
+      Effect.catchDefect((defect) =>
+        Effect.logError("periodic check crashed", { check: slot.check.name, defect: String(defect) }).pipe(
+          Effect.andThen(inc(checkRunsTotal, { check: slot.check.name, outcome: "defect" })),
+          Effect.as([] as readonly Finding[])
+        )
+      )
+    )
+    yield* Metric.update(
+      Metric.withAttributes(checkDurationMs, { check: slot.check.name }),
+      performance.now() - startHr
+    )
+    const end = yield* Clock.currentTimeMillis
+    options.onRun?.(slot.check.name, start, end)
+    if (findings.length > 0) yield* options.sink(findings)
+    return end
+  })
+
+/** Runs forever; fork it. */
+export const runScheduler = (options: SchedulerOptions): Effect.Effect<never> =>
+  Effect.gen(function* () {
+    const start = yield* Clock.currentTimeMillis
+    const slots: Slot[] = []
+    for (const check of options.checks) {
+      const offset = Math.floor((yield* Random.next) * JITTER_FRACTION * check.intervalMs)
+      slots.push({ check, due: start + offset })
+    }
+    let lastEnd = Number.NEGATIVE_INFINITY
+    if (slots.length === 0) return yield* Effect.never
+    while (true) {
+      const earliest = Math.min(...slots.map((s) => s.due))
+      const now = yield* Clock.currentTimeMillis
+      const startAt = Math.max(earliest, lastEnd + options.spacingMs)
+      if (startAt > now) yield* Effect.sleep(Duration.millis(startAt - now))
+      const tickNow = yield* Clock.currentTimeMillis
+      const tick = makeTick(options.listPids, tickNow)
+      const due = slots.filter((s) => s.due <= tickNow).sort((a, b) => a.due - b.due)
+      for (const [i, slot] of due.entries()) {
+        if (i > 0) yield* Effect.sleep(Duration.millis(options.spacingMs))
+        lastEnd = yield* runOne(slot, tick, options)
+        // Strictly periodic; a run that fell far behind skips the missed turns instead of bursting.
+        slot.due = Math.max(slot.due + slot.check.intervalMs, lastEnd)
+      }
+    }
+  })

@@ -1,0 +1,125 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Random } from "effect"
+import { TestClock } from "effect/testing"
+import type { Finding } from "../../src/model.ts"
+import { CheckError, type PeriodicCheck } from "../../src/scheduler/periodic-check.ts"
+import { runScheduler } from "../../src/scheduler/scheduler.ts"
+
+interface Run {
+  readonly name: string
+  readonly start: number
+  readonly end: number
+}
+
+const check = (name: string, intervalMs: number, body?: PeriodicCheck["run"]): PeriodicCheck => ({
+  name,
+  monitor: "kernel",
+  intervalMs,
+  run: body ?? (() => Effect.succeed([]))
+})
+
+const start = (
+  checks: readonly PeriodicCheck[],
+  extra: {
+    listPids?: Effect.Effect<readonly number[]>
+    sink?: (f: readonly Finding[]) => Effect.Effect<void>
+  } = {}
+) =>
+  Effect.gen(function* () {
+    const runs: Run[] = []
+    const fiber = yield* runScheduler({
+      checks,
+      sink: extra.sink ?? (() => Effect.void),
+      listPids: extra.listPids ?? Effect.succeed([1]),
+      spacingMs: 10,
+      onRun: (name, s, e) => runs.push({ name, start: s, end: e })
+    }).pipe(Effect.forkChild)
+    return { runs, fiber }
+  })
+
+describe("scheduler", () => {
+  it.effect("first run of each check lands in [0, 20%] of its interval, then strictly periodic", () =>
+    Effect.gen(function* () {
+      const { runs, fiber } = yield* start([check("a", 60_000), check("b", 300_000), check("c", 600_000)])
+      yield* TestClock.adjust("30 minutes")
+      yield* Fiber.interrupt(fiber)
+      const firsts = (n: string) => runs.filter((r) => r.name === n).map((r) => r.start)
+      const a = firsts("a")
+      expect(a[0]).toBeGreaterThanOrEqual(0)
+      expect(a[0]).toBeLessThanOrEqual(12_000 + 20)
+      expect(firsts("b")[0]).toBeLessThanOrEqual(60_000 + 20)
+      expect(firsts("c")[0]).toBeLessThanOrEqual(120_000 + 20)
+      // periodic: consecutive runs of "a" are one interval apart (give or take the spacing of a collision)
+      for (let i = 1; i < a.length; i++) expect(a[i]! - a[i - 1]!).toBeGreaterThanOrEqual(60_000 - 20)
+      expect(a.length).toBeGreaterThanOrEqual(29)
+      expect(firsts("c").length).toBe(3)
+    }).pipe(Random.withSeed(7))
+  )
+
+  it.effect("never runs two checks within the spacing, even when they fall due together", () =>
+    Effect.gen(function* () {
+      const checks = Array.from({ length: 12 }, (_, i) => check(`k${i}`, 1000))
+      const { runs, fiber } = yield* start(checks)
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.interrupt(fiber)
+      const sorted = [...runs].sort((x, y) => x.start - y.start)
+      expect(sorted.length).toBeGreaterThan(100)
+      for (let i = 1; i < sorted.length; i++)
+        expect(sorted[i]!.start - sorted[i - 1]!.end).toBeGreaterThanOrEqual(10)
+    }).pipe(Random.withSeed(3))
+  )
+
+  it.effect("checks due in the same tick share one /proc listing", () =>
+    Effect.gen(function* () {
+      let listings = 0
+      const seen: number[] = []
+      const uses = (name: string) =>
+        check(name, 1000, (tick) =>
+          tick.pids.pipe(
+            Effect.tap((p) => Effect.sync(() => seen.push(p[0]!))),
+            Effect.as([])
+          )
+        )
+      // A slow check makes the others fall due together while it runs.
+      const slow = check("slow", 100_000, () => Effect.sleep("5 seconds").pipe(Effect.as([])))
+      const { fiber } = yield* start([slow, uses("x"), uses("y"), uses("z")], {
+        listPids: Effect.sync(() => {
+          listings++
+          return [listings]
+        })
+      }).pipe(Random.withSeed(0))
+      yield* TestClock.adjust("30 seconds")
+      yield* Fiber.interrupt(fiber)
+      const perListing = new Map<number, number>()
+      for (const n of seen) perListing.set(n, (perListing.get(n) ?? 0) + 1)
+      expect(listings).toBe(perListing.size)
+      expect(Math.max(...perListing.values())).toBe(3)
+    })
+  )
+
+  it.effect("a failing check is logged and does not stop the others; findings reach the sink", () =>
+    Effect.gen(function* () {
+      const got: Finding[] = []
+      const finding: Finding = {
+        _tag: "Resolution",
+        monitor: "networking",
+        reason: "IPAMDNotRunning",
+        conditionType: "NetworkingReady",
+        observedAtMs: 0
+      }
+      const { runs, fiber } = yield* start(
+        [
+          check("bad", 1000, () => Effect.fail(new CheckError({ check: "bad", detail: "boom" }))),
+          check("dies", 1000, () => Effect.die("oops")),
+          check("good", 1000, () => Effect.succeed([finding]))
+        ],
+        { sink: (f) => Effect.sync(() => got.push(...f)) }
+      )
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.interrupt(fiber)
+      expect(runs.filter((r) => r.name === "bad").length).toBeGreaterThanOrEqual(4)
+      expect(runs.filter((r) => r.name === "dies").length).toBeGreaterThanOrEqual(4)
+      expect(got.length).toBeGreaterThanOrEqual(4)
+    })
+  )
+})
