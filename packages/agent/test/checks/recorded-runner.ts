@@ -8,7 +8,10 @@ export const recordedRunner = (
   answer: (command: string, args: readonly string[]) => Recording
 ): CommandRunner["Service"] & { calls: string[] } => {
   const calls: string[] = []
-  const reply = (command: string, args: readonly string[]) => {
+  const reply = (
+    command: string,
+    args: readonly string[]
+  ): Effect.Effect<{ readonly stdout: string | Buffer; readonly exitCode?: number }, CommandError> => {
     calls.push([command, ...args].join(" "))
     const r = answer(command, args)
     return r === "missing"
