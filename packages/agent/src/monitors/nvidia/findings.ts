@@ -1,0 +1,58 @@
+/**
+ * Turns decoded DCGM/NVML signals into Detections / Resolutions with catalog reasons and messages.
+ * Pure: inputs carry their own timestamps.
+ */
+import { resolveReason, xidReason } from "@nodemend/reason-codes"
+import type { Detection, Resolution } from "../../model.ts"
+
+const entryOf = (reason: string) => {
+  const entry = resolveReason(reason)?.entry
+  if (entry === undefined || entry.monitor !== "nvidia")
+    throw new Error(`not an nvidia catalog reason: ${reason}`)
+  return entry
+}
+
+export const nvidiaDetection = (
+  reason: string,
+  message: string,
+  observedAtMs: number,
+  subject?: string
+): Detection => {
+  const e = entryOf(reason)
+  return {
+    _tag: "Detection",
+    monitor: "nvidia",
+    reason,
+    conditionType: e.conditionType,
+    severity: e.severity,
+    message,
+    observedAtMs,
+    ...(subject === undefined ? {} : { subject })
+  }
+}
+
+export const nvidiaResolution = (reason: string, observedAtMs: number, subject?: string): Resolution => {
+  const e = entryOf(reason)
+  return {
+    _tag: "Resolution",
+    monitor: "nvidia",
+    reason,
+    conditionType: e.conditionType,
+    observedAtMs,
+    ...(subject === undefined ? {} : { subject })
+  }
+}
+
+export const xidDetection = (xid: number, observedAtMs: number, subject?: string): Detection => {
+  const reason = xidReason(xid)
+  const message = reason.endsWith("Error")
+    ? `detected XID-${xid} on the instance, review kernel logs for additional information.`
+    : `detected unknown XID-${xid} on the instance, review kernel logs for additional information.`
+  return nvidiaDetection(reason, message, observedAtMs, subject)
+}
+
+/** `NvidiaXID79Error` / `NvidiaXID13Warning` -> 79 / 13; undefined for other reasons. */
+export const xidOfReason = (reason: string): number | undefined => {
+  const m = /^NvidiaXID(\d+)(?:Error|Warning)$/.exec(reason)
+  return m === null ? undefined : Number(m[1])
+}

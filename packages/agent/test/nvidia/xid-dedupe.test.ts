@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest"
+import { xidDetection, xidOfReason } from "../../src/monitors/nvidia/findings.ts"
+import {
+  emptyXidDedupe,
+  normalizePci,
+  observeXid,
+  type XidSighting
+} from "../../src/monitors/nvidia/xid-dedupe.ts"
+
+const run = (sightings: readonly XidSighting[]) => {
+  let state = emptyXidDedupe
+  return sightings.map((s) => {
+    const r = observeXid(state, s)
+    state = r.state
+    return r.report
+  })
+}
+
+describe("XID deduplication (callback vs kernel line vs NVML event)", () => {
+  it("normalizes DCGM and kernel PCI addresses to one form", () => {
+    expect(normalizePci("00000000:2A:00.0")).toBe("0000:2a:00")
+    expect(normalizePci("0000:2a:00")).toBe("0000:2a:00")
+    expect(normalizePci("PCI:0000:01:00")).toBe("0000:01:00")
+    expect(normalizePci("gpu0")).toBeUndefined()
+  })
+  it("same XID on the same GPU within 5 s is one detection, whichever path is first", () => {
+    expect(
+      run([
+        { xid: 79, pci: "0000:2a:00", atMs: 1000 },
+        { xid: 79, pci: "0000:2a:00", atMs: 3000 },
+        { xid: 79, pci: "0000:2a:00", atMs: 5999 }
+      ])
+    ).toEqual([true, false, false])
+  })
+  it("after 5 s it is a new detection", () => {
+    expect(
+      run([
+        { xid: 79, pci: "0000:2a:00", atMs: 1000 },
+        { xid: 79, pci: "0000:2a:00", atMs: 6000 }
+      ])
+    ).toEqual([true, true])
+  })
+  it("different XIDs or different GPUs are separate", () => {
+    expect(
+      run([
+        { xid: 79, pci: "0000:2a:00", atMs: 1000 },
+        { xid: 48, pci: "0000:2a:00", atMs: 1001 },
+        { xid: 79, pci: "0000:3b:00", atMs: 1002 }
+      ])
+    ).toEqual([true, true, true])
+  })
+  it("an unnamed GPU matches on the XID number alone", () => {
+    expect(
+      run([
+        { xid: 63, pci: undefined, atMs: 1000 },
+        { xid: 63, pci: "0000:2a:00", atMs: 2000 }
+      ])
+    ).toEqual([true, false])
+  })
+  it("out-of-order arrival (kernel line older than the callback) is still a duplicate", () => {
+    expect(
+      run([
+        { xid: 95, pci: "0000:2a:00", atMs: 5000 },
+        { xid: 95, pci: "0000:2a:00", atMs: 3000 }
+      ])
+    ).toEqual([true, false])
+  })
+  it("XID reasons follow the catalog's fatal list", () => {
+    expect(xidDetection(79, 1, "0000:2a:00")).toMatchObject({
+      reason: "NvidiaXID79Error",
+      severity: "Condition"
+    })
+    expect(xidDetection(13, 1)).toMatchObject({ reason: "NvidiaXID13Warning", severity: "Event" })
+    expect(xidOfReason("NvidiaXID79Error")).toBe(79)
+    expect(xidOfReason("NvidiaXID13Warning")).toBe(13)
+    expect(xidOfReason("NvidiaDoubleBitError")).toBeUndefined()
+  })
+})
