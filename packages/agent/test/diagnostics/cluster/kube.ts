@@ -11,7 +11,7 @@ declare module "vitest" {
   }
 }
 
-export const testKubeConfig = (): KubeConfig => {
+export const testKubeconfigPath = (): string => {
   let path: string | undefined
   try {
     path = inject("nodemendKubeconfig")
@@ -20,8 +20,12 @@ export const testKubeConfig = (): KubeConfig => {
   }
   path ||= process.env.NODEMEND_KUBECONFIG
   if (!path) throw new Error("no cluster: run with the cluster vitest config or set NODEMEND_KUBECONFIG")
+  return path
+}
+
+export const testKubeConfig = (): KubeConfig => {
   const kc = new KubeConfig()
-  kc.loadFromFile(path)
+  kc.loadFromFile(testKubeconfigPath())
   return kc
 }
 

@@ -1,0 +1,167 @@
+/** Argument parsing and dispatch for `kubectl nodemend`. `run` returns the exit code; main.ts only wires process I/O. */
+import { parseArgs } from "node:util"
+import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import { parseDurationMs } from "./duration.ts"
+import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
+import { DEFAULT_POOL_LABELS, NODE_HEADERS, nodeRows, poolStates, timeline } from "./fleet.ts"
+import { loadKubeConfig } from "./kubeClient.ts"
+import { logsCommand } from "./logs.ts"
+import { renderTable } from "./table.ts"
+
+export interface CliIO {
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+}
+
+export const USAGE = `kubectl nodemend: nodemend's kubectl plugin
+
+Usage:
+  kubectl nodemend logs <node>... | -l <selector> [-o <dir>] [--timeout 300s] [--categories All]
+                        [--destination-url <PUT url>] [--download-url <GET url>]
+      Collect a log bundle from each node's agent (NodeDiagnostic), download it to <dir>/<node>-logs.tar.gz and
+      clean up. Without --destination-url the bundle stays on the node and is fetched through the kubelet proxy.
+      URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist.
+  kubectl nodemend status [-l <selector>] [--pool-label <label>]...
+      The fleet at a glance: conditions, repair phase, and breaker / stand-down state per pool.
+  kubectl nodemend timeline <node>
+      What happened to a node, and why, in time order.
+
+Global flags: --kubeconfig <file>, --context <name>
+`
+
+const CATEGORIES = new Set(["Base", "Device", "Networking", "Runtime", "System", "All"])
+
+const parse = (args: string[]) =>
+  parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      selector: { type: "string", short: "l" },
+      output: { type: "string", short: "o", default: "." },
+      timeout: { type: "string", short: "t", default: "300s" },
+      "destination-url": { type: "string" },
+      "download-url": { type: "string" },
+      categories: { type: "string", default: "All" },
+      "pool-label": { type: "string", multiple: true },
+      kubeconfig: { type: "string" },
+      context: { type: "string" },
+      help: { type: "boolean", short: "h" }
+    }
+  })
+
+const fmtTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+const statusCommand = async (
+  kc: KubeConfig,
+  selector: string | undefined,
+  poolLabels: string[],
+  io: CliIO
+) => {
+  const core = kc.makeApiClient(CoreV1Api)
+  const nodes = (await core.listNode(selector ? { labelSelector: selector } : {})).items
+  const events = (await core.listEventForAllNamespaces({ fieldSelector: "involvedObject.kind=Node" })).items
+  io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels)))
+  io.out("")
+  const pools = poolStates(nodes, events, poolLabels, Date.now())
+  io.out(
+    renderTable(
+      ["POOL", "NODES", "UNHEALTHY", "REPAIRING", "BREAKER", "STAND-DOWN"],
+      pools.map((p) => [
+        p.pool,
+        String(p.nodes),
+        String(p.unhealthy),
+        String(p.repairing),
+        p.breaker,
+        p.standDown
+      ])
+    )
+  )
+}
+
+const timelineCommand = async (kc: KubeConfig, name: string, io: CliIO) => {
+  const core = kc.makeApiClient(CoreV1Api)
+  const node = await core.readNode({ name }).catch((e: unknown) => {
+    throw k8sCode(e) === 404 ? new PluginError(`node not found: ${name}`) : e
+  })
+  const events = (
+    await core.listEventForAllNamespaces({
+      fieldSelector: `involvedObject.kind=Node,involvedObject.name=${name}`
+    })
+  ).items
+  const entries = timeline(node, events)
+  if (entries.length === 0) io.out(`no conditions or events recorded for ${name}`)
+  else
+    io.out(
+      renderTable(
+        ["TIME", "KIND", "WHAT"],
+        entries.map((e) => [fmtTime(e.atMs), e.kind, e.text])
+      )
+    )
+}
+
+export const run = async (argv: string[], io: CliIO): Promise<number> => {
+  const [command, ...rest] = argv
+  try {
+    if (!command || command === "help" || command === "--help" || command === "-h") {
+      io.out(USAGE)
+      return command ? 0 : 1
+    }
+    const { values, positionals } = parse(rest)
+    if (values.help) {
+      io.out(USAGE)
+      return 0
+    }
+    const kc = () => loadKubeConfig(values.kubeconfig, values.context)
+    switch (command) {
+      case "logs": {
+        const timeoutMs = parseDurationMs(values.timeout)
+        if (timeoutMs === undefined || timeoutMs <= 0)
+          throw new PluginError(`invalid --timeout ${values.timeout} (e.g. 300s, 5m)`)
+        const categories = values.categories.split(",").map((c) => c.trim())
+        const bad = categories.filter((c) => !CATEGORIES.has(c))
+        if (bad.length > 0)
+          throw new PluginError(`unknown categories: ${bad.join(", ")} (use ${[...CATEGORIES].join(", ")})`)
+        if (values["download-url"] && !values["destination-url"])
+          throw new PluginError("--download-url needs --destination-url")
+        const results = await Effect.runPromise(
+          logsCommand(
+            kc(),
+            {
+              nodes: positionals,
+              ...(values.selector ? { selector: values.selector } : {}),
+              outputDir: values.output,
+              timeoutMs,
+              ...(values["destination-url"] ? { destinationUrl: values["destination-url"] } : {}),
+              ...(values["download-url"] ? { downloadUrl: values["download-url"] } : {}),
+              categories
+            },
+            { progress: (l) => io.err(l) }
+          ).pipe(Effect.catch((e) => Effect.fail(e)))
+        ).catch((e: unknown) => {
+          // Effect.runPromise rejects with the failure itself (a PluginError) or a defect.
+          throw e instanceof PluginError ? e : new PluginError(e instanceof Error ? e.message : String(e))
+        })
+        for (const r of results)
+          io.out(`${r.ok ? "ok  " : "FAIL"} ${r.node}: ${r.message}${r.file ? ` -> ${r.file}` : ""}`)
+        return results.every((r) => r.ok) ? 0 : 1
+      }
+      case "status":
+        await statusCommand(kc(), values.selector, values["pool-label"] ?? DEFAULT_POOL_LABELS, io)
+        return 0
+      case "timeline": {
+        const [name, ...extra] = positionals
+        if (!name || extra.length > 0) throw new PluginError("usage: kubectl nodemend timeline <node>")
+        await timelineCommand(kc(), name, io)
+        return 0
+      }
+      default:
+        throw new PluginError(`unknown command ${command}\n\n${USAGE}`)
+    }
+  } catch (e) {
+    if (e instanceof PluginError) io.err(`error: ${e.message}`)
+    else if (k8sCode(e) !== undefined) io.err(`error: ${k8sMessage(e)}`)
+    else io.err(`error: ${e instanceof Error ? e.message : String(e)}`)
+    return 1
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The fleet at a glance (`kubectl nodemend status`) and one node's history (`kubectl nodemend timeline`),
+ * computed from Nodes and Events. Pure functions over API objects.
+ *
+ * Repair phase: the repair controller's record in the Node annotation `nodemend.io/repair` (JSON).
+ * Breaker and stand-down: the controller keeps no status object, so they come from its latest Decide
+ * events on the pool's nodes (`RepairBlocked` = breaker open, `RepairStandDown` = zonal-shift stand-down),
+ * counted as current while younger than the window.
+ */
+import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
+import { CONDITION_TYPES } from "@nodemend/reason-codes"
+
+export const REPAIR_ANNOTATION = "nodemend.io/repair"
+export const DEFAULT_POOL_LABELS = [
+  "karpenter.sh/nodepool",
+  "eks.amazonaws.com/nodegroup",
+  "nodemend.io/pool"
+]
+export const ZONE_LABEL = "topology.kubernetes.io/zone"
+/** A Decide event older than this no longer describes the pool's state. */
+export const DECISION_WINDOW_MS = 10 * 60 * 1000
+
+export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> = {
+  KernelReady: "KERNEL",
+  ContainerRuntimeReady: "RUNTIME",
+  NetworkingReady: "NETWORKING",
+  StorageReady: "STORAGE",
+  AcceleratedHardwareReady: "ACCELERATED"
+}
+
+export interface RepairSummary {
+  readonly phase: string
+  readonly action?: string
+  readonly reason?: string
+  readonly startedAt?: string
+  readonly finishedAt?: string
+  readonly failure?: string
+}
+
+/** Reads the repair record annotation; tolerant of fields it does not know. */
+export const repairOf = (node: V1Node): RepairSummary | undefined => {
+  const raw = node.metadata?.annotations?.[REPAIR_ANNOTATION]
+  if (!raw) return undefined
+  try {
+    const r = JSON.parse(raw) as Record<string, unknown>
+    const str = (k: string) => (typeof r[k] === "string" ? (r[k] as string) : undefined)
+    const out: { -readonly [K in keyof RepairSummary]: RepairSummary[K] } = {
+      phase: str("phase") ?? "Unknown"
+    }
+    for (const k of ["action", "reason", "startedAt", "finishedAt", "failure"] as const) {
+      const v = str(k)
+      if (v !== undefined) out[k] = v
+    }
+    return out
+  } catch {
+    return { phase: "Unreadable" }
+  }
+}
+
+export const poolOf = (node: V1Node, poolLabels: ReadonlyArray<string>): string => {
+  for (const l of poolLabels) {
+    const v = node.metadata?.labels?.[l]
+    if (v) return v
+  }
+  return "<none>"
+}
+
+const conditionCell = (node: V1Node, type: string): string => {
+  const c = node.status?.conditions?.find((x) => x.type === type)
+  if (!c) return "-"
+  return c.status === "True" ? "True" : `${c.status}:${c.reason ?? ""}`
+}
+
+export const isUnhealthy = (node: V1Node): boolean =>
+  repairOf(node) !== undefined ||
+  (node.status?.conditions ?? []).some(
+    (c) =>
+      ((CONDITION_TYPES as readonly string[]).includes(c.type) && c.status === "False") ||
+      (c.type === "Ready" && c.status !== "True")
+  )
+
+export const nodeRows = (nodes: ReadonlyArray<V1Node>, poolLabels: ReadonlyArray<string>): string[][] =>
+  [...nodes]
+    .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
+    .map((n) => {
+      const repair = repairOf(n)
+      return [
+        n.metadata?.name ?? "",
+        poolOf(n, poolLabels),
+        n.metadata?.labels?.[ZONE_LABEL] ?? "-",
+        conditionCell(n, "Ready"),
+        ...CONDITION_TYPES.map((t) => conditionCell(n, t)),
+        repair ? `${repair.phase}${repair.action ? `/${repair.action}` : ""}` : "-"
+      ]
+    })
+
+export const NODE_HEADERS = [
+  "NODE",
+  "POOL",
+  "ZONE",
+  "READY",
+  ...CONDITION_TYPES.map((t) => SHORT_CONDITION[t]),
+  "REPAIR"
+]
+
+export const eventTimeMs = (e: CoreV1Event): number => {
+  const t =
+    e.series?.lastObservedTime ??
+    e.lastTimestamp ??
+    e.eventTime ??
+    e.firstTimestamp ??
+    e.metadata?.creationTimestamp
+  if (t === undefined) return 0
+  const ms = new Date(t as unknown as string).getTime()
+  return Number.isNaN(ms) ? 0 : ms
+}
+
+export interface PoolState {
+  readonly pool: string
+  readonly nodes: number
+  readonly unhealthy: number
+  readonly repairing: number
+  readonly breaker: string
+  readonly standDown: string
+}
+
+export const poolStates = (
+  nodes: ReadonlyArray<V1Node>,
+  events: ReadonlyArray<CoreV1Event>,
+  poolLabels: ReadonlyArray<string>,
+  nowMs: number,
+  windowMs = DECISION_WINDOW_MS
+): PoolState[] => {
+  const byNode = new Map(nodes.map((n) => [n.metadata?.name ?? "", n]))
+  const latest = new Map<string, { breaker?: CoreV1Event; standDown?: CoreV1Event }>()
+  for (const e of events) {
+    if (e.reason !== "RepairBlocked" && e.reason !== "RepairStandDown") continue
+    const node = byNode.get(e.involvedObject?.name ?? "")
+    if (!node || nowMs - eventTimeMs(e) > windowMs) continue
+    const pool = poolOf(node, poolLabels)
+    const cur = latest.get(pool) ?? {}
+    const key = e.reason === "RepairBlocked" ? "breaker" : "standDown"
+    const prev = cur[key]
+    if (!prev || eventTimeMs(prev) < eventTimeMs(e)) latest.set(pool, { ...cur, [key]: e })
+  }
+  const pools = new Map<string, V1Node[]>()
+  for (const n of nodes) {
+    const p = poolOf(n, poolLabels)
+    pools.set(p, [...(pools.get(p) ?? []), n])
+  }
+  return [...pools.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([pool, members]) => {
+      const l = latest.get(pool)
+      return {
+        pool,
+        nodes: members.length,
+        unhealthy: members.filter(isUnhealthy).length,
+        repairing: members.filter((n) => repairOf(n) !== undefined).length,
+        breaker: l?.breaker ? `OPEN: ${l.breaker.message ?? ""}` : "closed",
+        standDown: l?.standDown ? `YES: ${l.standDown.message ?? ""}` : "no"
+      }
+    })
+}
+
+export interface TimelineEntry {
+  readonly atMs: number
+  readonly kind: "Condition" | "Event" | "Repair"
+  readonly text: string
+}
+
+export const timeline = (node: V1Node, events: ReadonlyArray<CoreV1Event>): TimelineEntry[] => {
+  const out: TimelineEntry[] = []
+  for (const c of node.status?.conditions ?? []) {
+    if (!c.lastTransitionTime) continue
+    out.push({
+      atMs: new Date(c.lastTransitionTime).getTime(),
+      kind: "Condition",
+      text: `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ""}${c.message ? `: ${c.message}` : ""}`
+    })
+  }
+  for (const e of events) {
+    const count = e.series?.count ?? e.count
+    const source = e.reportingComponent || e.source?.component || ""
+    out.push({
+      atMs: eventTimeMs(e),
+      kind: "Event",
+      text: `${e.type ?? "Normal"} ${e.reason ?? ""}${source ? ` (${source})` : ""}: ${e.message ?? ""}${count && count > 1 ? ` (x${count})` : ""}`
+    })
+  }
+  const r = repairOf(node)
+  if (r?.startedAt) {
+    out.push({
+      atMs: new Date(r.startedAt).getTime(),
+      kind: "Repair",
+      text: `repair ${r.action ?? ""} started for ${r.reason ?? "?"}; now ${r.phase}`
+    })
+  }
+  if (r?.finishedAt) {
+    out.push({
+      atMs: new Date(r.finishedAt).getTime(),
+      kind: "Repair",
+      text: `repair finished: ${r.phase}${r.failure ? ` (${r.failure})` : ""}`
+    })
+  }
+  return out.filter((e) => !Number.isNaN(e.atMs)).sort((a, b) => a.atMs - b.atMs)
+}

@@ -1,0 +1,2 @@
+export { run, USAGE } from "./cli.ts"
+export { kubeletProxyBundlePath, urlForNode } from "./nodeDiagnostics.ts"

@@ -1,0 +1,178 @@
+/**
+ * `kubectl nodemend logs <node...> | -l <selector>`: asks each node's agent for a log bundle (a NodeDiagnostic
+ * named after the node), shows progress, downloads the bundle (kubelet proxy for `node`, the GET twin of the
+ * presigned URL otherwise) and deletes the NodeDiagnostics it created, whatever happens.
+ */
+import { mkdir } from "node:fs/promises"
+import { join } from "node:path"
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
+import { Clock, Effect, Schema } from "effect"
+import { downloadThroughApiServer, downloadUrl } from "./download.ts"
+import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
+import {
+  type CaptureProgress,
+  captureProgress,
+  GVR,
+  kubeletProxyBundlePath,
+  NodeDiagnosticView,
+  nodeDiagnosticBody,
+  urlForNode
+} from "./nodeDiagnostics.ts"
+
+export interface LogsOptions {
+  readonly nodes: ReadonlyArray<string>
+  readonly selector?: string
+  readonly outputDir: string
+  readonly timeoutMs: number
+  /** PUT URL template (`{node}` is replaced); absent: `node` destination + kubelet proxy download. */
+  readonly destinationUrl?: string
+  /** GET twin of the PUT URL (template); absent with a destination URL: nothing is downloaded. */
+  readonly downloadUrl?: string
+  readonly categories: ReadonlyArray<string>
+  readonly pollIntervalMs?: number
+}
+
+export interface LogsIO {
+  readonly progress: (line: string) => void
+}
+
+export interface NodeResult {
+  readonly node: string
+  readonly ok: boolean
+  readonly message: string
+  readonly file?: string
+}
+
+const api = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => e })
+
+/** Resolves node names or a selector to existing Nodes; unknown names are a clear error. */
+export const resolveNodes = (kc: KubeConfig, names: ReadonlyArray<string>, selector?: string) =>
+  Effect.gen(function* () {
+    const core = kc.makeApiClient(CoreV1Api)
+    if (selector) {
+      const list = yield* api(() => core.listNode({ labelSelector: selector })).pipe(
+        Effect.mapError((e) => new PluginError(`listing nodes (${selector}): ${k8sMessage(e)}`))
+      )
+      const found = list.items.map((n) => n.metadata?.name ?? "").filter((n) => n !== "")
+      if (found.length === 0)
+        return yield* Effect.fail(new PluginError(`no nodes match selector ${selector}`))
+      return [...new Set([...names, ...found])]
+    }
+    if (names.length === 0)
+      return yield* Effect.fail(new PluginError("name at least one node, or pass -l <selector>"))
+    const missing: string[] = []
+    for (const name of names) {
+      const exists = yield* api(() => core.readNode({ name })).pipe(
+        Effect.as(true),
+        Effect.catch((e) =>
+          k8sCode(e) === 404
+            ? Effect.succeed(false)
+            : Effect.fail(new PluginError(`reading node ${name}: ${k8sMessage(e)}`))
+        )
+      )
+      if (!exists) missing.push(name)
+    }
+    if (missing.length > 0) {
+      return yield* Effect.fail(
+        new PluginError(`node${missing.length > 1 ? "s" : ""} not found: ${missing.join(", ")}`)
+      )
+    }
+    return [...names]
+  })
+
+const describeProgress = (p: CaptureProgress) =>
+  p._tag === "Pending"
+    ? "requested, waiting for the node's agent"
+    : p._tag === "Running"
+      ? "collecting"
+      : p.completed.reason
+
+const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO) =>
+  Effect.gen(function* () {
+    const custom = kc.makeApiClient(CustomObjectsApi)
+    const destination = opts.destinationUrl ? urlForNode(opts.destinationUrl, node) : "node"
+    // Created here, deleted on the way out whatever happens (Ctrl-C included).
+    yield* Effect.acquireRelease(
+      api(() =>
+        custom.createClusterCustomObject({
+          ...GVR,
+          body: nodeDiagnosticBody(node, destination, opts.categories)
+        })
+      ).pipe(
+        Effect.mapError(
+          (e) =>
+            new PluginError(
+              k8sCode(e) === 409
+                ? `a NodeDiagnostic for ${node} already exists (another capture?); remove it with: kubectl delete nodediagnostic ${node}`
+                : k8sCode(e) === 404
+                  ? "the NodeDiagnostic CRD is not installed (deploy/crds/nodediagnostics.nodemend.io.yaml)"
+                  : `creating NodeDiagnostic ${node}: ${k8sMessage(e)}`
+            )
+        )
+      ),
+      () => api(() => custom.deleteClusterCustomObject({ ...GVR, name: node })).pipe(Effect.ignore)
+    )
+    io.progress(
+      `${node}: requested (destination ${destination === "node" ? "node" : new URL(destination).host})`
+    )
+    const start = yield* Clock.currentTimeMillis
+    let last = ""
+    let progress: CaptureProgress = { _tag: "Pending" }
+    for (;;) {
+      const raw = yield* api(() => custom.getClusterCustomObject({ ...GVR, name: node })).pipe(Effect.option)
+      if (raw._tag === "Some") {
+        const view = Schema.decodeUnknownOption(NodeDiagnosticView)(raw.value)
+        if (view._tag === "Some") progress = captureProgress(view.value)
+      }
+      const now = yield* Clock.currentTimeMillis
+      const label = describeProgress(progress)
+      if (label !== last) {
+        io.progress(`${node}: ${label} (${((now - start) / 1000).toFixed(1)}s)`)
+        last = label
+      }
+      if (progress._tag === "Completed") break
+      if (now - start >= opts.timeoutMs) {
+        const hint =
+          progress._tag === "Pending"
+            ? `; the nodemend agent on ${node} never picked it up (is it running there?)`
+            : "; the agent is still collecting"
+        return yield* Effect.fail(
+          new PluginError(`${node}: timed out after ${Math.round(opts.timeoutMs / 1000)}s${hint}`)
+        )
+      }
+      yield* Effect.sleep(opts.pollIntervalMs ?? 1000)
+    }
+    const completed = progress.completed
+    if (completed.reason === "Failure") {
+      return yield* Effect.fail(new PluginError(`${node}: capture failed: ${completed.message}`))
+    }
+    const file = join(opts.outputDir, `${node}-logs.tar.gz`)
+    const remaining = Math.max(10_000, opts.timeoutMs - ((yield* Clock.currentTimeMillis) - start))
+    if (!opts.destinationUrl) {
+      const bytes = yield* api(() =>
+        downloadThroughApiServer(kc, kubeletProxyBundlePath(node), file, remaining)
+      ).pipe(
+        Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
+      )
+      return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult
+    }
+    if (!opts.downloadUrl) {
+      return { node, ok: true, message: `${completed.reason}: ${completed.message}` } satisfies NodeResult
+    }
+    const bytes = yield* api(() => downloadUrl(urlForNode(opts.downloadUrl!, node), file, remaining)).pipe(
+      Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
+    )
+    return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult
+  }).pipe(
+    Effect.scoped,
+    Effect.catch((e) =>
+      Effect.succeed<NodeResult>({ node, ok: false, message: e instanceof Error ? e.message : String(e) })
+    )
+  )
+
+export const logsCommand = (kc: KubeConfig, opts: LogsOptions, io: LogsIO) =>
+  Effect.gen(function* () {
+    const nodes = yield* resolveNodes(kc, opts.nodes, opts.selector)
+    yield* Effect.promise(() => mkdir(opts.outputDir, { recursive: true }))
+    return yield* Effect.forEach(nodes, (n) => captureOne(kc, n, opts, io), { concurrency: 10 })
+  })

@@ -1,0 +1,265 @@
+// kubectl nodemend end to end: real API server, the agent's NodeDiagnostic collector running in-process for
+// each test node, a loopback server standing in for S3 (PUT + GET twin). kwok nodes have no kubelet, so the
+// `node` destination's proxy download is covered by the unit test of its path.
+import { execFile } from "node:child_process"
+import { mkdtemp, readdir, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime
+} from "@kubernetes/client-node"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { installNodeDiagnosticCrd } from "../../../agent/test/diagnostics/cluster/crd.ts"
+import {
+  testKubeConfig,
+  testKubeconfigPath,
+  uniqueName
+} from "../../../agent/test/diagnostics/cluster/kube.ts"
+import { startUploadServer, type UploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
+import { makeHostRoot, plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
+import { NodeDiagnosticController } from "../../../agent/src/diagnostics/NodeDiagnosticController.ts"
+import { run } from "../../src/cli.ts"
+import { GVR } from "../../src/nodeDiagnostics.ts"
+
+let kc: KubeConfig
+let kubeconfig: string
+let core: CoreV1Api
+let server: UploadServer
+let hostRoot: string
+let workDir: string
+const scopes: Scope.Closeable[] = []
+const nodes: string[] = []
+
+beforeAll(async () => {
+  kubeconfig = testKubeconfigPath()
+  kc = testKubeConfig()
+  core = kc.makeApiClient(CoreV1Api)
+  await installNodeDiagnosticCrd(kc)
+  server = await startUploadServer()
+  hostRoot = await makeHostRoot()
+  workDir = await mkdtemp(join(tmpdir(), "nodemend-plugin-"))
+})
+afterAll(async () => {
+  for (const s of scopes) await Effect.runPromise(Scope.close(s, Exit.void))
+  for (const name of nodes) await core.deleteNode({ name }).catch(() => undefined)
+  await server?.close()
+  await rm(hostRoot, { recursive: true, force: true })
+  await rm(workDir, { recursive: true, force: true })
+})
+
+const createNode = async (labels: Record<string, string> = {}) => {
+  const name = uniqueName("plugin-node")
+  await core.createNode({ body: { metadata: { name, labels: { "nodemend.io/test": "plugin", ...labels } } } })
+  nodes.push(name)
+  return name
+}
+
+const startAgent = async (nodeName: string) => {
+  const scope = await Effect.runPromise(Scope.make())
+  scopes.push(scope)
+  await Effect.runPromise(
+    NodeDiagnosticController({
+      kubeConfig: kc,
+      nodeName,
+      hostRoot,
+      workDir,
+      destinationAllowlist: ["127.0.0.1"]
+    }).pipe(Scope.provide(scope))
+  )
+}
+
+const cli = async (...argv: string[]) => {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await run([...argv, "--kubeconfig", kubeconfig], {
+    out: (t) => out.push(t),
+    err: (t) => err.push(t)
+  })
+  return { code, out: out.join("\n"), err: err.join("\n") }
+}
+
+const tarList = async (file: string) =>
+  (await promisify(execFile)("tar", ["-tzf", file])).stdout.trim().split("\n")
+
+const diagnosticGone = async (name: string) =>
+  kc
+    .makeApiClient(CustomObjectsApi)
+    .getClusterCustomObject({ ...GVR, name })
+    .then(
+      () => false,
+      (e: { code?: number }) => e.code === 404
+    )
+
+describe("kubectl nodemend logs", () => {
+  it("collects from nodes chosen by selector, downloads through the URL's GET twin, and cleans up", async () => {
+    const pool = uniqueName("pool")
+    const a = await createNode({ "karpenter.sh/nodepool": pool })
+    const b = await createNode({ "karpenter.sh/nodepool": pool })
+    await startAgent(a)
+    await startAgent(b)
+    const out = join(workDir, "bundles")
+    const url = `${server.base}/bucket/{node}.tar.gz?X-Amz-Signature=abc`
+    const r = await cli(
+      "logs",
+      "-l",
+      `karpenter.sh/nodepool=${pool}`,
+      "-o",
+      out,
+      "--timeout",
+      "30s",
+      "--destination-url",
+      url,
+      "--download-url",
+      url,
+      "--categories",
+      "Base,Networking"
+    )
+    expect(r.code, r.err).toBe(0)
+    expect(r.err).toContain(`${a}: requested`)
+    expect(r.err).toMatch(/(Success|SuccessWithErrors) \(/)
+    expect((await readdir(out)).sort()).toEqual([`${a}-logs.tar.gz`, `${b}-logs.tar.gz`].sort())
+    const names = await tarList(join(out, `${a}-logs.tar.gz`))
+    expect(names).toContain(`${a}/system/meminfo.txt`)
+    expect(names).toContain(`${a}/networking/ip-addr.txt`)
+    const { gunzipSync } = await import("node:zlib")
+    const { readFile } = await import("node:fs/promises")
+    const raw = gunzipSync(await readFile(join(out, `${b}-logs.tar.gz`))).toString("utf8")
+    for (const s of plantedValues()) expect(raw).not.toContain(s)
+    expect(await diagnosticGone(a)).toBe(true)
+    expect(await diagnosticGone(b)).toBe(true)
+  })
+
+  it("says clearly when a node does not exist", async () => {
+    const r = await cli("logs", "no-such-node-xyz", "-o", workDir)
+    expect(r.code).toBe(1)
+    expect(r.err).toContain("node not found: no-such-node-xyz")
+  })
+
+  it("times out clearly when no agent answers, and still cleans up", async () => {
+    const n = await createNode()
+    const r = await cli("logs", n, "-o", workDir, "--timeout", "2s")
+    expect(r.code).toBe(1)
+    expect(r.out).toContain(
+      `FAIL ${n}: ${n}: timed out after 2s; the nodemend agent on ${n} never picked it up`
+    )
+    expect(await diagnosticGone(n)).toBe(true)
+  })
+
+  it("reports the agent's refusal of a destination outside its allowlist", async () => {
+    const n = await createNode()
+    await startAgent(n)
+    const port = new URL(server.base).port
+    const r = await cli(
+      "logs",
+      n,
+      "-o",
+      workDir,
+      "--timeout",
+      "30s",
+      "--destination-url",
+      `http://localhost:${port}/x/{node}`
+    )
+    expect(r.code).toBe(1)
+    expect(r.out).toContain("not in the agent's allowlist")
+  })
+
+  it("runs as the installed bin (kubectl-nodemend)", async () => {
+    const bin = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+    const r = await promisify(execFile)(bin, ["logs", "no-such-node-xyz"], {
+      env: { ...process.env, KUBECONFIG: kubeconfig }
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => e
+    )
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("node not found")
+  })
+})
+
+describe("kubectl nodemend status and timeline", () => {
+  it("shows our conditions, the repair phase, the breaker per pool, and a node's history in order", async () => {
+    const pool = uniqueName("pool")
+    const n = await createNode({ "karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": "us-west-2a" })
+    await core.patchNodeStatus(
+      {
+        name: n,
+        body: {
+          status: {
+            conditions: [
+              {
+                type: "AcceleratedHardwareReady",
+                status: "False",
+                reason: "NvidiaXID79Error",
+                message: "GPU fell off the bus",
+                lastHeartbeatTime: new Date(),
+                lastTransitionTime: new Date(Date.now() - 60_000)
+              }
+            ]
+          }
+        }
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+    )
+    await core.patchNode(
+      {
+        name: n,
+        body: {
+          metadata: {
+            annotations: {
+              "nodemend.io/repair": JSON.stringify({
+                v: 1,
+                phase: "Draining",
+                action: "Replace",
+                reason: "NvidiaXID79Error",
+                startedAt: new Date(Date.now() - 30_000).toISOString()
+              })
+            }
+          }
+        }
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    const node = await core.readNode({ name: n })
+    await kc.makeApiClient(EventsV1Api).createNamespacedEvent({
+      namespace: "default",
+      body: {
+        metadata: { generateName: `${n}-`, namespace: "default" },
+        eventTime: new V1MicroTime(),
+        regarding: { apiVersion: "v1", kind: "Node", name: n, uid: node.metadata?.uid },
+        type: "Warning",
+        reason: "RepairBlocked",
+        action: "Decide",
+        note: `more than 20% of nodes are unhealthy in nodepool ${pool}`,
+        reportingController: "nodemend.io/repair-controller",
+        reportingInstance: "test"
+      }
+    })
+    const status = await cli("status", "-l", `karpenter.sh/nodepool=${pool}`)
+    expect(status.code, status.err).toBe(0)
+    const row = status.out.split("\n").find((l) => l.startsWith(n)) ?? ""
+    expect(row).toContain("us-west-2a")
+    expect(row).toContain("False:NvidiaXID79Error")
+    expect(row).toContain("Draining/Replace")
+    const poolRow = status.out.split("\n").find((l) => l.startsWith(pool)) ?? ""
+    expect(poolRow).toMatch(/OPEN: more than 20%/)
+
+    const tl = await cli("timeline", n)
+    expect(tl.code, tl.err).toBe(0)
+    const lines = tl.out.split("\n")
+    const iCond = lines.findIndex((l) => l.includes("AcceleratedHardwareReady=False NvidiaXID79Error"))
+    const iRepair = lines.findIndex((l) => l.includes("repair Replace started"))
+    const iEvent = lines.findIndex((l) => l.includes("RepairBlocked"))
+    expect(iCond).toBeGreaterThan(0)
+    expect(iRepair).toBeGreaterThan(iCond)
+    expect(iEvent).toBeGreaterThan(iRepair)
+  })
+})

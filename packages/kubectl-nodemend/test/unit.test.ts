@@ -1,0 +1,158 @@
+import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
+import { describe, expect, it } from "vitest"
+import { parseDurationMs } from "../src/duration.ts"
+import { isUnhealthy, nodeRows, poolStates, repairOf, timeline } from "../src/fleet.ts"
+import {
+  captureProgress,
+  kubeletProxyBundlePath,
+  nodeDiagnosticBody,
+  urlForNode
+} from "../src/nodeDiagnostics.ts"
+import { renderTable } from "../src/table.ts"
+
+describe("kubelet proxy path", () => {
+  it("points at the kubelet's /logs/ handler for the node's bundle", () => {
+    expect(kubeletProxyBundlePath("ip-10-0-1-23.ec2.internal")).toBe(
+      "/api/v1/nodes/ip-10-0-1-23.ec2.internal/proxy/logs/nodemend/ip-10-0-1-23.ec2.internal-logs.tar.gz"
+    )
+  })
+  it("escapes what a node name cannot smuggle into the path", () => {
+    expect(kubeletProxyBundlePath("a/../b")).toBe(
+      "/api/v1/nodes/a%2F..%2Fb/proxy/logs/nodemend/a%2F..%2Fb-logs.tar.gz"
+    )
+  })
+  it("fills {node} in URL templates", () => {
+    expect(urlForNode("https://b.s3.amazonaws.com/{node}.tgz?sig=1", "n-1")).toBe(
+      "https://b.s3.amazonaws.com/n-1.tgz?sig=1"
+    )
+  })
+})
+
+describe("captureProgress", () => {
+  const nd = (generation: number, state?: object) => ({
+    metadata: { generation },
+    ...(state ? { status: { captureStatuses: [{ type: "Log", state }] } } : {})
+  })
+  it("follows pending -> running -> completed for the requested generation", () => {
+    expect(captureProgress(nd(1))._tag).toBe("Pending")
+    expect(captureProgress(nd(1, { running: { startedAt: "t" } }))._tag).toBe("Running")
+    const done = { completed: { reason: "Success", message: "m", observedGeneration: 1 } } as const
+    expect(captureProgress(nd(1, done))._tag).toBe("Completed")
+    expect(captureProgress(nd(2, done))._tag).toBe("Pending")
+  })
+  it("builds the request body", () => {
+    expect(nodeDiagnosticBody("n", "node", ["All"]).spec).toEqual({
+      logCapture: { destination: "node", categories: ["All"] }
+    })
+  })
+})
+
+describe("parseDurationMs", () => {
+  it.each([
+    ["300", 300_000],
+    ["300s", 300_000],
+    ["5m", 300_000],
+    ["1m30s", 90_000],
+    ["500ms", 500],
+    ["1h", 3_600_000]
+  ])("%s", (t, ms) => expect(parseDurationMs(t)).toBe(ms))
+  it("rejects garbage", () => {
+    expect(parseDurationMs("5 minutes")).toBeUndefined()
+    expect(parseDurationMs("")).toBeUndefined()
+  })
+})
+
+const node = (
+  name: string,
+  pool: string,
+  conds: Array<[string, string, string?]>,
+  repair?: object
+): V1Node => ({
+  metadata: {
+    name,
+    labels: { "karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": "us-west-2a" },
+    ...(repair ? { annotations: { "nodemend.io/repair": JSON.stringify(repair) } } : {})
+  },
+  status: {
+    conditions: conds.map(([type, status, reason], i) => ({
+      type,
+      status,
+      ...(reason ? { reason } : {}),
+      lastTransitionTime: new Date(Date.UTC(2026, 0, 1, 0, i))
+    }))
+  }
+})
+
+const event = (nodeName: string, reason: string, message: string, at: string): CoreV1Event => ({
+  metadata: { name: `${nodeName}.${reason}`, namespace: "default" },
+  involvedObject: { kind: "Node", name: nodeName },
+  reason,
+  message,
+  type: "Warning",
+  lastTimestamp: new Date(at)
+})
+
+describe("fleet", () => {
+  const healthy = node("a", "gpu", [
+    ["Ready", "True"],
+    ["KernelReady", "True"]
+  ])
+  const broken = node(
+    "b",
+    "gpu",
+    [
+      ["Ready", "True"],
+      ["AcceleratedHardwareReady", "False", "NvidiaXID79Error"]
+    ],
+    {
+      phase: "Draining",
+      action: "Replace",
+      reason: "NvidiaXID79Error",
+      startedAt: "2026-01-01T00:10:00Z"
+    }
+  )
+  const other = node("c", "cpu", [["Ready", "False", "KubeletNotReady"]])
+
+  it("renders one row per node with our conditions and the repair phase", () => {
+    const rows = nodeRows([broken, healthy], ["karpenter.sh/nodepool"])
+    expect(rows[0]).toEqual(["a", "gpu", "us-west-2a", "True", "True", "-", "-", "-", "-", "-"])
+    expect(rows[1]?.[8]).toBe("False:NvidiaXID79Error")
+    expect(rows[1]?.[9]).toBe("Draining/Replace")
+    expect(repairOf(node("x", "p", [], undefined))).toBeUndefined()
+    expect(isUnhealthy(other)).toBe(true)
+  })
+
+  it("derives breaker and stand-down per pool from recent controller events", () => {
+    const now = Date.parse("2026-01-01T01:00:00Z")
+    const events = [
+      event(
+        "b",
+        "RepairBlocked",
+        "more than 10% of nodes are unhealthy in nodepool gpu",
+        "2026-01-01T00:58:00Z"
+      ),
+      event("c", "RepairStandDown", "stands down: zonal shift in us-west-2a", "2026-01-01T00:30:00Z")
+    ]
+    const pools = poolStates([healthy, broken, other], events, ["karpenter.sh/nodepool"], now)
+    expect(pools.find((p) => p.pool === "gpu")).toMatchObject({
+      nodes: 2,
+      unhealthy: 1,
+      repairing: 1,
+      standDown: "no"
+    })
+    expect(pools.find((p) => p.pool === "gpu")?.breaker).toMatch(/^OPEN: more than 10%/)
+    // 30 minutes old: outside the window, no longer current.
+    expect(pools.find((p) => p.pool === "cpu")).toMatchObject({ breaker: "closed", standDown: "no" })
+  })
+
+  it("orders a node's conditions, events and repair in time", () => {
+    const events = [event("b", "RepairStarted", "replacing", "2026-01-01T00:10:30Z")]
+    const t = timeline(broken, events)
+    expect(t.map((e) => e.kind)).toEqual(["Condition", "Condition", "Repair", "Event"])
+    expect(t[1]?.text).toContain("AcceleratedHardwareReady=False NvidiaXID79Error")
+  })
+
+  it("renders aligned tables", () => {
+    expect(renderTable(["A", "BB"], [["xxx", "y"]])).toBe("A     BB\nxxx   y")
+  })
+})
