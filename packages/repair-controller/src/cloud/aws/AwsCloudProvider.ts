@@ -1,0 +1,435 @@
+/**
+ * CloudProvider for AWS: EC2 (describe / terminate / reboot / launch from the node's launch
+ * template), optional Auto Scaling termination, and ARC zonal shifts for the fail-closed gate.
+ *
+ * Never terminate twice: every terminate describes first (an instance already shutting-down,
+ * terminated or gone is done), TerminateInstances is idempotent on EC2, and RunInstances carries
+ * a ClientToken derived from the controller's idempotency token.
+ */
+import { createHash } from "node:crypto"
+import type { EC2Client, Instance } from "@aws-sdk/client-ec2"
+import type { AutoScalingClient } from "@aws-sdk/client-auto-scaling"
+import type { AwsCredentialIdentityProvider } from "@smithy/types"
+import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, Semaphore } from "effect"
+import {
+  CloudError,
+  CloudProvider,
+  type InstanceState,
+  type InvalidProviderID,
+  type NodeRef,
+  type Replacement,
+  type ZonalShift
+} from "../CloudProvider.ts"
+import { activeFromLists, activeFromManagedResource } from "./activeZonalShifts.ts"
+import { type ArcZonalShiftClientShape, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
+import type { AwsConfig } from "./AwsConfig.ts"
+import {
+  EC2_LAUNCH_TEMPLATE_ID_TAG,
+  EC2_LAUNCH_TEMPLATE_VERSION_TAG,
+  INSTANCE_TYPE_LABEL,
+  LAUNCH_TEMPLATE_ID_ANNOTATION,
+  LAUNCH_TEMPLATE_NAME_ANNOTATION,
+  LAUNCH_TEMPLATE_VERSION_ANNOTATION,
+  LEGACY_INSTANCE_TYPE_LABEL,
+  REPLACES_TAG,
+  SUBNET_ID_ANNOTATION,
+  ZONE_ID_LABEL,
+  ZONE_LABEL
+} from "./AwsNodeLabels.ts"
+import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
+import { AutoScalingSdk, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
+import { awsErrorCode, toCloudError } from "./Ec2ErrorMapping.ts"
+import { makeTerminateBatcher } from "./TerminateBatcher.ts"
+
+const GONE: ReadonlySet<InstanceState> = new Set(["shutting-down", "terminated", "not-found"])
+
+const KNOWN_STATES: ReadonlySet<string> = new Set([
+  "pending",
+  "running",
+  "stopping",
+  "stopped",
+  "shutting-down",
+  "terminated"
+])
+const asState = (name: string | undefined): InstanceState =>
+  name !== undefined && KNOWN_STATES.has(name) ? (name as InstanceState) : "not-found"
+
+/** EC2 ClientToken: at most 64 ASCII characters. Longer tokens are hashed (still deterministic). */
+export const clientTokenFor = (idempotencyToken: string): string =>
+  /^[\x21-\x7e]{1,64}$/.test(idempotencyToken)
+    ? idempotencyToken
+    : createHash("sha256").update(idempotencyToken).digest("hex").slice(0, 64)
+
+export interface AwsClients {
+  readonly ec2: EC2Client
+  readonly autoScaling: AutoScalingClient
+  readonly arc: ArcZonalShiftClientShape
+}
+
+/** SDK clients from config: default credential chain, region, endpoint overrides, retries, timeouts. */
+export function makeAwsClients(
+  config: AwsConfig,
+  credentials: AwsCredentialIdentityProvider = CredentialProviders.fromNodeProviderChain()
+): AwsClients {
+  const timeoutMs = Math.round(config.requestTimeoutSeconds * 1000)
+  const common = {
+    region: config.region,
+    credentials,
+    maxAttempts: config.maxAttempts,
+    retryMode: "standard",
+    // Without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes.
+    requestHandler: {
+      requestTimeout: timeoutMs,
+      connectionTimeout: Math.min(timeoutMs, 5000),
+      throwOnRequestTimeout: true
+    }
+  } as const
+  return {
+    ec2: new Ec2Sdk.EC2Client({
+      ...common,
+      ...(config.endpoints.ec2 ? { endpoint: config.endpoints.ec2 } : {})
+    }),
+    autoScaling: new AutoScalingSdk.AutoScalingClient({
+      ...common,
+      ...(config.endpoints.autoScaling ? { endpoint: config.endpoints.autoScaling } : {})
+    }),
+    arc: makeArcZonalShiftClient({
+      region: config.region,
+      endpoint: config.endpoints.arcZonalShift,
+      credentials,
+      requestTimeoutMs: timeoutMs,
+      maxAttempts: config.maxAttempts
+    })
+  }
+}
+
+const sdk = <A>(
+  operation: string,
+  f: (abortSignal: AbortSignal) => Promise<A>
+): Effect.Effect<A, CloudError> => Effect.tryPromise({ try: f, catch: (e) => toCloudError(operation, e) })
+
+/** Builds the provider over given clients; the scope owns the terminate batcher. */
+export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* (
+  config: AwsConfig,
+  clients: AwsClients
+) {
+  const { ec2, autoScaling, arc } = clients
+  const zoneNames = new Map<string, string>(Object.entries(config.zoneIds))
+  for (const s of config.subnets) if (s.zoneId) zoneNames.set(s.zoneId, s.zone)
+
+  /** Every node we see teaches us its zone id -> zone name pair (EKS labels both). */
+  const learnZone = (node: NodeRef) => {
+    const zone = node.labels[ZONE_LABEL]
+    const zoneId = node.labels[ZONE_ID_LABEL]
+    if (zone && zoneId) zoneNames.set(zoneId, zone)
+  }
+
+  const parse = (node: NodeRef): Effect.Effect<AwsInstanceRef, InvalidProviderID> => {
+    learnZone(node)
+    return awsInstanceRef(node.providerID)
+  }
+
+  /** DescribeInstances for one id; undefined when EC2 no longer knows it. */
+  const describeInstance = (instanceId: string): Effect.Effect<Instance | undefined, CloudError> =>
+    sdk("DescribeInstances", (abortSignal) =>
+      ec2.send(new Ec2Sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }), { abortSignal })
+    ).pipe(
+      Effect.map((out) =>
+        out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === instanceId)
+      ),
+      Effect.catchIf(
+        (e) => awsErrorCode(e.cause) === "InvalidInstanceID.NotFound",
+        () => Effect.succeed(undefined)
+      )
+    )
+
+  const stateOf = (instanceId: string) =>
+    describeInstance(instanceId).pipe(Effect.map((i) => (i ? asState(i.State?.Name) : "not-found")))
+
+  const terminateBatched = yield* makeTerminateBatcher((ids) =>
+    sdk("TerminateInstances", (abortSignal) =>
+      ec2.send(new Ec2Sdk.TerminateInstancesCommand({ InstanceIds: [...ids] }), { abortSignal })
+    ).pipe(
+      Effect.map(
+        (out) =>
+          new Map(
+            (out.TerminatingInstances ?? []).map(
+              (t) => [t.InstanceId ?? "", asState(t.CurrentState?.Name)] as const
+            )
+          ) as ReadonlyMap<string, InstanceState>
+      ),
+      Effect.catchIf(
+        (e) => awsErrorCode(e.cause) === "InvalidInstanceID.NotFound",
+        () => Effect.succeed("not-found" as const)
+      )
+    )
+  )
+
+  /** Auto Scaling mode: terminate through the group (it launches the replacement); undefined if not in one. */
+  const terminateInGroup = (instanceId: string): Effect.Effect<Option.Option<InstanceState>, CloudError> =>
+    Effect.gen(function* () {
+      const found = yield* sdk("DescribeAutoScalingInstances", (abortSignal) =>
+        autoScaling.send(
+          new AutoScalingSdk.DescribeAutoScalingInstancesCommand({ InstanceIds: [instanceId] }),
+          {
+            abortSignal
+          }
+        )
+      )
+      const member = found.AutoScalingInstances?.find((i) => i.InstanceId === instanceId)
+      if (!member) return Option.none()
+      yield* sdk("TerminateInstanceInAutoScalingGroup", (abortSignal) =>
+        autoScaling.send(
+          new AutoScalingSdk.TerminateInstanceInAutoScalingGroupCommand({
+            InstanceId: instanceId,
+            ShouldDecrementDesiredCapacity: false
+          }),
+          { abortSignal }
+        )
+      )
+      return Option.some<InstanceState>("shutting-down")
+    })
+
+  /** Polls until terminated (or gone), backing off 1 s -> 15 s, for at most terminationWaitSeconds. */
+  const waitTerminated = (
+    instanceId: string,
+    state: InstanceState
+  ): Effect.Effect<InstanceState, CloudError> => {
+    if (config.terminationWaitSeconds <= 0 || state === "terminated" || state === "not-found") {
+      return Effect.succeed(state)
+    }
+    const backoff = Schedule.min([Schedule.exponential("1 second", 1.5), Schedule.spaced("15 seconds")])
+    return stateOf(instanceId).pipe(
+      Effect.repeat({ schedule: backoff, until: (s) => s === "terminated" || s === "not-found" }),
+      Effect.timeoutOption(Duration.seconds(config.terminationWaitSeconds)),
+      Effect.flatMap((o) => (Option.isSome(o) ? Effect.succeed(o.value) : stateOf(instanceId)))
+    )
+  }
+
+  const describe = (node: NodeRef) => parse(node).pipe(Effect.flatMap((ref) => stateOf(ref.instanceId)))
+
+  const terminate = (node: NodeRef) =>
+    Effect.gen(function* () {
+      const ref = yield* parse(node)
+      const before = yield* stateOf(ref.instanceId)
+      if (GONE.has(before)) return yield* waitTerminated(ref.instanceId, before)
+      const viaGroup =
+        config.terminationMode === "autoScaling" ? yield* terminateInGroup(ref.instanceId) : Option.none()
+      const started = Option.isSome(viaGroup) ? viaGroup.value : yield* terminateBatched(ref.instanceId)
+      yield* Effect.logInfo("terminating instance", {
+        node: node.name,
+        instanceId: ref.instanceId,
+        via: Option.isSome(viaGroup) ? "autoScaling" : "ec2",
+        state: started
+      })
+      return yield* waitTerminated(ref.instanceId, started)
+    }).pipe(Effect.withSpan("AwsCloudProvider.terminate"))
+
+  const reboot = (node: NodeRef) =>
+    Effect.gen(function* () {
+      const ref = yield* parse(node)
+      const state = yield* stateOf(ref.instanceId)
+      if (state !== "running") {
+        return yield* new CloudError({
+          operation: "RebootInstances",
+          message: `instance ${ref.instanceId} of node ${node.name} is ${state}, not running; not rebooting`,
+          retryable: state === "pending"
+        })
+      }
+      yield* sdk("RebootInstances", (abortSignal) =>
+        ec2.send(new Ec2Sdk.RebootInstancesCommand({ InstanceIds: [ref.instanceId] }), { abortSignal })
+      )
+    })
+
+  const isAvoided = (avoid: ReadonlyArray<string>, zone: string, zoneId: string | undefined) =>
+    avoid.includes(zone) || (zoneId !== undefined && avoid.includes(zoneId))
+
+  const zoneIdOf = (zone: string): string | undefined => {
+    for (const [id, name] of zoneNames) if (name === zone) return id
+    return undefined
+  }
+
+  const launchReplacement = (
+    node: NodeRef,
+    options: { readonly avoidZones: ReadonlyArray<string>; readonly idempotencyToken: string }
+  ): Effect.Effect<Replacement, CloudError | InvalidProviderID> =>
+    Effect.gen(function* () {
+      const ref = yield* parse(node)
+      const fail = (message: string) =>
+        Effect.fail(
+          new CloudError({
+            operation: "RunInstances",
+            message: `node ${node.name}: ${message}`,
+            retryable: false
+          })
+        )
+      const old = yield* describeInstance(ref.instanceId)
+      const tag = (k: string) => old?.Tags?.find((t) => t.Key === k)?.Value
+
+      if (config.terminationMode === "autoScaling") {
+        const member = yield* sdk("DescribeAutoScalingInstances", (abortSignal) =>
+          autoScaling.send(
+            new AutoScalingSdk.DescribeAutoScalingInstancesCommand({ InstanceIds: [ref.instanceId] }),
+            {
+              abortSignal
+            }
+          )
+        ).pipe(Effect.map((r) => r.AutoScalingInstances?.find((i) => i.InstanceId === ref.instanceId)))
+        const group = member?.AutoScalingGroupName ?? tag("aws:autoscaling:groupName")
+        if (group) return { instanceId: `autoscaling:${group}` } satisfies Replacement
+      }
+
+      const ltId = node.annotations[LAUNCH_TEMPLATE_ID_ANNOTATION] ?? tag(EC2_LAUNCH_TEMPLATE_ID_TAG)
+      const ltName = ltId ? undefined : node.annotations[LAUNCH_TEMPLATE_NAME_ANNOTATION]
+      if (!ltId && !ltName) {
+        return yield* fail(
+          `no launch template: annotate the node with ${LAUNCH_TEMPLATE_ID_ANNOTATION} (or ${LAUNCH_TEMPLATE_NAME_ANNOTATION}), or launch it from a template so its instance carries ${EC2_LAUNCH_TEMPLATE_ID_TAG}`
+        )
+      }
+      const version =
+        node.annotations[LAUNCH_TEMPLATE_VERSION_ANNOTATION] ??
+        (ltId && ltId === tag(EC2_LAUNCH_TEMPLATE_ID_TAG)
+          ? tag(EC2_LAUNCH_TEMPLATE_VERSION_TAG)
+          : undefined) ??
+        "$Default"
+      const instanceType =
+        node.labels[INSTANCE_TYPE_LABEL] ?? node.labels[LEGACY_INSTANCE_TYPE_LABEL] ?? old?.InstanceType
+      if (!instanceType) return yield* fail(`no instance type: the node has no ${INSTANCE_TYPE_LABEL} label`)
+
+      const zoneId = node.labels[ZONE_ID_LABEL] ?? zoneIdOf(ref.zone)
+      let subnetId: string | undefined
+      let zone = ref.zone
+      if (!isAvoided(options.avoidZones, ref.zone, zoneId)) {
+        subnetId =
+          node.annotations[SUBNET_ID_ANNOTATION] ??
+          old?.SubnetId ??
+          config.subnets.find((s) => s.zone === ref.zone)?.subnetId
+      } else {
+        const other = config.subnets.find(
+          (s) => !isAvoided(options.avoidZones, s.zone, s.zoneId ?? zoneIdOf(s.zone))
+        )
+        if (!other) {
+          return yield* fail(
+            `zone ${ref.zone} is shifted away and aws.subnets lists no subnet outside ${options.avoidZones.join(", ")}`
+          )
+        }
+        subnetId = other.subnetId
+        zone = other.zone
+      }
+      const pool = node.labels[config.poolLabel]
+      const tags = [
+        ...(pool !== undefined ? [{ Key: config.poolLabel, Value: pool }] : []),
+        { Key: REPLACES_TAG, Value: ref.instanceId }
+      ]
+      const out = yield* sdk("RunInstances", (abortSignal) =>
+        ec2.send(
+          new Ec2Sdk.RunInstancesCommand({
+            MinCount: 1,
+            MaxCount: 1,
+            LaunchTemplate: ltId
+              ? { LaunchTemplateId: ltId, Version: version }
+              : { LaunchTemplateName: ltName, Version: version },
+            InstanceType: instanceType as never,
+            ...(subnetId ? { SubnetId: subnetId } : { Placement: { AvailabilityZone: zone } }),
+            ClientToken: clientTokenFor(options.idempotencyToken),
+            TagSpecifications: [{ ResourceType: "instance", Tags: tags }]
+          }),
+          { abortSignal }
+        )
+      )
+      const launched = out.Instances?.[0]
+      if (!launched?.InstanceId) return yield* fail("RunInstances returned no instance")
+      yield* Effect.logInfo("launched replacement", {
+        node: node.name,
+        replaces: ref.instanceId,
+        instanceId: launched.InstanceId,
+        zone: launched.Placement?.AvailabilityZone ?? zone
+      })
+      return {
+        instanceId: launched.InstanceId,
+        ...(launched.PrivateDnsName ? { nodeName: launched.PrivateDnsName } : {}),
+        zone: launched.Placement?.AvailabilityZone ?? zone
+      } satisfies Replacement
+    }).pipe(Effect.withSpan("AwsCloudProvider.launchReplacement"))
+
+  // Zonal shifts: GetManagedResource (both arrays), fallback ListZonalShifts + ListAutoshifts; 30 s cache.
+  const cache = yield* Ref.make<
+    { readonly at: number; readonly shifts: ReadonlyArray<ZonalShift> } | undefined
+  >(undefined)
+  const refreshLock = yield* Semaphore.make(1)
+  const ttlMs = config.zonalShift.cacheSeconds * 1000
+  const zoneNameOf = (id: string) => zoneNames.get(id)
+
+  const fetchShifts = (nowMs: number): Effect.Effect<ReadonlyArray<ZonalShift>, CloudError> => {
+    const arn = config.clusterArn!
+    const window = { nowMs, refreshAtMs: nowMs + ttlMs }
+    return arc.getManagedResource(arn).pipe(
+      Effect.map((res) => activeFromManagedResource(res, window, zoneNameOf)),
+      Effect.catch((primary) =>
+        Effect.all([arc.listActiveZonalShifts(arn), arc.listActiveAutoshifts], { concurrency: 2 }).pipe(
+          Effect.map(([zs, as]) => activeFromLists(arn, zs, as, window, zoneNameOf)),
+          Effect.tap(() =>
+            Effect.logWarning(
+              "GetManagedResource failed; zonal shifts read from ListZonalShifts/ListAutoshifts",
+              {
+                error: primary.message
+              }
+            )
+          ),
+          Effect.mapError(
+            (fallback) =>
+              new CloudError({
+                operation: "GetManagedResource",
+                message: `${primary.message}; fallback also failed: ${fallback.message}`,
+                retryable: primary.retryable || fallback.retryable,
+                cause: primary
+              })
+          )
+        )
+      )
+    )
+  }
+
+  const activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError> = !config.zonalShift.enabled
+    ? Effect.succeed([])
+    : refreshLock.withPermits(1)(
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const hit = yield* Ref.get(cache)
+          if (hit && now - hit.at < ttlMs) return hit.shifts
+          const shifts = yield* fetchShifts(now)
+          yield* Ref.set(cache, { at: now, shifts })
+          return shifts
+        })
+      )
+
+  return CloudProvider.of({
+    name: "aws",
+    describe,
+    terminate,
+    reboot,
+    launchReplacement,
+    activeZonalShifts
+  })
+})
+
+export const AwsCloudProvider = {
+  /** The provider for `cloudProvider: aws`, with SDK clients built from `config` (default credential chain). */
+  layer: (config: AwsConfig): Layer.Layer<CloudProvider> =>
+    Layer.effect(
+      CloudProvider,
+      Effect.gen(function* () {
+        const clients = makeAwsClients(config)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            clients.ec2.destroy()
+            clients.autoScaling.destroy()
+          })
+        )
+        return yield* makeAwsCloudProvider(config, clients)
+      })
+    ),
+  /** Same, over clients you built (tests pass static credentials). */
+  layerWithClients: (config: AwsConfig, clients: AwsClients): Layer.Layer<CloudProvider> =>
+    Layer.effect(CloudProvider, makeAwsCloudProvider(config, clients))
+}

@@ -1,0 +1,74 @@
+/**
+ * The `aws:` section of the controller config (used when `cloudProvider: aws`).
+ *
+ *   aws:
+ *     region: us-west-2
+ *     clusterArn: arn:aws:eks:us-west-2:111122223333:cluster/prod   # needed for zonal shift
+ *     endpoints: { ec2: http://127.0.0.1:4566, arcZonalShift: ..., autoScaling: ... }  # tests / fakes
+ *     terminationMode: ec2            # or autoScaling
+ *     zonalShift: { enabled: true, cacheSeconds: 30 }
+ *     maxAttempts: 5
+ *     requestTimeoutSeconds: 10
+ *     terminationWaitSeconds: 300
+ *     poolLabel: nodemend.io/pool
+ *     subnets: [{ subnetId: subnet-0a..., zone: us-west-2a, zoneId: usw2-az1 }]
+ *     zoneIds: { usw2-az1: us-west-2a }
+ */
+import { Effect, Schema } from "effect"
+
+/** A field that may be absent (or undefined) in the file and has `value` then. */
+const withDefault =
+  <S extends Schema.Top>(value: S["Encoded"]) =>
+  (schema: S) =>
+    schema.pipe(Schema.withDecodingDefault(Effect.succeed(value)))
+
+const Url = Schema.String.check(Schema.isPattern(/^https?:\/\/[^\s/]+(?:\/\S*)?$/u))
+const Seconds = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const AwsSubnet = Schema.Struct({
+  subnetId: Schema.String.check(Schema.isPattern(/^subnet-[0-9a-z]+$/u)),
+  zone: Schema.String,
+  zoneId: Schema.optionalKey(Schema.String)
+})
+export type AwsSubnet = typeof AwsSubnet.Type
+
+export const AwsConfig = Schema.Struct({
+  region: Schema.String.check(Schema.isPattern(/^[a-z]{2}(?:-[a-z]+)+-\d+$/u)),
+  /** EKS cluster ARN: the ARC managed resource whose zonal shifts stop repairs. */
+  clusterArn: Schema.optionalKey(
+    Schema.String.check(Schema.isPattern(/^arn:aws[a-z-]*:eks:[a-z0-9-]+:\d{12}:cluster\/.+$/u))
+  ),
+  /** Endpoint overrides (fake cloud, moto, VPC endpoints). Absent: the public AWS endpoints. */
+  endpoints: Schema.Struct({
+    ec2: Schema.optionalKey(Url),
+    autoScaling: Schema.optionalKey(Url),
+    arcZonalShift: Schema.optionalKey(Url)
+  }).pipe(withDefault({})),
+  /** `ec2`: TerminateInstances + RunInstances. `autoScaling`: TerminateInstanceInAutoScalingGroup, the group replaces. */
+  terminationMode: Schema.Literals(["ec2", "autoScaling"]).pipe(withDefault("ec2")),
+  zonalShift: Schema.Struct({
+    enabled: Schema.Boolean.pipe(withDefault(true)),
+    cacheSeconds: Seconds.pipe(withDefault(30))
+  }).pipe(withDefault({})),
+  /** Tries per AWS call, first included (SDK standard retry mode: backoff, throttling quota). */
+  maxAttempts: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 })).pipe(withDefault(5)),
+  requestTimeoutSeconds: Schema.Finite.check(Schema.isGreaterThan(0)).pipe(withDefault(10)),
+  /** How long `terminate` waits for `terminated` (polling with backoff); 0 = return once started. */
+  terminationWaitSeconds: Seconds.pipe(withDefault(300)),
+  /** Node label whose value names the pool; replacements carry it as an instance tag. */
+  poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool")),
+  /** Subnets a replacement may use when its own zone is shifted away. */
+  subnets: Schema.Array(AwsSubnet).pipe(withDefault([])),
+  /** Zone id -> zone name, for ARC shifts of zones no node has shown us yet. */
+  zoneIds: Schema.Record(Schema.String, Schema.String).pipe(withDefault({}))
+}).check(
+  Schema.makeFilter((c) =>
+    c.zonalShift.enabled && c.clusterArn === undefined
+      ? { path: ["clusterArn"], issue: "clusterArn is required while zonalShift.enabled is true" }
+      : undefined
+  )
+)
+export type AwsConfig = typeof AwsConfig.Type
+export type AwsConfigInput = typeof AwsConfig.Encoded
+
+export const decodeAwsConfig = Schema.decodeUnknownEffect(AwsConfig)

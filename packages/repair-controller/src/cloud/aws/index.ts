@@ -1,0 +1,23 @@
+/**
+ * The AWS cloud provider (`cloudProvider: aws`). Wire it in the controller's main:
+ *
+ *   const aws = yield* decodeAwsConfig(rawConfig.aws)          // Schema: AwsConfig
+ *   Layer.provide(program, AwsCloudProvider.layer(aws))       // provides CloudProvider
+ */
+export { activeFromLists, activeFromManagedResource, isZoneShifted } from "./activeZonalShifts.ts"
+export { ArcZonalShiftClient, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
+export {
+  AwsCloudProvider,
+  type AwsClients,
+  clientTokenFor,
+  makeAwsClients,
+  makeAwsCloudProvider
+} from "./AwsCloudProvider.ts"
+export { AwsConfig, type AwsConfigInput, AwsSubnet, decodeAwsConfig } from "./AwsConfig.ts"
+export * from "./AwsNodeLabels.ts"
+export {
+  type AwsInstanceRef,
+  awsInstanceRef,
+  formatAwsProviderId,
+  parseAwsProviderId
+} from "./AwsProviderId.ts"

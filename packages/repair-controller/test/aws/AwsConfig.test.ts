@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest"
+import { Schema } from "effect"
+import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
+
+const decode = Schema.decodeUnknownSync(AwsConfig)
+const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/prod"
+
+describe("AwsConfig", () => {
+  it("fills defaults", () => {
+    expect(decode({ region: "us-west-2", clusterArn: ARN })).toEqual({
+      region: "us-west-2",
+      clusterArn: ARN,
+      endpoints: {},
+      terminationMode: "ec2",
+      zonalShift: { enabled: true, cacheSeconds: 30 },
+      maxAttempts: 5,
+      requestTimeoutSeconds: 10,
+      terminationWaitSeconds: 300,
+      poolLabel: "nodemend.io/pool",
+      subnets: [],
+      zoneIds: {}
+    })
+  })
+
+  it("requires clusterArn while zonal shift is on", () => {
+    expect(() => decode({ region: "us-west-2" })).toThrow(/clusterArn is required/)
+    expect(decode({ region: "us-west-2", zonalShift: { enabled: false } }).zonalShift).toEqual({
+      enabled: false,
+      cacheSeconds: 30
+    })
+  })
+
+  it("rejects bad values with the path", () => {
+    expect(() => decode({ region: "Oregon", clusterArn: ARN })).toThrow(/region/)
+    expect(() => decode({ region: "us-west-2", clusterArn: "prod" })).toThrow(/clusterArn/)
+    expect(() => decode({ region: "us-west-2", clusterArn: ARN, terminationMode: "asg" })).toThrow(
+      /terminationMode/
+    )
+    expect(() => decode({ region: "us-west-2", clusterArn: ARN, endpoints: { ec2: "localhost:1" } })).toThrow(
+      /ec2/
+    )
+    expect(() => decode({ region: "us-west-2", clusterArn: ARN, maxAttempts: 0 })).toThrow(/maxAttempts/)
+  })
+})

@@ -1,0 +1,51 @@
+// Shared setup for AWS provider tests against the fake cloud (in memory, no cluster).
+import { Effect, Schema } from "effect"
+import type { AdminInstance } from "@nodemend/fake-cloud"
+import type { NodeRef } from "../../src/cloud/CloudProvider.ts"
+import { type AwsClients, makeAwsClients } from "../../src/cloud/aws/AwsCloudProvider.ts"
+import { AwsConfig, type AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
+import {
+  INSTANCE_TYPE_LABEL,
+  LAUNCH_TEMPLATE_ID_ANNOTATION,
+  ZONE_ID_LABEL,
+  ZONE_LABEL
+} from "../../src/cloud/aws/AwsNodeLabels.ts"
+
+export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"
+export const LAUNCH_TEMPLATE = "lt-0123456789abcdef0"
+export const credentials = async () => ({ accessKeyId: "AKIDFAKE", secretAccessKey: "fake-secret" })
+
+export function awsConfig(endpoint: string, overrides: Partial<AwsConfigInput> = {}): AwsConfig {
+  return Schema.decodeUnknownSync(AwsConfig)({
+    region: "us-west-2",
+    clusterArn: CLUSTER_ARN,
+    endpoints: { ec2: endpoint, arcZonalShift: endpoint, autoScaling: endpoint },
+    requestTimeoutSeconds: 2,
+    terminationWaitSeconds: 10,
+    subnets: [
+      { subnetId: "subnet-0fake00000000000a", zone: "us-west-2a", zoneId: "usw2-az1" },
+      { subnetId: "subnet-0fake00000000000b", zone: "us-west-2b", zoneId: "usw2-az2" }
+    ],
+    ...overrides
+  })
+}
+
+export const clientsFor = (config: AwsConfig): AwsClients => makeAwsClients(config, credentials)
+
+/** The NodeRef a kubelet on this instance would have produced. */
+export function nodeRefOf(i: AdminInstance, extra: Partial<NodeRef> = {}): NodeRef {
+  return {
+    name: i.nodeName,
+    providerID: i.providerID,
+    labels: {
+      [INSTANCE_TYPE_LABEL]: i.instanceType,
+      [ZONE_LABEL]: i.zone,
+      [ZONE_ID_LABEL]: i.zoneId,
+      "nodemend.io/pool": "gpu",
+      ...extra.labels
+    },
+    annotations: { [LAUNCH_TEMPLATE_ID_ANNOTATION]: LAUNCH_TEMPLATE, ...extra.annotations }
+  }
+}
+
+export const failureOf = <A, E>(e: Effect.Effect<A, E>) => Effect.flip(e)
