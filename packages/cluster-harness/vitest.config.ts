@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // Starts one real cluster per run (or reuses NODEMEND_KUBECONFIG).
-    globalSetup: ["./src/globalSetup.ts"],
+    globalSetup: ["@nodemend/cluster-harness/globalSetup"],
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

@@ -7,7 +7,16 @@
 //   node tools/cluster/build.mjs --print    print the bin directory, build nothing
 //   node tools/cluster/build.mjs --check    exit 0 if the cache is complete, 1 otherwise
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { COMPONENTS, STAMP_FILE, TOOLS_DIR, VERSIONS, binDir, cacheKey } from "./versions.mjs"
@@ -118,6 +127,18 @@ async function acquireLock(lockDir) {
   }
 }
 
+/** Removes binaries of other cache keys (~390 MB each). Running processes keep their unlinked binaries. */
+function pruneOtherKeys(keyDir) {
+  if (process.env.NODEMEND_CLUSTER_KEEP_OLD) return
+  const root = dirname(keyDir)
+  for (const d of readdirSync(root)) {
+    const full = join(root, d)
+    if (full === keyDir || !d.startsWith("k8s-") || d.endsWith(".lock")) continue
+    rmSync(full, { recursive: true, force: true })
+    log(`removed old cache ${full}`)
+  }
+}
+
 export async function build() {
   const dir = binDir()
   if (isCached(dir)) {
@@ -149,7 +170,16 @@ export async function build() {
       ...["kube-apiserver", "kube-controller-manager", "kube-scheduler"].map((c) => ({
         name: c,
         cwd: TOOLS_DIR,
-        args: ["build", ...jobs, "-v", "-trimpath", `-ldflags=${k8sLdflags()}`, "-o", join(tmp, c), `./cmd/${c}`]
+        args: [
+          "build",
+          ...jobs,
+          "-v",
+          "-trimpath",
+          `-ldflags=${k8sLdflags()}`,
+          "-o",
+          join(tmp, c),
+          `./cmd/${c}`
+        ]
       })),
       {
         name: "etcd",
@@ -159,7 +189,14 @@ export async function build() {
       {
         name: "kwok",
         cwd: TOOLS_DIR,
-        args: ["install", ...jobs, "-v", "-trimpath", "-ldflags=-s -w", `sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`],
+        args: [
+          "install",
+          ...jobs,
+          "-v",
+          "-trimpath",
+          "-ldflags=-s -w",
+          `sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`
+        ],
         env: { GOBIN: tmp }
       }
     ]
@@ -181,6 +218,7 @@ export async function build() {
       `${JSON.stringify({ key: cacheKey(), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
     )
     log(`done in ${fmt(total)}: ${dir}`)
+    pruneOtherKeys(keyDir)
     return dir
   } finally {
     release()

@@ -14,7 +14,11 @@ export interface ClusterInfo {
 }
 export declare function defaultStateDir(): string
 export declare function up(opts?: { stateDir?: string; noBuild?: boolean }): Promise<ClusterInfo>
-export declare function down(opts?: { stateDir?: string; purge?: boolean; quiet?: boolean }): Promise<string[]>
+export declare function down(opts?: {
+  stateDir?: string
+  purge?: boolean
+  quiet?: boolean
+}): Promise<string[]>
 export declare function status(opts?: { stateDir?: string }): {
   stateDir: string
   info: Omit<ClusterInfo, "kubeconfig" | "reused"> | null

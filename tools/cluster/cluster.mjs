@@ -64,26 +64,45 @@ function openssl(args, cwd) {
 }
 
 function serial() {
-  return `0x${randomBytes(16).toString("hex").replace(/^[89a-f]/, "1")}`
+  return `0x${randomBytes(16)
+    .toString("hex")
+    .replace(/^[89a-f]/, "1")}`
 }
 
 function issue(dir, name, subject, ext, ca = "ca") {
   openssl(
-    ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-      .concat(["-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]),
+    ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.csr`,
+      "-subj",
+      subject
+    ]),
     dir
   )
   writeFileSync(join(dir, `${name}.ext`), ext)
   openssl(
-    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-set_serial", serial()]
-      .concat(["-days", "365", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      `${ca}.crt`,
+      "-CAkey",
+      `${ca}.key`,
+      "-set_serial",
+      serial()
+    ].concat(["-days", "365", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
     dir
   )
   rmSync(join(dir, `${name}.csr`))
   rmSync(join(dir, `${name}.ext`))
 }
 
-const CLIENT_EXT = "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
+const CLIENT_EXT =
+  "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
 
 export function generatePki(dir) {
   mkdirSync(dir, { recursive: true })
@@ -91,7 +110,12 @@ export function generatePki(dir) {
   openssl(
     ["req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=nodemend-local-ca", "-days", "3650", "-sha256"]
       .concat(["-set_serial", serial(), "-out", "ca.crt"])
-      .concat(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]),
+      .concat([
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign"
+      ]),
     dir
   )
   const sans = [
@@ -114,13 +138,33 @@ export function generatePki(dir) {
   issue(dir, "kube-scheduler", "/CN=system:kube-scheduler", CLIENT_EXT)
   // kwok plays every kubelet (node status, leases, pod status of all fake nodes), like kwokctl's admin identity.
   issue(dir, "kwok", "/O=system:masters/CN=system:kwok-controller", CLIENT_EXT)
-  issue(dir, "apiserver-kubelet-client", "/O=kube-apiserver-kubelet-client/CN=kube-apiserver-kubelet-client", CLIENT_EXT)
+  issue(
+    dir,
+    "apiserver-kubelet-client",
+    "/O=kube-apiserver-kubelet-client/CN=kube-apiserver-kubelet-client",
+    CLIENT_EXT
+  )
   // Front-proxy (aggregation layer) CA and client, so request-header authentication is configured like kubeadm's.
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "front-proxy-ca.key"], dir)
   openssl(
-    ["req", "-x509", "-new", "-key", "front-proxy-ca.key", "-subj", "/CN=nodemend-front-proxy-ca", "-days", "3650"]
+    [
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      "front-proxy-ca.key",
+      "-subj",
+      "/CN=nodemend-front-proxy-ca",
+      "-days",
+      "3650"
+    ]
       .concat(["-sha256", "-set_serial", serial(), "-out", "front-proxy-ca.crt"])
-      .concat(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]),
+      .concat([
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign"
+      ]),
     dir
   )
   issue(dir, "front-proxy-client", "/CN=front-proxy-client", CLIENT_EXT, "front-proxy-ca")
@@ -244,7 +288,9 @@ async function waitFor(what, p, name, probe, timeoutMs = 60_000) {
   const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : 0
   while (Date.now() < deadline) {
     if (pid && !alive(pid)) {
-      throw new Error(`${name} exited while waiting for ${what}. Last log lines:\n${tail(join(p.logs, `${name}.log`))}`)
+      throw new Error(
+        `${name} exited while waiting for ${what}. Last log lines:\n${tail(join(p.logs, `${name}.log`))}`
+      )
     }
     try {
       const r = await probe()
@@ -255,7 +301,9 @@ async function waitFor(what, p, name, probe, timeoutMs = 60_000) {
     }
     await sleep(100)
   }
-  throw new Error(`timed out waiting for ${what} (${last}). Last log lines of ${name}:\n${tail(join(p.logs, `${name}.log`))}`)
+  throw new Error(
+    `timed out waiting for ${what} (${last}). Last log lines of ${name}:\n${tail(join(p.logs, `${name}.log`))}`
+  )
 }
 
 function startProcess(p, bin, name, args) {
@@ -290,29 +338,37 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   const bin = noBuild ? binDir() : await build()
   if (noBuild && !isCached(bin)) throw new Error(`binaries not built (${bin}); run npm run cluster:build`)
 
-  if (existsSync(p.info) && existsSync(p.kubeconfig)) {
-    const running = runningPids(p, bin)
-    if (running.length === 5) {
-      const info = JSON.parse(readFileSync(p.info, "utf8"))
-      const r = await httpsGet(`${info.server}/readyz`, p.pki).catch((e) => ({ status: 0, body: e.message }))
-      if (r.status === 200) {
-        log(`already running (${info.server}); kubeconfig: ${p.kubeconfig}`)
-        return { ...info, kubeconfig: p.kubeconfig, reused: true }
-      }
+  let prev = null
+  try {
+    prev = JSON.parse(readFileSync(p.info, "utf8"))
+  } catch {}
+  // Check pids against the binaries that started them (an older cache key's, possibly).
+  const running = runningPids(p, prev?.binDir ?? bin)
+  if (running.length === 5 && prev?.server && prev.binDir === bin && existsSync(p.kubeconfig)) {
+    const r = await httpsGet(`${prev.server}/readyz`, p.pki).catch((e) => ({ status: 0, body: e.message }))
+    if (r.status === 200) {
+      log(`already running (${prev.server}); kubeconfig: ${p.kubeconfig}`)
+      return { ...prev, kubeconfig: p.kubeconfig, reused: true }
     }
-    if (running.length > 0) {
-      log("found a partially running cluster; stopping it first")
-      await down({ stateDir })
-    }
+  }
+  if (running.length > 0) {
+    log(
+      prev?.binDir && prev.binDir !== bin
+        ? "a cluster from other binaries is running; restarting it"
+        : "found an unhealthy or partial cluster; restarting it"
+    )
+    await down({ stateDir })
   }
 
   for (const d of [p.pki, p.config, p.etcdData, p.pids]) rmSync(d, { recursive: true, force: true })
-  rmSync(p.kubeconfig, { force: true })
+  for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
   for (const d of [p.config, p.logs, p.pids]) mkdirSync(d, { recursive: true })
   mkdirSync(p.etcdData, { recursive: true, mode: 0o700 })
   for (const c of STOP_ORDER) rmSync(join(p.logs, `${c}.log`), { force: true })
 
   generatePki(p.pki)
+  // Recorded before anything starts so `down` knows which binaries' pids to stop even if `up` dies midway.
+  writeFileSync(p.info, `${JSON.stringify({ binDir: bin, starting: true }, null, 2)}\n`)
   const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kwokPort] = await freePorts(6)
   const server = `https://127.0.0.1:${apiPort}`
   for (const user of ["kube-controller-manager", "kube-scheduler", "kwok"]) {
@@ -372,7 +428,13 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
     ])
     await waitFor("kube-apiserver /readyz", p, "kube-apiserver", async () => {
       const r = await httpsGet(`${server}/readyz`, p.pki)
-      return r.status === 200 || `${r.status} ${r.body.split("\n").filter((l) => l.includes("[-]")).join(" ")}`
+      return (
+        r.status === 200 ||
+        `${r.status} ${r.body
+          .split("\n")
+          .filter((l) => l.includes("[-]"))
+          .join(" ")}`
+      )
     })
 
     const authn = (kc) => [
@@ -485,8 +547,11 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
       } catch {
         process.kill(pid, "SIGTERM")
       }
-      const deadline = Date.now() + 10_000
+      const t0 = Date.now()
+      const deadline = t0 + 10_000
       while (alive(pid) && Date.now() < deadline) await sleep(50)
+      if (!quiet && Date.now() - t0 > 2000)
+        log(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s to exit`)
       if (alive(pid)) {
         if (!quiet) log(`${name} (pid ${pid}) ignored SIGTERM; sending SIGKILL`)
         try {

@@ -6,3 +6,4 @@ export declare function cacheKey(): string
 export declare function cacheRoot(): string
 export declare function binDir(): string
 export declare const STAMP_FILE: string
+export declare const BUILD_RECIPE: string

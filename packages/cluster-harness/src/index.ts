@@ -116,7 +116,7 @@ export async function createFakeNode(core: CoreV1Api, opts: FakeNodeOptions = {}
   const name = opts.name ?? uniqueName("kwok-node")
   const capacity = opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" }
   const managed = opts.managed ?? true
-  const fake = managed ? { [FAKE_NODE_LABEL]: FAKE_NODE_VALUE } : {}
+  const fake: Record<string, string> = managed ? { [FAKE_NODE_LABEL]: FAKE_NODE_VALUE } : {}
   const node = await core.createNode({
     body: {
       metadata: {

@@ -65,9 +65,10 @@ describe("control plane", () => {
     })
     expect(status).toBe(403) // system:anonymous may not list nodes
     const sa = `system:serviceaccount:${ns}:default`
-    const err = await core
-      .listNode({}, setHeaderOptions("Impersonate-User", sa))
-      .then(() => undefined, (e: unknown) => e)
+    const err = await core.listNode({}, setHeaderOptions("Impersonate-User", sa)).then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect(errorCode(err)).toBe(403)
   })
 
@@ -117,7 +118,9 @@ describe("control plane", () => {
         }
       })
       expect(errorCode(denied)).toBe(422)
-      expect(String((denied as { body?: unknown }).body)).toContain("nodemend test policy denies marked ConfigMaps")
+      expect(String((denied as { body?: unknown }).body)).toContain(
+        "nodemend test policy denies marked ConfigMaps"
+      )
       // Unmarked objects still pass.
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: uniqueName("ok") } } })
     } finally {
@@ -135,7 +138,9 @@ describe("kwok nodes", () => {
     expect(n.status?.nodeInfo?.kubeletVersion).toMatch(/^kwok-/)
     // kwok also keeps the node's Lease in kube-node-lease, like a kubelet.
     const coord = await import("@kubernetes/client-node").then((m) => kc.makeApiClient(m.CoordinationV1Api))
-    const lease = await waitFor("node lease", () => coord.readNamespacedLease({ name: node, namespace: "kube-node-lease" }))
+    const lease = await waitFor("node lease", () =>
+      coord.readNamespacedLease({ name: node, namespace: "kube-node-lease" })
+    )
     expect(lease.spec?.holderIdentity).toBeTruthy()
     expect(lease.spec?.renewTime).toBeTruthy()
   })
@@ -172,7 +177,9 @@ describe("kwok nodes", () => {
 
       // The watch delivers the patched object.
       const seen = await waitFor("watch MODIFIED with the custom condition", () =>
-        events.find((e) => e.type === "MODIFIED" && condition(e.node, "NodemendTestHealthy")?.reason === "NM_TEST_0001")
+        events.find(
+          (e) => e.type === "MODIFIED" && condition(e.node, "NodemendTestHealthy")?.reason === "NM_TEST_0001"
+        )
       )
       expect(condition(seen.node, "NodemendTestHealthy")?.status).toBe("False")
 
@@ -215,7 +222,10 @@ describe("kwok nodes", () => {
       lastHeartbeatTime: now,
       lastTransitionTime: now
     })
-    const n = await waitForNodeCondition(core, silent, "Ready", "Unknown", { timeoutMs: 50_000, intervalMs: 1000 })
+    const n = await waitForNodeCondition(core, silent, "Ready", "Unknown", {
+      timeoutMs: 50_000,
+      intervalMs: 1000
+    })
     expect(condition(n, "Ready")?.reason).toBe("NodeStatusUnknown")
     const tainted = await waitFor(
       "unreachable taint",
@@ -244,7 +254,9 @@ describe("disruption", () => {
     return waitFor(`PDB ${name} status`, async () => {
       const pdb = await policy.readNamespacedPodDisruptionBudget({ name, namespace: ns })
       const s = pdb.status
-      return s && s.observedGeneration === pdb.metadata?.generation && s.expectedPods === expectedPods ? pdb : undefined
+      return s && s.observedGeneration === pdb.metadata?.generation && s.expectedPods === expectedPods
+        ? pdb
+        : undefined
     })
   }
 
@@ -281,7 +293,10 @@ describe("disruption", () => {
         namespace: ns,
         body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: podName, namespace: ns } }
       })
-    const err = await evict(pod ?? "").then(() => undefined, (e: unknown) => e)
+    const err = await evict(pod ?? "").then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect(errorCode(err)).toBe(429)
     expect(String((err as { body?: unknown }).body)).toContain("disruption budget")
 
