@@ -3,16 +3,23 @@
  * `onExcessProperty: "error"`), and every error names the offending field.
  */
 import { Effect, Schema } from "effect"
+import { UserRule } from "../rules/overrides.ts"
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 const Percent = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
-const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
   schema.pipe(Schema.withDecodingDefault(Effect.succeed(value)))
 
-/** Per reason code: switch it off, or change Condition <-> Event. */
+/**
+ * Per reason code: switch it off, change Condition <-> Event, or (log rules only) require N occurrences
+ * within a window before it counts.
+ */
 export const ReasonOverride = Schema.Struct({
   disabled: Schema.optionalKey(Schema.Boolean),
-  severity: Schema.optionalKey(Schema.Literals(["Condition", "Event"]))
+  severity: Schema.optionalKey(Schema.Literals(["Condition", "Event"])),
+  minOccurrences: Schema.optionalKey(PositiveInt),
+  windowSeconds: Schema.optionalKey(PositiveInt)
 })
 export type ReasonOverride = typeof ReasonOverride.Type
 
@@ -115,6 +122,8 @@ export const AgentConfig = Schema.Struct({
   monitors: withDefault(MonitorsConfig, {}),
   /** Per periodic check (names in checks/names.ts): interval override or off switch. */
   checks: withDefault(Schema.Record(Schema.String, CheckConfig), {}),
+  /** Extra log rules (validated by the rules engine's schema). */
+  logRules: withDefault(Schema.Array(UserRule), []),
   /** Minimum quiet gap between two periodic checks, so that checks never bunch up. */
   checkSpacingMillis: withDefault(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })), 10)
 })
