@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process"
 import { createReadStream, createWriteStream } from "node:fs"
 import { lstat, mkdir, readdir, readlink } from "node:fs/promises"
+import { setPriority } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Readable, Transform, type TransformCallback } from "node:stream"
 import { pipeline } from "node:stream/promises"
@@ -80,6 +81,14 @@ const runCommand = (
       detached: true,
       env: { ...process.env, LC_ALL: "C" }
     })
+    // Diagnosis must not slow detection: collectors run at the lowest CPU priority.
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, 19)
+      } catch {
+        // Not permitted here: run at normal priority.
+      }
+    }
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString("utf8")

@@ -12,7 +12,7 @@ import {
   setHeaderOptions,
   Watch
 } from "@kubernetes/client-node"
-import { Duration, Effect, Queue, Schedule, type Scope } from "effect"
+import { Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import { type Collector, type CollectorDefaults, defaultCollectors } from "./Collectors.ts"
 import { DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
 import { pruneNodeBundles } from "./Delivery.ts"
@@ -196,3 +196,7 @@ export const NodeDiagnosticController = (
     )
     yield* Queue.take(wake).pipe(Effect.andThen(reconcile), Effect.forever, Effect.forkScoped)
   })
+
+/** The controller as a Layer, for a binary that composes its main from Layers. */
+export const nodeDiagnosticControllerLayer = (options: NodeDiagnosticControllerOptions): Layer.Layer<never> =>
+  Layer.effectDiscard(NodeDiagnosticController(options))

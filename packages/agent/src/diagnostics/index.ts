@@ -7,6 +7,7 @@ export { kubeletProxyBundlePath, NODE_BUNDLE_DIR, nodeBundleName } from "./Deliv
 export * from "./NodeDiagnostic.ts"
 export {
   NodeDiagnosticController,
+  nodeDiagnosticControllerLayer,
   type NodeDiagnosticControllerOptions,
   needsCapture
 } from "./NodeDiagnosticController.ts"
