@@ -1,0 +1,16 @@
+export { readBootTimeMs } from "./boot-time.ts"
+export { type FileTailer, startFileTailer } from "./file-tailer.ts"
+export { type JournalReader, startJournalReader } from "./journal-reader.ts"
+export { type KmsgRecord, parseKmsgRecord } from "./kmsg-record.ts"
+export { type KmsgReader, startKmsgReader } from "./kmsg-reader.ts"
+export { makeLineSplitter } from "./line-splitter.ts"
+export { lineTimestamp } from "./line-timestamp.ts"
+export { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
+export {
+  type LogMetrics,
+  type LogMonitors,
+  type LogMonitorsOptions,
+  makeLogMonitors
+} from "./log-monitors.ts"
+export { type PodLogReader, startPodLogReader } from "./pod-log-reader.ts"
+export type { SourceLog } from "./source-log.ts"

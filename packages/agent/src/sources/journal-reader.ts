@@ -1,0 +1,151 @@
+/**
+ * Follows the host journal (<host>/var/log/journal, else <host>/run/log/journal) with one
+ * `journalctl --follow --output=json` process for all the SYSLOG_IDENTIFIERs the rules read, starting
+ * at the reader's start time. If journalctl is missing or no journal directory exists, the source is
+ * reported as not watching (absent, not Unknown). If journalctl exits, it is restarted after the last
+ * cursor it printed, with a capped backoff.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { promises as fsp } from "node:fs"
+import { join } from "node:path"
+import { makeLineSplitter } from "./line-splitter.ts"
+import type { SourceLog } from "./source-log.ts"
+
+export interface JournalReaderOptions {
+  readonly hostRoot: string
+  readonly identifiers: readonly string[]
+  readonly onEntry: (identifier: string, message: string, timestampMs: number) => void
+  readonly onMalformed: () => void
+  readonly onTruncatedLine: () => void
+  readonly onWatching: (watching: boolean) => void
+  readonly log: SourceLog
+  readonly journalctl?: string
+  readonly now?: () => number
+}
+
+export interface JournalReader {
+  readonly stop: () => Promise<void>
+}
+
+const JOURNAL_DIRS = ["var/log/journal", "run/log/journal"]
+const MAX_JSON_LINE = 1024 * 1024
+
+const findJournalDir = async (hostRoot: string): Promise<string | undefined> => {
+  for (const dir of JOURNAL_DIRS) {
+    const path = join(hostRoot, dir)
+    const st = await fsp.stat(path).catch(() => undefined)
+    if (st?.isDirectory() === true) return path
+  }
+  return undefined
+}
+
+const messageText = (value: unknown): string | undefined => {
+  if (typeof value === "string") return value
+  // journalctl prints non-UTF-8 (or binary) field values as arrays of bytes.
+  if (Array.isArray(value) && value.every((b) => typeof b === "number"))
+    return Buffer.from(value).toString("utf8")
+  return undefined
+}
+
+export const startJournalReader = async (options: JournalReaderOptions): Promise<JournalReader> => {
+  const { log } = options
+  const now = options.now ?? Date.now
+  const dir = await findJournalDir(options.hostRoot)
+  if (dir === undefined) {
+    log("warn", "no journal directory under the host root; journal sources not watched", {
+      hostRoot: options.hostRoot
+    })
+    options.onWatching(false)
+    return { stop: async () => undefined }
+  }
+  const wanted = new Set(options.identifiers)
+  const startSec = Math.floor(now() / 1000)
+  let cursor: string | undefined
+  let child: ChildProcess | undefined
+  let stopped = false
+  let restartDelayMs = 1000
+  let restartTimer: NodeJS.Timeout | undefined
+
+  const onLine = (line: string) => {
+    if (line.length === 0) return
+    let entry: Record<string, unknown>
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>
+    } catch {
+      options.onMalformed()
+      log("warn", "journalctl printed a line that is not JSON", { line: line.slice(0, 200) })
+      return
+    }
+    if (typeof entry.__CURSOR === "string") cursor = entry.__CURSOR
+    const ident = entry.SYSLOG_IDENTIFIER
+    const message = messageText(entry.MESSAGE)
+    const realtime = Number(entry.__REALTIME_TIMESTAMP)
+    if (typeof ident !== "string" || !wanted.has(ident) || message === undefined) return
+    restartDelayMs = 1000
+    options.onEntry(ident, message, Number.isFinite(realtime) ? Math.floor(realtime / 1000) : now())
+  }
+
+  const run = () => {
+    const position = cursor !== undefined ? [`--after-cursor=${cursor}`] : [`--since=@${startSec}`]
+    const args = [
+      `--directory=${dir}`,
+      "--follow",
+      // Without --merge, journalctl 252 --follow fails on a directory with no entries of the current boot.
+      "--merge",
+      "--output=json",
+      "--all",
+      "--no-pager",
+      "--lines=all",
+      ...position,
+      ...[...wanted].map((id) => `SYSLOG_IDENTIFIER=${id}`)
+    ]
+    const splitter = makeLineSplitter(onLine, options.onTruncatedLine, MAX_JSON_LINE)
+    const proc = spawn(options.journalctl ?? "journalctl", args, { stdio: ["ignore", "pipe", "pipe"] })
+    child = proc
+    let stderr = ""
+    proc.stdout.on("data", (chunk: Buffer) => splitter.push(chunk))
+    proc.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-2000)
+    })
+    proc.on("spawn", () => options.onWatching(true))
+    proc.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT") {
+        log("warn", "journalctl not found; journal sources not watched", {
+          journalctl: options.journalctl ?? "journalctl"
+        })
+        options.onWatching(false)
+        stopped = true
+        return
+      }
+      log("error", "journalctl failed", { error: String(e) })
+    })
+    proc.on("close", (code, signal) => {
+      splitter.flush()
+      if (stopped) return
+      options.onWatching(false)
+      log("warn", "journalctl exited; restarting", {
+        code,
+        signal,
+        stderr: stderr.trim(),
+        inMs: restartDelayMs
+      })
+      restartTimer = setTimeout(run, restartDelayMs)
+      restartTimer.unref()
+      restartDelayMs = Math.min(restartDelayMs * 2, 30_000)
+    })
+  }
+  run()
+
+  return {
+    stop: async () => {
+      stopped = true
+      if (restartTimer !== undefined) clearTimeout(restartTimer)
+      const proc = child
+      if (proc?.pid !== undefined && proc.exitCode === null && proc.signalCode === null) {
+        const closed = new Promise<void>((resolve) => proc.once("close", () => resolve()))
+        proc.kill("SIGTERM")
+        await closed
+      }
+    }
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Reads kernel log records from <host>/dev/kmsg.
+ *
+ * On a real host it is a character device: every read() returns exactly one record (header line plus
+ * ` KEY=VALUE` continuation lines) and blocks until one is logged; EPIPE means records were overwritten
+ * in the ring buffer before we read them. Node has no lseek, so the reader drains the ring buffer first
+ * and skips records older than its start (minus `lookbackMs`). The blocking read occupies one libuv
+ * threadpool thread for the life of the reader.
+ *
+ * In tests it is a regular file the test appends records to; it is tailed like a log file.
+ *
+ * Either way a sequence number that jumps is a gap: counted, logged, never silent.
+ */
+import { close, open, read, promises as fsp } from "node:fs"
+import { join } from "node:path"
+import { readBootTimeMs } from "./boot-time.ts"
+import { type FileTailer, startFileTailer } from "./file-tailer.ts"
+import { parseKmsgRecord } from "./kmsg-record.ts"
+import type { SourceLog } from "./source-log.ts"
+
+export interface KmsgReaderOptions {
+  readonly hostRoot: string
+  readonly onRecord: (text: string, timestampMs: number) => void
+  readonly onTruncatedLine: () => void
+  readonly onSequenceGap: (missing: number) => void
+  readonly onMalformed: () => void
+  readonly onWatching: (watching: boolean) => void
+  readonly log: SourceLog
+  /** Character device only: replay records this much older than the start (default 0). */
+  readonly lookbackMs?: number
+  readonly now?: () => number
+}
+
+export interface KmsgReader {
+  readonly stop: () => Promise<void>
+}
+
+/** Largest record the kernel returns (printk's LOG_LINE_MAX plus the dictionary), rounded up. */
+const RECORD_BUFFER = 16 * 1024
+
+export const startKmsgReader = async (options: KmsgReaderOptions): Promise<KmsgReader> => {
+  const path = join(options.hostRoot, "dev/kmsg")
+  const now = options.now ?? Date.now
+  const bootMs = await readBootTimeMs(options.hostRoot, now())
+  if (bootMs === undefined)
+    options.log(
+      "warn",
+      "host boot time unknown (no proc/stat btime or proc/uptime); kmsg records get read time",
+      {
+        hostRoot: options.hostRoot
+      }
+    )
+  let lastSeq: number | undefined
+
+  const handleRecord = (raw: string, skipBeforeMs: number) => {
+    const record = parseKmsgRecord(raw)
+    if (record === undefined) {
+      options.onMalformed()
+      options.log("warn", "malformed /dev/kmsg record; matched as plain text", { record: raw.slice(0, 200) })
+      options.onRecord(raw, now())
+      return
+    }
+    if (lastSeq !== undefined && record.seq > lastSeq + 1) {
+      const missing = record.seq - lastSeq - 1
+      options.onSequenceGap(missing)
+      options.log("warn", "kernel log sequence gap: records were lost", { missing, after: lastSeq })
+    }
+    lastSeq = record.seq
+    const at = bootMs === undefined ? now() : bootMs + Math.floor(record.usecSinceBoot / 1000)
+    if (at < skipBeforeMs) return
+    options.onRecord(record.text, at)
+  }
+
+  const st = await fsp.stat(path).catch(() => undefined)
+  if (st?.isCharacterDevice() === true) return startDevice(path, options, handleRecord, now)
+
+  // Regular file (or not there yet): tail it; lines starting with a space are dictionary continuations.
+  const tailer: FileTailer = startFileTailer({
+    path,
+    onLine: (line) => {
+      if (line.length === 0 || line.startsWith(" ")) return
+      handleRecord(line, Number.NEGATIVE_INFINITY)
+    },
+    onTruncatedLine: options.onTruncatedLine,
+    onWatching: options.onWatching,
+    log: options.log
+  })
+  await tailer.ready
+  return { stop: tailer.stop }
+}
+
+const startDevice = (
+  path: string,
+  options: KmsgReaderOptions,
+  handleRecord: (raw: string, skipBeforeMs: number) => void,
+  now: () => number
+): Promise<KmsgReader> =>
+  new Promise((resolve) => {
+    const skipBeforeMs = now() - (options.lookbackMs ?? 0)
+    let stopped = false
+    open(path, "r", (err, fd) => {
+      if (err !== null) {
+        options.log("error", "cannot open /dev/kmsg; kernel log not watched", { path, error: String(err) })
+        options.onWatching(false)
+        resolve({ stop: async () => undefined })
+        return
+      }
+      options.onWatching(true)
+      const buffer = Buffer.allocUnsafe(RECORD_BUFFER)
+      const next = () =>
+        read(fd, buffer, 0, RECORD_BUFFER, null, (readErr, bytes) => {
+          // The read blocks until the kernel logs something: close only once it has returned.
+          if (stopped) return close(fd, () => undefined)
+          if (readErr !== null) {
+            if (readErr.code === "EPIPE") {
+              options.onSequenceGap(1)
+              options.log("warn", "kernel ring buffer overwrote records before they were read (EPIPE)")
+              return next()
+            }
+            if (readErr.code === "EAGAIN" || readErr.code === "EINTR") return next()
+            options.log("error", "reading /dev/kmsg failed; kernel log no longer watched", {
+              error: String(readErr)
+            })
+            options.onWatching(false)
+            return close(fd, () => undefined)
+          }
+          if (bytes > 0) handleRecord(buffer.toString("utf8", 0, bytes).replace(/\n$/, ""), skipBeforeMs)
+          next()
+        })
+      next()
+      resolve({
+        stop: async () => {
+          stopped = true
+        }
+      })
+    })
+  })

@@ -1,0 +1,108 @@
+/**
+ * The log-driven monitors for the runtime: opens every source the rules read (one reader per resource),
+ * runs each record through the rule engine as it arrives and offers the Detections to a bounded queue,
+ * exposed as a Stream. Readers live as long as the Scope. A full queue drops the Detection, counts it
+ * and logs it; nothing is dropped silently.
+ */
+import { Effect, Queue, type Scope, Stream } from "effect"
+import type { Detection } from "../model.ts"
+import { InvalidRule } from "../rules/compile.ts"
+import { makeLogRuleEngine } from "../rules/engine.ts"
+import type { RuleOverrides } from "../rules/overrides.ts"
+import type { LogSourceId } from "../rules/rule.ts"
+import { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
+import type { SourceLog } from "./source-log.ts"
+
+export interface LogMonitorsOptions {
+  /** Bound of the Detection queue (default 4096). */
+  readonly capacity?: number
+  readonly journalctl?: string
+  readonly kmsgLookbackMs?: number
+  /** Also called synchronously for every Detection (before it is queued). */
+  readonly onDetection?: (detection: Detection) => void
+}
+
+export interface LogMetrics {
+  readonly linesRead: number
+  readonly linesDropped: number
+  readonly linesTruncated: number
+  readonly malformed: number
+  readonly kmsgSequenceGaps: number
+  readonly detections: number
+  readonly detectionsDropped: number
+  readonly bySource: Readonly<Partial<Record<LogSourceId, Readonly<SourceCounters>>>>
+}
+
+export interface LogMonitors {
+  readonly detections: Stream.Stream<Detection>
+  readonly metrics: () => LogMetrics
+  /** Per source: watching, or not watching (journalctl or the file's directory missing, ...). */
+  readonly status: () => Readonly<Partial<Record<LogSourceId, SourceStatus>>>
+  /** The shared readers, for other subscribers of raw lines. */
+  readonly hub: LogHub
+}
+
+export const makeLogMonitors = (
+  hostRoot: string,
+  overrides: RuleOverrides = {},
+  options: LogMonitorsOptions = {}
+): Effect.Effect<LogMonitors, InvalidRule, Scope.Scope> =>
+  Effect.gen(function* () {
+    const engine = yield* Effect.try({
+      try: () => makeLogRuleEngine(overrides),
+      catch: (e) => (e instanceof InvalidRule ? e : new InvalidRule({ ruleId: "?", message: String(e) }))
+    })
+    const context = yield* Effect.context<never>()
+    const runLog = Effect.runForkWith(context)
+    const log: SourceLog = (level, message, fields = {}) => {
+      const effect =
+        level === "error"
+          ? Effect.logError(message, fields)
+          : level === "warn"
+            ? Effect.logWarning(message, fields)
+            : Effect.logInfo(message, fields)
+      runLog(effect.pipe(Effect.annotateLogs("component", "log-sources")))
+    }
+    const queue = yield* Queue.bounded<Detection>(options.capacity ?? 4096)
+    let detections = 0
+    let detectionsDropped = 0
+    const hub = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        startLogHub({
+          hostRoot,
+          sources: engine.matcher.sources,
+          log,
+          ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),
+          ...(options.kmsgLookbackMs !== undefined ? { kmsgLookbackMs: options.kmsgLookbackMs } : {})
+        })
+      ),
+      (h) => Effect.promise(() => h.stop())
+    )
+    for (const source of hub.sources) {
+      hub.subscribe(source, (record) => {
+        for (const d of engine.process(record)) {
+          detections++
+          options.onDetection?.(d)
+          if (!Queue.offerUnsafe(queue, d)) {
+            detectionsDropped++
+            log("error", "detection queue full; detection dropped", { reason: d.reason, subject: d.subject })
+          }
+        }
+      })
+    }
+    const metrics = (): LogMetrics => {
+      const bySource = hub.counters()
+      const sum = (k: keyof SourceCounters) => Object.values(bySource).reduce((n, c) => n + (c?.[k] ?? 0), 0)
+      return {
+        linesRead: sum("linesRead"),
+        linesDropped: sum("linesDropped"),
+        linesTruncated: sum("linesTruncated"),
+        malformed: sum("malformed"),
+        kmsgSequenceGaps: sum("kmsgSequenceGaps"),
+        detections,
+        detectionsDropped,
+        bySource
+      }
+    }
+    return { detections: Stream.fromQueue(queue), metrics, status: hub.status, hub }
+  })

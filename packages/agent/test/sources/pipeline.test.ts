@@ -1,0 +1,103 @@
+/**
+ * End to end through the real pipeline: fixture lines are written to their source under a temporary
+ * host root (dev/kmsg records, log files, pod logs, journal files), read by the shared readers, matched
+ * by the rule engine and delivered as Detections by makeLogMonitors.
+ */
+import { Effect, Fiber, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Detection } from "../../src/model.ts"
+import { makeLogRuleEngine } from "../../src/rules/index.ts"
+import { type LogMonitors, makeLogMonitors } from "../../src/sources/index.ts"
+import { BENIGN_LINES, FAULT_LINES } from "../fixtures/log-lines.ts"
+import { CAN_WRITE_JOURNAL, makeTestHost, openScoped, type TestHost, waitFor } from "./host.ts"
+
+const usable = <T extends { source: string }>(xs: readonly T[]) =>
+  xs.filter((x) => CAN_WRITE_JOURNAL || !x.source.startsWith("journal:"))
+
+describe("log pipeline: fixtures through readers, matcher and monitors", () => {
+  let host: TestHost
+  let monitors: LogMonitors
+  let close: () => Promise<void>
+  const seen: Detection[] = []
+
+  beforeAll(async () => {
+    host = makeTestHost()
+    // History already on the host when the agent starts is not replayed.
+    host.appendKmsg("BUG: kernel NULL pointer dereference, address: 0000000000000008")
+    host.appendFile("var/log/aws-routed-eni/ipamd.log", '{"msg":"InsufficientFreeAddressesInSubnet (old)"}')
+    const opened = await openScoped(makeLogMonitors(host.root, {}, { onDetection: (d) => seen.push(d) }))
+    monitors = opened.value
+    close = opened.close
+    await waitFor(
+      () => Object.values(monitors.status()).every((s) => s !== "starting"),
+      10_000,
+      "sources to start"
+    )
+  }, 20_000)
+  afterAll(async () => {
+    await close?.()
+    host?.cleanup()
+  })
+
+  it("reports every source as watching", () => {
+    const status = monitors.status()
+    for (const [source, s] of Object.entries(status)) {
+      if (source.startsWith("journal:") && !CAN_WRITE_JOURNAL) continue
+      // Files that do not exist yet are waited for: not watching until they appear.
+      if (source.startsWith("file:") || source.startsWith("podlogs:")) continue
+      expect(s, source).toBe("watching")
+    }
+  })
+
+  it("turns every fault fixture into its Detection and keeps benign lines silent", async () => {
+    const engine = makeLogRuleEngine()
+    for (const b of usable(BENIGN_LINES)) host.append(b.source, b.text)
+    const journalBatch: { identifier: string; message: string }[] = []
+    const expected: { reason: string; subject: string | undefined }[] = []
+    for (const f of usable(FAULT_LINES)) {
+      const times = Math.max(1, ...engine.matcher.match(f.source, f.text).map((m) => m.minOccurrences))
+      for (let i = 0; i < times; i++) {
+        if (f.source.startsWith("journal:"))
+          journalBatch.push({ identifier: f.source.slice(8), message: f.text })
+        else host.append(f.source, f.text)
+      }
+      expected.push({ reason: f.reason, subject: f.subject })
+    }
+    if (journalBatch.length > 0) host.writeJournal(journalBatch)
+    const has = (e: (typeof expected)[number]) =>
+      seen.some((d) => d.reason === e.reason && (e.subject === undefined || d.subject === e.subject))
+    await waitFor(() => expected.every(has), 15_000, "all fixture detections").catch((err) => {
+      const missing = expected.filter((e) => !has(e))
+      throw new Error(`${err.message}: missing ${JSON.stringify(missing)}`)
+    })
+    // Nothing but the expected (reason, subject) pairs: no benign line fired, history was not replayed.
+    const allowed = new Set(usable(FAULT_LINES).map((f) => f.reason))
+    for (const d of seen) expect(allowed.has(d.reason), `${d.reason} ${d.subject} ${d.message}`).toBe(true)
+    expect(seen.filter((d) => d.subject === "sr0" || d.subject === "loop3")).toEqual([])
+    expect(seen.filter((d) => d.reason === "IPAMDNoIPs")).toHaveLength(1)
+    const bugs = seen.filter((d) => d.reason === "KernelBug")
+    expect(bugs).toHaveLength(usable(FAULT_LINES).filter((f) => f.reason === "KernelBug").length)
+    // Kernel records are stamped boot time + their monotonic microseconds.
+    const xid = seen.find((d) => d.reason === "NvidiaXID79Error")!
+    expect(xid.subject).toBe("0000:44:00")
+    expect(xid.observedAtMs).toBeGreaterThan(1_700_000_000_000)
+    expect(xid.observedAtMs).toBeLessThan(1_700_000_000_000 + 3_600_000)
+    const m = monitors.metrics()
+    expect(m.linesRead).toBeGreaterThan(FAULT_LINES.length)
+    expect(m.linesDropped).toBe(0)
+    expect(m.detectionsDropped).toBe(0)
+  }, 30_000)
+
+  it("streams Detections: a line appended to dev/kmsg comes out of the Stream", async () => {
+    const fiber = Effect.runFork(
+      monitors.detections.pipe(
+        Stream.filter((d) => d.subject === "cpu7"),
+        Stream.runHead
+      )
+    )
+    await new Promise((r) => setTimeout(r, 20))
+    host.appendKmsg("watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [kworker/7:1:99]")
+    const head = await Effect.runPromise(Fiber.join(fiber))
+    expect(head._tag).toBe("Some")
+  })
+})

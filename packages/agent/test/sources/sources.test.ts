@@ -1,0 +1,368 @@
+import { accessSync, appendFileSync, constants, renameSync, truncateSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import fc from "fast-check"
+import { afterEach, describe, expect, it } from "vitest"
+import {
+  lineTimestamp,
+  makeLineSplitter,
+  parseKmsgRecord,
+  type SourceLog,
+  startFileTailer,
+  startJournalReader,
+  startKmsgReader,
+  startLogHub,
+  startPodLogReader
+} from "../../src/sources/index.ts"
+import { BOOT_SECONDS, CAN_WRITE_JOURNAL, makeTestHost, type TestHost, waitFor } from "./host.ts"
+
+const logs: { level: string; message: string }[] = []
+const log: SourceLog = (level, message) => logs.push({ level, message })
+let host: TestHost | undefined
+afterEach(() => {
+  host?.cleanup()
+  host = undefined
+  logs.length = 0
+})
+
+describe("parseKmsgRecord", () => {
+  it("parses header, text escapes and dictionary continuation lines", () => {
+    const r = parseKmsgRecord(
+      "6,339,5140900,-;NET: Registered protocol family 10\\x0a\n SUBSYSTEM=net\n DEVICE=+net:eth0"
+    )
+    expect(r).toEqual({
+      level: 6,
+      facility: 0,
+      seq: 339,
+      usecSinceBoot: 5140900,
+      flags: "-",
+      text: "NET: Registered protocol family 10\n",
+      dictionary: { SUBSYSTEM: "net", DEVICE: "+net:eth0" }
+    })
+    expect(parseKmsgRecord("12,1,2,c,extra;x")).toMatchObject({
+      level: 4,
+      facility: 1,
+      flags: "c",
+      text: "x"
+    })
+  })
+  it("rejects lines that are not records", () => {
+    for (const bad of ["no semicolon", "a,b,c;text", "6,1;x", "-1,2,3,-;x"])
+      expect(parseKmsgRecord(bad)).toBeUndefined()
+  })
+  it("property: any record the kernel could write parses back", () => {
+    fc.assert(
+      fc.property(
+        fc.nat(191),
+        fc.nat(),
+        fc.nat(),
+        fc.string({ unit: "grapheme" }),
+        (prio, seq, usec, text) => {
+          // As the kernel does: every byte < 0x20, >= 0x7f and the backslash becomes \xNN.
+          const escaped = [...Buffer.from(text, "utf8")]
+            .map((b) =>
+              b < 0x20 || b >= 0x7f || b === 0x5c
+                ? `\\x${b.toString(16).padStart(2, "0")}`
+                : String.fromCharCode(b)
+            )
+            .join("")
+          const r = parseKmsgRecord(`${prio},${seq},${usec},-;${escaped}`)
+          expect(r).toMatchObject({ level: prio & 7, facility: prio >> 3, seq, usecSinceBoot: usec, text })
+        }
+      )
+    )
+  })
+})
+
+describe("lineTimestamp", () => {
+  const now = Date.UTC(2026, 10, 30, 12, 0, 0)
+  it("reads zap ts, RFC 3339 prefixes and syslog prefixes", () => {
+    expect(lineTimestamp('{"level":"info","ts":"2025-03-24T06:01:36.088Z","msg":"x"}', now)).toBe(
+      Date.parse("2025-03-24T06:01:36.088Z")
+    )
+    expect(lineTimestamp("2022-11-01T06:38:40.581547000Z stderr F E1101 x", now)).toBe(
+      Date.parse("2022-11-01T06:38:40.581Z")
+    )
+    expect(new Date(lineTimestamp("Nov 30 05:17:01 host CRON[1]: x", now)).getMonth()).toBe(10)
+    expect(new Date(lineTimestamp("Dec 31 23:59:59 host x", Date.UTC(2027, 0, 1, 0, 5))).getFullYear()).toBe(
+      2026
+    )
+    expect(lineTimestamp("no time here", now)).toBe(now)
+  })
+})
+
+describe("line splitter", () => {
+  it("splits chunks, joins partial lines and cuts overlong ones", () => {
+    const lines: string[] = []
+    let cut = 0
+    const s = makeLineSplitter(
+      (l) => lines.push(l),
+      () => cut++,
+      8
+    )
+    s.push(Buffer.from("ab\ncd"))
+    s.push(Buffer.from("e\r\n0123456789abcdef"))
+    s.push(Buffer.from("ghij\nok\n"))
+    s.push(Buffer.from([0xe2, 0x82]))
+    s.push(Buffer.from([0xac, 0x0a]))
+    expect(lines).toEqual(["ab", "cde", "01234567", "ok", "€"])
+    expect(cut).toBe(1)
+  })
+})
+
+describe("kmsg reader on a regular file", () => {
+  it("stamps boot time + usec, skips dictionary lines, counts sequence gaps and malformed records", async () => {
+    host = makeTestHost()
+    host.appendKmsg("old record before start", { seq: 1 })
+    const got: { text: string; at: number }[] = []
+    let gaps = 0
+    let malformed = 0
+    const reader = await startKmsgReader({
+      hostRoot: host.root,
+      onRecord: (text, at) => got.push({ text, at }),
+      onTruncatedLine: () => undefined,
+      onSequenceGap: (n) => {
+        gaps += n
+      },
+      onMalformed: () => malformed++,
+      onWatching: () => undefined,
+      log
+    })
+    try {
+      host.appendKmsg("first", {
+        seq: 10,
+        usec: 2_500_000,
+        dictionary: { SUBSYSTEM: "pci", DEVICE: "+pci:0000:3b:00.0" }
+      })
+      host.appendKmsg("second", { seq: 11, usec: 2_600_000 })
+      host.appendKmsg("after a gap", { seq: 15, usec: 2_700_000 })
+      appendFileSync(join(host.root, "dev/kmsg"), "garbage without header\n")
+      await waitFor(() => got.length === 4, 5000, "records")
+      expect(got.map((g) => g.text)).toEqual(["first", "second", "after a gap", "garbage without header"])
+      expect(got[0]!.at).toBe(BOOT_SECONDS * 1000 + 2500)
+      expect(gaps).toBe(3)
+      expect(malformed).toBe(1)
+      expect(logs.some((l) => l.message.includes("sequence gap"))).toBe(true)
+    } finally {
+      await reader.stop()
+    }
+  })
+})
+
+let kmsgReadable = false
+try {
+  accessSync("/dev/kmsg", constants.R_OK)
+  kmsgReadable = true
+} catch {}
+
+describe.skipIf(!kmsgReadable)("kmsg reader on the real character device", () => {
+  it("reads one record per read() and delivers a line written to /dev/kmsg", async () => {
+    const got: string[] = []
+    const reader = await startKmsgReader({
+      hostRoot: "/",
+      onRecord: (text) => got.push(text),
+      onTruncatedLine: () => undefined,
+      onSequenceGap: () => undefined,
+      onMalformed: () => undefined,
+      onWatching: () => undefined,
+      log,
+      lookbackMs: Number.POSITIVE_INFINITY
+    })
+    try {
+      // The ring buffer holds at least the boot messages.
+      await waitFor(() => got.length > 0, 5000, "ring buffer records")
+      let writable = true
+      try {
+        accessSync("/dev/kmsg", constants.W_OK)
+      } catch {
+        writable = false
+      }
+      if (writable) {
+        const marker = `nodemend-kmsg-test ${process.pid} ${Date.now()}`
+        writeFileSync("/dev/kmsg", `<6>${marker}\n`)
+        await waitFor(() => got.some((t) => t.endsWith(marker)), 5000, "written record")
+      }
+    } finally {
+      await reader.stop()
+    }
+  })
+})
+
+describe("file tailer", () => {
+  it("follows appends, rotation by rename, truncation, and a file created later", async () => {
+    host = makeTestHost()
+    const path = join(host.root, "var/log/app.log")
+    const lines: string[] = []
+    const watching: boolean[] = []
+    const tailer = startFileTailer({
+      path,
+      onLine: (l) => lines.push(l),
+      onTruncatedLine: () => undefined,
+      onWatching: (w) => watching.push(w),
+      log
+    })
+    try {
+      await tailer.ready
+      host.appendFile("var/log/app.log", "created after start")
+      await waitFor(() => lines.includes("created after start"), 3000, "created file")
+      host.appendFile("var/log/app.log", "one")
+      await waitFor(() => lines.includes("one"), 3000, "append")
+      renameSync(path, `${path}.1`)
+      appendFileSync(`${path}.1`, "late write to the rotated file\n")
+      host.appendFile("var/log/app.log", "new file")
+      await waitFor(() => lines.includes("new file"), 3000, "rotation")
+      // copytruncate: a truncation is seen as the size dropping below the read offset (as with tail -F,
+      // a truncation overwritten by more bytes before it is noticed reads like an append).
+      truncateSync(path, 0)
+      await tailer.poke()
+      host.appendFile("var/log/app.log", "after truncate")
+      await waitFor(() => lines.includes("after truncate"), 3000, "truncation")
+      expect(lines).toContain("late write to the rotated file")
+      expect(watching[0]).toBe(false)
+      expect(watching).toContain(true)
+    } finally {
+      await tailer.stop()
+    }
+  })
+  it("starts at the end of an existing file", async () => {
+    host = makeTestHost()
+    host.appendFile("var/log/x.log", "history")
+    const lines: string[] = []
+    const tailer = startFileTailer({
+      path: join(host.root, "var/log/x.log"),
+      onLine: (l) => lines.push(l),
+      onTruncatedLine: () => undefined,
+      log
+    })
+    try {
+      await tailer.ready
+      host.appendFile("var/log/x.log", "new")
+      await waitFor(() => lines.length > 0, 5000, "new line")
+      expect(lines).toEqual(["new"])
+    } finally {
+      await tailer.stop()
+    }
+  })
+})
+
+describe("pod log reader", () => {
+  it("picks up pods and container restarts that appear after start", async () => {
+    host = makeTestHost()
+    const lines: string[] = []
+    const reader = await startPodLogReader({
+      hostRoot: host.root,
+      name: "kube-proxy",
+      onLine: (l) => lines.push(l),
+      onTruncatedLine: () => undefined,
+      onWatching: () => undefined,
+      log
+    })
+    try {
+      host.appendPodLog("kube-proxy", "2025-01-01T00:00:00Z stderr F first")
+      await waitFor(() => lines.includes("2025-01-01T00:00:00Z stderr F first"), 5000, "first pod log")
+      host.appendFile(
+        "var/log/pods/kube-system_kube-proxy-7x2kq_0d1c2b3a-1111-2222-3333-444455556666/kube-proxy/1.log",
+        "2025-01-01T00:01:00Z stderr F after restart"
+      )
+      host.appendFile(
+        "var/log/pods/kube-system_coredns-1_2/coredns/0.log",
+        "2025-01-01T00:01:00Z stderr F not ours"
+      )
+      await waitFor(
+        () => lines.includes("2025-01-01T00:01:00Z stderr F after restart"),
+        5000,
+        "restarted container"
+      )
+      expect(lines.some((l) => l.includes("not ours"))).toBe(false)
+    } finally {
+      await reader.stop()
+    }
+  })
+})
+
+describe("journal reader", () => {
+  const base = {
+    identifiers: ["kubelet"],
+    onEntry: () => undefined,
+    onMalformed: () => undefined,
+    onTruncatedLine: () => undefined,
+    log
+  }
+  it("is not watching when journalctl is missing", async () => {
+    host = makeTestHost()
+    const watching: boolean[] = []
+    const reader = await startJournalReader({
+      ...base,
+      hostRoot: host.root,
+      journalctl: "/nonexistent/journalctl",
+      onWatching: (w) => watching.push(w)
+    })
+    await waitFor(() => watching.length > 0, 5000, "status")
+    expect(watching).toEqual([false])
+    expect(logs.some((l) => l.message.includes("journalctl not found"))).toBe(true)
+    await reader.stop()
+  })
+  it("is not watching when the host has no journal directory", async () => {
+    const watching: boolean[] = []
+    const reader = await startJournalReader({
+      ...base,
+      hostRoot: "/nonexistent-host",
+      onWatching: (w) => watching.push(w)
+    })
+    expect(watching).toEqual([false])
+    await reader.stop()
+  })
+  it.skipIf(!CAN_WRITE_JOURNAL)(
+    "delivers MESSAGE and __REALTIME_TIMESTAMP of matching identifiers",
+    async () => {
+      host = makeTestHost()
+      const got: { ident: string; message: string; at: number }[] = []
+      const reader = await startJournalReader({
+        ...base,
+        identifiers: ["kubelet", "systemd"],
+        hostRoot: host.root,
+        onEntry: (ident, message, at) => got.push({ ident, message, at }),
+        onWatching: () => undefined
+      })
+      try {
+        const at = Date.now() + 1000
+        host.writeJournal([
+          { identifier: "kubelet", message: "hello", realtimeMs: at },
+          { identifier: "containerd", message: "not subscribed", realtimeMs: at },
+          { identifier: "systemd", message: "Started x.", realtimeMs: at }
+        ])
+        await waitFor(() => got.length === 2, 10_000, "journal entries")
+        expect(got).toEqual([
+          { ident: "kubelet", message: "hello", at },
+          { ident: "systemd", message: "Started x.", at }
+        ])
+      } finally {
+        await reader.stop()
+      }
+    },
+    20_000
+  )
+})
+
+describe("log hub", () => {
+  it("shares one reader per source among subscribers and counts lines", async () => {
+    host = makeTestHost()
+    const hub = await startLogHub({ hostRoot: host.root, sources: ["dmesg", "dmesg"], log })
+    try {
+      const a: string[] = []
+      const b: string[] = []
+      hub.subscribe("dmesg", (r) => a.push(r.text))
+      const unsubscribe = hub.subscribe("dmesg", (r) => b.push(r.text))
+      host.appendKmsg("x")
+      await waitFor(() => a.length === 1 && b.length === 1, 5000, "both subscribers")
+      unsubscribe()
+      host.appendKmsg("y")
+      await waitFor(() => a.length === 2, 5000, "first subscriber")
+      expect(b).toEqual(["x"])
+      expect(hub.counters().dmesg?.linesRead).toBe(2)
+      expect(hub.status().dmesg).toBe("watching")
+      expect(() => hub.subscribe("journal:nope", () => undefined)).toThrow()
+    } finally {
+      await hub.stop()
+    }
+  })
+})
