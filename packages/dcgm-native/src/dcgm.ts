@@ -89,10 +89,14 @@ export interface DcgmSession {
   readonly gpuIds: Effect.Effect<readonly number[], DcgmCallFailed>
   /** Cheap liveness check of the connection. */
   readonly ping: Effect.Effect<void, DcgmCallFailed>
-  /** Latest value of each field for each entity (default: every GPU). */
+  /**
+   * Latest value of each field for each entity (default: every GPU). `live` sets DCGM_FV_FLAG_LIVE_DATA:
+   * read the driver directly, no watch needed (static attributes such as the PCI bus id).
+   */
   readonly latest: (
     fieldIds: readonly number[],
-    entities?: readonly { readonly entityGroupId: number; readonly entityId: number }[]
+    entities?: readonly { readonly entityGroupId: number; readonly entityId: number }[],
+    options?: { readonly live?: boolean }
   ) => Effect.Effect<readonly FieldReading[], DcgmCallFailed>
   /** Every sample of the watched fields with a timestamp >= sinceUs (µs since epoch). */
   readonly since: (sinceUs: number) => Effect.Effect<readonly FieldReading[], DcgmCallFailed>
@@ -347,7 +351,7 @@ const openSession = (
       yield* check(fns, "dcgmUpdateAllFields")(rc)
     })
 
-    const latest: DcgmSession["latest"] = (wanted, entities) =>
+    const latest: DcgmSession["latest"] = (wanted, entities, opts) =>
       Effect.gen(function* () {
         const targets =
           entities ?? (yield* gpuIds).map((entityId) => ({ entityGroupId: EntityGroup.GPU, entityId }))
@@ -369,7 +373,7 @@ const openSession = (
           targets.length,
           fields,
           fields.length,
-          0,
+          opts?.live ? 1 : 0,
           values
         )
         yield* check(fns, "dcgmEntitiesGetLatestValues")(rc)

@@ -185,6 +185,32 @@ export class GpuDoubleInjector {
     if (irc !== 0) throw new Error(`dcgmEntityInjectFieldValue failed: ${irc}`)
   }
 
+  /** Injects a string sample (e.g. DCGM_FI_DEV_PCI_BUS_ID, field 57). */
+  injectString(opts: {
+    readonly entityId: number
+    readonly fieldId: number
+    readonly value: string
+    readonly timestampUs?: number
+  }): void {
+    this.f.init!()
+    const out = [0]
+    const params = Buffer.alloc(16)
+    params.writeUInt32LE(StructVersion.connectV2Params, 0)
+    const rc = this.f.connect!("injector", params, out) as number
+    if (rc !== 0) throw new Error(`injector connect failed: ${rc}`)
+    const fv = {
+      version: StructVersion.fieldValueV1,
+      fieldId: opts.fieldId,
+      fieldType: FieldType.STRING,
+      status: 0,
+      ts: opts.timestampUs ?? Date.now() * 1000,
+      value: { str: opts.value }
+    }
+    const irc = this.f.inject!(out[0], 1, opts.entityId, fv) as number
+    this.f.disconnect!(out[0])
+    if (irc !== 0) throw new Error(`dcgmEntityInjectFieldValue failed: ${irc}`)
+  }
+
   /** An int64 blank sentinel: 0 BLANK, 1 NOT_FOUND, 2 NOT_SUPPORTED, 3 NOT_PERMISSIONED. */
   static blank(offset: 0 | 1 | 2 | 3): bigint {
     return BLANK + BigInt(offset)

@@ -1,0 +1,301 @@
+/**
+ * The accelerated-hardware (NVIDIA) monitor. Push path: DCGM policy violations and NVML XID events become
+ * findings as they arrive. Polled path (every poll interval, over the look-back window): fabric health mask,
+ * Fabric Manager status, clock event reasons, NVSwitch SXids, XID history, device counts. The DCGM session
+ * is supervised: reconnect with capped exponential backoff, DCGMError only after the grace period, resolved
+ * when a session is healthy again. With neither library present the monitor is not watching: it reports
+ * that status once (the runtime logs it and records one Event) and emits no findings at all.
+ */
+import {
+  type DcgmApi,
+  type DcgmSession,
+  type DcgmTarget,
+  EntityGroup,
+  FieldId,
+  type FieldReading,
+  NvmlEventType,
+  type NvmlApi
+} from "@nodemend/dcgm-native"
+import { Cause, Clock, Duration, Effect, Option, Ref, Schedule, type Scope, Stream } from "effect"
+import type { Finding } from "../../model.ts"
+import {
+  connected,
+  connectionFailed,
+  type DcgmConnectionState,
+  initialConnection
+} from "./dcgm-connection.ts"
+import { type DeviceCounts, deviceCountMismatch } from "./device-count.ts"
+import { nvidiaDetection, nvidiaResolution, xidDetection } from "./findings.ts"
+import { countDeviceFiles, countNvidiaPciGpus } from "./host-devices.ts"
+import { INSTANCE_GPU_COUNTS } from "./instance-gpu-counts.ts"
+import { NvidiaLibraries } from "./libraries.ts"
+import {
+  clockReasonFinding,
+  defaultSubject,
+  fabricManagerFindings,
+  fabricMaskFindings,
+  fmStatusFromNvml,
+  polledFindings
+} from "./polled-findings.ts"
+import type { NvidiaMonitorSettings } from "./settings.ts"
+import { violationDetection } from "./violation-findings.ts"
+import { XidDeduplicator } from "./xid-deduplicator.ts"
+import { normalizePci } from "./xid-dedupe.ts"
+
+export type NvidiaMonitorStatus =
+  | { readonly _tag: "NotWatching"; readonly reason: string }
+  | { readonly _tag: "Watching"; readonly dcgm: boolean; readonly nvml: boolean; readonly detail: string }
+
+export interface NvidiaMonitorSinks {
+  readonly findings: (findings: readonly Finding[]) => Effect.Effect<void>
+  readonly status: (status: NvidiaMonitorStatus) => Effect.Effect<void>
+}
+
+export interface NvidiaMonitorContext {
+  readonly settings: NvidiaMonitorSettings
+  /** From the node label `node.kubernetes.io/instance-type`, when known. */
+  readonly instanceType?: string
+}
+
+const targetOf = (s: NvidiaMonitorSettings): DcgmTarget =>
+  s.dcgm.mode === "embedded"
+    ? { _tag: "Embedded" }
+    : {
+        _tag: "Standalone",
+        address: s.dcgm.address,
+        unixSocket: s.dcgm.unixSocket,
+        timeoutMs: Math.round(s.dcgm.connectTimeoutSeconds * 1000)
+      }
+
+const ms = (seconds: number) => Duration.millis(Math.round(seconds * 1000))
+
+/** Runs until interrupted (returns at once only when not watching). */
+export const runNvidiaMonitor = (
+  ctx: NvidiaMonitorContext,
+  sinks: NvidiaMonitorSinks
+): Effect.Effect<void, never, NvidiaLibraries | XidDeduplicator | Scope.Scope> =>
+  Effect.gen(function* () {
+    const libs = yield* NvidiaLibraries
+    const dedupe = yield* XidDeduplicator
+    const settings = ctx.settings
+    if (libs.dcgm === undefined && libs.nvml === undefined) {
+      yield* sinks.status({ _tag: "NotWatching", reason: `no NVIDIA library: ${libs.problems.join("; ")}` })
+      return
+    }
+    yield* sinks.status({
+      _tag: "Watching",
+      dcgm: libs.dcgm !== undefined,
+      nvml: libs.nvml !== undefined,
+      detail: libs.problems.length === 0 ? "DCGM and NVML loaded" : `degraded: ${libs.problems.join("; ")}`
+    })
+
+    const emit = (fs: readonly Finding[]) => (fs.length === 0 ? Effect.void : sinks.findings(fs))
+    const emitXid = (xid: number, pci: string | undefined, atMs: number, subject: string) =>
+      Effect.gen(function* () {
+        if (yield* dedupe.admit({ xid, pci, atMs })) yield* emit([xidDetection(xid, atMs, subject)])
+      })
+    const dcgmCount = yield* Ref.make<number | undefined>(undefined)
+
+    const expected = () => {
+      const t = ctx.instanceType
+      if (t === undefined) return undefined
+      const count = settings.expectedGpuCounts[t] ?? INSTANCE_GPU_COUNTS.get(t)
+      return count === undefined ? undefined : { instanceType: t, count }
+    }
+    const checkDeviceCount = Effect.gen(function* () {
+      const counts: { -readonly [K in keyof DeviceCounts]: DeviceCounts[K] } = {
+        deviceFiles: yield* countDeviceFiles(settings.hostRoot)
+      }
+      const nvml =
+        libs.nvml === undefined
+          ? undefined
+          : Option.getOrUndefined(yield* Effect.option(libs.nvml.deviceCount))
+      if (nvml !== undefined) counts.nvml = nvml
+      const dcgm = yield* Ref.get(dcgmCount)
+      if (dcgm !== undefined) counts.dcgm = dcgm
+      const pci = yield* countNvidiaPciGpus(settings.hostRoot)
+      if (pci !== undefined) counts.pciDevices = pci
+      const exp = expected()
+      if (exp !== undefined) counts.expected = exp
+      const now = yield* Clock.currentTimeMillis
+      const detail = deviceCountMismatch(counts)
+      yield* emit([
+        detail === undefined
+          ? nvidiaResolution("NvidiaDeviceCountMismatch", now)
+          : nvidiaDetection("NvidiaDeviceCountMismatch", detail, now)
+      ])
+    })
+
+    if (libs.dcgm !== undefined)
+      yield* Effect.forkScoped(superviseDcgm(libs.dcgm, settings, emit, emitXid, dcgmCount, checkDeviceCount))
+    if (libs.nvml !== undefined) {
+      const nvml = libs.nvml
+      yield* Effect.forkScoped(nvmlXidEvents(nvml, emitXid))
+      // Without DCGM, NVML is the polled source too.
+      if (libs.dcgm === undefined)
+        yield* Effect.forkScoped(
+          Effect.gen(function* () {
+            yield* nvmlPoll(nvml, emit)
+            yield* checkDeviceCount
+          }).pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds)))
+        )
+    }
+    return yield* Effect.never
+  })
+
+type Emit = (fs: readonly Finding[]) => Effect.Effect<void>
+type EmitXid = (xid: number, pci: string | undefined, atMs: number, subject: string) => Effect.Effect<void>
+
+/** PCI address per DCGM gpuId (field 57), for subjects and XID matching with kernel lines. */
+const gpuPciMap = (session: DcgmSession) =>
+  session.latest([FieldId.PCI_BUS_ID], undefined, { live: true }).pipe(
+    Effect.map((rs) => {
+      const m = new Map<number, string>()
+      for (const r of rs) {
+        const pci = r.value._tag === "String" ? normalizePci(r.value.value) : undefined
+        if (pci !== undefined) m.set(r.entityId, pci)
+      }
+      return m
+    }),
+    Effect.orElseSucceed(() => new Map<number, string>())
+  )
+
+const superviseDcgm = (
+  dcgm: DcgmApi,
+  settings: NvidiaMonitorSettings,
+  emit: Emit,
+  emitXid: EmitXid,
+  dcgmCount: Ref.Ref<number | undefined>,
+  checkDeviceCount: Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const graceMs = settings.graceSeconds * 1000
+    const state = yield* Ref.make<DcgmConnectionState>(initialConnection(yield* Clock.currentTimeMillis))
+    const transition = (
+      f: (s: DcgmConnectionState, now: number) => { state: DcgmConnectionState; findings: readonly Finding[] }
+    ) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const t = f(yield* Ref.get(state), now)
+        yield* Ref.set(state, t.state)
+        yield* emit(t.findings)
+      })
+    const target = targetOf(settings)
+    let failures = 0
+
+    const session = Effect.scoped(
+      Effect.gen(function* () {
+        const s = yield* dcgm.connect(target)
+        yield* s.ping
+        failures = 0
+        yield* transition((st, now) => connected(st, now))
+        const pci = yield* gpuPciMap(s)
+        const subjectOf = (group: number, id: number) =>
+          group === EntityGroup.GPU ? (pci.get(id) ?? defaultSubject(group, id)) : defaultSubject(group, id)
+
+        // push path
+        yield* Effect.forkScoped(
+          Stream.runForEach(s.violations, (v) =>
+            v._tag === "Undecodable"
+              ? Effect.logWarning("undecodable DCGM policy violation", { detail: v.detail })
+              : v._tag === "Xid"
+                ? emitXid(
+                    v.xid,
+                    pci.get(v.gpuId),
+                    Math.floor(v.timestampUs / 1000),
+                    subjectOf(EntityGroup.GPU, v.gpuId)
+                  )
+                : emit([violationDetection(v, subjectOf(EntityGroup.GPU, v.gpuId))])
+          )
+        )
+        // polled path
+        const poll = Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          yield* Ref.set(dcgmCount, (yield* s.gpuIds).length)
+          const latest = yield* s.latest([FieldId.FABRIC_MANAGER_STATUS, FieldId.FABRIC_HEALTH_MASK])
+          const window = yield* s.since((now - settings.windowSeconds * 1000) * 1000)
+          yield* emit(polledFindings({ latest, window }, now, subjectOf))
+          for (const r of window) yield* xidFromHistory(r, pci, subjectOf, emitXid)
+          yield* checkDeviceCount
+        })
+        yield* Effect.forkScoped(poll.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+        // liveness: the session ends (and is reopened) on the first failed check
+        yield* s.ping.pipe(
+          Effect.repeat(scheduleSpaced(settings.healthCheckSeconds)),
+          Effect.delay(ms(settings.healthCheckSeconds))
+        )
+      })
+    )
+
+    while (true) {
+      const exit = yield* Effect.exit(session)
+      if (exit._tag === "Failure") {
+        const message = exitMessage(exit.cause)
+        yield* transition((st, now) => connectionFailed(st, message, now, graceMs))
+        yield* Ref.set(dcgmCount, undefined)
+      }
+      const delay = Math.min(
+        settings.reconnectMaxSeconds,
+        settings.reconnectInitialSeconds * 2 ** Math.min(failures, 20)
+      )
+      failures++
+      yield* Effect.sleep(ms(delay))
+    }
+  })
+
+const scheduleSpaced = (seconds: number) => Schedule.spaced(ms(seconds))
+
+/** DCGMError's message: the typed error's own text (connection refused, call failed, version mismatch). */
+const exitMessage = (cause: Cause.Cause<unknown>): string => {
+  const e = Cause.squash(cause)
+  return `DCGM: ${e instanceof Error ? e.message : String(e)}`
+}
+
+const xidFromHistory = (
+  r: FieldReading,
+  pci: ReadonlyMap<number, string>,
+  subjectOf: (g: number, id: number) => string,
+  emitXid: EmitXid
+) =>
+  r.fieldId === FieldId.XID_ERROR && r.status === 0 && r.value._tag === "Int"
+    ? emitXid(
+        Number(r.value.value),
+        pci.get(r.entityId),
+        Math.floor(r.timestampUs / 1000),
+        subjectOf(r.entityGroupId, r.entityId)
+      )
+    : Effect.void
+
+const nvmlXidEvents = (nvml: NvmlApi, emitXid: EmitXid) =>
+  nvml.events(NvmlEventType.XidCriticalError).pipe(
+    Stream.runForEach((e) =>
+      e.eventType === NvmlEventType.XidCriticalError
+        ? emitXid(Number(e.eventData), undefined, e.observedAtMs, `gpu${e.deviceIndex}`)
+        : Effect.void
+    ),
+    Effect.catch((err) => Effect.logWarning("NVML event wait stopped", { error: err.message }))
+  )
+
+/** The polled path from NVML alone (no DCGM): fabric info and clock event reasons per device. */
+const nvmlPoll = (nvml: NvmlApi, emit: Emit) =>
+  Effect.gen(function* () {
+    const n = yield* nvml.deviceCount.pipe(Effect.orElseSucceed(() => 0))
+    const now = yield* Clock.currentTimeMillis
+    const out: Finding[] = []
+    for (let i = 0; i < n; i++) {
+      const subject = `gpu${i}`
+      const fabric = yield* nvml.fabricInfo(i).pipe(Effect.option)
+      if (fabric._tag === "Some") {
+        out.push(fabricMaskFindings(fabric.value.healthMask, now, subject))
+        out.push(
+          ...fabricManagerFindings(fmStatusFromNvml(fabric.value.state, fabric.value.status), now, subject)
+        )
+      }
+      const clock = yield* nvml.clockEventReasons(i).pipe(Effect.option)
+      if (clock._tag === "Some") {
+        const f = clockReasonFinding(clock.value, 0, now, subject)
+        if (f !== undefined) out.push(f)
+      }
+    }
+    yield* emit(out)
+  })

@@ -1,0 +1,39 @@
+/**
+ * The shared XID deduplicator: the monitor's callback/NVML paths and the rules engine's `NVRM: Xid` kernel
+ * lines pass every XID detection through `admit`; the same XID on the same GPU within 5 s passes once.
+ */
+import { Context, Effect, Layer, SynchronizedRef } from "effect"
+import type { Detection } from "../../model.ts"
+import { xidOfReason } from "./findings.ts"
+import { emptyXidDedupe, normalizePci, observeXid, type XidSighting } from "./xid-dedupe.ts"
+
+export class XidDeduplicator extends Context.Service<
+  XidDeduplicator,
+  {
+    readonly admit: (sighting: XidSighting) => Effect.Effect<boolean>
+    /**
+     * For detections from any path: true for everything that is not an XID, and for the first sighting of an
+     * XID (GPU from the subject when it is a PCI address). The rules engine routes its XID detections here.
+     */
+    readonly admitDetection: (d: Detection) => Effect.Effect<boolean>
+  }
+>()("@nodemend/agent/XidDeduplicator") {
+  static readonly layer = Layer.effect(
+    XidDeduplicator,
+    Effect.gen(function* () {
+      const ref = yield* SynchronizedRef.make(emptyXidDedupe)
+      const admit = (sighting: XidSighting) =>
+        SynchronizedRef.modify(ref, (state) => {
+          const r = observeXid(state, sighting)
+          return [r.report, r.state] as const
+        })
+      const admitDetection = (d: Detection) => {
+        const xid = xidOfReason(d.reason)
+        return xid === undefined
+          ? Effect.succeed(true)
+          : admit({ xid, pci: normalizePci(d.subject), atMs: d.observedAtMs })
+      }
+      return XidDeduplicator.of({ admit, admitDetection })
+    })
+  )
+}

@@ -1,0 +1,236 @@
+// The NVIDIA monitor end to end against the C test doubles of libdcgm.so.4 / libnvidia-ml.so.1, with the
+// TestClock driving grace periods, backoff and polls. Native calls complete in real time, so the test
+// lets real time pass (TestClock.withLive) while it waits for their effects.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { FieldId } from "@nodemend/dcgm-native"
+import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
+import { Context, Effect, Fiber, Layer, Ref, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import { beforeEach } from "vitest"
+import type { Finding } from "../../src/model.ts"
+import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
+import { type NvidiaMonitorStatus, runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
+import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
+import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
+
+const doubles = buildGpuDoubles()
+const injector = new GpuDoubleInjector(doubles)
+
+const hostWithGpus = (n: number): string => {
+  const root = mkdtempSync(join(tmpdir(), "nodemend-nvidia-host-"))
+  mkdirSync(join(root, "dev"))
+  for (let i = 0; i < n; i++) writeFileSync(join(root, "dev", `nvidia${i}`), "")
+  writeFileSync(join(root, "dev", "nvidiactl"), "")
+  return root
+}
+
+const settings = (over: Record<string, unknown> = {}) =>
+  Schema.decodeUnknownSync(NvidiaMonitorSettings)({
+    dcgmLibraryPath: doubles.dcgm,
+    nvmlLibraryPath: doubles.nvml,
+    hostRoot: hostWithGpus(8),
+    ...over
+  })
+
+interface Harness {
+  readonly findings: Ref.Ref<readonly Finding[]>
+  readonly statuses: Ref.Ref<readonly NvidiaMonitorStatus[]>
+}
+
+const start = (
+  s: NvidiaMonitorSettings,
+  instanceType?: string,
+  dedupe: Layer.Layer<XidDeduplicator> = XidDeduplicator.layer
+) =>
+  Effect.gen(function* () {
+    const findings = yield* Ref.make<readonly Finding[]>([])
+    const statuses = yield* Ref.make<readonly NvidiaMonitorStatus[]>([])
+    const layers = Layer.mergeAll(NvidiaLibraries.layer(s), dedupe)
+    const fiber = yield* runNvidiaMonitor(
+      { settings: s, ...(instanceType === undefined ? {} : { instanceType }) },
+      {
+        findings: (fs) => Ref.update(findings, (all) => [...all, ...fs]),
+        status: (st) => Ref.update(statuses, (all) => [...all, st])
+      }
+    ).pipe(Effect.scoped, Effect.provide(layers), Effect.forkChild({ startImmediately: true }))
+    return { findings, statuses, fiber }
+  })
+
+/** Lets real time pass until `pred` holds on the findings (native calls and pthreads run in real time). */
+const waitFor = (h: Harness, pred: (fs: readonly Finding[]) => boolean, what: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 400; i++) {
+      if (pred(yield* Ref.get(h.findings))) return
+      yield* TestClock.withLive(Effect.sleep("5 millis"))
+    }
+    throw new Error(`timed out waiting for ${what}: ${JSON.stringify(yield* Ref.get(h.findings))}`)
+  })
+const settle = TestClock.withLive(Effect.sleep("60 millis"))
+const has =
+  (reason: string, tag: Finding["_tag"] = "Detection") =>
+  (fs: readonly Finding[]) =>
+    fs.some((f) => f.reason === reason && f._tag === tag)
+
+beforeEach(() => {
+  injector.reset()
+  injector.setGpuCount(8)
+  injector.nvmlSetDeviceCount(8)
+})
+
+describe("NVIDIA monitor", () => {
+  it.effect("not watching when neither library exists: one status, no findings, no condition", () =>
+    Effect.gen(function* () {
+      const h = yield* start(
+        settings({
+          dcgmLibraryPath: "/nonexistent/libdcgm.so.4",
+          nvmlLibraryPath: "/nonexistent/libnvidia-ml.so.1"
+        })
+      )
+      yield* Fiber.join(h.fiber)
+      const statuses = yield* Ref.get(h.statuses)
+      expect(statuses).toHaveLength(1)
+      expect(statuses[0]).toMatchObject({ _tag: "NotWatching" })
+      expect((statuses[0] as { reason: string }).reason).toContain("library missing")
+      expect(yield* Ref.get(h.findings)).toEqual([])
+    })
+  )
+
+  it.effect("push path: a DBE fired from a foreign thread becomes NvidiaDoubleBitError", () =>
+    Effect.gen(function* () {
+      const h = yield* start(settings())
+      yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+      injector.firePolicy({ condition: "DBE", gpuId: 3, location: 2, numerrors: 1 })
+      yield* waitFor(h, has("NvidiaDoubleBitError"), "DBE detection")
+      const dbe = (yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaDoubleBitError")
+      expect(dbe).toMatchObject({
+        severity: "Condition",
+        conditionType: "AcceleratedHardwareReady",
+        message: "detected 1 Nvidia Double Bit error(s) on location Device",
+        subject: "gpu3"
+      })
+      yield* Fiber.interrupt(h.fiber)
+    })
+  )
+
+  it.effect(
+    "XIDs: fatal -> Error, others -> Warning; the kernel line of the same XID on the same GPU is deduplicated",
+    () =>
+      Effect.gen(function* () {
+        injector.setGpuCount(1)
+        injector.injectString({ entityId: 0, fieldId: FieldId.PCI_BUS_ID, value: "00000000:2A:00.0" })
+        const ctx = yield* Layer.build(XidDeduplicator.layer)
+        const dedupe = Context.get(ctx, XidDeduplicator)
+        const h = yield* start(settings({ hostRoot: hostWithGpus(1) }), undefined, Layer.succeedContext(ctx))
+        yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+        const firedAtUs = Date.now() * 1000
+        injector.firePolicy({ condition: "XID", gpuId: 0, errnum: 79 }, firedAtUs)
+        injector.firePolicy({ condition: "XID", gpuId: 0, errnum: 13 }, firedAtUs)
+        yield* waitFor(
+          h,
+          (fs) => has("NvidiaXID79Error")(fs) && has("NvidiaXID13Warning")(fs),
+          "XID detections"
+        )
+        const xid79 = (yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaXID79Error")
+        expect(xid79).toMatchObject({ severity: "Condition", subject: "0000:2a:00" })
+        expect((yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaXID13Warning")).toMatchObject({
+          severity: "Event"
+        })
+        // What the rules engine makes of `NVRM: Xid (PCI:0000:2a:00): 79, pid=..., ...` two seconds later:
+        const kernelLine = (xid: number, atMs: number) => ({
+          _tag: "Detection" as const,
+          monitor: "nvidia" as const,
+          reason: xid === 79 ? "NvidiaXID79Error" : "NvidiaXID48Error",
+          conditionType: "AcceleratedHardwareReady" as const,
+          severity: "Condition" as const,
+          message: "detected XID",
+          observedAtMs: atMs,
+          subject: "0000:2a:00"
+        })
+        const firedMs = Math.floor(firedAtUs / 1000)
+        expect(yield* dedupe.admitDetection(kernelLine(79, firedMs + 2000))).toBe(false)
+        expect(yield* dedupe.admitDetection(kernelLine(48, firedMs + 2000))).toBe(true)
+        expect(yield* dedupe.admitDetection(kernelLine(79, firedMs + 6000))).toBe(true)
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
+  it.effect(
+    "polled path: healthy 0x1AA raises nothing; FM status 4 raises FabricManagerNotRunning; 7 of 8 GPUs is a mismatch",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* start(settings({ pollSeconds: 300 }), "p5.48xlarge")
+        yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        injector.injectField({ entityId: 0, fieldId: FieldId.FABRIC_HEALTH_MASK, value: 0x1aa })
+        injector.injectField({ entityId: 1, fieldId: FieldId.FABRIC_MANAGER_STATUS, value: 4 })
+        injector.setGpuCount(7)
+        injector.nvmlSetDeviceCount(7)
+        yield* Ref.set(h.findings, [])
+        yield* TestClock.adjust("300 seconds")
+        yield* waitFor(h, has("NvidiaDeviceCountMismatch"), "second poll")
+        const fs = yield* Ref.get(h.findings)
+        expect(fs.filter((f) => f.reason === "NvidiaFabricError").map((f) => f._tag)).toEqual(["Resolution"])
+        expect(
+          fs.find((f) => f.reason === "FabricManagerNotRunning" && f._tag === "Detection")
+        ).toMatchObject({
+          message: "Fabric Manager status: Failure",
+          subject: "gpu1"
+        })
+        expect(fs.find((f) => f.reason === "NvidiaDeviceCountMismatch")).toMatchObject({
+          _tag: "Detection",
+          message:
+            "DCGM detected 7 GPUs but 8 nvidia device files were detected; expected 8 GPUs for p5.48xlarge but only 7 were detected — possible hardware failure"
+        })
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
+  it.effect(
+    "connection refused: DCGMError only after the grace period, resolved when the host engine is back",
+    () =>
+      Effect.gen(function* () {
+        injector.refuseConnections(true)
+        const h = yield* start(
+          settings({ graceSeconds: 60, reconnectInitialSeconds: 1, reconnectMaxSeconds: 10 })
+        )
+        for (let t = 0; t < 55; t += 5) {
+          yield* TestClock.adjust("5 seconds")
+          yield* settle
+        }
+        expect((yield* Ref.get(h.findings)).filter((f) => f.reason === "DCGMError")).toEqual([])
+        for (let t = 0; t < 20; t += 5) {
+          yield* TestClock.adjust("5 seconds")
+          yield* settle
+        }
+        yield* waitFor(h, has("DCGMError"), "DCGMError after grace")
+        const raised = (yield* Ref.get(h.findings)).filter((f) => f.reason === "DCGMError")
+        expect(raised).toHaveLength(1)
+        expect(raised[0]).toMatchObject({ severity: "Condition" })
+        expect((raised[0] as { message: string }).message).toBe(
+          "DCGM: connection refused: localhost:5555: Host engine connection invalid/disconnected (-21)"
+        )
+        injector.refuseConnections(false)
+        yield* TestClock.adjust("10 seconds")
+        yield* waitFor(h, has("DCGMError", "Resolution"), "DCGMError resolution")
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
+  it.effect("a dropped connection is reopened within the grace period without DCGMError", () =>
+    Effect.gen(function* () {
+      const h = yield* start(settings({ healthCheckSeconds: 30, graceSeconds: 60 }))
+      yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+      injector.dropConnections()
+      yield* TestClock.adjust("30 seconds") // health check fails -> session torn down
+      yield* settle
+      yield* TestClock.adjust("1 seconds") // backoff -> reconnect
+      yield* waitFor(h, () => injector.registrationCount() === 1, "re-registration")
+      injector.firePolicy({ condition: "NVLINK", gpuId: 0, fieldId: 409, counter: 1 })
+      yield* waitFor(h, has("NvidiaNVLinkError"), "NVLink detection on the new session")
+      expect((yield* Ref.get(h.findings)).filter((f) => f.reason === "DCGMError")).toEqual([])
+      yield* Fiber.interrupt(h.fiber)
+    })
+  )
+})
