@@ -37,3 +37,30 @@ console.log(`host root ${hostRoot}, ${runs} runs`)
 console.log(`collection median ${median(collection)} ms, max ${Math.max(...collection)} ms`)
 console.log(`collection+tar.gz median ${median(total)} ms, max ${Math.max(...total)} ms`)
 console.log(`bundle ${(size / 1024).toFixed(1)} KiB; collector errors on this host: ${errors}`)
+
+// Redaction throughput: what bounds a large journal or kernel log on its way into the bundle.
+{
+  const { Readable } = await import("node:stream")
+  const { pipeline } = await import("node:stream/promises")
+  const { Writable } = await import("node:stream")
+  const { redactionTransform } = await import("../src/diagnostics/Redaction.ts")
+  const line =
+    '2026-01-01T00:00:00.000000+00:00 ip-10-0-1-23 kubelet[1234]: I0101 00:00:00.000000 1234 kubelet.go:2468] "SyncLoop UPDATE" source="api" pods=["kube-system/aws-node-abcde"]\n'
+  const mib = 64
+  const chunk = Buffer.from(line.repeat(Math.ceil(65536 / line.length)))
+  const chunks = Math.ceil((mib * 1024 * 1024) / chunk.length)
+  const t0 = performance.now()
+  await pipeline(
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < chunks; i++) yield chunk
+      })()
+    ),
+    redactionTransform(),
+    new Writable({ write: (_c, _e, cb) => cb() })
+  )
+  const s = (performance.now() - t0) / 1000
+  console.log(
+    `redaction throughput ${((chunks * chunk.length) / 1024 / 1024 / s).toFixed(0)} MiB/s (${mib} MiB of kubelet-like lines)`
+  )
+}

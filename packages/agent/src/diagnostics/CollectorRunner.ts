@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process"
 import { createReadStream, createWriteStream } from "node:fs"
-import { lstat, mkdir, readdir, readlink } from "node:fs/promises"
+import { lstat, mkdir, readdir, readlink, rm } from "node:fs/promises"
 import { setPriority } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Readable, Transform, type TransformCallback } from "node:stream"
@@ -121,10 +121,15 @@ const runCommand = (
       finish(new Error("capture deadline reached"))
     }
     signal.addEventListener("abort", onAbort, { once: true })
-    child.once("error", (e: NodeJS.ErrnoException) => {
-      finish(e.code === "ENOENT" ? new NotPresent(`${cmd} not installed`) : e)
-    })
     const written = toFile(child.stdout, file, maxBytes, signal)
+    child.once("error", (e: NodeJS.ErrnoException) => {
+      // Let the (empty) output file be created first, so a skipped collector's file can be removed.
+      const err = e.code === "ENOENT" ? new NotPresent(`${cmd} not installed`) : e
+      written.then(
+        () => finish(err),
+        () => finish(err)
+      )
+    })
     child.once("close", (code, sig) => {
       written.then(
         () => {
@@ -252,6 +257,7 @@ export const runCollector = async (
   } catch (e) {
     const optional = "optional" in src && src.optional === true
     if (e instanceof NotPresent || (isMissing(e) && src._tag !== "Command")) {
+      if (optional) await rm(out, { recursive: true, force: true }).catch(() => undefined)
       return optional
         ? result("skipped", e instanceof Error ? e.message : String(e))
         : result("error", String((e as Error).message))

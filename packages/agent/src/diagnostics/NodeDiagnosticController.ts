@@ -60,6 +60,19 @@ export const needsCapture = (nd: NodeDiagnostic): boolean => {
   return !(completed && (completed.observedGeneration ?? -1) >= generation)
 }
 
+/**
+ * Pause before re-watching: none after the server's normal end of a watch or the client's inactivity timeout;
+ * long after an HTTP error (no CRD installed: 404, no RBAC: 403), so a missing CRD costs one request a minute,
+ * not a hot loop; short after network errors.
+ */
+export const watchBackoff = (err: unknown): Duration.Input => {
+  if (err === null || err === undefined) return Duration.zero
+  const e = err as { statusCode?: unknown; name?: unknown }
+  if (typeof e.statusCode === "number") return "1 minute"
+  if (e.name === "TimeoutError") return Duration.zero
+  return "2 seconds"
+}
+
 const isNotFound = (e: unknown) => (e as { code?: number } | null)?.code === 404
 
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
@@ -85,9 +98,9 @@ export const NodeDiagnosticController = (
           (type) => {
             if (type !== "BOOKMARK") Effect.runFork(poke)
           },
-          () => {
+          (err: unknown) => {
             closed = true
-            resume(Effect.void)
+            resume(Effect.sleep(watchBackoff(err)))
           }
         )
         .then(

@@ -57,8 +57,20 @@ const RULES: ReadonlyArray<Rule> = [
   }
 ]
 
+/**
+ * Every rule needs one of these substrings to match, so a line without any of them (most log lines) skips
+ * the rules entirely. Keep in step with RULES.
+ */
+const MIGHT_HOLD_SECRET =
+  /authoriz|bearer|eyj|a(?:kia|sia|gpa|ida|roa|npa|nva|ipa|bia|cca)|x-amz-|passw|secret|token|key|credential|:\/\/[^\s/]*@/i
+
 /** Redacts one line (no newline inside). Pure. */
 export const redactLine = (line: string): string => {
+  return MIGHT_HOLD_SECRET.test(line) ? applyRules(line) : line
+}
+
+/** Every rule, without the pre-filter (exported for the test that checks the pre-filter loses nothing). */
+export const applyRules = (line: string): string => {
   let out = line
   for (const rule of RULES)
     out = out.replace(rule.pattern, rule.replace as (m: string, ...a: unknown[]) => string)

@@ -62,6 +62,7 @@ describe("assembleBundle", () => {
     // GPU tools are absent here: skipped, not errors.
     const manifest = JSON.parse(await extract(bundle.path, `node-a/${MANIFEST_FILE}`))
     expect(manifest.collectors.find((c: { name: string }) => c.name === "nvidia-smi").outcome).toBe("skipped")
+    expect(names.some((n) => n.startsWith("node-a/gpu/"))).toBe(false)
   })
 
   it("ships the bundle with the error recorded when a collector hangs", async () => {

@@ -2,7 +2,13 @@ import { Readable } from "node:stream"
 import { text } from "node:stream/consumers"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { REDACTED, redactionTransform, redactLine, redactText } from "../../src/diagnostics/Redaction.ts"
+import {
+  applyRules,
+  REDACTED,
+  redactionTransform,
+  redactLine,
+  redactText
+} from "../../src/diagnostics/Redaction.ts"
 
 const SECRETS = {
   jwt: "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJpc3MiOiJrdWJlcm5ldGVzIn0.c2lnbmF0dXJlLXBsYW50ZWQ",
@@ -94,6 +100,59 @@ describe("redactionTransform", () => {
         }
       ),
       { numRuns: 50 }
+    )
+  })
+})
+
+describe("pre-filter", () => {
+  it("never skips a line that a rule would change (property)", () => {
+    const fragments = [
+      "Authorization",
+      "authorization",
+      "Bearer",
+      "bearer",
+      ": ",
+      "=",
+      '"',
+      "'",
+      " ",
+      "--",
+      "-",
+      "_",
+      "token",
+      "TOKEN",
+      "password",
+      "PASSWD",
+      "secret",
+      "api_key",
+      "ACCESS-KEY",
+      "private_key",
+      "credential",
+      "client-key-data",
+      "X-Amz-Signature",
+      "&",
+      "?",
+      "https://",
+      "user:pw@",
+      "host",
+      "/path",
+      "eyJhbGciOiJSUzI1NiJ9",
+      ".",
+      "eyJzdWIiOiJ4In0",
+      "AKIA",
+      "ASIA",
+      "ABCDEFGHIJKLMNOP",
+      "value",
+      "x1",
+      "{",
+      "}"
+    ]
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 16 }), (parts) => {
+        const line = parts.join("")
+        return redactLine(line) === applyRules(line)
+      }),
+      { numRuns: 2000 }
     )
   })
 })

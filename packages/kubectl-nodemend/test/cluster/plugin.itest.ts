@@ -172,6 +172,27 @@ describe("kubectl nodemend logs", () => {
     expect(r.out).toContain("not in the agent's allowlist")
   })
 
+  it("node destination: the agent keeps the bundle on the node; the proxy download error is reported clearly", async () => {
+    // kwok nodes have no kubelet, so the API server cannot proxy to them; a real node serves /logs/nodemend/.
+    const n = await createNode()
+    await startAgent(n)
+    const r = await cli("logs", n, "-o", workDir, "--timeout", "30s", "--categories", "Base")
+    expect(r.code).toBe(1)
+    expect(r.err).toMatch(/(Success|SuccessWithErrors) \(/)
+    expect(r.out).toContain(`/api/v1/nodes/${n}/proxy/logs/nodemend/${n}-logs.tar.gz answered`)
+    const { existsSync } = await import("node:fs")
+    expect(existsSync(join(hostRoot, "var/log/nodemend", `${n}-logs.tar.gz`))).toBe(true)
+    expect(await diagnosticGone(n)).toBe(true)
+  })
+
+  it("downloads through the API server with the kubeconfig's credentials (same client as the proxy path)", async () => {
+    const { downloadThroughApiServer } = await import("../../src/download.ts")
+    const { readFile } = await import("node:fs/promises")
+    const file = join(workDir, "version.json")
+    await downloadThroughApiServer(kc, "/version", file, 10_000)
+    expect(JSON.parse(await readFile(file, "utf8")).gitVersion).toMatch(/^v1\./)
+  })
+
   it("runs as the installed bin (kubectl-nodemend)", async () => {
     const bin = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
     const r = await promisify(execFile)(bin, ["logs", "no-such-node-xyz"], {
