@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config"
 import { sourceResolve } from "../../vitest.shared.ts"
 
+// Unit tests only; cluster tests run with vitest.integration.config.ts (npm run test:integration).
 export default defineConfig({
   ...sourceResolve,
-  test: { include: ["test/**/*.test.ts"] }
+  test: { include: ["test/**/*.test.ts"], exclude: ["test/integration/**", "**/node_modules/**"] }
 })

@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+/**
+ * nodemend-agent: the node agent binary.
+ *
+ *   nodemend-agent --node-name N [--kubeconfig K] [--host-root R] [--config C] [--health-address :8002]
+ *   nodemend-agent rules check ...        (offline check of log lines against the rules)
+ *
+ * Composes the Layers (API client, ConditionWriter, EventRecorder, health server), starts the log
+ * monitors and the periodic-check scheduler, and runs until SIGTERM. An invalid config exits with code 2
+ * and names the field.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Data, Effect, Layer, Logger, References, Schema } from "effect"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import { hostFiles } from "./checks/host-files.ts"
+import { commandRunnerLayer, CommandRunner } from "./checks/command-runner.ts"
+import { buildChecks } from "./checks/registry.ts"
+import { type ConfigError, loadConfig } from "./config/load.ts"
+import type { MonitorName } from "@nodemend/reason-codes"
+import { healthServerLayer } from "./health/health-server.ts"
+import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts"
+import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
+import { makeFindingSink } from "./k8s/finding-sink.ts"
+import { kubeApiLayer } from "./k8s/kube-api.ts"
+import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
+import { runScheduler } from "./scheduler/scheduler.ts"
+
+export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [HOST]:PORT] [--log-level LEVEL]
+       nodemend-agent rules check [...]`
+
+const AgentFlags = Schema.Struct({
+  nodeName: Schema.String.check(Schema.isNonEmpty()),
+  kubeconfig: Schema.optional(Schema.String),
+  hostRoot: Schema.String.check(Schema.isNonEmpty()),
+  config: Schema.optional(Schema.String),
+  healthAddress: Schema.String.check(Schema.isPattern(/^[^\s]*:\d+$/)),
+  logLevel: Schema.Literals(["Debug", "Info", "Warn", "Error"])
+})
+export type AgentFlags = typeof AgentFlags.Type
+
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly detail: string }> {
+  override get message(): string {
+    return `${this.detail}\n${USAGE}`
+  }
+}
+
+export class BootIdError extends Data.TaggedError("BootIdError")<{ readonly path: string }> {
+  override get message(): string {
+    return `cannot read the boot id from ${this.path}`
+  }
+}
+
+export const parseFlags = (
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv
+): Effect.Effect<AgentFlags, UsageError> =>
+  Effect.gen(function* () {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...argv],
+          strict: true,
+          allowPositionals: false,
+          options: {
+            "node-name": { type: "string" },
+            kubeconfig: { type: "string" },
+            "host-root": { type: "string" },
+            config: { type: "string" },
+            "health-address": { type: "string" },
+            "log-level": { type: "string" }
+          }
+        }).values,
+      catch: (e) => new UsageError({ detail: (e as Error).message })
+    })
+    return yield* Schema.decodeUnknownEffect(AgentFlags)({
+      nodeName: parsed["node-name"] ?? env.NODE_NAME ?? env.MY_NODE_NAME ?? "",
+      kubeconfig: parsed.kubeconfig,
+      hostRoot: parsed["host-root"] ?? env.HOST_ROOT ?? "/",
+      config: parsed.config,
+      healthAddress: parsed["health-address"] ?? ":8002",
+      logLevel: parsed["log-level"] ?? "Info"
+    }).pipe(Effect.mapError((e) => new UsageError({ detail: `invalid flags: ${e.message}` })))
+  })
+
+export const readBootId = (hostRoot: string): Effect.Effect<string, BootIdError> => {
+  const path = join(hostRoot, "proc/sys/kernel/random/boot_id")
+  return Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: () => new BootIdError({ path })
+  }).pipe(
+    Effect.map((s) => s.trim()),
+    Effect.filterOrFail(
+      (s) => s !== "",
+      () => new BootIdError({ path })
+    )
+  )
+}
+
+/** The agent: runs until interrupted. */
+export const runAgent = (flags: AgentFlags) =>
+  Effect.gen(function* () {
+    const config = yield* loadConfig(flags.config)
+    const bootId = yield* readBootId(flags.hostRoot)
+    const files = hostFiles(flags.hostRoot)
+    const accelerator = detectAccelerator(yield* files.text("proc/bus/pci/devices"))
+    // No GPU monitor is wired into this binary yet: AcceleratedHardwareReady stays absent (not watching).
+    const managed = managedConditionTypes(config, undefined)
+    yield* Effect.logInfo("starting", {
+      node: flags.nodeName,
+      hostRoot: flags.hostRoot,
+      bootId,
+      accelerator,
+      managed: [...managed]
+    })
+
+    const kube = kubeApiLayer(flags.kubeconfig, flags.nodeName)
+    const writer = conditionWriterLayer({
+      managed,
+      bootId,
+      heartbeatMs: config.heartbeatSeconds * 1000,
+      readyTexts: readyTextsFor(accelerator)
+    })
+    const recorder = Layer.unwrap(
+      Effect.map(Effect.service(ConditionWriter), (w) =>
+        eventRecorderLayer({
+          nodeUid: w.nodeUid,
+          budgetFor: (m: MonitorName) => config.monitors[m].events ?? config.events
+        })
+      )
+    )
+    const services = Layer.provideMerge(recorder, writer).pipe(
+      Layer.provideMerge(kube),
+      Layer.provideMerge(commandRunnerLayer(flags.hostRoot))
+    )
+
+    yield* Effect.gen(function* () {
+      const w = yield* ConditionWriter
+      const sink = makeFindingSink(config, w, yield* EventRecorder)
+      yield* Layer.build(healthServerLayer({ address: flags.healthAddress, ready: w.ready }))
+      const checks = buildChecks(config, files, yield* CommandRunner)
+      yield* Effect.logInfo("periodic checks", { checks: checks.map((c) => `${c.name}/${c.intervalMs}ms`) })
+      yield* Effect.forkScoped(
+        runScheduler({ checks, sink, listPids: files.pids, spacingMs: config.checkSpacingMillis })
+      )
+      return yield* Effect.never
+    }).pipe(Effect.provide(services))
+  }).pipe(Effect.scoped)
+
+const main = (argv: readonly string[]) =>
+  Effect.gen(function* () {
+    const flags = yield* parseFlags(argv, process.env)
+    return yield* runAgent(flags).pipe(
+      Effect.provide(Logger.layer([Logger.consoleJson])),
+      Effect.provideService(References.MinimumLogLevel, flags.logLevel)
+    )
+  }).pipe(
+    Effect.catchTags({
+      UsageError: (e) => exitWith(64, e.message),
+      ConfigError: (e: ConfigError) => exitWith(2, e.message),
+      BootIdError: (e) => exitWith(1, e.message)
+    })
+  )
+
+const exitWith = (code: number, message: string) =>
+  Effect.sync(() => {
+    process.stderr.write(`nodemend-agent: ${message}\n`)
+    process.exit(code)
+  })
+
+if (import.meta.main) {
+  const argv = process.argv.slice(2)
+  if (argv[0] === "rules") {
+    process.stderr.write("nodemend-agent: the rules subcommand is not part of this build yet\n")
+    process.exitCode = 64
+  } else {
+    NodeRuntime.runMain(main(argv))
+  }
+}
