@@ -29,13 +29,18 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes state (logs) of earlier test runs whose runner process is gone. Their clusters were stopped by teardown. */
-function pruneOldRuns(): void {
+/**
+ * Cleans up after earlier test runs whose runner process is gone: normally only their logs are left, but a
+ * runner killed before teardown leaves its cluster running, so stop that (by its recorded pids) first.
+ */
+async function pruneOldRuns(): Promise<void> {
   if (!existsSync(RUNS_DIR)) return
   for (const d of readdirSync(RUNS_DIR)) {
     const pid = Number(d)
     if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) {
-      rmSync(join(RUNS_DIR, d), { recursive: true, force: true })
+      const stateDir = join(RUNS_DIR, d)
+      await down({ stateDir, quiet: true })
+      rmSync(stateDir, { recursive: true, force: true })
     }
   }
 }
@@ -47,7 +52,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("nodemendKubeconfig", given)
     return async () => {}
   }
-  pruneOldRuns()
+  await pruneOldRuns()
   const stateDir = join(RUNS_DIR, String(process.pid))
   const info = await up({ stateDir })
   process.env.NODEMEND_KUBECONFIG = info.kubeconfig

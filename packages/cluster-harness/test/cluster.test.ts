@@ -207,36 +207,6 @@ describe("kwok nodes", () => {
       ctl.abort()
     }
   })
-
-  it("kube-controller-manager's node lifecycle controller marks a Node whose heartbeats stop Unknown", async () => {
-    // A Node kwok does not manage: we post one Ready=True status like a kubelet would, then go silent.
-    // After --node-monitor-grace-period (20 s here) the node lifecycle controller sets Ready=Unknown and
-    // taints the node unreachable: the signal a repair controller acts on.
-    const silent = (await createFakeNode(core, { managed: false })).metadata?.name ?? ""
-    const now = new Date()
-    await patchNodeCondition(core, silent, {
-      type: "Ready",
-      status: "True",
-      reason: "KubeletReady",
-      message: "posted once by the test",
-      lastHeartbeatTime: now,
-      lastTransitionTime: now
-    })
-    const n = await waitForNodeCondition(core, silent, "Ready", "Unknown", {
-      timeoutMs: 50_000,
-      intervalMs: 1000
-    })
-    expect(condition(n, "Ready")?.reason).toBe("NodeStatusUnknown")
-    const tainted = await waitFor(
-      "unreachable taint",
-      async () => {
-        const cur = await core.readNode({ name: silent })
-        return cur.spec?.taints?.some((t) => t.key === "node.kubernetes.io/unreachable") ? cur : undefined
-      },
-      { timeoutMs: 20_000 }
-    )
-    expect(tainted.spec?.taints?.find((t) => t.key === "node.kubernetes.io/unreachable")).toBeTruthy()
-  }, 90_000)
 })
 
 describe("disruption", () => {
@@ -312,6 +282,88 @@ describe("disruption", () => {
     await evict(pod ?? "")
     await waitFor("evicted pod to be gone", async () =>
       core.readNamespacedPod({ name: pod ?? "", namespace: ns }).then(
+        () => false,
+        (e: unknown) => errorCode(e) === 404
+      )
+    )
+  })
+})
+
+// Slow controllers run concurrently so the suite takes as long as the slowest of them.
+describe.concurrent("controllers that act after a delay", () => {
+  it("kube-controller-manager's node lifecycle controller marks a Node whose heartbeats stop Unknown", async () => {
+    // A Node kwok does not manage: we post one Ready=True status like a kubelet would, then go silent.
+    // After --node-monitor-grace-period (20 s here) the node lifecycle controller sets Ready=Unknown and
+    // taints the node unreachable: the signal a repair controller acts on.
+    const silent = (await createFakeNode(core, { managed: false })).metadata?.name ?? ""
+    const now = new Date()
+    await patchNodeCondition(core, silent, {
+      type: "Ready",
+      status: "True",
+      reason: "KubeletReady",
+      message: "posted once by the test",
+      lastHeartbeatTime: now,
+      lastTransitionTime: now
+    })
+    const n = await waitForNodeCondition(core, silent, "Ready", "Unknown", {
+      timeoutMs: 50_000,
+      intervalMs: 1000
+    })
+    expect(condition(n, "Ready")?.reason).toBe("NodeStatusUnknown")
+    const tainted = await waitFor(
+      "unreachable taint",
+      async () => {
+        const cur = await core.readNode({ name: silent })
+        return cur.spec?.taints?.some((t) => t.key === "node.kubernetes.io/unreachable") ? cur : undefined
+      },
+      { timeoutMs: 20_000 }
+    )
+    expect(tainted.spec?.taints?.find((t) => t.key === "node.kubernetes.io/unreachable")).toBeTruthy()
+  }, 90_000)
+
+  it("kube-controller-manager's pod garbage collector deletes pods of a deleted Node", async () => {
+    const doomed = (await createFakeNode(core)).metadata?.name ?? ""
+    await waitForNodeCondition(core, doomed)
+    const pod = (await createTestPod(core, ns, { bindTo: doomed })).metadata?.name ?? ""
+    await waitForPodPhase(core, ns, pod, "Running")
+    await core.deleteNode({ name: doomed })
+    // podgc deletes pods bound to a node that no longer exists after a 40 s quarantine (checked every 20 s).
+    await waitFor(
+      "orphaned pod to be garbage collected",
+      async () =>
+        core.readNamespacedPod({ name: pod, namespace: ns }).then(
+          () => false,
+          (e: unknown) => errorCode(e) === 404
+        ),
+      { timeoutMs: 85_000, intervalMs: 1000 }
+    )
+  }, 90_000)
+
+  it("kube-controller-manager's garbage collector deletes dependents of a deleted owner", async () => {
+    const owner = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: uniqueName("owner") } }
+    })
+    const dependent = uniqueName("dependent")
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: dependent,
+          ownerReferences: [
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              name: owner.metadata?.name ?? "",
+              uid: owner.metadata?.uid ?? ""
+            }
+          ]
+        }
+      }
+    })
+    await core.deleteNamespacedConfigMap({ name: owner.metadata?.name ?? "", namespace: ns })
+    await waitFor("dependent to be garbage collected", async () =>
+      core.readNamespacedConfigMap({ name: dependent, namespace: ns }).then(
         () => false,
         (e: unknown) => errorCode(e) === 404
       )
