@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 // The agent's collector runs in-process for the node under test (test-only cross-package import).
 import { NodeDiagnosticController } from "../../../../agent/src/diagnostics/NodeDiagnosticController.ts"
@@ -16,6 +16,9 @@ import {
   type UploadServer
 } from "../../../../agent/test/diagnostics/cluster/uploadServer.ts"
 import { captureLogsBeforeTermination, NodeDiagnosticGVR } from "../../../src/diagnostics/LogCapture.ts"
+import { logCaptureHookLayer } from "../../../src/diagnostics/logCaptureHookLayer.ts"
+import { kubeLayer } from "../../../src/kube/Kube.ts"
+import { LogCaptureHook } from "../../../src/repair/LogCaptureHook.ts"
 
 let kc: KubeConfig
 let core: CoreV1Api
@@ -123,5 +126,46 @@ describe("captureLogsBeforeTermination", () => {
       captureLogsBeforeTermination({ kc: broken }, "any", { timeout: "3 seconds", destination: "node" })
     )
     expect(down.outcome).toBe("failed")
+  })
+})
+
+describe("logCaptureHookLayer", () => {
+  it("gives the repair state machine its outcome through the LogCaptureHook service", async () => {
+    const withAgent = await createNode()
+    const scope = await Effect.runPromise(Scope.make())
+    scopes.push(scope)
+    await Effect.runPromise(
+      NodeDiagnosticController({
+        kubeConfig: kc,
+        nodeName: withAgent,
+        hostRoot,
+        workDir,
+        destinationAllowlist: ["127.0.0.1"]
+      }).pipe(Scope.provide(scope))
+    )
+    const without = await createNode()
+    const layer = logCaptureHookLayer({
+      destination: `${server.base}/bucket/{repairId}/{node}.tar.gz`,
+      categories: ["Base"]
+    }).pipe(Layer.provide(kubeLayer(kc, "test")))
+    const req = (nodeName: string, timeoutMs: number) => ({
+      nodeName,
+      repairId: "r-1",
+      conditionType: "AcceleratedHardwareReady",
+      reason: "NvidiaXID79Error",
+      timeoutMs
+    })
+    const [captured, timedOut] = await Effect.runPromise(
+      Effect.gen(function* () {
+        const hook = yield* LogCaptureHook
+        return [
+          yield* hook.capture(req(withAgent, 30_000)),
+          yield* hook.capture(req(without, 1_500))
+        ] as const
+      }).pipe(Effect.provide(layer))
+    )
+    expect(captured).toBe("captured")
+    expect(server.objects.has(`/bucket/r-1/${withAgent}.tar.gz`)).toBe(true)
+    expect(timedOut).toBe("timed-out")
   })
 })
