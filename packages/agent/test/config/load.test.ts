@@ -128,3 +128,17 @@ monitors:
     expect(applyOverrides(c, d("AppCrash", "Event"))?.severity).toBe("Event")
   })
 })
+
+describe("deploy/agent/configmap.yaml", () => {
+  it("embeds a config the agent accepts", async () => {
+    const { readFileSync } = await import("node:fs")
+    const { parse } = await import("yaml")
+    const cm = parse(
+      readFileSync(new URL("../../../../deploy/agent/configmap.yaml", import.meta.url), "utf8")
+    ) as {
+      data: Record<string, string>
+    }
+    const c = ok(cm.data["config.yaml"]!)
+    expect(c.monitors.kernel.thresholds.zombieCount).toBe(20)
+  })
+})
