@@ -157,6 +157,13 @@ export function runEc2Action(
       store.reboot(ids)
       return ec2Response("RebootInstances", requestId, el("return", "true"))
     }
+    case "DescribeAvailabilityZones": {
+      const items = store.zones.map(
+        (z) =>
+          `${el("zoneName", z.name)}${el("zoneState", "available")}${el("regionName", store.region)}${el("zoneId", z.zoneId)}${el("zoneType", "availability-zone")}${el("optInStatus", "opt-in-not-required")}<messageSet/>`
+      )
+      return ec2Response("DescribeAvailabilityZones", requestId, set("availabilityZoneInfo", items))
+    }
     default:
       throw new Ec2Error("InvalidAction", `The action ${action} is not valid for this web service.`)
   }

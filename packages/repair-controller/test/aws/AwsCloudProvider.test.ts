@@ -275,6 +275,22 @@ describe("activeZonalShifts", () => {
     )
   )
 
+  it.live("names the zone of a shift no node has shown yet via DescribeAvailabilityZones (once)", () =>
+    withProvider({ subnets: [], zonalShift: { enabled: true, cacheSeconds: 0 } })((p) =>
+      Effect.gen(function* () {
+        yield* Effect.promise(() => admin.startZonalShift({ awayFrom: "usw2-az3" }))
+        const before = yield* calls("DescribeAvailabilityZones")
+        expect(yield* p.activeZonalShifts).toEqual([
+          expect.objectContaining({ zoneId: "usw2-az3", zone: "us-west-2c" })
+        ])
+        expect(yield* p.activeZonalShifts).toEqual([
+          expect.objectContaining({ zoneId: "usw2-az3", zone: "us-west-2c" })
+        ])
+        expect((yield* calls("DescribeAvailabilityZones")) - before).toBe(1)
+      })
+    )
+  )
+
   it.effect("caches the answer for cacheSeconds (TestClock)", () =>
     withProvider()((p) =>
       Effect.gen(function* () {

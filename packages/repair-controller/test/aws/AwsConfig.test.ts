@@ -15,7 +15,7 @@ describe("AwsConfig", () => {
       zonalShift: { enabled: true, cacheSeconds: 30 },
       maxAttempts: 5,
       requestTimeoutSeconds: 10,
-      terminationWaitSeconds: 300,
+      terminationWaitSeconds: 60,
       poolLabel: "nodemend.io/pool",
       subnets: [],
       zoneIds: {}

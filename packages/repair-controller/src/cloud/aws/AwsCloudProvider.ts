@@ -360,6 +360,39 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
   const ttlMs = config.zonalShift.cacheSeconds * 1000
   const zoneNameOf = (id: string) => zoneNames.get(id)
 
+  /**
+   * ARC names zones by id. Ids no node has shown us yet are looked up once with
+   * DescribeAvailabilityZones; if that fails the shift still counts, by zone id only.
+   */
+  let zonesDescribed = false
+  const learnZoneIds = (shifts: ReadonlyArray<ZonalShift>): Effect.Effect<ReadonlyArray<ZonalShift>> => {
+    if (zonesDescribed || shifts.every((s) => s.zoneId === undefined || zoneNames.has(s.zoneId))) {
+      return Effect.succeed(shifts)
+    }
+    return sdk("DescribeAvailabilityZones", (abortSignal) =>
+      ec2.send(new Ec2Sdk.DescribeAvailabilityZonesCommand({}), { abortSignal })
+    ).pipe(
+      Effect.tap((out) =>
+        Effect.sync(() => {
+          zonesDescribed = true
+          for (const z of out.AvailabilityZones ?? [])
+            if (z.ZoneId && z.ZoneName) zoneNames.set(z.ZoneId, z.ZoneName)
+        })
+      ),
+      Effect.map(() =>
+        shifts.map((s) => {
+          const zone = s.zoneId === undefined ? undefined : zoneNames.get(s.zoneId)
+          return s.zone === undefined && zone !== undefined ? { ...s, zone } : s
+        })
+      ),
+      Effect.catch((e) =>
+        Effect.logWarning("DescribeAvailabilityZones failed; shifted zones known by id only", {
+          error: e.message
+        }).pipe(Effect.as(shifts))
+      )
+    )
+  }
+
   const fetchShifts = (nowMs: number): Effect.Effect<ReadonlyArray<ZonalShift>, CloudError> => {
     const arn = config.clusterArn!
     const window = { nowMs, refreshAtMs: nowMs + ttlMs }
@@ -397,7 +430,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
           const now = yield* Clock.currentTimeMillis
           const hit = yield* Ref.get(cache)
           if (hit && now - hit.at < ttlMs) return hit.shifts
-          const shifts = yield* fetchShifts(now)
+          const shifts = yield* fetchShifts(now).pipe(Effect.flatMap(learnZoneIds))
           yield* Ref.set(cache, { at: now, shifts })
           return shifts
         })

@@ -9,7 +9,7 @@
  *     zonalShift: { enabled: true, cacheSeconds: 30 }
  *     maxAttempts: 5
  *     requestTimeoutSeconds: 10
- *     terminationWaitSeconds: 300
+ *     terminationWaitSeconds: 60
  *     poolLabel: nodemend.io/pool
  *     subnets: [{ subnetId: subnet-0a..., zone: us-west-2a, zoneId: usw2-az1 }]
  *     zoneIds: { usw2-az1: us-west-2a }
@@ -54,7 +54,7 @@ export const AwsConfig = Schema.Struct({
   maxAttempts: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 })).pipe(withDefault(5)),
   requestTimeoutSeconds: Schema.Finite.check(Schema.isGreaterThan(0)).pipe(withDefault(10)),
   /** How long `terminate` waits for `terminated` (polling with backoff); 0 = return once started. */
-  terminationWaitSeconds: Seconds.pipe(withDefault(300)),
+  terminationWaitSeconds: Seconds.pipe(withDefault(60)),
   /** Node label whose value names the pool; replacements carry it as an instance tag. */
   poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool")),
   /** Subnets a replacement may use when its own zone is shifted away. */

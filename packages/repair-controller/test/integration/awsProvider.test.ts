@@ -1,0 +1,181 @@
+// AwsCloudProvider end to end at the provider level: fake cloud (EC2 Query + ARC over HTTP, real AWS
+// SDK) whose instances are kwok Nodes in the real test cluster. Launch -> kwok Node Ready; terminate
+// -> Node gone; throttling injected through the CLI -> retried, exactly one termination; zonal shift
+// on/off through the CLI -> activeZonalShifts follows.
+import {
+  clients,
+  createFakeNode,
+  deleteNode,
+  uniqueName,
+  waitFor,
+  waitForNodeCondition
+} from "@nodemend/cluster-harness"
+import { AdminClient, type FakeCloud } from "@nodemend/fake-cloud"
+import { Effect, type Layer, Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CloudProvider, type NodeRef } from "../../src/cloud/CloudProvider.ts"
+import { AwsCloudProvider, makeAwsClients } from "../../src/cloud/aws/AwsCloudProvider.ts"
+import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
+import {
+  CLUSTER_ARN,
+  deleteFakeCloudNodes,
+  fakeCloudCli,
+  startClusterFakeCloud
+} from "./awsFakeCloudSupport.ts"
+
+const { kc, core } = clients()
+let cloud: FakeCloud
+let admin: AdminClient
+let layer: Layer.Layer<CloudProvider>
+const POOL = uniqueName("awsprov")
+
+const run = <A, E>(f: (p: CloudProvider["Service"]) => Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      return yield* f(yield* CloudProvider)
+    }).pipe(Effect.provide(layer))
+  )
+
+const refOf = async (name: string): Promise<NodeRef> => {
+  const n = await core.readNode({ name })
+  return {
+    name,
+    providerID: n.spec?.providerID ?? "",
+    labels: n.metadata?.labels ?? {},
+    annotations: n.metadata?.annotations ?? {}
+  }
+}
+
+beforeAll(async () => {
+  cloud = await startClusterFakeCloud(kc)
+  admin = new AdminClient(cloud.url)
+  const config = Schema.decodeUnknownSync(AwsConfig)({
+    region: "us-west-2",
+    clusterArn: CLUSTER_ARN,
+    endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
+    zonalShift: { enabled: true, cacheSeconds: 0 },
+    terminationWaitSeconds: 30,
+    poolLabel: "karpenter.sh/nodepool"
+  })
+  layer = AwsCloudProvider.layerWithClients(
+    config,
+    makeAwsClients(config, async () => ({ accessKeyId: "AKIDFAKE", secretAccessKey: "secret" }))
+  )
+})
+afterAll(async () => {
+  await deleteFakeCloudNodes(core, cloud)
+  await cloud.close()
+})
+
+describe("AwsCloudProvider + fake cloud + real cluster", () => {
+  let seed = ""
+  let replacementNode = ""
+
+  it("adopts a kwok Node, then launches its replacement as a kwok Node that becomes Ready", async () => {
+    seed = uniqueName("aws-seed")
+    await createFakeNode(core, {
+      name: seed,
+      labels: {
+        "karpenter.sh/nodepool": POOL,
+        "node.kubernetes.io/instance-type": "p5.48xlarge",
+        "topology.kubernetes.io/zone": "us-west-2b",
+        "topology.k8s.aws/zone-id": "usw2-az2"
+      },
+      annotations: { "nodemend.io/launch-template-id": "lt-0123456789abcdef0" }
+    })
+    const adopted = await fakeCloudCli(cloud, "adopt", seed)
+    expect(adopted).toMatchObject({ nodeName: seed, zone: "us-west-2b", instanceType: "p5.48xlarge" })
+    const node = await refOf(seed)
+    expect(node.providerID).toMatch(/^aws:\/\/\/us-west-2b\/i-[0-9a-f]{17}$/)
+
+    const r = await run((p) => p.launchReplacement(node, { avoidZones: [], idempotencyToken: `e2e-${seed}` }))
+    expect(r.zone).toBe("us-west-2b")
+    replacementNode = r.nodeName!
+    const ready = await waitForNodeCondition(core, replacementNode, "Ready", "True", { timeoutMs: 60_000 })
+    expect(ready.spec?.providerID).toBe(`aws:///us-west-2b/${r.instanceId}`)
+    expect(ready.metadata?.labels).toMatchObject({
+      "karpenter.sh/nodepool": POOL,
+      "node.kubernetes.io/instance-type": "p5.48xlarge",
+      "topology.kubernetes.io/zone": "us-west-2b",
+      "topology.k8s.aws/zone-id": "usw2-az2",
+      "kwok.x-k8s.io/node": "fake"
+    })
+    expect(ready.metadata?.annotations?.["nodemend.io/launch-template-id"]).toBe("lt-0123456789abcdef0")
+    expect(await run((p) => p.describe(node))).toBe("running")
+  })
+
+  it("reboot gives the Node a new boot id", async () => {
+    const node = await refOf(replacementNode)
+    const bootId = async () => (await core.readNode({ name: replacementNode })).status?.nodeInfo?.bootID
+    const before = await bootId()
+    await run((p) => p.reboot(node))
+    await waitFor("a new boot id", async () => {
+      const now = await bootId()
+      return now !== undefined && now !== before
+    })
+  })
+
+  it("terminate -> instance terminated and its Node deleted; a second terminate changes nothing", async () => {
+    const node = await refOf(replacementNode)
+    expect(await run((p) => p.terminate(node))).toBe("terminated")
+    await waitFor(`node ${replacementNode} deleted`, async () =>
+      core.readNode({ name: replacementNode }).then(
+        () => false,
+        () => true
+      )
+    )
+    expect(await run((p) => p.terminate(node))).toBe("terminated")
+    const id = node.providerID.split("/").pop()!
+    expect((await admin.stats()).terminationsStarted[id]).toBe(1)
+  })
+
+  it("throttling injected through the CLI is retried; still exactly one termination", async () => {
+    await fakeCloudCli(
+      cloud,
+      "fault",
+      "throttle",
+      "--target",
+      "ec2",
+      "--action",
+      "TerminateInstances",
+      "--count",
+      "2"
+    )
+    const node = await refOf(seed)
+    const id = node.providerID.split("/").pop()!
+    const before = (await admin.stats()).calls.TerminateInstances ?? 0
+    expect(await run((p) => p.terminate(node))).toBe("terminated")
+    const stats = await admin.stats()
+    expect((stats.calls.TerminateInstances ?? 0) - before).toBe(3)
+    expect(stats.terminationsStarted[id]).toBe(1)
+    await waitFor(`node ${seed} deleted`, async () =>
+      core.readNode({ name: seed }).then(
+        () => false,
+        () => true
+      )
+    )
+    await deleteNode(core, seed)
+  })
+
+  it("zonal shift and autoshift on/off through the CLI -> activeZonalShifts follows", async () => {
+    expect(await run((p) => p.activeZonalShifts)).toEqual([])
+    const shift = (await fakeCloudCli(cloud, "shift", "start", "--zone", "us-west-2b", "--minutes", "5")) as {
+      zonalShiftId: string
+    }
+    expect(await run((p) => p.activeZonalShifts)).toEqual([
+      expect.objectContaining({
+        kind: "zonal-shift",
+        zoneId: "usw2-az2",
+        zone: "us-west-2b",
+        id: shift.zonalShiftId
+      })
+    ])
+    await fakeCloudCli(cloud, "shift", "cancel", shift.zonalShiftId)
+    await fakeCloudCli(cloud, "autoshift", "start", "--zone", "usw2-az3")
+    expect(await run((p) => p.activeZonalShifts)).toEqual([
+      expect.objectContaining({ kind: "autoshift", zoneId: "usw2-az3" })
+    ])
+    await fakeCloudCli(cloud, "autoshift", "end", "--zone", "usw2-az3")
+    expect(await run((p) => p.activeZonalShifts)).toEqual([])
+  })
+})
