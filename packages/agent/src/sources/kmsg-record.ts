@@ -31,29 +31,49 @@ const unescapeKmsg = (s: string): string =>
 export const parseKmsgRecord = (raw: string): KmsgRecord | undefined => {
   const semi = raw.indexOf(";")
   if (semi < 0) return undefined
-  const header = raw.slice(0, semi).split(",")
-  if (header.length < 3) return undefined
-  const prio = Number(header[0])
-  const seq = Number(header[1])
-  const usec = Number(header[2])
-  if (!Number.isInteger(prio) || !Number.isInteger(seq) || !Number.isFinite(usec) || prio < 0 || seq < 0)
-    return undefined
-  const body = raw.slice(semi + 1)
-  const lines = body.split("\n")
+  const c1 = raw.indexOf(",")
+  const c2 = c1 < 0 ? -1 : raw.indexOf(",", c1 + 1)
+  if (c1 < 0 || c2 < 0 || c2 > semi) return undefined
+  const c3 = raw.indexOf(",", c2 + 1)
+  const usecEnd = c3 < 0 || c3 > semi ? semi : c3
+  const prio = toNat(raw, 0, c1)
+  const seq = toNat(raw, c1 + 1, c2)
+  const usec = toNat(raw, c2 + 1, usecEnd)
+  if (prio < 0 || seq < 0 || usec < 0) return undefined
+  let flags = "-"
+  if (usecEnd !== semi) {
+    const c4 = raw.indexOf(",", usecEnd + 1)
+    flags = raw.slice(usecEnd + 1, c4 < 0 || c4 > semi ? semi : c4)
+  }
+  const nl = raw.indexOf("\n", semi)
   const dictionary: Record<string, string> = {}
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!
-    if (!line.startsWith(" ")) continue
-    const eq = line.indexOf("=")
-    if (eq > 1) dictionary[line.slice(1, eq)] = unescapeKmsg(line.slice(eq + 1))
+  if (nl >= 0) {
+    const lines = raw.slice(nl + 1).split("\n")
+    for (const line of lines) {
+      if (!line.startsWith(" ")) continue
+      const eq = line.indexOf("=")
+      if (eq > 1) dictionary[line.slice(1, eq)] = unescapeKmsg(line.slice(eq + 1))
+    }
   }
   return {
     level: prio & 7,
     facility: prio >> 3,
     seq,
     usecSinceBoot: usec,
-    flags: header[3] ?? "-",
-    text: unescapeKmsg(lines[0]!),
+    flags,
+    text: unescapeKmsg(nl < 0 ? raw.slice(semi + 1) : raw.slice(semi + 1, nl)),
     dictionary
   }
+}
+
+/** Decimal digits in [from, to) as a number; -1 when empty or not all digits. */
+const toNat = (s: string, from: number, to: number): number => {
+  if (to <= from || to - from > 16) return -1
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    n = n * 10 + d
+  }
+  return n
 }
