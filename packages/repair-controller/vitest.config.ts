@@ -3,5 +3,5 @@ import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
   ...sourceResolve,
-  test: { include: ["test/**/*.test.ts"] }
+  test: { include: ["test/**/*.test.ts"], exclude: ["test/integration/**", "**/node_modules/**"] }
 })

@@ -156,7 +156,11 @@ export const makeKube = (kc: KubeConfig, instance: string): KubeShape => {
           body: {
             apiVersion: "events.k8s.io/v1",
             kind: "Event",
-            metadata: { generateName: `${e.node.name}.`.slice(0, 200), namespace },
+            // As client-go names them: <object>.<hex nanoseconds>, plus a random suffix against same-ms collisions.
+            metadata: {
+              name: `${e.node.name.slice(0, 200)}.${(BigInt(Date.now()) * 1_000_000n).toString(16)}${Math.random().toString(16).slice(2, 6)}`,
+              namespace
+            },
             eventTime: new V1MicroTime(),
             regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
             type: e.type,

@@ -1,0 +1,88 @@
+/**
+ * Runs the real nodemend-controller binary as a child process against the test cluster, so tests can
+ * SIGKILL it mid-repair and start it again.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { stringify } from "yaml"
+
+const PKG = fileURLToPath(new URL("../..", import.meta.url))
+const NODE = join(PKG, "../../node_modules/.bin/node")
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address()
+      const port = typeof a === "object" && a !== null ? a.port : 0
+      s.close(() => resolve(port))
+    })
+    s.on("error", reject)
+  })
+
+export interface ControllerProcess {
+  readonly identity: string
+  readonly port: number
+  readonly proc: ChildProcess
+  readonly logs: () => string
+  readonly kill: (signal?: NodeJS.Signals) => Promise<void>
+  readonly get: (path: string) => Promise<{ status: number; body: string }>
+}
+
+export const writeConfig = (config: unknown): string => {
+  const dir = mkdtempSync(join(tmpdir(), "nodemend-ctl-"))
+  const path = join(dir, "controller.yaml")
+  writeFileSync(path, stringify(config))
+  return path
+}
+
+export async function startControllerProcess(
+  kubeconfig: string,
+  config: unknown,
+  identity = `ctl-${Math.random().toString(36).slice(2, 8)}`
+): Promise<ControllerProcess> {
+  const path = writeConfig(config)
+  const port = await freePort()
+  let out = ""
+  const proc = spawn(
+    NODE,
+    [
+      "--conditions=source",
+      join(PKG, "src/main.ts"),
+      "--config",
+      path,
+      "--kubeconfig",
+      kubeconfig,
+      "--identity",
+      identity,
+      "--port",
+      String(port)
+    ],
+    { cwd: PKG, stdio: ["ignore", "pipe", "pipe"] }
+  )
+  proc.stdout?.on("data", (d: Buffer) => {
+    out += d.toString()
+  })
+  proc.stderr?.on("data", (d: Buffer) => {
+    out += d.toString()
+  })
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
+  return {
+    identity,
+    port,
+    proc,
+    logs: () => out,
+    kill: async (signal = "SIGTERM") => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal)
+      await exited
+    },
+    get: async (p) => {
+      const res = await fetch(`http://127.0.0.1:${port}${p}`)
+      return { status: res.status, body: await res.text() }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+/** Scenario helpers for the controller's integration tests: kwok node pools, conditions, PDBs, events. */
+import {
+  CoordinationV1Api,
+  type CoreV1Api,
+  type CoreV1Event,
+  type PolicyV1Api,
+  type V1Node
+} from "@kubernetes/client-node"
+import {
+  createFakeNode,
+  patchNodeCondition,
+  RUN_ID,
+  TEST_RUN_LABEL,
+  uniqueName,
+  waitFor,
+  type Clients
+} from "@nodemend/cluster-harness"
+
+export const POOL_LABEL = "karpenter.sh/nodepool"
+export const IT_LABEL = "nodemend.io/it"
+export const ZONE = "topology.kubernetes.io/zone"
+
+export interface Scenario {
+  readonly tag: string
+  readonly pool: string
+  readonly labels: Record<string, string>
+}
+
+export const scenario = (prefix: string): Scenario => {
+  const tag = uniqueName(prefix).slice(0, 40)
+  return {
+    tag,
+    pool: `${tag}-pool`,
+    labels: { [IT_LABEL]: tag, [POOL_LABEL]: `${tag}-pool`, [ZONE]: "test-zone-a" }
+  }
+}
+
+/** A controller config scoped to this scenario's nodes, with second-scale timings. */
+export const testConfig = (namespace: string, s: Scenario, over: Record<string, unknown> = {}) => ({
+  cloudProvider: "kwok",
+  namespace,
+  nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${s.tag}`,
+  policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+  drain: {
+    deadlineSeconds: 60,
+    onDeadline: "force",
+    evictionBackoffInitialMs: 200,
+    evictionBackoffMaxMs: 1000
+  },
+  zonalShift: { refreshSeconds: 1 },
+  breaker: { requeueSeconds: 2 },
+  leaderElection: { leaseName: `ctl-${s.tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+  kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` },
+  replacement: { timeoutSeconds: 90 },
+  resyncSeconds: 30,
+  ...over
+})
+
+export const createPool = (core: CoreV1Api, s: Scenario, count: number): Promise<V1Node[]> =>
+  Promise.all(
+    Array.from({ length: count }, (_, i) => createFakeNode(core, { name: `${s.tag}-${i}`, labels: s.labels }))
+  )
+
+export const setKernelReady = (core: CoreV1Api, name: string, status: "True" | "False") =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status,
+    reason: status === "False" ? "ForkFailedOutOfPIDs" : "KernelIsReady",
+    message: status === "False" ? "fork failed: out of PIDs (test)" : "kernel ok",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+export const nodeEvents = async (core: CoreV1Api, node: string, reason?: string): Promise<CoreV1Event[]> => {
+  const fieldSelector = `involvedObject.name=${node}${reason !== undefined ? `,reason=${reason}` : ""}`
+  const l = await core.listNamespacedEvent({ namespace: "default", fieldSelector })
+  return l.items
+}
+
+export const waitForEvent = (core: CoreV1Api, node: string, reason: string, timeoutMs = 60_000) =>
+  waitFor(
+    `event ${reason} on ${node}`,
+    async () => {
+      const e = await nodeEvents(core, node, reason)
+      return e.length > 0 ? e : undefined
+    },
+    { timeoutMs, intervalMs: 250 }
+  )
+
+export const readNodeOrUndefined = (core: CoreV1Api, name: string) =>
+  core.readNode({ name }).catch(() => undefined)
+
+export const isTainted = (n: V1Node | undefined) =>
+  (n?.spec?.taints ?? []).some((t) => t.key === "nodemend.io/repair")
+
+export const repairPhase = (n: V1Node | undefined): string | undefined => {
+  const a = n?.metadata?.annotations?.["nodemend.io/repair"]
+  return a === undefined ? undefined : (JSON.parse(a) as { phase: string }).phase
+}
+
+export const replacementOf = async (core: CoreV1Api, name: string): Promise<V1Node | undefined> => {
+  const l = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${name}` })
+  return l.items[0]
+}
+
+export const isReady = (n: V1Node | undefined) =>
+  n?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false
+
+export const waitForReplacementReady = (core: CoreV1Api, name: string, timeoutMs = 90_000) =>
+  waitFor(
+    `replacement of ${name} Ready`,
+    async () => {
+      const r = await replacementOf(core, name)
+      return isReady(r) ? r : undefined
+    },
+    { timeoutMs, intervalMs: 300 }
+  )
+
+export const waitForNodeGone = (core: CoreV1Api, name: string, timeoutMs = 60_000) =>
+  waitFor(
+    `node ${name} gone`,
+    async () => ((await readNodeOrUndefined(core, name)) === undefined ? true : undefined),
+    {
+      timeoutMs,
+      intervalMs: 100
+    }
+  )
+
+/** A PDB over pods labelled app=<app> with minAvailable; waits until the disruption controller has observed it. */
+export const createPdb = async (
+  policy: PolicyV1Api,
+  namespace: string,
+  app: string,
+  minAvailable: number
+) => {
+  const name = `pdb-${app}`.slice(0, 63)
+  await policy.createNamespacedPodDisruptionBudget({
+    namespace,
+    body: { metadata: { name }, spec: { minAvailable, selector: { matchLabels: { app } } } }
+  })
+  await waitFor(
+    `PDB ${name} observed`,
+    async () => {
+      const p = await policy.readNamespacedPodDisruptionBudget({ name, namespace })
+      return (p.status?.observedGeneration ?? 0) >= (p.metadata?.generation ?? 1) &&
+        p.status?.expectedPods !== undefined
+        ? p
+        : undefined
+    },
+    { timeoutMs: 30_000 }
+  )
+  return name
+}
+
+export const leaseHolder = async (c: Clients, namespace: string, name: string) => {
+  const coord = c.kc.makeApiClient(CoordinationV1Api)
+  const l = await coord.readNamespacedLease({ name, namespace }).catch(() => undefined)
+  return l?.spec?.holderIdentity
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

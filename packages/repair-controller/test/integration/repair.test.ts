@@ -1,0 +1,409 @@
+/**
+ * The repair controller against the real local cluster: kwok nodes, real PDBs, real evictions, the real
+ * binary in a child process (so it can be SIGKILLed). Timings are second-scale via config; the real
+ * 10m/30m values are covered by the TestClock unit tests.
+ */
+import {
+  clients,
+  createTestNamespace,
+  createTestPod,
+  deleteNamespace,
+  deleteRunNodes,
+  waitFor,
+  waitForPodPhase
+} from "@nodemend/cluster-harness"
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { type ControllerProcess, startControllerProcess } from "./controllerProcess.ts"
+import {
+  createPdb,
+  createPool,
+  isTainted,
+  leaseHolder,
+  nodeEvents,
+  readNodeOrUndefined,
+  repairPhase,
+  replacementOf,
+  scenario,
+  setKernelReady,
+  sleep,
+  testConfig,
+  waitForEvent,
+  waitForNodeGone,
+  waitForReplacementReady
+} from "./helpers.ts"
+
+const c = clients()
+const { core, policy } = c
+const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
+let ns = ""
+const running: ControllerProcess[] = []
+
+const start = async (config: unknown, identity?: string) => {
+  const p = await startControllerProcess(kubeconfig, config, identity)
+  running.push(p)
+  return p
+}
+
+beforeAll(async () => {
+  ns = await createTestNamespace(core, "ctl")
+})
+afterEach(async (ctx) => {
+  for (const p of running.splice(0)) {
+    if (ctx.task.result?.state === "fail") console.log(`--- ${p.identity} logs ---\n${p.logs().slice(-6000)}`)
+    await p.kill("SIGKILL")
+  }
+})
+afterAll(async () => {
+  await deleteRunNodes(core)
+  await deleteNamespace(core, ns)
+})
+
+describe("repair controller on a real cluster", () => {
+  it("full cycle: condition False -> toleration -> taint -> PDB-respecting drain -> terminate -> replacement Ready", async () => {
+    const s = scenario("full")
+    const nodes = await createPool(core, s, 5)
+    const target = nodes[0]!.metadata!.name!
+    const app = `${s.tag}-app`
+    const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
+    const tolerating = await createTestPod(core, ns, { bindTo: target, labels: { app: `${app}-tol` } })
+    await waitForPodPhase(core, ns, pod.metadata!.name!)
+    await createPdb(policy, ns, app, 0)
+    const ctl = await start(testConfig(ns, s))
+    await setKernelReady(core, target, "False")
+    const t0 = Date.now()
+
+    await waitForEvent(core, target, "RepairStarted")
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2500) // toleration 3s from lastTransitionTime
+    await waitForEvent(core, target, "Tainted")
+    await waitForEvent(core, target, "Drained")
+    await waitForNodeGone(core, target)
+    const replacement = await waitForReplacementReady(core, target)
+    await waitForEvent(core, target, "RepairSucceeded")
+
+    expect(replacement.metadata?.labels?.["karpenter.sh/nodepool"]).toBe(s.pool)
+    expect(replacement.metadata?.labels?.["topology.kubernetes.io/zone"]).toBe("test-zone-a")
+    expect((await nodeEvents(core, target, "TerminatingInstance")).length).toBe(1)
+    // The evicted pod is gone; the pod that tolerates the repair taint was not evicted (it went with the node).
+    await waitFor("evicted pod gone", async () =>
+      (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns }).catch(() => undefined)) ===
+      undefined
+        ? true
+        : undefined
+    )
+    expect(ctl.logs()).toContain('"repair succeeded"')
+    void tolerating
+    const journals = await core.listNamespacedConfigMap({
+      namespace: ns,
+      labelSelector: "nodemend.io/repair-journal=true"
+    })
+    expect(journals.items.filter((j) => j.metadata?.name?.includes(target))).toEqual([])
+  })
+
+  it("breaker: 3 of 10 unhealthy in a pool -> none repaired; 2 of 10 -> both repaired", async () => {
+    const s = scenario("brk")
+    const nodes = (await createPool(core, s, 10)).map((n) => n.metadata!.name!)
+    const bad = nodes.slice(0, 3)
+    await Promise.all(bad.map((n) => setKernelReady(core, n, "False")))
+    await start(testConfig(ns, s))
+    for (const n of bad) await waitForEvent(core, n, "RepairBlocked")
+    await sleep(3000)
+    for (const n of bad) {
+      expect(isTainted(await readNodeOrUndefined(core, n))).toBe(false)
+      expect(await nodeEvents(core, n, "RepairStarted")).toEqual([])
+    }
+    const note = (await nodeEvents(core, bad[0]!, "RepairBlocked"))[0]?.message ?? ""
+    expect(note).toContain("3 of 10, allowed 2")
+    // One recovers: 2 of 10 is within ceil(20% x 10) = 2, and both are repaired.
+    await setKernelReady(core, bad[2]!, "True")
+    for (const n of bad.slice(0, 2)) await waitForEvent(core, n, "RepairSucceeded", 60_000)
+    expect(await nodeEvents(core, bad[2]!, "RepairStarted")).toEqual([])
+    expect(await readNodeOrUndefined(core, bad[2]!)).toBeDefined()
+  })
+
+  it("zonal shift on -> repairs stand down; off -> they resume", async () => {
+    const s = scenario("zs")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const cm = `shifts-${s.tag}`
+    const expiresAt = new Date(Date.now() + 3600_000).toISOString()
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: { name: cm },
+        data: { shifts: JSON.stringify([{ kind: "zonal-shift", zone: "test-zone-b", expiresAt }]) }
+      }
+    })
+    const target = nodes[0]!
+    await setKernelReady(core, target, "False")
+    await start(testConfig(ns, s))
+    await waitForEvent(core, target, "RepairStandDown")
+    await sleep(2000)
+    expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
+    expect(await nodeEvents(core, target, "RepairStarted")).toEqual([])
+    await core.deleteNamespacedConfigMap({ name: cm, namespace: ns })
+    await waitForEvent(core, target, "RepairStarted", 30_000)
+    await waitForEvent(core, target, "RepairSucceeded", 60_000)
+  })
+
+  it("provider cannot answer (malformed shift ConfigMap) -> fail closed", async () => {
+    const s = scenario("zsu")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: `shifts-${s.tag}` }, data: { shifts: "not json" } }
+    })
+    await setKernelReady(core, nodes[0]!, "False")
+    const ctl = await start(testConfig(ns, s))
+    const [e] = await waitForEvent(core, nodes[0]!, "RepairStandDown")
+    expect(e?.message).toContain("failing closed")
+    await sleep(1500)
+    expect(isTainted(await readNodeOrUndefined(core, nodes[0]!))).toBe(false)
+    const metrics = await ctl.get("/metrics")
+    expect(metrics.body).toMatch(/nodemend_controller_zonal_shift_stand_down\{cause="unknown"\} 1/)
+  })
+
+  it("a condition cleared at 90% of its toleration is not repaired", async () => {
+    const s = scenario("clr")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    // 15 s toleration; cleared at 13.5 s. (lastTransitionTime has second precision, so it may read up to 1 s early.)
+    await start(
+      testConfig(ns, s, {
+        policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 15 }]
+      })
+    )
+    const t0 = Date.now()
+    await setKernelReady(core, target, "False")
+    await sleep(13_500 - (Date.now() - t0))
+    await setKernelReady(core, target, "True")
+    await sleep(4000)
+    const n = await readNodeOrUndefined(core, target)
+    expect(isTainted(n)).toBe(false)
+    expect(repairPhase(n)).toBeUndefined()
+    expect(await nodeEvents(core, target, "RepairStarted")).toEqual([])
+  })
+
+  it("PDB with 0 disruptions allowed: the drain waits, then forces at the deadline (drainMode force)", async () => {
+    const s = scenario("pdbf")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    const app = `${s.tag}-app`
+    const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
+    await waitForPodPhase(core, ns, pod.metadata!.name!)
+    await createPdb(policy, ns, app, 1)
+    await start(
+      testConfig(ns, s, {
+        drain: {
+          deadlineSeconds: 5,
+          onDeadline: "force",
+          evictionBackoffInitialMs: 200,
+          evictionBackoffMaxMs: 1000
+        }
+      })
+    )
+    await setKernelReady(core, target, "False")
+    await waitForEvent(core, target, "EvictionBlocked")
+    expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+    expect(
+      (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })).metadata?.deletionTimestamp
+    ).toBeUndefined()
+    await waitForEvent(core, target, "DrainForced", 30_000)
+    await waitForEvent(core, target, "RepairSucceeded", 60_000)
+  })
+
+  it("PDB with 0 disruptions allowed and drainMode wait: keeps waiting past the deadline, resumes when the PDB allows", async () => {
+    const s = scenario("pdbw")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    const app = `${s.tag}-app`
+    const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
+    await waitForPodPhase(core, ns, pod.metadata!.name!)
+    const pdb = await createPdb(policy, ns, app, 1)
+    await start(
+      testConfig(ns, s, {
+        reasons: { ForkFailedOutOfPIDs: { drainMode: "wait", drainDeadlineSeconds: 3 } }
+      })
+    )
+    await setKernelReady(core, target, "False")
+    await waitForEvent(core, target, "DrainDeadlineExceeded", 30_000)
+    await sleep(3000)
+    expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+    expect(
+      (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })).metadata?.deletionTimestamp
+    ).toBeUndefined()
+    expect(await nodeEvents(core, target, "DrainForced")).toEqual([])
+    await policy.deleteNamespacedPodDisruptionBudget({ name: pdb, namespace: ns })
+    await waitForEvent(core, target, "RepairSucceeded", 60_000)
+  })
+
+  it("Reboot: the condition clears after the reboot -> untainted and kept; still False -> escalated to Replace", async () => {
+    const s = scenario("rbt")
+    const nodes = (await createPool(core, s, 10)).map((n) => n.metadata!.name!)
+    const [healed, stuck] = [nodes[0]!, nodes[1]!]
+    await start(
+      testConfig(ns, s, {
+        reasons: { ForkFailedOutOfPIDs: { action: "Reboot" } },
+        reboot: { settleSeconds: 2, timeoutSeconds: 60 }
+      })
+    )
+    await Promise.all([setKernelReady(core, healed, "False"), setKernelReady(core, stuck, "False")])
+    await waitForEvent(core, healed, "Rebooting")
+    await waitForEvent(core, stuck, "Rebooting")
+    await setKernelReady(core, healed, "True")
+    await waitForEvent(core, healed, "RepairSucceeded", 30_000)
+    const n = await readNodeOrUndefined(core, healed)
+    expect(n?.metadata?.annotations?.["nodemend.io/kwok-rebooted-at"]).toBeDefined()
+    expect(isTainted(n)).toBe(false)
+    expect(repairPhase(n)).toBeUndefined()
+    expect(await nodeEvents(core, healed, "TerminatingInstance")).toEqual([])
+
+    await waitForEvent(core, stuck, "RepairEscalated", 30_000)
+    await waitForReplacementReady(core, stuck)
+    await waitForEvent(core, stuck, "RepairSucceeded", 60_000)
+  })
+
+  it("do-not-repair annotation is honoured", async () => {
+    const s = scenario("dnr")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    await core.patchNode(
+      { name: target, body: { metadata: { annotations: { "nodemend.io/do-not-repair": "true" } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    await setKernelReady(core, target, "False")
+    await start(testConfig(ns, s))
+    await waitForEvent(core, target, "RepairVetoed")
+    await sleep(1500)
+    const n = await readNodeOrUndefined(core, target)
+    expect(isTainted(n)).toBe(false)
+    expect(repairPhase(n)).toBeUndefined()
+  })
+
+  it("dry-run decides and emits WouldRepair, and mutates nothing", async () => {
+    const s = scenario("dry")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    const pod = await createTestPod(core, ns, {
+      bindTo: target,
+      tolerations: [],
+      labels: { app: `${s.tag}-app` }
+    })
+    await waitForPodPhase(core, ns, pod.metadata!.name!)
+    await setKernelReady(core, target, "False")
+    const before = await core.readNode({ name: target })
+    await start(testConfig(ns, s, { dryRun: true }))
+    const [e] = await waitForEvent(core, target, "WouldRepair")
+    expect(e?.message).toContain("would Replace")
+    await sleep(2000)
+    const after = await core.readNode({ name: target })
+    expect(after.spec?.taints ?? []).toEqual(before.spec?.taints ?? [])
+    expect(after.metadata?.annotations).toEqual(before.metadata?.annotations)
+    expect(
+      (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })).metadata?.deletionTimestamp
+    ).toBeUndefined()
+    const journals = await core.listNamespacedConfigMap({
+      namespace: ns,
+      labelSelector: "nodemend.io/repair-journal=true"
+    })
+    expect(journals.items.filter((j) => j.metadata?.name?.includes(target))).toEqual([])
+    expect(await replacementOf(core, target)).toBeUndefined()
+  })
+
+  describe("SIGKILL mid-repair: a restarted controller completes with exactly one termination", () => {
+    const killAndResume = async (
+      prefix: string,
+      killWhen: (ctx: { target: string; pdb: string }) => Promise<void>
+    ) => {
+      const s = scenario(prefix)
+      const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+      const target = nodes[0]!
+      const app = `${s.tag}-app`
+      const pods = await Promise.all(
+        [0, 1].map(() => createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } }))
+      )
+      for (const p of pods) await waitForPodPhase(core, ns, p.metadata!.name!)
+      // minAvailable 1 of 2: one eviction passes, the second is held until the test lifts the PDB.
+      const pdb = await createPdb(policy, ns, app, 1)
+      const config = testConfig(ns, s)
+      const first = await start(config, `${s.tag}-a`)
+      await setKernelReady(core, target, "False")
+      await killWhen({ target, pdb })
+      await first.kill("SIGKILL")
+      await policy.deleteNamespacedPodDisruptionBudget({ name: pdb, namespace: ns }).catch(() => undefined)
+      const second = await start(config, `${s.tag}-b`)
+      await waitForReplacementReady(core, target)
+      await waitForEvent(core, target, "RepairSucceeded", 60_000)
+      expect((await nodeEvents(core, target, "TerminatingInstance")).length).toBe(1)
+      expect(await readNodeOrUndefined(core, target)).toBeUndefined()
+      const replacements = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${target}` })
+      expect(replacements.items).toHaveLength(1)
+      return { first, second }
+    }
+
+    it("killed right after the taint", async () => {
+      await killAndResume("k-taint", async ({ target }) => {
+        await waitFor(
+          "taint",
+          async () => (isTainted(await readNodeOrUndefined(core, target)) ? true : undefined),
+          {
+            timeoutMs: 30_000,
+            intervalMs: 50
+          }
+        )
+      })
+    })
+
+    it("killed mid-drain (one pod evicted, one held by its PDB)", async () => {
+      await killAndResume("k-drain", async ({ target }) => {
+        await waitForEvent(core, target, "EvictionBlocked", 30_000)
+        expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+      })
+    })
+
+    it("killed right after the instance was terminated", async () => {
+      await killAndResume("k-term", async ({ target, pdb }) => {
+        await policy.deleteNamespacedPodDisruptionBudget({ name: pdb, namespace: ns })
+        await waitForNodeGone(core, target)
+      })
+    })
+  })
+
+  it("two replicas: one leader acts, the other stands by and takes over when the leader dies", async () => {
+    const s = scenario("ha")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const config = testConfig(ns, s)
+    const a = await start(config, `${s.tag}-a`)
+    const b = await start(config, `${s.tag}-b`)
+    const lease = `ctl-${s.tag}`
+    const holder = await waitFor("a lease holder", () => leaseHolder(c, ns, lease), { timeoutMs: 30_000 })
+    const [leader, standby] = holder === a.identity ? [a, b] : [b, a]
+    await waitFor("both ready", async () => {
+      const [ra, rb] = await Promise.all([a.get("/readyz"), b.get("/readyz")]).catch(() => [
+        { status: 0 },
+        { status: 0 }
+      ])
+      return ra.status === 200 && rb.status === 200 ? true : undefined
+    })
+    expect((await leader.get("/metrics")).body).toMatch(/nodemend_controller_leader 1/)
+    expect((await standby.get("/metrics")).body).not.toMatch(/nodemend_controller_leader 1/)
+    expect((await standby.get("/healthz")).status).toBe(200)
+
+    await setKernelReady(core, nodes[0]!, "False")
+    await waitForEvent(core, nodes[0]!, "RepairSucceeded", 60_000)
+    const started = await nodeEvents(core, nodes[0]!, "RepairStarted")
+    expect(started).toHaveLength(1)
+    expect(started[0]?.reportingInstance).toBe(leader.identity)
+
+    await leader.kill("SIGKILL")
+    await waitFor(
+      "standby takes the lease",
+      async () => ((await leaseHolder(c, ns, lease)) === standby.identity ? true : undefined),
+      {
+        timeoutMs: 30_000
+      }
+    )
+    await setKernelReady(core, nodes[1]!, "False")
+    await waitForEvent(core, nodes[1]!, "RepairSucceeded", 60_000)
+    expect((await nodeEvents(core, nodes[1]!, "RepairStarted"))[0]?.reportingInstance).toBe(standby.identity)
+  })
+})
