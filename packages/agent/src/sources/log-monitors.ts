@@ -4,7 +4,7 @@
  * exposed as a Stream. Readers live as long as the Scope. A full queue drops the Detection, counts it
  * and logs it; nothing is dropped silently.
  */
-import { Effect, Queue, type Scope, Stream } from "effect"
+import { Effect, Metric, Queue, type Scope, Stream } from "effect"
 import type { Detection } from "../model.ts"
 import { InvalidRule } from "../rules/compile.ts"
 import { makeLogRuleEngine } from "../rules/engine.ts"
@@ -12,6 +12,31 @@ import type { RuleOverrides } from "../rules/overrides.ts"
 import type { LogSourceId } from "../rules/rule.ts"
 import { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
 import type { SourceLog } from "./source-log.ts"
+
+/**
+ * Prometheus series (read from the counters when scraped): per source, plus dropped Detections.
+ * Registered for the life of the Scope.
+ */
+export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Counter<number>>> = {
+  linesRead: Metric.counter("nodemend_agent_log_lines_read_total", {
+    description: "Log lines read, per source"
+  }),
+  linesDropped: Metric.counter("nodemend_agent_log_lines_dropped_total", {
+    description: "Log lines a subscriber dropped because its bounded buffer was full, per source"
+  }),
+  linesTruncated: Metric.counter("nodemend_agent_log_lines_truncated_total", {
+    description: "Log lines longer than the line bound, delivered cut, per source"
+  }),
+  malformed: Metric.counter("nodemend_agent_log_malformed_records_total", {
+    description: "Records that could not be parsed (kmsg header, journal JSON), per source"
+  }),
+  kmsgSequenceGaps: Metric.counter("nodemend_agent_kmsg_sequence_gaps_total", {
+    description: "Kernel log records lost before they were read (sequence gaps, EPIPE)"
+  })
+}
+export const DETECTIONS_DROPPED = Metric.counter("nodemend_agent_log_detections_dropped_total", {
+  description: "Log Detections dropped because the Detection queue was full"
+})
 
 export interface LogMonitorsOptions {
   /** Bound of the Detection queue (default 4096). */
@@ -90,6 +115,34 @@ export const makeLogMonitors = (
         }
       })
     }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const registrations = [
+          Metric.registerUnsafe(DETECTIONS_DROPPED, context, {
+            get: () => ({ count: detectionsDropped, incremental: true }),
+            update: () => undefined,
+            modify: () => undefined
+          })
+        ]
+        for (const source of hub.sources)
+          for (const [key, counter] of Object.entries(LOG_SOURCE_METRICS) as [
+            keyof SourceCounters,
+            Metric.Counter<number>
+          ][])
+            registrations.push(
+              Metric.registerUnsafe(Metric.withAttributes(counter, { source }), context, {
+                get: () => ({ count: hub.counters()[source]?.[key] ?? 0, incremental: true }),
+                update: () => undefined,
+                modify: () => undefined
+              })
+            )
+        return registrations
+      }),
+      (registrations) =>
+        Effect.sync(() => {
+          for (const r of registrations) r.remove()
+        })
+    )
     const metrics = (): LogMetrics => {
       const bySource = hub.counters()
       const sum = (k: keyof SourceCounters) => Object.values(bySource).reduce((n, c) => n + (c?.[k] ?? 0), 0)

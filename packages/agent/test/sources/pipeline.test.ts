@@ -4,6 +4,7 @@
  * by the rule engine and delivered as Detections by makeLogMonitors.
  */
 import { Effect, Fiber, Stream } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Detection } from "../../src/model.ts"
 import { makeLogRuleEngine } from "../../src/rules/index.ts"
@@ -87,6 +88,14 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     expect(m.linesDropped).toBe(0)
     expect(m.detectionsDropped).toBe(0)
   }, 30_000)
+
+  it("exposes the source counters as Prometheus series", async () => {
+    const text = await Effect.runPromise(PrometheusMetrics.format())
+    const read = /nodemend_agent_log_lines_read_total\{source="dmesg"\} (\d+)/.exec(text)
+    expect(Number(read?.[1])).toBe(monitors.metrics().bySource.dmesg?.linesRead)
+    expect(text).toMatch(/nodemend_agent_kmsg_sequence_gaps_total\{source="dmesg"\} 0/)
+    expect(text).toMatch(/nodemend_agent_log_detections_dropped_total 0/)
+  })
 
   it("streams Detections: a line appended to dev/kmsg comes out of the Stream", async () => {
     const fiber = Effect.runFork(

@@ -155,32 +155,32 @@ try {
 } catch {}
 
 describe.skipIf(!kmsgReadable)("kmsg reader on the real character device", () => {
-  it("reads one record per read() and delivers a line written to /dev/kmsg", async () => {
+  it("reads one record per read() and delivers a line written to /dev/kmsg", async (ctx) => {
     const got: string[] = []
+    let watching: boolean | undefined
     const reader = await startKmsgReader({
       hostRoot: "/",
       onRecord: (text) => got.push(text),
       onTruncatedLine: () => undefined,
       onSequenceGap: () => undefined,
       onMalformed: () => undefined,
-      onWatching: () => undefined,
+      onWatching: (w) => {
+        watching = w
+      },
       log,
       lookbackMs: Number.POSITIVE_INFINITY
     })
     try {
-      // The ring buffer holds at least the boot messages.
-      await waitFor(() => got.length > 0, 5000, "ring buffer records")
-      let writable = true
+      // The ring buffer holds at least the boot messages, unless this container may not read it.
+      await waitFor(() => got.length > 0 || watching === false, 5000, "ring buffer records")
+      if (got.length === 0) ctx.skip()
+      const marker = `nodemend-kmsg-test ${process.pid} ${Date.now()}`
       try {
-        accessSync("/dev/kmsg", constants.W_OK)
-      } catch {
-        writable = false
-      }
-      if (writable) {
-        const marker = `nodemend-kmsg-test ${process.pid} ${Date.now()}`
         writeFileSync("/dev/kmsg", `<6>${marker}\n`)
-        await waitFor(() => got.some((t) => t.endsWith(marker)), 5000, "written record")
+      } catch {
+        return // reading works; writing to the kernel log is not allowed here
       }
+      await waitFor(() => got.some((t) => t.endsWith(marker)), 5000, "written record")
     } finally {
       await reader.stop()
     }
