@@ -233,3 +233,42 @@ describe("requiredLiteral", () => {
     )
   })
 })
+
+describe("prefilter soundness", () => {
+  // Reference: every rule regex on every line, first match per monitor, no literal screening.
+  const naive = (source: LogSourceId, text: string): string[] => {
+    const hit = new Set<string>()
+    const out: string[] = []
+    for (const rule of LOG_RULES) {
+      if (!rule.sources.includes(source)) continue
+      const monitor = resolveReason(rule.code.replace(/\{\w+\}/g, "1"))!.entry.monitor
+      if (hit.has(monitor)) continue
+      const m = rule.pattern.exec(text)
+      if (m === null) continue
+      hit.add(monitor)
+      out.push(rule.reasonOf?.(m.groups ?? {}) ?? rule.code)
+    }
+    return out
+  }
+  const lines = [...FAULT_LINES, ...BENIGN_LINES]
+  it("property: the literal prefilter never loses a match the rule regexes would make", () => {
+    const matcher = compileRules()
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...lines),
+        fc.nat(200),
+        fc.nat(200),
+        fc.string({ maxLength: 6 }),
+        (line, cut, at, insert) => {
+          // Near-misses and variants: cut the line and splice random text into it.
+          const base = line.text.slice(0, Math.max(1, line.text.length - (cut % 8)))
+          const i = at % (base.length + 1)
+          for (const text of [line.text, base, base.slice(0, i) + insert + base.slice(i)]) {
+            expect(matcher.match(line.source, text).map((m) => m.reason)).toEqual(naive(line.source, text))
+          }
+        }
+      ),
+      { numRuns: 3000 }
+    )
+  })
+})
