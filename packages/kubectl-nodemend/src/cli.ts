@@ -7,6 +7,7 @@ import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import { DEFAULT_POOL_LABELS, NODE_HEADERS, nodeRows, poolStates, timeline } from "./fleet.ts"
 import { loadKubeConfig } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
+import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { renderTable } from "./table.ts"
 
 export interface CliIO {
@@ -18,10 +19,11 @@ export const USAGE = `kubectl nodemend: nodemend's kubectl plugin
 
 Usage:
   kubectl nodemend logs <node>... | -l <selector> [-o <dir>] [--timeout 300s] [--categories All]
-                        [--destination-url <PUT url>] [--download-url <GET url>]
+                        [--destination-url <PUT url>] [--download-url <GET url>] [--s3 s3://bucket/prefix --region r]
       Collect a log bundle from each node's agent (NodeDiagnostic), download it to <dir>/<node>-logs.tar.gz and
       clean up. Without --destination-url the bundle stays on the node and is fetched through the kubelet proxy.
-      URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist.
+      URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist. --s3 presigns
+      PUT and GET URLs for <prefix>/<node>-logs.tar.gz with your AWS credentials.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
       The fleet at a glance: conditions, repair phase, and breaker / stand-down state per pool.
   kubectl nodemend timeline <node>
@@ -42,6 +44,8 @@ const parse = (args: string[]) =>
       timeout: { type: "string", short: "t", default: "300s" },
       "destination-url": { type: "string" },
       "download-url": { type: "string" },
+      s3: { type: "string" },
+      region: { type: "string" },
       categories: { type: "string", default: "All" },
       "pool-label": { type: "string", multiple: true },
       kubeconfig: { type: "string" },
@@ -49,6 +53,19 @@ const parse = (args: string[]) =>
       help: { type: "boolean", short: "h" }
     }
   })
+
+/** `--s3`: presigned URLs per node, valid for the capture timeout plus 10 minutes to download. */
+const s3UrlMinter = async (uri: string, regionFlag: string | undefined, timeoutMs: number) => {
+  const location = parseS3Uri(uri)
+  const region = regionFlag ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION
+  if (!region) throw new PluginError("--s3 needs --region (or AWS_REGION)")
+  const { fromNodeProviderChain } = (await import("./awsSdk.ts")).loadCredentialProviders()
+  const credentials = await fromNodeProviderChain()().catch((e: unknown) => {
+    throw new PluginError(`no AWS credentials for --s3: ${e instanceof Error ? e.message : String(e)}`)
+  })
+  const expires = Math.ceil(timeoutMs / 1000) + 600
+  return (node: string) => presignBundleUrls(location, region, credentials, node, expires)
+}
 
 const fmtTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
@@ -124,6 +141,9 @@ export const run = async (argv: string[], io: CliIO): Promise<number> => {
           throw new PluginError(`unknown categories: ${bad.join(", ")} (use ${[...CATEGORIES].join(", ")})`)
         if (values["download-url"] && !values["destination-url"])
           throw new PluginError("--download-url needs --destination-url")
+        if (values.s3 && values["destination-url"])
+          throw new PluginError("--s3 and --destination-url exclude each other")
+        const urlsFor = values.s3 ? await s3UrlMinter(values.s3, values.region, timeoutMs) : undefined
         const results = await Effect.runPromise(
           logsCommand(
             kc(),
@@ -134,6 +154,7 @@ export const run = async (argv: string[], io: CliIO): Promise<number> => {
               timeoutMs,
               ...(values["destination-url"] ? { destinationUrl: values["destination-url"] } : {}),
               ...(values["download-url"] ? { downloadUrl: values["download-url"] } : {}),
+              ...(urlsFor ? { urlsFor } : {}),
               categories
             },
             { progress: (l) => io.err(l) }

@@ -28,6 +28,8 @@ export interface LogsOptions {
   readonly destinationUrl?: string
   /** GET twin of the PUT URL (template); absent with a destination URL: nothing is downloaded. */
   readonly downloadUrl?: string
+  /** Mints per-node PUT/GET URLs (the `--s3` presigner); takes precedence over the URL templates. */
+  readonly urlsFor?: (node: string) => Promise<{ readonly put: string; readonly get?: string }>
   readonly categories: ReadonlyArray<string>
   readonly pollIntervalMs?: number
 }
@@ -90,7 +92,19 @@ const describeProgress = (p: CaptureProgress) =>
 const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO) =>
   Effect.gen(function* () {
     const custom = kc.makeApiClient(CustomObjectsApi)
-    const destination = opts.destinationUrl ? urlForNode(opts.destinationUrl, node) : "node"
+    const urls = opts.urlsFor
+      ? yield* api(() => opts.urlsFor!(node)).pipe(
+          Effect.mapError(
+            (e) => new PluginError(`${node}: presigning URLs: ${e instanceof Error ? e.message : String(e)}`)
+          )
+        )
+      : opts.destinationUrl
+        ? {
+            put: urlForNode(opts.destinationUrl, node),
+            ...(opts.downloadUrl ? { get: urlForNode(opts.downloadUrl, node) } : {})
+          }
+        : undefined
+    const destination = urls?.put ?? "node"
     // Created here, deleted on the way out whatever happens (Ctrl-C included).
     yield* Effect.acquireRelease(
       api(() =>
@@ -148,7 +162,7 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     }
     const file = join(opts.outputDir, `${node}-logs.tar.gz`)
     const remaining = Math.max(10_000, opts.timeoutMs - ((yield* Clock.currentTimeMillis) - start))
-    if (!opts.destinationUrl) {
+    if (!urls) {
       const bytes = yield* api(() =>
         downloadThroughApiServer(kc, kubeletProxyBundlePath(node), file, remaining)
       ).pipe(
@@ -156,10 +170,11 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
       )
       return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult
     }
-    if (!opts.downloadUrl) {
+    const getUrl = urls.get
+    if (!getUrl) {
       return { node, ok: true, message: `${completed.reason}: ${completed.message}` } satisfies NodeResult
     }
-    const bytes = yield* api(() => downloadUrl(urlForNode(opts.downloadUrl!, node), file, remaining)).pipe(
+    const bytes = yield* api(() => downloadUrl(getUrl, file, remaining)).pipe(
       Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
     )
     return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult

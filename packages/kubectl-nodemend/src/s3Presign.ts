@@ -1,0 +1,101 @@
+/**
+ * `--s3 s3://bucket/prefix`: presigned PUT (for the agent) and GET (for the download) URLs for
+ * `<prefix>/<node>-logs.tar.gz`, signed with SigV4 query authentication and the caller's AWS credentials,
+ * as `kubectl ekslogs --s3` does. Unsigned payload, only `host` signed, as S3's presigned URLs are.
+ */
+import { Hash, HttpRequest, SignatureV4 } from "./awsSdk.ts"
+import { PluginError } from "./errors.ts"
+
+export interface AwsCredentials {
+  readonly accessKeyId: string
+  readonly secretAccessKey: string
+  readonly sessionToken?: string
+}
+
+export interface S3Location {
+  readonly bucket: string
+  readonly prefix: string
+}
+
+export const parseS3Uri = (uri: string): S3Location => {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(uri)
+  if (!m) throw new PluginError(`invalid --s3 ${uri} (expected s3://bucket[/prefix])`)
+  return { bucket: m[1]!, prefix: (m[2] ?? "").replace(/^\/+|\/+$/g, "") }
+}
+
+/** RFC 3986 escaping of each key segment (S3's canonical URI), keeping the slashes. */
+const escapeKey = (key: string) =>
+  key
+    .split("/")
+    .map((s) =>
+      encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    )
+    .join("/")
+
+/** Host and path of an object: virtual-hosted style, or path style when the bucket name has dots (TLS). */
+export const s3Endpoint = (
+  bucket: string,
+  region: string,
+  key: string
+): { hostname: string; path: string } => {
+  const domain = region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
+  return bucket.includes(".")
+    ? { hostname: `s3.${region}.${domain}`, path: `/${bucket}/${escapeKey(key)}` }
+    : { hostname: `${bucket}.s3.${region}.${domain}`, path: `/${escapeKey(key)}` }
+}
+
+export interface PresignInput {
+  readonly method: "GET" | "PUT"
+  readonly hostname: string
+  readonly path: string
+  readonly region: string
+  readonly credentials: AwsCredentials
+  readonly expiresInSeconds: number
+  readonly signingDate?: Date
+}
+
+export const presignS3Url = async (input: PresignInput): Promise<string> => {
+  const signer = new SignatureV4({
+    service: "s3",
+    region: input.region,
+    credentials: input.credentials,
+    sha256: Hash.bind(null, "sha256"),
+    uriEscapePath: false,
+    applyChecksum: false
+  })
+  const request = new HttpRequest({
+    method: input.method,
+    protocol: "https:",
+    hostname: input.hostname,
+    path: input.path,
+    headers: { host: input.hostname, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" }
+  })
+  // The payload hash is UNSIGNED-PAYLOAD, but the header is neither signed nor put in the query: the URL alone works.
+  const signed = await signer.presign(request, {
+    expiresIn: input.expiresInSeconds,
+    ...(input.signingDate ? { signingDate: input.signingDate } : {}),
+    unsignableHeaders: new Set(["x-amz-content-sha256"]),
+    unhoistableHeaders: new Set(["x-amz-content-sha256"])
+  })
+  const query = Object.entries(signed.query ?? {})
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join("&")
+  return `https://${input.hostname}${input.path}?${query}`
+}
+
+/** PUT + GET URLs for one node's bundle. */
+export const presignBundleUrls = async (
+  location: S3Location,
+  region: string,
+  credentials: AwsCredentials,
+  nodeName: string,
+  expiresInSeconds: number
+): Promise<{ put: string; get: string }> => {
+  const key = [location.prefix, `${nodeName}-logs.tar.gz`].filter((s) => s !== "").join("/")
+  const { hostname, path } = s3Endpoint(location.bucket, region, key)
+  const base = { hostname, path, region, credentials, expiresInSeconds }
+  return {
+    put: await presignS3Url({ ...base, method: "PUT" }),
+    get: await presignS3Url({ ...base, method: "GET" })
+  }
+}
