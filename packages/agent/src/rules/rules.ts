@@ -257,8 +257,10 @@ export const LOG_RULES: readonly LogRule[] = [
     sources: ["file:/var/log/messages", KUBELET],
     code: "EtcHostsMountFailed",
     literals: ["etc-hosts"],
-    // runc >= 1.1: `error mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts"`; older: `... to rootfs "<r>" at "<r>/etc/hosts"`
-    pattern: /error mounting [\\"]*(?<source>[^"\s\\]*etc-hosts)[\\"]* to rootfs.*?\/etc\/hosts/
+    // runc >= 1.1: `error mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts"`; runc 1.0: `rootfs_linux.go:76:
+    // mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts" caused: ...` (NMA's `error mounting` misses it);
+    // older: `... to rootfs "<r>" at "<r>/etc/hosts"`. Quotes arrive escaped once or twice inside error chains.
+    pattern: /(?:error |\d: )mounting [\\"]*(?<source>[^"\s\\]*etc-hosts)[\\"]* to rootfs.*?\/etc\/hosts/
   },
   {
     id: "storage.kubelet-disk-usage-slow",
