@@ -4,7 +4,6 @@
  * and send with fetch. Every failure becomes a CloudError; the controller's zonal-shift gate fails
  * closed on it.
  */
-import type { AwsCredentialIdentityProvider } from "@smithy/types"
 import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import { CloudError } from "../CloudProvider.ts"
 import {
@@ -15,7 +14,7 @@ import {
   ListZonalShiftsResponse,
   type ZonalShiftSummary
 } from "./ArcZonalShiftSchemas.ts"
-import { Hash, HttpRequest, SignatureV4 } from "./awsSdk.ts"
+import { type AwsCredentialIdentityProvider, Hash, HttpRequest, SignatureV4 } from "./awsSdk.ts"
 
 export interface ArcZonalShiftClientOptions {
   readonly region: string

@@ -9,7 +9,6 @@
 import { createHash } from "node:crypto"
 import type { EC2Client, Instance } from "@aws-sdk/client-ec2"
 import type { AutoScalingClient } from "@aws-sdk/client-auto-scaling"
-import type { AwsCredentialIdentityProvider } from "@smithy/types"
 import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, Semaphore } from "effect"
 import {
   CloudError,
@@ -37,7 +36,7 @@ import {
   ZONE_LABEL
 } from "./AwsNodeLabels.ts"
 import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
-import { AutoScalingSdk, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
+import { AutoScalingSdk, type AwsCredentialIdentityProvider, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
 import { awsErrorCode, toCloudError } from "./Ec2ErrorMapping.ts"
 import { makeTerminateBatcher } from "./TerminateBatcher.ts"
 

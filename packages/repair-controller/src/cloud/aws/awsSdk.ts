@@ -34,6 +34,14 @@ registerHooks({
 
 const require = createRequire(import.meta.url)
 
+/** AWS credentials as the SDK and the SigV4 signer take them (a provider the SDK memoizes/refreshes). */
+export type AwsCredentialIdentityProvider = () => Promise<{
+  readonly accessKeyId: string
+  readonly secretAccessKey: string
+  readonly sessionToken?: string
+  readonly expiration?: Date
+}>
+
 export const Ec2Sdk = require("@aws-sdk/client-ec2") as typeof Ec2Module
 export const AutoScalingSdk = require("@aws-sdk/client-auto-scaling") as typeof AutoScalingModule
 export const CredentialProviders =
