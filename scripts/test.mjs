@@ -1,0 +1,44 @@
+// The README's test command (`npm test`, also what .ci/run calls):
+//   1. lint, typecheck, unit tests and the reason-code contract (turbo, cached);
+//   2. build the control plane (cached under ~/.cache/nodemend), start ONE real local cluster,
+//      run every package's cluster tests against it one package at a time, and stop it.
+// A cluster given by NODEMEND_KUBECONFIG is reused and left running.
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { build } from "../tools/cluster/build.mjs"
+import { down, up } from "../tools/cluster/cluster.mjs"
+import { REPO_ROOT } from "../tools/cluster/versions.mjs"
+
+const run = (cmd, args, env = process.env) => {
+  console.log(`\n$ ${cmd} ${args.join(" ")}`)
+  const r = spawnSync(cmd, args, { stdio: "inherit", cwd: REPO_ROOT, env })
+  return r.status ?? 1
+}
+const turbo = join(REPO_ROOT, "node_modules", ".bin", "turbo")
+const biome = join(REPO_ROOT, "node_modules", ".bin", "biome")
+const only = process.argv.includes("--unit") ? "unit" : process.argv.includes("--cluster") ? "cluster" : "all"
+
+let failed = 0
+if (only !== "cluster") {
+  failed ||= run(biome, ["check", "."])
+  failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])
+}
+if (!failed && only !== "unit") {
+  let kubeconfig = process.env.NODEMEND_KUBECONFIG
+  const stateDir = join(REPO_ROOT, ".nodemend", "test-cluster")
+  const ours = !kubeconfig
+  try {
+    if (ours) {
+      await build()
+      kubeconfig = (await up({ stateDir })).kubeconfig
+    }
+    failed ||= run(turbo, ["run", "test:cluster", "--concurrency=1", "--output-logs=new-only"], {
+      ...process.env,
+      NODEMEND_KUBECONFIG: kubeconfig
+    })
+  } finally {
+    if (ours) await down({ stateDir, quiet: true })
+  }
+}
+console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")
+process.exit(failed)
