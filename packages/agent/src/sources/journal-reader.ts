@@ -24,6 +24,8 @@ export interface JournalReaderOptions {
 }
 
 export interface JournalReader {
+  /** Pid of the running journalctl, if any (diagnostics). */
+  readonly pid: () => number | undefined
   readonly stop: () => Promise<void>
 }
 
@@ -56,7 +58,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
       hostRoot: options.hostRoot
     })
     options.onWatching(false)
-    return { stop: async () => undefined }
+    return { pid: () => undefined, stop: async () => undefined }
   }
   const wanted = new Set(options.identifiers)
   const startSec = Math.floor(now() / 1000)
@@ -137,6 +139,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
   run()
 
   return {
+    pid: () => (child?.exitCode === null && child.signalCode === null ? child.pid : undefined),
     stop: async () => {
       stopped = true
       if (restartTimer !== undefined) clearTimeout(restartTimer)

@@ -5,7 +5,7 @@
  * ` KEY=VALUE` continuation lines) and blocks until one is logged; EPIPE means records were overwritten
  * in the ring buffer before we read them. Node has no lseek, so the reader drains the ring buffer first
  * and skips records older than its start (minus `lookbackMs`). The blocking read occupies one libuv
- * threadpool thread for the life of the reader.
+ * threadpool thread for the life of the reader (and until the next record after it is stopped).
  *
  * In tests it is a regular file the test appends records to; it is tailed like a log file.
  *
@@ -113,7 +113,7 @@ const startDevice = (
           if (stopped) return close(fd, () => undefined)
           if (readErr !== null) {
             if (readErr.code === "EPIPE") {
-              options.onSequenceGap(1)
+              // The next record's sequence number shows how many were lost; it is counted there.
               options.log("warn", "kernel ring buffer overwrote records before they were read (EPIPE)")
               return next()
             }

@@ -343,6 +343,36 @@ describe("journal reader", () => {
   )
 })
 
+describe.skipIf(!CAN_WRITE_JOURNAL)("journal reader restarts", () => {
+  it("restarts journalctl after its last cursor: nothing lost, nothing repeated", async () => {
+    host = makeTestHost()
+    const got: string[] = []
+    const reader = await startJournalReader({
+      identifiers: ["kubelet"],
+      hostRoot: host.root,
+      onEntry: (_ident, message) => got.push(message),
+      onMalformed: () => undefined,
+      onTruncatedLine: () => undefined,
+      onWatching: () => undefined,
+      log
+    })
+    try {
+      host.writeJournal([{ identifier: "kubelet", message: "before the crash" }])
+      await waitFor(() => got.length === 1, 10_000, "first entry")
+      const pid = reader.pid()
+      expect(pid).toBeDefined()
+      process.kill(pid!, "SIGKILL")
+      host.writeJournal([{ identifier: "kubelet", message: "while it was down" }])
+      await waitFor(() => got.length === 2, 10_000, "entry after restart")
+      expect(got).toEqual(["before the crash", "while it was down"])
+      expect(reader.pid()).not.toBe(pid)
+      expect(logs.some((l) => l.message.includes("journalctl exited; restarting"))).toBe(true)
+    } finally {
+      await reader.stop()
+    }
+  }, 25_000)
+})
+
 describe("log hub", () => {
   it("shares one reader per source among subscribers and counts lines", async () => {
     host = makeTestHost()
