@@ -1,0 +1,229 @@
+/**
+ * Repair-controller bench: prints figures, asserts nothing. Against the local cluster (NODEMEND_KUBECONFIG,
+ * default <repo>/.nodemend/kubeconfig), with the real binary in a child process.
+ *
+ *   NODES=5000 PODS=50000 LATENCY_REPAIRS=50 FAILURES=1000 npm run bench -w @nodemend/repair-controller
+ *
+ * Measures: controller RSS (max of /proc/<pid>/status VmRSS), toleration expiry -> taint (p50/p99, seen
+ * through a watch, expiry = the condition's lastTransitionTime + toleration, exactly what the controller
+ * uses), Kubernetes API requests per repair (from the controller's own counter, background rate subtracted),
+ * and how many of FAILURES simultaneous failures in one pool are acted on versus ceil(20% x pool).
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type V1Node, Watch } from "@kubernetes/client-node"
+import {
+  clients,
+  createFakeNode,
+  createTestNamespace,
+  createTestPod,
+  deleteNamespace,
+  deleteRunNodes,
+  patchNodeCondition,
+  RUN_ID,
+  TEST_RUN_LABEL,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { startControllerProcess } from "../test/integration/controllerProcess.ts"
+
+const env = (k: string, d: number) => (process.env[k] !== undefined ? Number(process.env[k]) : d)
+const NODES = env("NODES", 5000)
+const PODS = env("PODS", 50_000)
+const LATENCY_REPAIRS = env("LATENCY_REPAIRS", 50)
+const FAILURES = env("FAILURES", 1000)
+const TOLERATION_S = env("TOLERATION_SECONDS", 5)
+const CONCURRENCY = env("CONCURRENCY", 32)
+
+const REPO = fileURLToPath(new URL("../../..", import.meta.url))
+const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? join(REPO, ".nodemend/kubeconfig")
+process.env.NODEMEND_KUBECONFIG = kubeconfig
+const { core, kc } = clients(kubeconfig)
+const POOL = `bench-${RUN_ID}`
+const TAG = "nodemend.io/bench"
+
+const log = (msg: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`)
+
+async function pool<T>(items: readonly T[], n: number, f: (t: T, i: number) => Promise<unknown>) {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await f(items[i]!, i)
+            break
+          } catch (e) {
+            if (attempt >= 4) throw e
+            await new Promise((r) => setTimeout(r, 200 * (attempt + 1)))
+          }
+        }
+      }
+    })
+  )
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!
+}
+
+const rssMiB = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return m ? Number(m[1]) / 1024 : Number.NaN
+}
+
+const metric = (text: string, name: string) =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith(name))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
+
+const setKernelFalse = (name: string) =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status: "False",
+    reason: "ForkFailedOutOfPIDs",
+    message: "bench",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+async function main() {
+  log(
+    `scale: ${NODES} nodes, ${PODS} pods; ${LATENCY_REPAIRS} latency repairs; ${FAILURES} simultaneous failures`
+  )
+  const ns = await createTestNamespace(core, "bench")
+  const names = Array.from({ length: NODES }, (_, i) => `bench-${RUN_ID}-${i}`)
+  let t = Date.now()
+  await pool(names, CONCURRENCY, (name) =>
+    createFakeNode(core, {
+      name,
+      labels: { "karpenter.sh/nodepool": POOL, [TAG]: RUN_ID, "topology.kubernetes.io/zone": "test-zone-a" }
+    })
+  )
+  log(`created ${NODES} nodes in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+  t = Date.now()
+  await pool(
+    Array.from({ length: PODS }, (_, i) => i),
+    CONCURRENCY,
+    (i) => createTestPod(core, ns, { bindTo: names[i % NODES]!, tolerations: [], labels: { app: "bench" } })
+  )
+  log(`created ${PODS} pods in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+
+  const ctl = await startControllerProcess(kubeconfig, {
+    cloudProvider: "kwok",
+    namespace: ns,
+    nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${TAG}=${RUN_ID}`,
+    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
+    drain: { deadlineSeconds: 30, onDeadline: "force" },
+    zonalShift: { refreshSeconds: 5 },
+    breaker: { requeueSeconds: 5 },
+    leaderElection: { leaseName: `bench-${RUN_ID}`, leaseDurationSeconds: 15, renewIntervalSeconds: 2 },
+    kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: "bench-shifts" },
+    resyncSeconds: 600
+  })
+  const pid = ctl.proc.pid!
+  let maxRss = 0
+  const sampler = setInterval(() => {
+    try {
+      maxRss = Math.max(maxRss, rssMiB(pid))
+    } catch {}
+  }, 250)
+  t = Date.now()
+  await waitFor(
+    "controller ready",
+    async () => ((await ctl.get("/readyz").catch(() => ({ status: 0 }))).status === 200 ? true : undefined),
+    {
+      timeoutMs: 600_000,
+      intervalMs: 200
+    }
+  )
+  log(`controller synced in ${((Date.now() - t) / 1000).toFixed(1)} s, RSS ${rssMiB(pid).toFixed(0)} MiB`)
+
+  // Watch taints on bench nodes.
+  const taintSeen = new Map<string, number>()
+  const watch = await new Watch(kc).watch(
+    "/api/v1/nodes",
+    { labelSelector: `${TAG}=${RUN_ID}` },
+    (type, obj: V1Node) => {
+      const name = obj.metadata?.name
+      if (name === undefined || taintSeen.has(name)) return
+      if (type !== "DELETED" && (obj.spec?.taints ?? []).some((x) => x.key === "nodemend.io/repair"))
+        taintSeen.set(name, Date.now())
+    },
+    () => undefined
+  )
+
+  // Background API rate over a quiet window.
+  const quietS = 10
+  const q0 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
+  await new Promise((r) => setTimeout(r, quietS * 1000))
+  const q1 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
+  const backgroundPerS = (q1 - q0) / quietS
+
+  // Latency repairs: LATENCY_REPAIRS nodes (within the breaker budget) fail at once.
+  const latencyNodes = names.slice(0, Math.min(LATENCY_REPAIRS, Math.ceil(NODES * 0.2)))
+  const a0 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
+  const l0 = Date.now()
+  const expiry = new Map<string, number>()
+  await pool(latencyNodes, CONCURRENCY, async (name) => {
+    const n = await setKernelFalse(name)
+    const ltt = n.status?.conditions?.find((c) => c.type === "KernelReady")?.lastTransitionTime
+    expiry.set(name, new Date(ltt ?? Date.now()).getTime() + TOLERATION_S * 1000)
+  })
+  await waitFor(
+    "latency repairs completed",
+    async () => {
+      const body = (await ctl.get("/metrics")).body
+      return metric(body, "nodemend_controller_repairs_completed_total") >= latencyNodes.length
+        ? true
+        : undefined
+    },
+    { timeoutMs: 600_000, intervalMs: 500 }
+  )
+  const repairSeconds = (Date.now() - l0) / 1000
+  const a1 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
+  const perRepair = (a1 - a0 - backgroundPerS * repairSeconds) / latencyNodes.length
+  const lat = latencyNodes
+    .filter((n) => taintSeen.has(n))
+    .map((n) => (taintSeen.get(n)! - expiry.get(n)!) / 1000)
+
+  // Burst: FAILURES simultaneous failures in the pool (the replaced latency nodes are back, so the pool is NODES).
+  const burst = names.slice(latencyNodes.length, latencyNodes.length + FAILURES)
+  const allowed = Math.ceil(0.2 * NODES)
+  await pool(burst, CONCURRENCY, (name) => setKernelFalse(name))
+  await new Promise((r) => setTimeout(r, (TOLERATION_S + 15) * 1000))
+  const acted = burst.filter((n) => taintSeen.has(n)).length
+  const body = (await ctl.get("/metrics")).body
+  const blocked = /nodemend_controller_breaker_open\{pool="[^"]+"\} 1/.test(body)
+  maxRss = Math.max(maxRss, rssMiB(pid))
+  clearInterval(sampler)
+
+  const lines = [
+    `scale: ${NODES} kwok nodes, ${PODS} pods (one pool), toleration ${TOLERATION_S} s`,
+    `controller RSS max: ${maxRss.toFixed(0)} MiB (goal <= 256 MiB)`,
+    `toleration expiry -> taint (${lat.length} repairs, watched): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
+    `API requests per repair (taint, drain ${Math.round(PODS / NODES)} pods, terminate, replace; background ${backgroundPerS.toFixed(1)}/s subtracted): ${perRepair.toFixed(1)}`,
+    `${latencyNodes.length} repairs completed in ${repairSeconds.toFixed(1)} s`,
+    `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked})`
+  ]
+  console.log(lines.join("\n"))
+  watch.abort()
+  await ctl.kill("SIGTERM")
+  if (process.env.KEEP !== "1") {
+    log("cleaning up")
+    await deleteNamespace(core, ns)
+    await deleteRunNodes(core)
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    process.exit(1)
+  }
+)
