@@ -109,6 +109,35 @@ describe("line splitter", () => {
   })
 })
 
+describe("line splitter property", () => {
+  it("property: any chunking of a text yields its lines (all under the bound)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "grapheme", maxLength: 30 }), { maxLength: 20 }),
+        fc.array(fc.nat(40), { maxLength: 10 }),
+        (lines, cuts) => {
+          const bytes = Buffer.from(lines.map((l) => `${l.replace(/[\r\n]/g, "")}\n`).join(""), "utf8")
+          const got: string[] = []
+          const s = makeLineSplitter(
+            (l) => got.push(l),
+            () => undefined,
+            1 << 20
+          )
+          let at = 0
+          for (const c of cuts) {
+            const end = Math.min(bytes.length, at + c)
+            s.push(bytes.subarray(at, end))
+            at = end
+          }
+          s.push(bytes.subarray(at))
+          s.flush()
+          expect(got).toEqual(lines.map((l) => l.replace(/[\r\n]/g, "")))
+        }
+      )
+    )
+  })
+})
+
 describe("kmsg reader on a regular file", () => {
   it("stamps boot time + usec, skips dictionary lines, counts sequence gaps and malformed records", async () => {
     host = makeTestHost()
