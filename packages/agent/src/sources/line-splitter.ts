@@ -1,6 +1,7 @@
 /**
- * Splits a byte stream into lines with a bounded carry-over: a line longer than `maxLineBytes` is cut,
- * its head delivered and the cut counted, so a writer that never prints a newline cannot grow memory.
+ * Splits a byte stream into lines with a bounded carry-over: a line longer than `maxLineBytes` (counted in
+ * UTF-16 units) is cut, its head delivered and the cut counted, so a writer that never prints a newline
+ * cannot grow memory.
  */
 import { StringDecoder } from "node:string_decoder"
 
@@ -24,7 +25,13 @@ export const makeLineSplitter = (
     const text = carry + decoder.write(chunk)
     let start = 0
     for (let nl = text.indexOf("\n", start); nl !== -1; nl = text.indexOf("\n", start)) {
-      if (!discarding) onLine(text.slice(start, nl).replace(/\r$/, ""))
+      if (!discarding) {
+        const line = text.slice(start, nl).replace(/\r$/, "")
+        if (line.length > maxLineBytes) {
+          onLine(line.slice(0, maxLineBytes))
+          onTruncated()
+        } else onLine(line)
+      }
       discarding = false
       start = nl + 1
     }

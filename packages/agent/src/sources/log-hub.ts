@@ -71,6 +71,11 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
   const bump = (source: LogSourceId, key: keyof SourceCounters, by = 1) => {
     counters.get(source)![key] += by
   }
+  /** A cut line is counted and logged (the head of the line was still matched). */
+  const truncated = (source: LogSourceId) => () => {
+    bump(source, "linesTruncated")
+    options.log("warn", "log line longer than the line bound; matched its head, dropped the rest", { source })
+  }
   const watching = (ids: readonly LogSourceId[]) => (on: boolean) => {
     for (const id of ids) status.set(id, on ? "watching" : "not-watching")
   }
@@ -86,7 +91,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
       const reader = await startKmsgReader({
         hostRoot: options.hostRoot,
         onRecord: (text, at) => emit(source, text, at),
-        onTruncatedLine: () => bump(source, "linesTruncated"),
+        onTruncatedLine: truncated(source),
         onSequenceGap: (n) => bump(source, "kmsgSequenceGaps", n),
         onMalformed: () => bump(source, "malformed"),
         onWatching: watching([source]),
@@ -99,7 +104,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
       const tailer = startFileTailer({
         path: join(options.hostRoot, source.slice("file:".length)),
         onLine: (line) => emit(source, line, lineTimestamp(line, now())),
-        onTruncatedLine: () => bump(source, "linesTruncated"),
+        onTruncatedLine: truncated(source),
         onWatching: watching([source]),
         log: log(source)
       })
@@ -110,7 +115,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
         hostRoot: options.hostRoot,
         name: source.slice("podlogs:".length),
         onLine: (line) => emit(source, line, lineTimestamp(line, now())),
-        onTruncatedLine: () => bump(source, "linesTruncated"),
+        onTruncatedLine: truncated(source),
         onWatching: watching([source]),
         log: log(source)
       })
@@ -123,7 +128,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
       identifiers: journalIds.map((s) => s.slice("journal:".length)),
       onEntry: (ident, message, at) => emit(`journal:${ident}`, message, at),
       onMalformed: () => bump(journalIds[0]!, "malformed"),
-      onTruncatedLine: () => bump(journalIds[0]!, "linesTruncated"),
+      onTruncatedLine: truncated(journalIds[0]!),
       onWatching: watching(journalIds),
       log: log("journal"),
       ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),

@@ -424,4 +424,23 @@ describe("log hub", () => {
       await hub.stop()
     }
   })
+  it("cuts an overlong line, matches its head, counts and logs the cut", async () => {
+    host = makeTestHost()
+    host.appendFile("var/log/big.log", "start")
+    const hub = await startLogHub({ hostRoot: host.root, sources: ["file:/var/log/big.log"], log })
+    try {
+      const got: string[] = []
+      hub.subscribe("file:/var/log/big.log", (r) => got.push(r.text))
+      host.appendFile("var/log/big.log", `HEAD ${"x".repeat(70 * 1024)}`)
+      host.appendFile("var/log/big.log", "next")
+      await waitFor(() => got.length === 2, 5000, "lines")
+      expect(got[0]!.startsWith("HEAD ")).toBe(true)
+      expect(got[0]!.length).toBe(64 * 1024)
+      expect(got[1]).toBe("next")
+      expect(hub.counters()["file:/var/log/big.log"]?.linesTruncated).toBe(1)
+      expect(logs.some((l) => l.message.includes("longer than the line bound"))).toBe(true)
+    } finally {
+      await hub.stop()
+    }
+  })
 })
