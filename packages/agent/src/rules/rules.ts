@@ -42,7 +42,8 @@ export const LOG_RULES: readonly LogRule[] = [
     code: "KernelBug",
     literals: ["BUG: "],
     // At the start of the record text, after a `[ 12.3]` timestamp or after `kernel: ` (syslog copy).
-    pattern: /(?:^|\] |kernel: )BUG: (?<what>\S.*)/
+    // A soft lockup (`BUG: soft lockup` on 3.x kernels) is SoftLockup, also when that reason is disabled.
+    pattern: /(?:^|\] |kernel: )BUG: (?!soft lockup)(?<what>\S.*)/
   },
   {
     id: "kernel.bug-at",

@@ -166,6 +166,13 @@ describe("overrides", () => {
     // `watchdog: BUG:` is not a KernelBug line either, so the line is silent.
     expect(engine.process({ source: "dmesg", text: lockup, timestampMs: 0 })).toEqual([])
     expect(engine.matcher.match("dmesg", "BUG: kernel NULL pointer dereference, address: 0")).toHaveLength(1)
+    expect(
+      engine.process({
+        source: "dmesg",
+        text: "BUG: soft lockup - CPU#10 stuck for 23s! [m:1]",
+        timestampMs: 0
+      })
+    ).toEqual([])
   })
   it("disables a templated reason by its exact code", () => {
     const engine = makeLogRuleEngine({ reasons: { NvidiaXID13Warning: { disabled: true } } })
