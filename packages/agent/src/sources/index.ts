@@ -7,9 +7,12 @@ export { makeLineSplitter } from "./line-splitter.ts"
 export { lineTimestamp } from "./line-timestamp.ts"
 export { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
 export {
+  DETECTIONS_DROPPED,
+  LOG_SOURCE_METRICS,
   type LogMetrics,
   type LogMonitors,
   type LogMonitorsOptions,
+  LogMonitorsService,
   makeLogMonitors
 } from "./log-monitors.ts"
 export { type PodLogReader, startPodLogReader } from "./pod-log-reader.ts"

@@ -4,7 +4,7 @@
  * exposed as a Stream. Readers live as long as the Scope. A full queue drops the Detection, counts it
  * and logs it; nothing is dropped silently.
  */
-import { Effect, Metric, Queue, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Metric, Queue, type Scope, Stream } from "effect"
 import type { Detection } from "../model.ts"
 import { InvalidRule } from "../rules/compile.ts"
 import { makeLogRuleEngine } from "../rules/engine.ts"
@@ -159,3 +159,15 @@ export const makeLogMonitors = (
     }
     return { detections: Stream.fromQueue(queue), metrics, status: hub.status, hub }
   })
+
+/** The log monitors as a service, for composition in the binary's main. */
+export class LogMonitorsService extends Context.Service<LogMonitorsService, LogMonitors>()(
+  "nodemend/agent/LogMonitors"
+) {
+  static readonly layer = (
+    hostRoot: string,
+    overrides: RuleOverrides = {},
+    options: LogMonitorsOptions = {}
+  ): Layer.Layer<LogMonitorsService, InvalidRule> =>
+    Layer.effect(LogMonitorsService, makeLogMonitors(hostRoot, overrides, options))
+}

@@ -8,7 +8,7 @@ import { PrometheusMetrics } from "effect/observability"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Detection } from "../../src/model.ts"
 import { makeLogRuleEngine } from "../../src/rules/index.ts"
-import { type LogMonitors, makeLogMonitors } from "../../src/sources/index.ts"
+import { type LogMonitors, LogMonitorsService, makeLogMonitors } from "../../src/sources/index.ts"
 import { BENIGN_LINES, FAULT_LINES } from "../fixtures/log-lines.ts"
 import { CAN_WRITE_JOURNAL, makeTestHost, openScoped, type TestHost, waitFor } from "./host.ts"
 
@@ -108,5 +108,35 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [kworker/7:1:99]")
     const head = await Effect.runPromise(Fiber.join(fiber))
     expect(head._tag).toBe("Some")
+  })
+})
+
+describe("LogMonitorsService layer", () => {
+  it("starts the readers with the layer and stops them with its scope", async () => {
+    const host = makeTestHost()
+    try {
+      const program = Effect.gen(function* () {
+        const monitors = yield* LogMonitorsService
+        yield* Effect.promise(() =>
+          waitFor(() => monitors.status().dmesg === "watching", 5000, "dmesg watching")
+        )
+        host.appendKmsg("INFO: task kworker/1:2:10762 blocked for more than 120 seconds.")
+        return yield* monitors.detections.pipe(Stream.runHead)
+      })
+      const head = await Effect.runPromise(program.pipe(Effect.provide(LogMonitorsService.layer(host.root))))
+      expect(head._tag === "Some" && head.value.reason).toBe("AppBlocked")
+    } finally {
+      host.cleanup()
+    }
+  })
+  it("fails with InvalidRule for a user rule that cannot run", async () => {
+    const layer = LogMonitorsService.layer("/nonexistent", {
+      extraRules: [{ id: "bad", sources: ["dmesg"], reason: "Nope", pattern: "abc" }]
+    })
+    const program = Effect.gen(function* () {
+      return yield* LogMonitorsService
+    })
+    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(layer)))
+    expect(exit._tag).toBe("Failure")
   })
 })
