@@ -304,6 +304,19 @@ export const LOG_RULES: readonly LogRule[] = [
     subject: "{pci}"
   },
   {
+    // Newer drivers report a lost GPU without an Xid line (NVIDIA/NVSentinel#155); it is Xid 79's fault.
+    // One kmsg record; its embedded newlines arrive unescaped.
+    id: "nvidia.fallen-off-bus",
+    sources: ["dmesg"],
+    code: "NvidiaXID{code}Error",
+    reasonOf: () => xidReason(79),
+    literals: ["fallen off the bus"],
+    pattern:
+      /NVRM: The NVIDIA GPU (?<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?[\s\S]*?fallen off the bus/,
+    message: "detected XID-79 on the instance, review kernel logs for additional information.",
+    subject: "{pci}"
+  },
+  {
     id: "nvidia.nccl-segfault",
     sources: ["dmesg"],
     code: "NvidiaNCCLError",

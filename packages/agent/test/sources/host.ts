@@ -18,6 +18,14 @@ export const CAN_WRITE_JOURNAL = JOURNAL_REMOTE !== undefined && HAS_JOURNALCTL
 
 export const BOOT_SECONDS = 1_700_000_000
 
+/** As the kernel writes record text to /dev/kmsg: bytes < 0x20, >= 0x7f and the backslash as \xNN. */
+export const escapeKmsg = (text: string): string =>
+  [...Buffer.from(text, "utf8")]
+    .map((b) =>
+      b < 0x20 || b >= 0x7f || b === 0x5c ? `\\x${b.toString(16).padStart(2, "0")}` : String.fromCharCode(b)
+    )
+    .join("")
+
 export interface TestHost {
   readonly root: string
   readonly appendKmsg: (
@@ -48,7 +56,7 @@ export const makeTestHost = (): TestHost => {
     const dict = Object.entries(options.dictionary ?? {})
       .map(([k, v]) => ` ${k}=${v}\n`)
       .join("")
-    appendFileSync(join(root, "dev/kmsg"), `6,${seq},${usec},-;${text}\n${dict}`)
+    appendFileSync(join(root, "dev/kmsg"), `6,${seq},${usec},-;${escapeKmsg(text)}\n${dict}`)
   }
   const appendFile = (path: string, line: string) => {
     const full = join(root, path)
