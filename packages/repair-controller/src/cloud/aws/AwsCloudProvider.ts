@@ -102,6 +102,12 @@ export function makeAwsClients(
   }
 }
 
+/** EC2's `StateTransitionReason`, e.g. `User initiated (2026-11-30 05:00:00 GMT)`, as epoch ms. */
+export const terminatedAt = (reason: string | undefined): number | undefined => {
+  const m = /\((\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) GMT\)/.exec(reason ?? "")
+  return m ? Date.parse(`${m[1]}T${m[2]}Z`) : undefined
+}
+
 const sdk = <A>(
   operation: string,
   f: (abortSignal: AbortSignal) => Promise<A>
@@ -164,7 +170,27 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
     )
   )
 
-  /** Auto Scaling mode: terminate through the group (it launches the replacement); undefined if not in one. */
+  /** Auto Scaling mode: what each group looked like when we terminated one of its instances. */
+  const groupTerminations = new Map<
+    string,
+    { readonly group: string; readonly before: ReadonlySet<string> }
+  >()
+  /** Auto Scaling mode: instances we terminated through EC2 because they were in no group. */
+  const ec2Terminations = new Set<string>()
+  /** Replacement found for each terminated instance, so asking again gives the same answer. */
+  const groupReplacements = new Map<string, Replacement>()
+
+  const describeGroup = (group: string) =>
+    sdk("DescribeAutoScalingGroups", (abortSignal) =>
+      autoScaling.send(
+        new AutoScalingSdk.DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }),
+        {
+          abortSignal
+        }
+      )
+    ).pipe(Effect.map((out) => out.AutoScalingGroups?.find((g) => g.AutoScalingGroupName === group)))
+
+  /** Auto Scaling mode: terminate through the group (it launches the replacement); none if not in one. */
   const terminateInGroup = (instanceId: string): Effect.Effect<Option.Option<InstanceState>, CloudError> =>
     Effect.gen(function* () {
       const found = yield* sdk("DescribeAutoScalingInstances", (abortSignal) =>
@@ -176,7 +202,13 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
         )
       )
       const member = found.AutoScalingInstances?.find((i) => i.InstanceId === instanceId)
-      if (!member) return Option.none()
+      if (!member?.AutoScalingGroupName) return Option.none()
+      const group = member.AutoScalingGroupName
+      const before = yield* describeGroup(group)
+      groupTerminations.set(instanceId, {
+        group,
+        before: new Set((before?.Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : [])))
+      })
       yield* sdk("TerminateInstanceInAutoScalingGroup", (abortSignal) =>
         autoScaling.send(
           new AutoScalingSdk.TerminateInstanceInAutoScalingGroupCommand({
@@ -187,6 +219,72 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
         )
       )
       return Option.some<InstanceState>("shutting-down")
+    })
+
+  /**
+   * Auto Scaling mode: the instance the group launched in place of `old`: the newest member that was not
+   * in the group when we terminated `old` (after a controller restart: the newest member other than `old`).
+   * Until the group has launched one this is a retryable CloudError; the controller asks again.
+   */
+  const groupReplacement = (
+    old: string,
+    group: string,
+    terminatedAtMs: number | undefined
+  ): Effect.Effect<Replacement, CloudError> =>
+    Effect.gen(function* () {
+      const known = groupReplacements.get(old)
+      if (known) return known
+      const g = yield* describeGroup(group)
+      if (!g) {
+        return yield* new CloudError({
+          operation: "DescribeAutoScalingGroups",
+          message: `Auto Scaling group ${group} of instance ${old} does not exist`,
+          retryable: false
+        })
+      }
+      const before = groupTerminations.get(old)?.before ?? new Set<string>()
+      const claimed = new Set([...groupReplacements.values()].map((r) => r.instanceId))
+      const candidates = (g.Instances ?? []).flatMap((i) =>
+        i.InstanceId &&
+        i.InstanceId !== old &&
+        !before.has(i.InstanceId) &&
+        !claimed.has(i.InstanceId) &&
+        !/^(Terminat|Detach|Standby)/.test(i.LifecycleState ?? "")
+          ? [i.InstanceId]
+          : []
+      )
+      if (candidates.length === 0) {
+        return yield* new CloudError({
+          operation: "DescribeAutoScalingGroups",
+          message: `waiting for Auto Scaling group ${group} to launch the replacement of ${old}`,
+          retryable: true
+        })
+      }
+      const described = yield* sdk("DescribeInstances", (abortSignal) =>
+        ec2.send(new Ec2Sdk.DescribeInstancesCommand({ InstanceIds: candidates }), { abortSignal })
+      )
+      const recorded = groupTerminations.has(old)
+      const newest = (described.Reservations ?? [])
+        .flatMap((r) => r.Instances ?? [])
+        // Without our record (controller restarted), only instances launched after the old one went away.
+        .filter(
+          (i) => recorded || terminatedAtMs === undefined || (i.LaunchTime?.getTime() ?? 0) >= terminatedAtMs
+        )
+        .sort((a, b) => (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0))[0]
+      if (!newest?.InstanceId) {
+        return yield* new CloudError({
+          operation: "DescribeInstances",
+          message: `the replacement of ${old} in ${group} is not visible in EC2 yet`,
+          retryable: true
+        })
+      }
+      const replacement: Replacement = {
+        instanceId: newest.InstanceId,
+        ...(newest.PrivateDnsName ? { nodeName: newest.PrivateDnsName } : {}),
+        ...(newest.Placement?.AvailabilityZone ? { zone: newest.Placement.AvailabilityZone } : {})
+      }
+      groupReplacements.set(old, replacement)
+      return replacement
     })
 
   /** Polls until terminated (or gone), backing off 1 s -> 15 s, for at most terminationWaitSeconds. */
@@ -214,6 +312,8 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
       if (GONE.has(before)) return yield* waitTerminated(ref.instanceId, before)
       const viaGroup =
         config.terminationMode === "autoScaling" ? yield* terminateInGroup(ref.instanceId) : Option.none()
+      if (config.terminationMode === "autoScaling" && Option.isNone(viaGroup))
+        ec2Terminations.add(ref.instanceId)
       const started = Option.isSome(viaGroup) ? viaGroup.value : yield* terminateBatched(ref.instanceId)
       yield* Effect.logInfo("terminating instance", {
         node: node.name,
@@ -266,6 +366,8 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
       const tag = (k: string) => old?.Tags?.find((t) => t.Key === k)?.Value
 
       if (config.terminationMode === "autoScaling") {
+        // After termination the instance has left the group, so also look at what we recorded and at the
+        // `aws:autoscaling:groupName` tag EC2 Auto Scaling puts on its instances.
         const member = yield* sdk("DescribeAutoScalingInstances", (abortSignal) =>
           autoScaling.send(
             new AutoScalingSdk.DescribeAutoScalingInstancesCommand({ InstanceIds: [ref.instanceId] }),
@@ -274,8 +376,21 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
             }
           )
         ).pipe(Effect.map((r) => r.AutoScalingInstances?.find((i) => i.InstanceId === ref.instanceId)))
-        const group = member?.AutoScalingGroupName ?? tag("aws:autoscaling:groupName")
-        if (group) return { instanceId: `autoscaling:${group}` } satisfies Replacement
+        const group =
+          groupTerminations.get(ref.instanceId)?.group ??
+          member?.AutoScalingGroupName ??
+          tag("aws:autoscaling:groupName")
+        if (group)
+          return yield* groupReplacement(ref.instanceId, group, terminatedAt(old?.StateTransitionReason))
+        const oldState = old ? asState(old.State?.Name) : "not-found"
+        if (!ec2Terminations.has(ref.instanceId) && GONE.has(oldState)) {
+          // Gone, in no group we can see, and not terminated by us through EC2 (e.g. we restarted): it may
+          // have been a group's instance whose group already replaced it. Launching one more could double
+          // the capacity, so do nothing and say why.
+          return yield* fail(
+            `autoScaling mode: instance ${ref.instanceId} is ${oldState} and no Auto Scaling group is known for it; not launching a replacement (the group, if any, does)`
+          )
+        }
       }
 
       const ltId = node.annotations[LAUNCH_TEMPLATE_ID_ANNOTATION] ?? tag(EC2_LAUNCH_TEMPLATE_ID_TAG)
