@@ -68,7 +68,7 @@ export const makeTestHost = (): TestHost => {
       `var/log/pods/kube-system_${name}-7x2kq_0d1c2b3a-1111-2222-3333-444455556666/${name}/0.log`,
       line
     )
-  const writeJournal: TestHost["writeJournal"] = (entries) => {
+  const writeJournal: TestHost["writeJournal"] = (entries, options = {}) => {
     if (JOURNAL_REMOTE === undefined) throw new Error("systemd-journal-remote is not installed")
     const exportText = entries
       .map((e, i) => {
@@ -84,7 +84,9 @@ export const makeTestHost = (): TestHost => {
         ].join("\n")
       })
       .join("\n")
-    const file = join(root, "var/log/journal", `test-${++journalFiles}.journal`)
+    const dir = join(root, options.dir ?? "var/log/journal")
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, `test-${++journalFiles}.journal`)
     execFileSync(JOURNAL_REMOTE, [`--output=${file}`, "-"], {
       input: `${exportText}\n`,
       stdio: ["pipe", "ignore", "ignore"]

@@ -1,4 +1,13 @@
-import { accessSync, appendFileSync, constants, renameSync, truncateSync, writeFileSync } from "node:fs"
+import {
+  accessSync,
+  appendFileSync,
+  constants,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync
+} from "node:fs"
 import { join } from "node:path"
 import fc from "fast-check"
 import { afterEach, describe, expect, it } from "vitest"
@@ -370,6 +379,33 @@ describe("journal reader", () => {
     },
     20_000
   )
+})
+
+describe.skipIf(!CAN_WRITE_JOURNAL)("journal reader on real host layouts", () => {
+  it("reads machine-id subdirectories, and run/log/journal when var/log/journal is absent", async () => {
+    host = makeTestHost()
+    rmSync(join(host.root, "var/log/journal"), { recursive: true })
+    mkdirSync(join(host.root, "run/log/journal"), { recursive: true })
+    const got: string[] = []
+    const reader = await startJournalReader({
+      identifiers: ["kubelet"],
+      hostRoot: host.root,
+      onEntry: (_ident, message) => got.push(message),
+      onMalformed: () => undefined,
+      onTruncatedLine: () => undefined,
+      onWatching: () => undefined,
+      log
+    })
+    try {
+      host.writeJournal([{ identifier: "kubelet", message: "volatile journal" }], {
+        dir: "run/log/journal/0123456789abcdef0123456789abcdef"
+      })
+      await waitFor(() => got.length === 1, 10_000, "entry")
+      expect(got).toEqual(["volatile journal"])
+    } finally {
+      await reader.stop()
+    }
+  }, 20_000)
 })
 
 describe.skipIf(!CAN_WRITE_JOURNAL)("journal reader restarts", () => {
