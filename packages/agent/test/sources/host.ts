@@ -35,7 +35,8 @@ export interface TestHost {
   readonly appendFile: (path: string, line: string) => void
   readonly appendPodLog: (name: string, line: string) => void
   readonly writeJournal: (
-    entries: readonly { identifier: string; message: string; realtimeMs?: number }[]
+    entries: readonly { identifier: string; message: string; realtimeMs?: number }[],
+    options?: { dir?: string }
   ) => void
   readonly append: (source: LogSourceId, text: string) => void
   readonly cleanup: () => void
