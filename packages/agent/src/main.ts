@@ -10,7 +10,7 @@
  * and names the field.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Data, Effect, Layer, Logger, References, Schema } from "effect"
+import { Data, Effect, Layer, Logger, References, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
@@ -18,6 +18,7 @@ import { hostFiles } from "./checks/host-files.ts"
 import { commandRunnerLayer, CommandRunner } from "./checks/command-runner.ts"
 import { buildChecks } from "./checks/registry.ts"
 import { type ConfigError, loadConfig } from "./config/load.ts"
+import { ruleOverridesFromConfig } from "./config/rule-overrides.ts"
 import type { MonitorName } from "@nodemend/reason-codes"
 import { healthServerLayer } from "./health/health-server.ts"
 import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts"
@@ -26,6 +27,8 @@ import { makeFindingSink } from "./k8s/finding-sink.ts"
 import { kubeApiLayer } from "./k8s/kube-api.ts"
 import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
+import { makeLogMonitors } from "./sources/index.ts"
+import { runRulesCheck } from "./cli/rules-check.ts"
 
 export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [HOST]:PORT] [--log-level LEVEL]
        nodemend-agent rules check [...]`
@@ -144,6 +147,9 @@ export const runAgent = (flags: AgentFlags) =>
       yield* Effect.forkScoped(
         runScheduler({ checks, sink, listPids: files.pids, spacingMs: config.checkSpacingMillis })
       )
+      const logs = yield* makeLogMonitors(flags.hostRoot, ruleOverridesFromConfig(config))
+      yield* Effect.forkScoped(Stream.runForEach(logs.detections, (d) => sink([d])))
+      yield* Effect.logInfo("log monitors", { sources: logs.status() })
       return yield* Effect.never
     }).pipe(Effect.provide(services))
   }).pipe(Effect.scoped)
@@ -159,6 +165,7 @@ const main = (argv: readonly string[]) =>
     Effect.catchTags({
       UsageError: (e) => exitWith(64, e.message),
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
+      InvalidRule: (e) => exitWith(2, `invalid log rule: ${e.message}`),
       BootIdError: (e) => exitWith(1, e.message)
     })
   )
@@ -172,8 +179,7 @@ const exitWith = (code: number, message: string) =>
 if (import.meta.main) {
   const argv = process.argv.slice(2)
   if (argv[0] === "rules") {
-    process.stderr.write("nodemend-agent: the rules subcommand is not part of this build yet\n")
-    process.exitCode = 64
+    process.exitCode = await runRulesCheck(argv.slice(1), process.stdin, process.stdout, process.stderr)
   } else {
     NodeRuntime.runMain(main(argv))
   }

@@ -66,6 +66,12 @@ const runOne = (slot: Slot, tick: TickContext, options: SchedulerOptions) =>
     )
     const end = yield* Clock.currentTimeMillis
     options.onRun?.(slot.check.name, start, end)
+    yield* Effect.logDebug("check run", {
+      check: slot.check.name,
+      startMs: start,
+      endMs: end,
+      findings: findings.length
+    })
     if (findings.length > 0) yield* options.sink(findings)
     return end
   })
@@ -81,19 +87,29 @@ export const runScheduler = (options: SchedulerOptions): Effect.Effect<never> =>
     }
     let lastEnd = Number.NEGATIVE_INFINITY
     if (slots.length === 0) return yield* Effect.never
+    // Clock time is in whole milliseconds: wait one more so the real gap is never below the spacing.
+    const gap = options.spacingMs > 0 ? options.spacingMs + 1 : 0
     while (true) {
       const earliest = Math.min(...slots.map((s) => s.due))
-      const now = yield* Clock.currentTimeMillis
-      const startAt = Math.max(earliest, lastEnd + options.spacingMs)
-      if (startAt > now) yield* Effect.sleep(Duration.millis(startAt - now))
+      yield* waitUntil(Math.max(earliest, lastEnd + gap))
       const tickNow = yield* Clock.currentTimeMillis
       const tick = makeTick(options.listPids, tickNow)
       const due = slots.filter((s) => s.due <= tickNow).sort((a, b) => a.due - b.due)
-      for (const [i, slot] of due.entries()) {
-        if (i > 0) yield* Effect.sleep(Duration.millis(options.spacingMs))
+      for (const slot of due) {
+        yield* waitUntil(lastEnd + gap)
         lastEnd = yield* runOne(slot, tick, options)
         // Strictly periodic; a run that fell far behind skips the missed turns instead of bursting.
         slot.due = Math.max(slot.due + slot.check.intervalMs, lastEnd)
       }
+    }
+  })
+
+/** Sleeps until the clock reads at least `target` (timers may fire a little early). */
+const waitUntil = (target: number): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    let now = yield* Clock.currentTimeMillis
+    while (now < target) {
+      yield* Effect.sleep(Duration.millis(target - now))
+      now = yield* Clock.currentTimeMillis
     }
   })

@@ -1,0 +1,84 @@
+/**
+ * Shared by the agent benches: a kwok Node on the local cluster (.nodemend/kubeconfig or
+ * NODEMEND_KUBECONFIG) and the real agent binary spawned against it.
+ */
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url))
+const REPO = join(PACKAGE_DIR, "../..")
+
+export const kubeconfigPath = (): string => {
+  const p = process.env.NODEMEND_KUBECONFIG ?? join(REPO, ".nodemend/kubeconfig")
+  if (!existsSync(p))
+    throw new Error(`no cluster kubeconfig at ${p}: start one with the cluster tool (docs/local-cluster.md)`)
+  return p
+}
+
+export const makeClients = () => {
+  const kc = new KubeConfig()
+  kc.loadFromFile(kubeconfigPath())
+  return { kc, core: kc.makeApiClient(CoreV1Api) }
+}
+
+export const createKwokNode = async (core: CoreV1Api, name: string): Promise<void> => {
+  const fake = { "kwok.x-k8s.io/node": "fake" }
+  await core.createNode({
+    body: { metadata: { name, labels: { ...fake, "nodemend.io/bench": "agent" }, annotations: fake } }
+  })
+  const capacity = { cpu: "8", memory: "32Gi", pods: "110" }
+  await core
+    .patchNodeStatus(
+      { name, body: { status: { capacity, allocatable: capacity } } },
+      setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+    )
+    .catch(() => undefined)
+}
+
+export interface Agent {
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+export const spawnAgent = (args: readonly string[]): Agent => {
+  const child = spawn(process.execPath, ["--conditions=source", join(PACKAGE_DIR, "src/main.ts"), ...args], {
+    cwd: PACKAGE_DIR,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  child.stdout?.on("data", (b: Buffer) => {
+    out += b.toString()
+  })
+  child.stderr?.on("data", (b: Buffer) => {
+    out += b.toString()
+  })
+  const exited = new Promise<void>((r) => child.on("exit", () => r()))
+  return {
+    child,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+const CLK_TCK = 100
+
+/** utime + stime of a process in seconds, and its resident set in bytes. */
+export const processUsage = (pid: number): { cpuSeconds: number; rssBytes: number } => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const ticks = Number(rest[11]) + Number(rest[12])
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1])
+  return { cpuSeconds: ticks / CLK_TCK, rssBytes: rssKb * 1024 }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
