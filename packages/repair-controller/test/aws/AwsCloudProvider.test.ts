@@ -85,11 +85,11 @@ describe("describe / terminate", () => {
   )
 
   it.live("a timeout after EC2 acted is retried without a second termination", () =>
-    withProvider({ requestTimeoutSeconds: 0.3 })((p) =>
+    withProvider({ requestTimeoutSeconds: 0.5 })((p) =>
       Effect.gen(function* () {
         const i = yield* adoptNode()
         yield* Effect.promise(() =>
-          admin.injectFault({ kind: "slow", target: "ec2", action: "TerminateInstances", delayMs: 1000 })
+          admin.injectFault({ kind: "slow", target: "ec2", action: "TerminateInstances", delayMs: 2000 })
         )
         const before = yield* calls("TerminateInstances")
         const state = yield* p.terminate(nodeRefOf(i))
@@ -116,7 +116,7 @@ describe("describe / terminate", () => {
   )
 
   it.live("concurrent terminations share one TerminateInstances call", () =>
-    withProvider()((p) =>
+    withProvider({ terminateBatchWindowMs: 1500 })((p) =>
       Effect.gen(function* () {
         const nodes = [yield* adoptNode(), yield* adoptNode("us-west-2b"), yield* adoptNode("us-west-2c")]
         const before = yield* calls("TerminateInstances")

@@ -16,6 +16,7 @@ describe("AwsConfig", () => {
       maxAttempts: 5,
       requestTimeoutSeconds: 10,
       terminationWaitSeconds: 60,
+      terminateBatchWindowMs: 100,
       poolLabel: "nodemend.io/pool",
       subnets: [],
       zoneIds: {}

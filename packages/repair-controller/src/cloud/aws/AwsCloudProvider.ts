@@ -151,23 +151,25 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
   const stateOf = (instanceId: string) =>
     describeInstance(instanceId).pipe(Effect.map((i) => (i ? asState(i.State?.Name) : "not-found")))
 
-  const terminateBatched = yield* makeTerminateBatcher((ids) =>
-    sdk("TerminateInstances", (abortSignal) =>
-      ec2.send(new Ec2Sdk.TerminateInstancesCommand({ InstanceIds: [...ids] }), { abortSignal })
-    ).pipe(
-      Effect.map(
-        (out) =>
-          new Map(
-            (out.TerminatingInstances ?? []).map(
-              (t) => [t.InstanceId ?? "", asState(t.CurrentState?.Name)] as const
-            )
-          ) as ReadonlyMap<string, InstanceState>
+  const terminateBatched = yield* makeTerminateBatcher(
+    (ids) =>
+      sdk("TerminateInstances", (abortSignal) =>
+        ec2.send(new Ec2Sdk.TerminateInstancesCommand({ InstanceIds: [...ids] }), { abortSignal })
+      ).pipe(
+        Effect.map(
+          (out) =>
+            new Map(
+              (out.TerminatingInstances ?? []).map(
+                (t) => [t.InstanceId ?? "", asState(t.CurrentState?.Name)] as const
+              )
+            ) as ReadonlyMap<string, InstanceState>
+        ),
+        Effect.catchIf(
+          (e) => awsErrorCode(e.cause) === "InvalidInstanceID.NotFound",
+          () => Effect.succeed("not-found" as const)
+        )
       ),
-      Effect.catchIf(
-        (e) => awsErrorCode(e.cause) === "InvalidInstanceID.NotFound",
-        () => Effect.succeed("not-found" as const)
-      )
-    )
+    Duration.millis(config.terminateBatchWindowMs)
   )
 
   /** Auto Scaling mode: what each group looked like when we terminated one of its instances. */

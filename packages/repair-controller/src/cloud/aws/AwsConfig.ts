@@ -10,6 +10,7 @@
  *     maxAttempts: 5
  *     requestTimeoutSeconds: 10
  *     terminationWaitSeconds: 60
+ *     terminateBatchWindowMs: 100
  *     poolLabel: nodemend.io/pool
  *     subnets: [{ subnetId: subnet-0a..., zone: us-west-2a, zoneId: usw2-az1 }]
  *     zoneIds: { usw2-az1: us-west-2a }
@@ -55,6 +56,10 @@ export const AwsConfig = Schema.Struct({
   requestTimeoutSeconds: Schema.Finite.check(Schema.isGreaterThan(0)).pipe(withDefault(10)),
   /** How long `terminate` waits for `terminated` (polling with backoff); 0 = return once started. */
   terminationWaitSeconds: Seconds.pipe(withDefault(60)),
+  /** Terminations arriving within this window share one TerminateInstances call (at most 500 ids). */
+  terminateBatchWindowMs: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })).pipe(
+    withDefault(100)
+  ),
   /** Node label whose value names the pool; replacements carry it as an instance tag. */
   poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool")),
   /** Subnets a replacement may use when its own zone is shifted away. */
