@@ -191,8 +191,8 @@ export const compileRules = (
       const reason = rule.reasonOf?.(groups) ?? rule.code
       const resolved = resolveReason(reason)
       if (resolved === undefined) continue
-      const override =
-        reasonOverrides[reason] ?? (reason !== rule.code ? reasonOverrides[rule.code] : undefined)
+      // The exact reason wins over its catalog template key (`NvidiaXID79Error` over `NvidiaXID{code}Error`).
+      const override = reasonOverrides[reason] ?? reasonOverrides[resolved.entry.code]
       if (override?.disabled === true) continue
       const values = { ...groups, line: text, ...stringParams(resolved.parameters) }
       monitorsHit.push(rule.monitor)

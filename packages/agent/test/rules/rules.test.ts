@@ -182,6 +182,21 @@ describe("overrides", () => {
       "NvidiaXID79Error"
     ])
   })
+  it("a template key covers every reason of the template; the exact reason wins", () => {
+    const engine = makeLogRuleEngine({
+      reasons: {
+        "NvidiaXID{code}Warning": { disabled: true },
+        "NvidiaXID{code}Error": { severity: "Event" },
+        NvidiaXID79Error: { severity: "Condition" }
+      }
+    })
+    const xid = (n: number) => `NVRM: Xid (PCI:0000:3b:00): ${n}, pid=1, name=x, y`
+    const at = (n: number) => engine.process({ source: "dmesg", text: xid(n), timestampMs: 0 })
+    expect(at(13)).toEqual([])
+    expect(at(31)).toEqual([])
+    expect(at(48).map((d) => [d.reason, d.severity])).toEqual([["NvidiaXID48Error", "Event"]])
+    expect(at(79).map((d) => [d.reason, d.severity])).toEqual([["NvidiaXID79Error", "Condition"]])
+  })
   it("changes severity and occurrence window", () => {
     const engine = makeLogRuleEngine({
       reasons: { SoftLockup: { severity: "Condition", minOccurrences: 2, windowSeconds: 60 } }
