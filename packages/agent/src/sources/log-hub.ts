@@ -72,9 +72,17 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
     counters.get(source)![key] += by
   }
   /** A cut line is counted and logged (the head of the line was still matched). */
+  /** A cut line is counted, and logged at most once a minute per source (with the count so far). */
+  const lastTruncationLog = new Map<LogSourceId, number>()
   const truncated = (source: LogSourceId) => () => {
     bump(source, "linesTruncated")
-    options.log("warn", "log line longer than the line bound; matched its head, dropped the rest", { source })
+    const t = now()
+    if (t - (lastTruncationLog.get(source) ?? Number.NEGATIVE_INFINITY) < 60_000) return
+    lastTruncationLog.set(source, t)
+    options.log("warn", "log line longer than the line bound; matched its head, dropped the rest", {
+      source,
+      linesTruncated: counters.get(source)!.linesTruncated
+    })
   }
   const watching = (ids: readonly LogSourceId[]) => (on: boolean) => {
     for (const id of ids) status.set(id, on ? "watching" : "not-watching")
