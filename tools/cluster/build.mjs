@@ -17,7 +17,7 @@ import {
   statSync,
   writeFileSync
 } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { COMPONENTS, STAMP_FILE, TOOLS_DIR, VERSIONS, binDir, cacheKey } from "./versions.mjs"
 
@@ -215,7 +215,7 @@ export async function build() {
     const total = Date.now() - t0
     writeFileSync(
       join(keyDir, STAMP_FILE),
-      `${JSON.stringify({ key: cacheKey(), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
+      `${JSON.stringify({ key: basename(keyDir), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
     )
     log(`done in ${fmt(total)}: ${dir}`)
     pruneOtherKeys(keyDir)

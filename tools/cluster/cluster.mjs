@@ -374,6 +374,7 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   for (const user of ["kube-controller-manager", "kube-scheduler", "kwok"]) {
     writeFileSync(join(p.config, `${user}.kubeconfig`), kubeconfigYaml(server, p.pki, user), { mode: 0o600 })
   }
+  const phases = { pki: (Date.now() - t0) / 1000 }
   const pki = (f) => join(p.pki, f)
   const cfg = (f) => join(p.config, f)
 
@@ -395,6 +396,7 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
       const r = await httpGetStatus(`http://127.0.0.1:${etcdClient}/health`)
       return r.status === 200 || `${r.status} ${r.body}`
     })
+    phases.etcd = (Date.now() - t0) / 1000
 
     startProcess(p, bin, "kube-apiserver", [
       "--bind-address=127.0.0.1",
@@ -436,6 +438,7 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
           .join(" ")}`
       )
     })
+    phases.apiserver = (Date.now() - t0) / 1000
 
     const authn = (kc) => [
       `--kubeconfig=${kc}`,
@@ -479,24 +482,27 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
       "--node-lease-duration-seconds=40"
     ])
     const insecure = { insecure: true, clientCert: false }
+    const mark = (k) => () => {
+      phases[k] = (Date.now() - t0) / 1000
+    }
     await Promise.all([
       waitFor("kube-controller-manager /healthz", p, "kube-controller-manager", async () => {
         const r = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, p.pki, insecure)
         return r.status === 200 || `${r.status} ${r.body}`
-      }),
+      }).then(mark("kcm")),
       waitFor("kube-scheduler /healthz", p, "kube-scheduler", async () => {
         const r = await httpsGet(`https://127.0.0.1:${schedPort}/healthz`, p.pki, insecure)
         return r.status === 200 || `${r.status} ${r.body}`
-      }),
+      }).then(mark("scheduler")),
       waitFor("kwok /healthz", p, "kwok", async () => {
         const r = await httpGetStatus(`http://127.0.0.1:${kwokPort}/healthz`)
         return r.status === 200 || `${r.status} ${r.body}`
-      }),
+      }).then(mark("kwok")),
       // Pods cannot be created before the serviceaccount controller made the namespace's default SA.
       waitFor("default ServiceAccount", p, "kube-controller-manager", async () => {
         const r = await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, p.pki)
         return r.status === 200 || `${r.status}`
-      })
+      }).then(mark("defaultServiceAccount"))
     ])
   } catch (e) {
     log(`startup failed; stopping what was started. Logs: ${p.logs}`)
@@ -504,8 +510,10 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
     throw e
   }
 
+  phases.all = (Date.now() - t0) / 1000
   const info = {
     server,
+    phases,
     versions: VERSIONS,
     binDir: bin,
     ports: { etcdClient, etcdPeer, apiserver: apiPort, kcm: kcmPort, scheduler: schedPort, kwok: kwokPort },
@@ -515,7 +523,7 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   }
   writeFileSync(p.info, `${JSON.stringify(info, null, 2)}\n`)
   writeFileSync(p.kubeconfig, kubeconfigYaml(server, p.pki, "admin"), { mode: 0o600 })
-  log(`up in ${info.startupSeconds.toFixed(1)} s: ${server}`)
+  log(`up in ${info.startupSeconds.toFixed(1)} s: ${server} (${JSON.stringify(phases)})`)
   log(`kubeconfig: ${p.kubeconfig}   logs: ${p.logs}`)
   return { ...info, kubeconfig: p.kubeconfig, reused: false }
 }
