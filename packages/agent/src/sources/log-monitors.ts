@@ -91,6 +91,7 @@ export const makeLogMonitors = (
     const queue = yield* Queue.bounded<Detection>(options.capacity ?? 4096)
     let detections = 0
     let detectionsDropped = 0
+    let lastDropLog = Number.NEGATIVE_INFINITY
     const hub = yield* Effect.acquireRelease(
       Effect.promise(() =>
         startLogHub({
@@ -110,7 +111,16 @@ export const makeLogMonitors = (
           options.onDetection?.(d)
           if (!Queue.offerUnsafe(queue, d)) {
             detectionsDropped++
-            log("error", "detection queue full; detection dropped", { reason: d.reason, subject: d.subject })
+            // Counted every time; logged at most once a second.
+            const t = Date.now()
+            if (t - lastDropLog >= 1000) {
+              lastDropLog = t
+              log("error", "detection queue full; detection dropped", {
+                reason: d.reason,
+                subject: d.subject,
+                detectionsDropped
+              })
+            }
           }
         }
       })

@@ -140,3 +140,22 @@ describe("LogMonitorsService layer", () => {
     expect(exit._tag).toBe("Failure")
   })
 })
+
+describe("bounded Detection queue", () => {
+  it("drops Detections beyond its capacity and counts them", async () => {
+    const host = makeTestHost()
+    const opened = await openScoped(makeLogMonitors(host.root, {}, { capacity: 2 }))
+    try {
+      const monitors = opened.value
+      for (let cpu = 0; cpu < 5; cpu++)
+        host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${cpu} stuck for 22s! [x:1]`)
+      await waitFor(() => monitors.metrics().detections === 5, 5000, "5 detections")
+      expect(monitors.metrics().detectionsDropped).toBe(3)
+      const kept = await Effect.runPromise(monitors.detections.pipe(Stream.take(2), Stream.runCollect))
+      expect(kept.map((d) => d.subject)).toEqual(["cpu0", "cpu1"])
+    } finally {
+      await opened.close()
+      host.cleanup()
+    }
+  })
+})
