@@ -58,6 +58,9 @@ static dcgmReturn_t check_handle(dcgmHandle_t h) {
 dcgmReturn_t dcgmInit(void) {
   pthread_mutex_lock(&mu);
   initialized = 1;
+  /* Dry runs in a separate process (bench/gpu-device-check.sh): NMDOUBLE_DCGM_GPUS=n presets n GPUs. */
+  const char *preset = getenv("NMDOUBLE_DCGM_GPUS");
+  if (preset != NULL && gpu_count == 0) gpu_count = atoi(preset);
   pthread_mutex_unlock(&mu);
   return DCGM_ST_OK;
 }

@@ -45,7 +45,31 @@ static int old_driver = 0;
 static struct nvmlDevice_st devices[MAX_DEV];
 static struct nvmlEventSet_st *sets[8];
 
-nvmlReturn_t nvmlInit_v2(void) { pthread_mutex_lock(&mu); init_count++; pthread_mutex_unlock(&mu); return NVML_SUCCESS; }
+/*
+ * Dry runs of bench/gpu-device-check.sh against the double run in another process than any injector, so
+ * NMDOUBLE_NVML_DEVICES=n presets n healthy devices (fabric COMPLETED, mask 0x1AA, summary healthy, GPU idle).
+ */
+static void preset_from_env(void) {
+  const char *n = getenv("NMDOUBLE_NVML_DEVICES");
+  if (n == NULL || device_count != 0) return;
+  device_count = (unsigned int)atoi(n);
+  if (device_count > MAX_DEV) device_count = MAX_DEV;
+  for (unsigned int i = 0; i < device_count; i++) {
+    devices[i].index = (int)i;
+    devices[i].fabricState = 3;
+    devices[i].healthMask = 0x1AA;
+    devices[i].healthSummary = 1;
+    devices[i].clockReasons = 0x1;
+  }
+}
+
+nvmlReturn_t nvmlInit_v2(void) {
+  pthread_mutex_lock(&mu);
+  init_count++;
+  preset_from_env();
+  pthread_mutex_unlock(&mu);
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlShutdown(void) {
   pthread_mutex_lock(&mu);
