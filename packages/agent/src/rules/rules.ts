@@ -276,10 +276,10 @@ export const LOG_RULES: readonly LogRule[] = [
     code: "BlockDeviceIOError",
     literals: [" error, dev "],
     // `end_request:` (< 3.x), `print_req_error:` (4.18-5.2), `blk_update_request:` (5.3-5.15), bare (>= 5.16),
-    // and `critical medium|target error` (>= 4.18). Loop and optical devices are not disks; `operation not
-    // supported error` is a refused discard, not an I/O error.
+    // and `critical medium|target error` (>= 4.18). Loop, optical and floppy (VMware guests) devices are not
+    // disks; `operation not supported error` is a refused discard, not an I/O error.
     pattern:
-      /(?:^|[\s:;])(?:I\/O|critical medium|critical target|critical space allocation) error, dev (?!loop\d|sr\d)(?<device>[\w-]+), (?<location>sector \d+)/,
+      /(?:^|[\s:;])(?:I\/O|critical medium|critical target|critical space allocation) error, dev (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>sector \d+)/,
     subject: "{device}"
   },
   {
@@ -289,7 +289,7 @@ export const LOG_RULES: readonly LogRule[] = [
     literals: ["Buffer I/O error on dev"],
     // `on device X` (older kernels) and `on dev X` (>= 4.x)
     pattern:
-      /Buffer I\/O error on dev(?:ice)? (?!loop\d|sr\d)(?<device>[\w-]+), (?<location>logical block \d+)/,
+      /Buffer I\/O error on dev(?:ice)? (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>logical block \d+)/,
     subject: "{device}"
   },
   // ------------------------------------------------------------------ nvidia (dmesg)
