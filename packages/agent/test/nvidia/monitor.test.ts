@@ -187,6 +187,30 @@ describe("NVIDIA monitor", () => {
       })
   )
 
+  it.effect("windowed samples (SXid, XID history) are reported once, not again on every poll", () =>
+    Effect.gen(function* () {
+      const h = yield* start(settings({ pollSeconds: 10, windowSeconds: 300 }))
+      yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+      const now = Date.now() * 1000
+      injector.injectField({
+        entityGroupId: 3,
+        entityId: 1,
+        fieldId: FieldId.SXID_FATAL_ERROR,
+        value: 12028,
+        timestampUs: now
+      })
+      injector.injectField({ entityId: 2, fieldId: FieldId.XID_ERROR, value: 13, timestampUs: now })
+      for (let i = 0; i < 3; i++) {
+        yield* TestClock.adjust("10 seconds")
+        yield* settle
+      }
+      const fs = yield* Ref.get(h.findings)
+      expect(fs.filter((f) => f.reason === "DCGMFieldError856")).toHaveLength(1)
+      expect(fs.filter((f) => f.reason === "NvidiaXID13Warning")).toHaveLength(1)
+      yield* Fiber.interrupt(h.fiber)
+    })
+  )
+
   it.effect(
     "connection refused: DCGMError only after the grace period, resolved when the host engine is back",
     () =>

@@ -209,11 +209,18 @@ const superviseDcgm = (
           )
         )
         // polled path
+        // Samples already evaluated by an earlier poll are not reported again (a poll interval shorter than
+        // the window would otherwise repeat the same SXid / clock / XID Events every poll).
+        const seenUpToUs = yield* Ref.make(0)
         const poll = Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           yield* Ref.set(dcgmCount, (yield* s.gpuIds).length)
           const latest = yield* s.latest([FieldId.FABRIC_MANAGER_STATUS, FieldId.FABRIC_HEALTH_MASK])
-          const window = yield* s.since((now - settings.windowSeconds * 1000) * 1000)
+          const seen = yield* Ref.get(seenUpToUs)
+          const sample = yield* s.since(Math.max((now - settings.windowSeconds * 1000) * 1000, seen + 1))
+          const window = sample.filter((r) => r.timestampUs > seen)
+          if (window.length > 0)
+            yield* Ref.set(seenUpToUs, Math.max(seen, ...window.map((r) => r.timestampUs)))
           yield* emit(polledFindings({ latest, window }, now, subjectOf))
           for (const r of window) yield* xidFromHistory(r, pci, subjectOf, emitXid)
           yield* checkDeviceCount
