@@ -438,10 +438,14 @@ void nmdouble_drop_connections(void) { pthread_mutex_lock(&mu); generation++; pt
 const char *nmdouble_last_address(void) { return last_address; }
 unsigned int nmdouble_last_unix_socket(void) { return last_unix_socket; }
 int nmdouble_callbacks_in_flight(void) { pthread_mutex_lock(&mu); int n = in_flight; pthread_mutex_unlock(&mu); return n; }
+/* Live registrations: on an open connection of the current generation (a dropped one no longer counts). */
 int nmdouble_registration_count(void) {
   pthread_mutex_lock(&mu);
   int n = 0;
-  for (int i = 0; i < MAX_REG; i++) n += regs[i].used;
+  for (int i = 0; i < MAX_REG; i++) {
+    int hi = handle_index(regs[i].handle);
+    n += regs[i].used && hi >= 0 && handle_open[hi] && handle_generation[hi] == generation;
+  }
   pthread_mutex_unlock(&mu);
   return n;
 }
