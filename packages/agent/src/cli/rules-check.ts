@@ -2,7 +2,7 @@
  * `nodemend-agent rules check --source <dmesg|journal:IDENT|file:PATH|podlogs:NAME> [--config FILE]`
  *
  * Reads log lines on stdin and prints, per line, the reason code(s) the running agent would produce for
- * it (space-separated), or `-`. It uses the agent's rule engine (same rules, literal prefilter and
+ * it (space-separated; `resolves:REASON` for a line that clears a reason), or `-`. It uses the agent's rule engine (same rules, literal prefilter and
  * occurrence windows) and the agent's config (reason overrides, extra rules, disabled monitors), so
  * operators can test their overrides against their own logs. Accepted line shapes:
  *   dmesg:   raw /dev/kmsg records (`6,123,4567,-;text`), `dmesg` output, syslog copies;
@@ -13,10 +13,11 @@
 import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { Effect, Result } from "effect"
-import { applyOverrides } from "../config/overrides.ts"
+import { applyOverrides, isMonitorEnabled, reasonOverride } from "../config/overrides.ts"
 import { loadConfig } from "../config/load.ts"
+import type { AgentConfig } from "../config/schema.ts"
 import { ruleOverridesFromConfig } from "../config/rule-overrides.ts"
-import type { Detection } from "../model.ts"
+import type { Finding } from "../model.ts"
 import { InvalidRule } from "../rules/compile.ts"
 import { type LogRuleEngine, makeLogRuleEngine } from "../rules/engine.ts"
 import type { LogRecord, LogSourceId } from "../rules/rule.ts"
@@ -77,6 +78,17 @@ export const recordFromInputLine = (
   return { source, text: line, timestampMs: lineTimestamp(line, fallbackMs) }
 }
 
+/** The finding as the running agent's finding sink would pass it on, or nothing (disabled monitor or reason). */
+const asConfigured = (config: AgentConfig, f: Finding): readonly Finding[] => {
+  if (f._tag === "Detection") {
+    const kept = applyOverrides(config, f)
+    return kept === undefined ? [] : [kept]
+  }
+  if (!isMonitorEnabled(config, f.monitor) || reasonOverride(config, f.monitor, f.reason)?.disabled === true)
+    return []
+  return [f]
+}
+
 export const runRulesCheck = async (
   args: readonly string[],
   stdin: NodeJS.ReadableStream,
@@ -125,14 +137,13 @@ export const runRulesCheck = async (
   let n = 0
   for await (const line of lines) {
     const record = recordFromInputLine(source, line, start + n++)
-    const detections =
-      record === undefined
-        ? []
-        : engine.process(record).flatMap((d) => {
-            const kept: Detection | undefined = applyOverrides(config, d)
-            return kept === undefined ? [] : [kept]
-          })
-    stdout.write(detections.length === 0 ? "-\n" : `${detections.map((d) => d.reason).join(" ")}\n`)
+    const findings =
+      record === undefined ? [] : engine.process(record).flatMap((f) => asConfigured(config, f))
+    stdout.write(
+      findings.length === 0
+        ? "-\n"
+        : `${findings.map((f) => (f._tag === "Resolution" ? `resolves:${f.reason}` : f.reason)).join(" ")}\n`
+    )
   }
   return 0
 }

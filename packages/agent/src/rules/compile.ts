@@ -32,6 +32,7 @@ export interface CompiledRule {
   readonly subject: string | undefined
   readonly minOccurrences: number | undefined
   readonly windowSeconds: number | undefined
+  readonly resolves: boolean
   /** Monitor of the catalog entry: one match per monitor and line. */
   readonly monitor: MonitorName
 }
@@ -45,6 +46,8 @@ export interface RuleMatch {
   readonly subject: string | undefined
   readonly minOccurrences: number
   readonly windowSeconds: number
+  /** A clearing line: the engine emits a Resolution. */
+  readonly resolves: boolean
 }
 
 interface SourceMatcher {
@@ -95,7 +98,8 @@ const userRuleToLogRule = (rule: UserRule): LogRule => {
     ...(rule.message !== undefined ? { message: rule.message } : {}),
     ...(rule.subject !== undefined ? { subject: rule.subject } : {}),
     ...(rule.minOccurrences !== undefined ? { minOccurrences: rule.minOccurrences } : {}),
-    ...(rule.windowSeconds !== undefined ? { windowSeconds: rule.windowSeconds } : {})
+    ...(rule.windowSeconds !== undefined ? { windowSeconds: rule.windowSeconds } : {}),
+    ...(rule.resolves === true ? { resolves: true } : {})
   }
 }
 
@@ -143,6 +147,7 @@ export const compileRules = (
       subject: rule.subject,
       minOccurrences: rule.minOccurrences,
       windowSeconds: rule.windowSeconds,
+      resolves: rule.resolves === true,
       monitor
     }
     for (const source of rule.sources) {
@@ -204,7 +209,8 @@ export const compileRules = (
         message: fill(rule.message ?? resolved.entry.message, values),
         subject: rule.subject === undefined ? undefined : fillStrict(rule.subject, values),
         minOccurrences: override?.minOccurrences ?? rule.minOccurrences ?? 1,
-        windowSeconds: override?.windowSeconds ?? rule.windowSeconds ?? 0
+        windowSeconds: override?.windowSeconds ?? rule.windowSeconds ?? 0,
+        resolves: rule.resolves
       })
     }
     return out.length === 0 ? NO_MATCHES : out

@@ -2,7 +2,7 @@
  * The log rule engine: matcher + occurrence gate, turning records into Detections. Exactly this engine
  * runs in the agent and in `nodemend-agent rules check`.
  */
-import type { Detection } from "../model.ts"
+import type { Finding } from "../model.ts"
 import { compileRules, type LogMatcher } from "./compile.ts"
 import { makeOccurrenceGate } from "./occurrences.ts"
 import type { RuleOverrides } from "./overrides.ts"
@@ -10,21 +10,36 @@ import type { LogRecord } from "./rule.ts"
 
 export interface LogRuleEngine {
   readonly matcher: LogMatcher
-  /** Detections of one record (empty for benign lines and for matches still below their window). */
-  readonly process: (record: LogRecord) => readonly Detection[]
+  /**
+   * Findings of one record: Detections (none for benign lines and for matches still below their window)
+   * and Resolutions (lines that say a fault cleared).
+   */
+  readonly process: (record: LogRecord) => readonly Finding[]
 }
 
-const NONE: readonly Detection[] = []
+const NONE: readonly Finding[] = []
 
 export const makeLogRuleEngine = (overrides: RuleOverrides = {}, matcher?: LogMatcher): LogRuleEngine => {
   const m = matcher ?? compileRules(overrides)
   const gate = makeOccurrenceGate()
-  const process = (record: LogRecord): readonly Detection[] => {
+  const process = (record: LogRecord): readonly Finding[] => {
     const matches = m.match(record.source, record.text)
     if (matches.length === 0) return NONE
-    const out: Detection[] = []
+    const out: Finding[] = []
     for (const hit of matches) {
       const key = `${hit.reason}\u0000${hit.subject ?? ""}`
+      if (hit.resolves) {
+        gate.reset(key)
+        out.push({
+          _tag: "Resolution",
+          monitor: hit.entry.monitor,
+          reason: hit.reason,
+          conditionType: hit.entry.conditionType,
+          observedAtMs: record.timestampMs,
+          ...(hit.subject !== undefined ? { subject: hit.subject } : {})
+        })
+        continue
+      }
       if (!gate.admit(key, record.timestampMs, hit.minOccurrences, hit.windowSeconds)) continue
       out.push({
         _tag: "Detection",

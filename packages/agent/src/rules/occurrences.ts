@@ -6,6 +6,8 @@
 export interface OccurrenceGate {
   /** Records one match at `atMs`; true when it completes a window. */
   readonly admit: (key: string, atMs: number, minOccurrences: number, windowSeconds: number) => boolean
+  /** Forgets the matches of a key (its fault cleared). */
+  readonly reset: (key: string) => void
   readonly size: () => number
 }
 
@@ -34,5 +36,5 @@ export const makeOccurrenceGate = (maxKeys: number = MAX_KEYS): OccurrenceGate =
     }
     return false
   }
-  return { admit, size: () => seen.size }
+  return { admit, reset: (key) => seen.delete(key), size: () => seen.size }
 }

@@ -33,7 +33,9 @@ export const UserRule = Schema.Struct({
   message: Schema.optionalKey(Schema.String),
   subject: Schema.optionalKey(Schema.String),
   minOccurrences: Schema.optionalKey(PositiveInt),
-  windowSeconds: Schema.optionalKey(PositiveInt)
+  windowSeconds: Schema.optionalKey(PositiveInt),
+  /** The line clears the reason (a Resolution) instead of raising it. */
+  resolves: Schema.optionalKey(Schema.Boolean)
 })
 export type UserRule = typeof UserRule.Type
 

@@ -33,6 +33,11 @@ export interface LogRule {
   /** Fire only when this many matches of the same (reason, subject) fall within `windowSeconds`. */
   readonly minOccurrences?: number
   readonly windowSeconds?: number
+  /**
+   * The line says the fault cleared (recovery `auto`): emit a Resolution of the reason for the subject
+   * instead of a Detection, and start its occurrence window over.
+   */
+  readonly resolves?: boolean
 }
 
 /** One line from a source, with the time it was written at the source (ms since epoch). */

@@ -209,6 +209,16 @@ export const LOG_RULES: readonly LogRule[] = [
     windowSeconds: 120
   },
   {
+    // aws-k8s-agent logs this once the API server answers (pkg/k8sapi CheckAPIServerConnectivity): the
+    // condition clears instead of latching until the agent restarts (NMA#215).
+    id: "networking.ipamd-api-reachable",
+    sources: [IPAMD_LOG],
+    code: "IPAMDNotReady",
+    literals: ["Successful communication with the Cluster"],
+    pattern: /Successful communication with the Cluster/,
+    resolves: true
+  },
+  {
     id: "networking.ipamd-restart",
     sources: [IPAMD_LOG],
     code: "IPAMDRepeatedlyRestart",

@@ -7,7 +7,7 @@ export { makeLineSplitter } from "./line-splitter.ts"
 export { lineTimestamp } from "./line-timestamp.ts"
 export { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
 export {
-  DETECTIONS_DROPPED,
+  FINDINGS_DROPPED,
   LOG_SOURCE_METRICS,
   type LogMetrics,
   type LogMonitors,

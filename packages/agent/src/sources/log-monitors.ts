@@ -1,11 +1,11 @@
 /**
  * The log-driven monitors for the runtime: opens every source the rules read (one reader per resource),
- * runs each record through the rule engine as it arrives and offers the Detections to a bounded queue,
- * exposed as a Stream. Readers live as long as the Scope. A full queue drops the Detection, counts it
- * and logs it; nothing is dropped silently.
+ * runs each record through the rule engine as it arrives and offers the findings (Detections and
+ * Resolutions) to a bounded queue, exposed as a Stream. Readers live as long as the Scope. A full queue
+ * drops the finding, counts it and logs it; nothing is dropped silently.
  */
 import { Context, Effect, Layer, Metric, Queue, type Scope, Stream } from "effect"
-import type { Detection } from "../model.ts"
+import type { Detection, Finding } from "../model.ts"
 import { InvalidRule } from "../rules/compile.ts"
 import { makeLogRuleEngine } from "../rules/engine.ts"
 import type { RuleOverrides } from "../rules/overrides.ts"
@@ -14,7 +14,7 @@ import { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from
 import type { SourceLog } from "./source-log.ts"
 
 /**
- * Prometheus series (read from the counters when scraped): per source, plus dropped Detections.
+ * Prometheus series (read from the counters when scraped): per source, plus dropped findings.
  * Registered for the life of the Scope.
  */
 export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Counter<number>>> = {
@@ -34,8 +34,8 @@ export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Co
     description: "Kernel log records lost before they were read (sequence gaps, EPIPE)"
   })
 }
-export const DETECTIONS_DROPPED = Metric.counter("nodemend_agent_log_detections_dropped_total", {
-  description: "Log Detections dropped because the Detection queue was full"
+export const FINDINGS_DROPPED = Metric.counter("nodemend_agent_log_findings_dropped_total", {
+  description: "Log findings (Detections, Resolutions) dropped because the findings queue was full"
 })
 
 export interface LogMonitorsOptions {
@@ -45,6 +45,8 @@ export interface LogMonitorsOptions {
   readonly kmsgLookbackMs?: number
   /** Also called synchronously for every Detection (before it is queued). */
   readonly onDetection?: (detection: Detection) => void
+  /** Also called synchronously for every finding, Detections and Resolutions (before it is queued). */
+  readonly onFinding?: (finding: Finding) => void
 }
 
 export interface LogMetrics {
@@ -54,12 +56,16 @@ export interface LogMetrics {
   readonly malformed: number
   readonly kmsgSequenceGaps: number
   readonly detections: number
-  readonly detectionsDropped: number
+  readonly resolutions: number
+  readonly findingsDropped: number
   readonly bySource: Readonly<Partial<Record<LogSourceId, Readonly<SourceCounters>>>>
 }
 
 export interface LogMonitors {
-  readonly detections: Stream.Stream<Detection>
+  /** Detections and Resolutions (a log line that says a fault cleared), in arrival order. */
+  readonly findings: Stream.Stream<Finding>
+  /** @deprecated The same stream as `findings` (one queue: consume one of them). */
+  readonly detections: Stream.Stream<Finding>
   readonly metrics: () => LogMetrics
   /** Per source: watching, or not watching (journalctl or the file's directory missing, ...). */
   readonly status: () => Readonly<Partial<Record<LogSourceId, SourceStatus>>>
@@ -88,9 +94,10 @@ export const makeLogMonitors = (
             : Effect.logInfo(message, fields)
       runLog(effect.pipe(Effect.annotateLogs("component", "log-sources")))
     }
-    const queue = yield* Queue.bounded<Detection>(options.capacity ?? 4096)
+    const queue = yield* Queue.bounded<Finding>(options.capacity ?? 4096)
     let detections = 0
-    let detectionsDropped = 0
+    let resolutions = 0
+    let findingsDropped = 0
     let lastDropLog = Number.NEGATIVE_INFINITY
     const hub = yield* Effect.acquireRelease(
       Effect.promise(() =>
@@ -106,19 +113,23 @@ export const makeLogMonitors = (
     )
     for (const source of hub.sources) {
       hub.subscribe(source, (record) => {
-        for (const d of engine.process(record)) {
-          detections++
-          options.onDetection?.(d)
-          if (!Queue.offerUnsafe(queue, d)) {
-            detectionsDropped++
+        for (const f of engine.process(record)) {
+          if (f._tag === "Detection") {
+            detections++
+            options.onDetection?.(f)
+          } else resolutions++
+          options.onFinding?.(f)
+          if (!Queue.offerUnsafe(queue, f)) {
+            findingsDropped++
             // Counted every time; logged at most once a second.
             const t = Date.now()
             if (t - lastDropLog >= 1000) {
               lastDropLog = t
-              log("error", "detection queue full; detection dropped", {
-                reason: d.reason,
-                subject: d.subject,
-                detectionsDropped
+              log("error", "log findings queue full; finding dropped", {
+                finding: f._tag,
+                reason: f.reason,
+                subject: f.subject,
+                findingsDropped
               })
             }
           }
@@ -128,8 +139,8 @@ export const makeLogMonitors = (
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         const registrations = [
-          Metric.registerUnsafe(DETECTIONS_DROPPED, context, {
-            get: () => ({ count: detectionsDropped, incremental: true }),
+          Metric.registerUnsafe(FINDINGS_DROPPED, context, {
+            get: () => ({ count: findingsDropped, incremental: true }),
             update: () => undefined,
             modify: () => undefined
           })
@@ -163,11 +174,13 @@ export const makeLogMonitors = (
         malformed: sum("malformed"),
         kmsgSequenceGaps: sum("kmsgSequenceGaps"),
         detections,
-        detectionsDropped,
+        resolutions,
+        findingsDropped,
         bySource
       }
     }
-    return { detections: Stream.fromQueue(queue), metrics, status: hub.status, hub }
+    const findings = Stream.fromQueue(queue)
+    return { findings, detections: findings, metrics, status: hub.status, hub }
   })
 
 /** The log monitors as a service, for composition in the binary's main. */

@@ -54,6 +54,13 @@ describe("rules check", () => {
     expect(out).toEqual(["-", "PodStuckTerminating"])
   })
 
+  it("prints resolves:REASON for a line that clears a reason", async () => {
+    const ok =
+      '{"level":"info","msg":"Successful communication with the Cluster! Cluster Version is: v1.32."}'
+    const { out } = await run(["--source", "file:/var/log/aws-routed-eni/ipamd.log"], `${ok}\nother\n`)
+    expect(out).toEqual(["resolves:IPAMDNotReady", "-"])
+  })
+
   it("reads journalctl -o json and -o short lines", async () => {
     const json = JSON.stringify({
       __REALTIME_TIMESTAMP: "1700000000000000",

@@ -1,6 +1,7 @@
 import { CATALOG, resolveReason } from "@nodemend/reason-codes"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import type { Detection, Finding } from "../../src/model.ts"
 import {
   compileRules,
   InvalidRule,
@@ -9,7 +10,7 @@ import {
   makeLogRuleEngine,
   requiredLiteral
 } from "../../src/rules/index.ts"
-import { BENIGN_LINES, FAULT_LINES } from "../fixtures/log-lines.ts"
+import { BENIGN_LINES, FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
 
 /** The log-driven reasons named in issue #8 (sections 2.3-2.7 of the NMA reference). */
 const LOG_DRIVEN = [
@@ -43,13 +44,17 @@ const LOG_DRIVEN = [
 ]
 
 const catalogCodes = new Set(CATALOG.map((e) => e.code as string))
+const onlyDetections = (fs: readonly Finding[]): Detection[] =>
+  fs.filter((f): f is Detection => f._tag === "Detection")
 
 /** Feeds a line as many times as its rule needs, 100 ms apart; returns the detections per feed. */
 const feed = (source: LogSourceId, text: string, t0 = 1_700_000_000_000) => {
   const engine = makeLogRuleEngine()
   const hit = engine.matcher.match(source, text)
   const times = Math.max(1, ...hit.map((h) => h.minOccurrences))
-  return Array.from({ length: times }, (_, i) => engine.process({ source, text, timestampMs: t0 + i * 100 }))
+  return Array.from({ length: times }, (_, i) =>
+    onlyDetections(engine.process({ source, text, timestampMs: t0 + i * 100 }))
+  )
 }
 
 describe("rule data", () => {
@@ -117,6 +122,46 @@ describe("rule order and monitors", () => {
     const engine = makeLogRuleEngine()
     const text = FAULT_LINES.find((f) => f.reason === "NvidiaNCCLError")!.text
     expect(engine.matcher.match("dmesg", text).map((x) => x.reason)).toEqual(["AppCrash", "NvidiaNCCLError"])
+  })
+})
+
+describe("resolutions", () => {
+  it("every resolving rule has a fixture line, and it yields a Resolution", () => {
+    for (const rule of LOG_RULES.filter((r) => r.resolves === true))
+      expect(
+        RESOLVE_LINES.some((l) => l.reason === rule.code),
+        rule.id
+      ).toBe(true)
+    for (const l of RESOLVE_LINES) {
+      const engine = makeLogRuleEngine()
+      expect(engine.process({ source: l.source, text: l.text, timestampMs: 7 })).toEqual([
+        {
+          _tag: "Resolution",
+          monitor: resolveReason(l.reason)!.entry.monitor,
+          reason: l.reason,
+          conditionType: resolveReason(l.reason)!.entry.conditionType,
+          observedAtMs: 7
+        }
+      ])
+    }
+  })
+  it("a resolution starts the failure window over", () => {
+    const engine = makeLogRuleEngine()
+    const ipamd: LogSourceId = "file:/var/log/aws-routed-eni/ipamd.log"
+    const fail =
+      '{"level":"error","msg":"Unable to reach API Server, Get https://10.100.0.1:443/version: timeout"}'
+    const feedFailures = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) =>
+        engine.process({ source: ipamd, text: fail, timestampMs: from + i * 10_000 })
+      ).flat()
+    expect(feedFailures(0, 5)).toEqual([])
+    const ok = RESOLVE_LINES[0]!.text
+    expect(engine.process({ source: ipamd, text: ok, timestampMs: 55_000 }).map((f) => f._tag)).toEqual([
+      "Resolution"
+    ])
+    // Without the reset this 6th failure within 2 minutes would fire.
+    expect(feedFailures(60_000, 5)).toEqual([])
+    expect(feedFailures(110_000, 1).map((f) => f.reason)).toEqual(["IPAMDNotReady"])
   })
 })
 
@@ -194,15 +239,17 @@ describe("overrides", () => {
     const at = (n: number) => engine.process({ source: "dmesg", text: xid(n), timestampMs: 0 })
     expect(at(13)).toEqual([])
     expect(at(31)).toEqual([])
-    expect(at(48).map((d) => [d.reason, d.severity])).toEqual([["NvidiaXID48Error", "Event"]])
-    expect(at(79).map((d) => [d.reason, d.severity])).toEqual([["NvidiaXID79Error", "Condition"]])
+    expect(onlyDetections(at(48)).map((d) => [d.reason, d.severity])).toEqual([["NvidiaXID48Error", "Event"]])
+    expect(onlyDetections(at(79)).map((d) => [d.reason, d.severity])).toEqual([
+      ["NvidiaXID79Error", "Condition"]
+    ])
   })
   it("changes severity and occurrence window", () => {
     const engine = makeLogRuleEngine({
       reasons: { SoftLockup: { severity: "Condition", minOccurrences: 2, windowSeconds: 60 } }
     })
     expect(engine.process({ source: "dmesg", text: lockup, timestampMs: 0 })).toEqual([])
-    const [d] = engine.process({ source: "dmesg", text: lockup, timestampMs: 30_000 })
+    const [d] = onlyDetections(engine.process({ source: "dmesg", text: lockup, timestampMs: 30_000 }))
     expect(d?.severity).toBe("Condition")
   })
   it("adds a user rule, deriving its literal from the pattern", () => {

@@ -6,10 +6,10 @@
 import { Effect, Fiber, Stream } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { Detection } from "../../src/model.ts"
+import type { Detection, Finding } from "../../src/model.ts"
 import { makeLogRuleEngine } from "../../src/rules/index.ts"
 import { type LogMonitors, LogMonitorsService, makeLogMonitors } from "../../src/sources/index.ts"
-import { BENIGN_LINES, FAULT_LINES } from "../fixtures/log-lines.ts"
+import { BENIGN_LINES, FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
 import { CAN_WRITE_JOURNAL, makeTestHost, openScoped, type TestHost, waitFor } from "./host.ts"
 
 const usable = <T extends { source: string }>(xs: readonly T[]) =>
@@ -20,13 +20,25 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
   let monitors: LogMonitors
   let close: () => Promise<void>
   const seen: Detection[] = []
+  const cleared: Finding[] = []
 
   beforeAll(async () => {
     host = makeTestHost()
     // History already on the host when the agent starts is not replayed.
     host.appendKmsg("BUG: kernel NULL pointer dereference, address: 0000000000000008")
     host.appendFile("var/log/aws-routed-eni/ipamd.log", '{"msg":"InsufficientFreeAddressesInSubnet (old)"}')
-    const opened = await openScoped(makeLogMonitors(host.root, {}, { onDetection: (d) => seen.push(d) }))
+    const opened = await openScoped(
+      makeLogMonitors(
+        host.root,
+        {},
+        {
+          onDetection: (d) => seen.push(d),
+          onFinding: (f) => {
+            if (f._tag === "Resolution") cleared.push(f)
+          }
+        }
+      )
+    )
     monitors = opened.value
     close = opened.close
     await waitFor(
@@ -86,15 +98,22 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     const m = monitors.metrics()
     expect(m.linesRead).toBeGreaterThan(FAULT_LINES.length)
     expect(m.linesDropped).toBe(0)
-    expect(m.detectionsDropped).toBe(0)
+    expect(m.findingsDropped).toBe(0)
   }, 30_000)
+
+  it("turns a clearing line into a Resolution", async () => {
+    for (const l of usable(RESOLVE_LINES)) host.append(l.source, l.text)
+    await waitFor(() => cleared.length === usable(RESOLVE_LINES).length, 10_000, "resolutions")
+    expect(cleared.map((f) => f.reason)).toEqual(usable(RESOLVE_LINES).map((l) => l.reason))
+    expect(monitors.metrics().resolutions).toBe(cleared.length)
+  }, 20_000)
 
   it("exposes the source counters as Prometheus series", async () => {
     const text = await Effect.runPromise(PrometheusMetrics.format())
     const read = /nodemend_agent_log_lines_read_total\{source="dmesg"\} (\d+)/.exec(text)
     expect(Number(read?.[1])).toBe(monitors.metrics().bySource.dmesg?.linesRead)
     expect(text).toMatch(/nodemend_agent_kmsg_sequence_gaps_total\{source="dmesg"\} 0/)
-    expect(text).toMatch(/nodemend_agent_log_detections_dropped_total 0/)
+    expect(text).toMatch(/nodemend_agent_log_findings_dropped_total 0/)
   })
 
   it("streams Detections: a line appended to dev/kmsg comes out of the Stream", async () => {
@@ -150,7 +169,7 @@ describe("bounded Detection queue", () => {
       for (let cpu = 0; cpu < 5; cpu++)
         host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${cpu} stuck for 22s! [x:1]`)
       await waitFor(() => monitors.metrics().detections === 5, 5000, "5 detections")
-      expect(monitors.metrics().detectionsDropped).toBe(3)
+      expect(monitors.metrics().findingsDropped).toBe(3)
       const kept = await Effect.runPromise(monitors.detections.pipe(Stream.take(2), Stream.runCollect))
       expect(kept.map((d) => d.subject)).toEqual(["cpu0", "cpu1"])
     } finally {
