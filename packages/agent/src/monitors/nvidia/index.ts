@@ -1,0 +1,11 @@
+// The NVIDIA accelerated-hardware monitor: what the agent's main wires.
+export { NvidiaLibraries, type NvidiaLibrariesShape } from "./libraries.ts"
+export {
+  type NvidiaMonitorContext,
+  type NvidiaMonitorSinks,
+  type NvidiaMonitorStatus,
+  runNvidiaMonitor
+} from "./monitor.ts"
+export { defaultNvidiaSettings, NvidiaMonitorSettings } from "./settings.ts"
+export { XidDeduplicator } from "./xid-deduplicator.ts"
+export { INSTANCE_GPU_COUNTS } from "./instance-gpu-counts.ts"
