@@ -26,7 +26,7 @@ import { createServer } from "node:net"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build, isCached } from "./build.mjs"
-import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir } from "./versions.mjs"
+import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir, cacheRoot } from "./versions.mjs"
 
 /** Label (and annotation) that marks a Node as a kwok fake node managed by this cluster's kwok. */
 export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
@@ -221,9 +221,25 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 function alive(pid) {
   try {
     process.kill(pid, 0)
-    return true
   } catch (e) {
     return e.code === "EPERM"
+  }
+  try {
+    // A zombie (exited, not yet reaped by its parent) counts as gone.
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z"
+  } catch {
+    return process.platform !== "linux"
+  }
+}
+
+/** Signals the process group (components run detached, one group each), falling back to the pid. */
+function signal(pid, sig) {
+  try {
+    process.kill(-pid, sig)
+  } catch {
+    try {
+      process.kill(pid, sig)
+    } catch {}
   }
 }
 
@@ -235,6 +251,26 @@ function isOurs(pid, bin) {
   } catch {
     return process.platform !== "linux" && alive(pid)
   }
+}
+
+/** Pids of processes running a binary from the build cache with an argument inside stateDir. */
+function strays(stateDir) {
+  if (process.platform !== "linux") return []
+  const root = cacheRoot()
+  const out = []
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue
+    let argv
+    try {
+      argv = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0")
+    } catch {
+      continue
+    }
+    if (argv[0]?.startsWith(`${root}/`) && argv.some((a) => a.includes(`${stateDir}/`)) && alive(Number(d))) {
+      out.push(Number(d))
+    }
+  }
+  return out
 }
 
 /** GET an https URL with the cluster's admin identity. Resolves { status, body }. */
@@ -539,38 +575,38 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
     bin = binDir()
   }
   const stopped = []
-  if (existsSync(p.pids)) {
-    const entries = readdirSync(p.pids)
+  {
+    const entries = (existsSync(p.pids) ? readdirSync(p.pids) : [])
       .filter((f) => f.endsWith(".pid"))
       .map((f) => ({ name: f.slice(0, -4), pid: Number(readFileSync(join(p.pids, f), "utf8")) }))
       .sort((a, b) => STOP_ORDER.indexOf(a.name) - STOP_ORDER.indexOf(b.name))
-    for (const { name, pid } of entries) {
-      if (!(pid > 0) || !alive(pid)) continue
-      if (!isOurs(pid, join(bin, name))) {
+    const stopOne = async ({ name, pid, stray = false }) => {
+      if (!(pid > 0) || !alive(pid)) return
+      if (!stray && !isOurs(pid, join(bin, name))) {
         if (!quiet) log(`pid ${pid} (${name}) is no longer our process; leaving it alone`)
-        continue
+        return
       }
-      try {
-        process.kill(-pid, "SIGTERM")
-      } catch {
-        process.kill(pid, "SIGTERM")
-      }
+      signal(pid, "SIGTERM")
       const t0 = Date.now()
-      const deadline = t0 + 10_000
-      while (alive(pid) && Date.now() < deadline) await sleep(50)
-      if (!quiet && Date.now() - t0 > 2000)
-        log(`${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s to exit`)
+      while (alive(pid) && Date.now() < t0 + 10_000) await sleep(50)
       if (alive(pid)) {
-        if (!quiet) log(`${name} (pid ${pid}) ignored SIGTERM; sending SIGKILL`)
-        try {
-          process.kill(-pid, "SIGKILL")
-        } catch {
-          process.kill(pid, "SIGKILL")
-        }
-        while (alive(pid)) await sleep(50)
+        if (!quiet) log(`${name} (pid ${pid}) ignored SIGTERM for 10 s; sending SIGKILL`)
+        signal(pid, "SIGKILL")
+        while (alive(pid) && Date.now() < t0 + 15_000) await sleep(50)
       }
       stopped.push(`${name}(${pid})`)
     }
+    // Safety net for lost pid files: our cached binaries running with arguments inside this state dir.
+    const known = new Set(entries.map((e) => e.pid))
+    for (const pid of strays(stateDir).filter((x) => !known.has(x))) {
+      if (!quiet) log(`also stopping pid ${pid}: not in pids/, but runs a cached binary on ${stateDir}`)
+      const name = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]?.split("/").pop() ?? "?"
+      entries.push({ name, pid, stray: true })
+    }
+    // Clients of the API server first (together), then the API server, then etcd.
+    const clientsOfApi = entries.filter((e) => !["kube-apiserver", "etcd"].includes(e.name))
+    await Promise.all(clientsOfApi.map(stopOne))
+    for (const e of entries.filter((x) => ["kube-apiserver", "etcd"].includes(x.name))) await stopOne(e)
   }
   for (const d of [p.pids, p.pki, p.config, p.etcdData]) rmSync(d, { recursive: true, force: true })
   for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
