@@ -6,7 +6,7 @@
 //   node tools/cluster/build.mjs            build (or verify cache)
 //   node tools/cluster/build.mjs --print    print the bin directory, build nothing
 //   node tools/cluster/build.mjs --check    exit 0 if the cache is complete, 1 otherwise
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import {
   existsSync,
   mkdirSync,
@@ -158,6 +158,14 @@ export async function build() {
     if (isCached(dir)) {
       log(`cache valid (built by another process): ${dir}`)
       return dir
+    }
+    try {
+      log(`using ${execFileSync("go", ["version"], { env: goEnv(), encoding: "utf8" }).trim()}`)
+    } catch (e) {
+      throw new Error(
+        `cannot run \`go version\` (${e.message.split("\n")[0]}). Install Go >= 1.21 (it fetches the 1.26 toolchain ` +
+          "the modules need from the Go module proxy; GOTOOLCHAIN=auto) or set NODEMEND_CLUSTER_BIN_DIR to prebuilt binaries."
+      )
     }
     const tmp = join(keyDir, "bin.partial")
     mkdirSync(tmp, { recursive: true })
