@@ -2,7 +2,8 @@
  * Follows the container log files of the kube-system pods named NAME-* (e.g. kube-proxy):
  * <host>/var/log/pods/kube-system_NAME-<hash>_<uid>/NAME/<restart>.log, in CRI format
  * (`<RFC3339Nano> <stream> <P|F> <message>`). Unlike NMA, which lists the files once at start, new pods
- * and container restarts are picked up as fs.watch reports them.
+ * and container restarts are picked up as fs.watch reports them (no recursive watch: on a busy node the
+ * pods directory sees every container's writes).
  */
 import { type FSWatcher, promises as fsp, watch } from "node:fs"
 import { join } from "node:path"
@@ -46,7 +47,38 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     return files
   }
 
+  /**
+   * Non-recursive watches: the pods directory (pods come and go), each matching pod directory (its
+   * container directory appears) and each container directory (restarts add N.log). Only creations and
+   * removals ("rename") trigger a rescan; the log writes of every pod on the node do not.
+   */
+  const dirWatchers = new Map<string, FSWatcher>()
+  const watchDir = (dir: string) => {
+    if (dirWatchers.has(dir) || stopped) return
+    try {
+      const w = watch(dir, { persistent: false }, (event) => {
+        if (event === "rename") void rescan()
+      })
+      w.on("error", () => {
+        w.close()
+        dirWatchers.delete(dir)
+        void rescan()
+      })
+      dirWatchers.set(dir, w)
+    } catch {
+      // gone again; the pods-directory watch reports it
+    }
+  }
+
   const scan = async () => {
+    const pods = (await fsp.readdir(podsDir).catch(() => [] as string[])).filter((p) => p.startsWith(prefix))
+    const dirs = new Set(pods.flatMap((p) => [join(podsDir, p), join(podsDir, p, options.name)]))
+    for (const dir of dirs) watchDir(dir)
+    for (const [dir, w] of dirWatchers)
+      if (!dirs.has(dir)) {
+        w.close()
+        dirWatchers.delete(dir)
+      }
     const files = new Set(await listLogFiles())
     for (const file of files) {
       if (tailers.has(file) || stopped) continue
@@ -98,13 +130,14 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     }, RESCAN_FALLBACK_MS)
     poll.unref()
   }
-  // Recursive watches report a missing directory asynchronously: check first, fall back to a poll
-  // (at most 250 ms) until the directory exists and can be watched.
+  // Until the pods directory exists (and whenever it cannot be watched), rescan every 250 ms.
   const startWatch = async () => {
     const st = await fsp.stat(podsDir).catch(() => undefined)
     if (st?.isDirectory() !== true || stopped || watcher !== undefined) return
     try {
-      const w = watch(podsDir, { recursive: true, persistent: false }, () => void rescan())
+      const w = watch(podsDir, { persistent: false }, (_event, filename) => {
+        if (filename === null || String(filename).startsWith(prefix)) void rescan()
+      })
       watcher = w
       w.on("error", (e) => {
         options.log("warn", "watch of pod log directory failed; rescanning every 250 ms", {
@@ -133,6 +166,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     stop: async () => {
       stopped = true
       watcher?.close()
+      for (const w of dirWatchers.values()) w.close()
       if (poll !== undefined) clearInterval(poll)
       await scanning
       await Promise.all([...tailers.values()].map((t) => t.stop()))
