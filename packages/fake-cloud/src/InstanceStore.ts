@@ -131,7 +131,7 @@ export class InstanceStore {
   #launches = 0
   readonly #terminationsStarted: Record<string, number> = {}
   readonly #reboots: Record<string, number> = {}
-  #nextIp = 10
+  readonly #usedIps = new Set<string>()
 
   constructor(options: StoreOptions) {
     this.region = options.region
@@ -205,7 +205,7 @@ export class InstanceStore {
     const reservationId = `r-${hex(8).slice(0, 17)}`
     const instances: FakeInstance[] = []
     for (let i = 0; i < req.count; i++) {
-      const ip = `${zone.cidrPrefix}.${this.#nextIp++ % 250}`
+      const ip = this.#allocateIp(zone)
       const instance: FakeInstance = {
         instanceId: `i-${hex(9).slice(0, 17)}`,
         reservationId,
@@ -308,7 +308,7 @@ export class InstanceStore {
     const zoneName = req.zoneName ?? node?.zoneName ?? fromProviderId?.[1] ?? this.zones[0]!.name
     const zone = this.zoneByName(zoneName)
     if (!zone) throw new Ec2Error("InvalidParameterValue", `Invalid availability zone: [${zoneName}]`)
-    const ip = `${zone.cidrPrefix}.${this.#nextIp++ % 250}`
+    const ip = this.#allocateIp(zone)
     const instance: FakeInstance = {
       instanceId,
       reservationId: `r-${hex(9).slice(0, 17)}`,
@@ -344,6 +344,21 @@ export class InstanceStore {
   close(): void {
     for (const t of this.#timers) clearTimeout(t)
     this.#timers.clear()
+  }
+
+  /**
+   * A random free address in the zone's /16. Random, not sequential, so Node names (which are derived
+   * from it, as on EKS) do not repeat across fake-cloud runs against the same cluster.
+   */
+  #allocateIp(zone: FakeZone): string {
+    for (;;) {
+      const [a, b] = randomBytes(2)
+      const ip = `${zone.cidrPrefix}.${a!}.${(b! % 250) + 4}`
+      if (!this.#usedIps.has(ip)) {
+        this.#usedIps.add(ip)
+        return ip
+      }
+    }
   }
 
   #validateIds(ids: ReadonlyArray<string>): void {

@@ -3,7 +3,7 @@ export interface FakeZone {
   readonly name: string
   readonly zoneId: string
   readonly subnetId: string
-  /** First two octets+third of the subnet's private addresses, e.g. `10.0.1`. */
+  /** First two octets of the subnet's private addresses (a /16 per zone), e.g. `10.1`. */
   readonly cidrPrefix: string
 }
 
@@ -24,7 +24,7 @@ export function defaultZones(region: string): ReadonlyArray<FakeZone> {
     name: `${region}${letter}`,
     zoneId: `${abbrev}-az${i + 1}`,
     subnetId: `subnet-0fake00000000000${letter}`,
-    cidrPrefix: `10.0.${i + 1}`
+    cidrPrefix: `10.${i + 1}`
   }))
 }
 

@@ -197,7 +197,7 @@ describe("launchReplacement", () => {
           })
           expect(r2.instanceId).toBe(r1.instanceId)
           expect(r1.zone).toBe("us-west-2b")
-          expect(r1.nodeName).toMatch(/^ip-10-0-2-\d+\.us-west-2\.compute\.internal$/)
+          expect(r1.nodeName).toMatch(/^ip-10-2-\d+-\d+\.us-west-2\.compute\.internal$/)
           const launched = (yield* Effect.promise(() => admin.instances())).find(
             (x) => x.instanceId === r1.instanceId
           )!

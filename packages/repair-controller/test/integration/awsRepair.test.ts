@@ -39,13 +39,18 @@ let admin: AdminClient
 let controller: Fiber.Fiber<unknown, unknown> | undefined
 const nodes: string[] = []
 
+/** Events about `node` with `reason` recorded since this file started (names could repeat across runs). */
+const STARTED = Date.now() - 2000
 const events = async (core: CoreV1Api, node: string, reason: string) =>
   (
     await core.listNamespacedEvent({
       namespace: "default",
       fieldSelector: `involvedObject.name=${node},reason=${reason}`
     })
-  ).items
+  ).items.filter((e) => {
+    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
+    return at === undefined || new Date(String(at)).getTime() >= STARTED
+  })
 const waitForEvent = (node: string, reason: string, timeoutMs = 60_000) =>
   waitFor(
     `event ${reason} on ${node}`,
