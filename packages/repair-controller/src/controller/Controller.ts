@@ -68,6 +68,9 @@ const updatePoolMetrics = (env: ControllerEnv) =>
       yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
     }
     yield* Metric.update(M.activeRepairs, env.store.active())
+    const mem = process.memoryUsage()
+    yield* Metric.update(M.residentMemory, mem.rss)
+    yield* Metric.update(M.heapUsed, mem.heapUsed)
   })
 
 export const startController = (config: ControllerConfig, kube: KubeShape, workers = 16) =>

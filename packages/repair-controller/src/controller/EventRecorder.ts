@@ -3,11 +3,13 @@
  * `default`), with per-key dedupe so that a blocked breaker does not write an Event per requeue. Failures to
  * write an Event are logged and never fail a reconcile.
  */
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import type { KubeShape, NodeEventInput } from "../kube/Kube.ts"
 
 export interface EventRecorder {
   readonly emit: (e: NodeEventInput) => Effect.Effect<void>
+  /** Written before returning: for the audit trail of an irreversible step (termination). */
+  readonly emitNow: (e: NodeEventInput) => Effect.Effect<void>
   /** Emits unless the same key was emitted within `ttlMs`. */
   readonly emitDeduped: (key: string, ttlMs: number, e: NodeEventInput) => Effect.Effect<void>
 }
@@ -15,17 +17,37 @@ export interface EventRecorder {
 /** Events about a cluster-scoped Node must live in `default` (or `kube-system`). */
 const EVENT_NAMESPACE = "default"
 
+/**
+ * Events are written in the background (at most 8 at once) so that a repair step never waits on one; the
+ * eventTime is taken when the step happens, so their order for readers is kept.
+ */
 export const makeEventRecorder = (kube: KubeShape): EventRecorder => {
   const last = new Map<string, number>()
+  const inFlight = Semaphore.makeUnsafe(8)
   const emit = (e: NodeEventInput) =>
-    kube.emitNodeEvent(EVENT_NAMESPACE, e).pipe(
-      Effect.tap(() => Effect.logDebug("event", { node: e.node.name, reason: e.reason })),
-      Effect.catch((err) =>
-        Effect.logWarning("could not write event", { reason: e.reason, error: err.message })
-      )
+    Effect.suspend(() =>
+      inFlight
+        .withPermits(1)(
+          kube
+            .emitNodeEvent(EVENT_NAMESPACE, e, new Date())
+            .pipe(
+              Effect.catch((err) =>
+                Effect.logWarning("could not write event", { reason: e.reason, error: err.message })
+              )
+            )
+        )
+        .pipe(Effect.forkDetach, Effect.asVoid)
     )
   return {
     emit,
+    emitNow: (e) =>
+      kube
+        .emitNodeEvent(EVENT_NAMESPACE, e)
+        .pipe(
+          Effect.catch((err) =>
+            Effect.logWarning("could not write event", { reason: e.reason, error: err.message })
+          )
+        ),
     emitDeduped: (key, ttlMs, e) =>
       Effect.suspend(() => {
         const now = Date.now()

@@ -11,6 +11,17 @@ import type { NodeView } from "../decide/NodeView.ts"
 import { nodeSignature, nodeView } from "../kube/views.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
 
+/**
+ * Drops what the controller never reads from a cached Node (managed fields, images, addresses, node info,
+ * capacity...), in place: the informer's cache holds the same object. Roughly 2/3 of a Node's memory.
+ */
+export const slim = (n: V1Node): void => {
+  if (n.metadata !== undefined) delete n.metadata.managedFields
+  const st = n.status
+  if (st === undefined) return
+  n.status = { ...(st.conditions !== undefined ? { conditions: st.conditions } : {}) }
+}
+
 export interface NodeCache {
   readonly get: (name: string) => V1Node | undefined
   readonly view: (name: string) => NodeView | undefined
@@ -45,6 +56,7 @@ export const makeNodeCache = (
   const seen = (n: V1Node) => {
     const name = n.metadata?.name
     if (name === undefined) return
+    slim(n)
     const sig = nodeSignature(n, config.poolLabel)
     const view = nodeView(n)
     views.set(name, view)

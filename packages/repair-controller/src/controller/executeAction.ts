@@ -248,13 +248,13 @@ export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Actio
         const state = yield* env.cloud.describe(refOf(r))
         if (state === "terminated" || state === "not-found") return fact({ _tag: "InstanceGone" })
         if (state === "shutting-down") return fact({ _tag: "TerminateRequested" })
-        yield* nodeEvent(
-          env,
-          r,
-          "Warning",
-          "TerminatingInstance",
-          `terminating ${r.node.providerID || r.node.name} through ${env.cloud.name}`
-        )
+        yield* env.events.emitNow({
+          node: { name: r.node.name, uid: r.node.uid },
+          type: "Warning",
+          reason: "TerminatingInstance",
+          action: "Terminate",
+          note: `terminating ${r.node.providerID || r.node.name} through ${env.cloud.name}`
+        })
         yield* Metric.update(Metric.withAttributes(M.terminations, { provider: env.cloud.name }), 1)
         const after = yield* env.cloud.terminate(refOf(r))
         return fact(

@@ -57,7 +57,8 @@ export interface KubeShape {
   /** Create, or replace on AlreadyExists. */
   readonly upsertConfigMap: (body: V1ConfigMap) => Effect.Effect<void, KubeError>
   readonly deleteConfigMap: (namespace: string, name: string) => Effect.Effect<void, KubeError>
-  readonly emitNodeEvent: (namespace: string, e: NodeEventInput) => Effect.Effect<void, KubeError>
+  /** `at`: when it happened (default now); events may be written a moment later. */
+  readonly emitNodeEvent: (namespace: string, e: NodeEventInput, at?: Date) => Effect.Effect<void, KubeError>
   readonly readLease: (namespace: string, name: string) => Effect.Effect<V1Lease, KubeError>
   readonly createLease: (namespace: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
   readonly replaceLease: (namespace: string, name: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
@@ -149,7 +150,7 @@ export const makeKube = (kc: KubeConfig, instance: string): KubeShape => {
         Effect.asVoid,
         Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.void : Effect.fail(e)))
       ),
-    emitNodeEvent: (namespace, e) =>
+    emitNodeEvent: (namespace, e, at) =>
       call("createEvent", "create", () =>
         events.createNamespacedEvent({
           namespace,
@@ -161,7 +162,7 @@ export const makeKube = (kc: KubeConfig, instance: string): KubeShape => {
               name: `${e.node.name.slice(0, 200)}.${(BigInt(Date.now()) * 1_000_000n).toString(16)}${Math.random().toString(16).slice(2, 6)}`,
               namespace
             },
-            eventTime: new V1MicroTime(),
+            eventTime: new V1MicroTime((at ?? new Date()).getTime()),
             regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
             type: e.type,
             reason: e.reason,

@@ -52,3 +52,5 @@ export const apiRequests = Metric.counter("api_requests_total", {
 })
 export const isLeader = Metric.gauge("leader", { description: "1 while this replica holds the lease" })
 export const activeRepairs = Metric.gauge("active_repairs", { description: "Repairs in progress" })
+export const residentMemory = Metric.gauge("process_resident_memory_bytes", { description: "Process RSS" })
+export const heapUsed = Metric.gauge("nodejs_heap_used_bytes", { description: "V8 heap in use" })
