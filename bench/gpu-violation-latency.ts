@@ -50,6 +50,7 @@ await createKwokNode(core, node)
 const hostRoot = mkdtempSync(join(tmpdir(), "nodemend-gpu-bench-"))
 mkdirSync(join(hostRoot, "dev"))
 for (let i = 0; i < 8; i++) writeFileSync(join(hostRoot, "dev", `nvidia${i}`), "")
+writeFileSync(join(hostRoot, "dev", "nvidiactl"), "")
 const settings = Schema.decodeUnknownSync(NvidiaMonitorSettings)({
   dcgmLibraryPath: doubles.dcgm,
   nvmlLibraryPath: doubles.nvml,

@@ -50,6 +50,7 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
     const hostRoot = mkdtempSync(join(tmpdir(), "nodemend-nvidia-it-"))
     mkdirSync(join(hostRoot, "dev"))
     for (let i = 0; i < 8; i++) writeFileSync(join(hostRoot, "dev", `nvidia${i}`), "")
+    writeFileSync(join(hostRoot, "dev", "nvidiactl"), "")
     const settings = Schema.decodeUnknownSync(NvidiaMonitorSettings)({
       dcgmLibraryPath: doubles.dcgm,
       nvmlLibraryPath: doubles.nvml,

@@ -66,5 +66,13 @@ describe("host device views", () => {
     expect(await Effect.runPromise(countDeviceFiles(root))).toBe(3)
     expect(await Effect.runPromise(countNvidiaPciGpus(root))).toBe(2)
     expect(await Effect.runPromise(countNvidiaPciGpus(join(root, "nowhere")))).toBeUndefined()
+    expect(await Effect.runPromise(countDeviceFiles(join(root, "nowhere")))).toBeUndefined()
+  })
+  it("a /dev without nvidiactl is not the host's: no device-file count, so no mismatch from it", async () => {
+    const root = mkdtempSync(join(tmpdir(), "nodemend-host-"))
+    mkdirSync(join(root, "dev"))
+    writeFileSync(join(root, "dev", "null"), "")
+    expect(await Effect.runPromise(countDeviceFiles(root))).toBeUndefined()
+    expect(deviceCountMismatch({ dcgm: 8 })).toBeUndefined()
   })
 })

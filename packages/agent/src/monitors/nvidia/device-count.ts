@@ -9,8 +9,8 @@ export interface DeviceCounts {
   readonly nvml?: number
   /** DCGM's dcgmGetAllDevices, when connected. */
   readonly dcgm?: number
-  /** `/dev/nvidia[0-9]*` device nodes. */
-  readonly deviceFiles: number
+  /** `/dev/nvidia[0-9]*` device nodes, when the host's /dev is visible. */
+  readonly deviceFiles?: number
   /** PCI functions of vendor 0x10de with a display-controller class (0x03xx) under /sys/bus/pci/devices. */
   readonly pciDevices?: number
   /** From the instance-type table for the node label `node.kubernetes.io/instance-type`. */
@@ -25,7 +25,7 @@ export const deviceCountMismatch = (c: DeviceCounts): string | undefined => {
   const problems: string[] = []
   if (c.nvml !== undefined && c.dcgm !== undefined && c.nvml !== c.dcgm)
     problems.push(`NVML detected ${c.nvml} GPUs but DCGM detected ${c.dcgm}`)
-  if (seen !== c.deviceFiles)
+  if (c.deviceFiles !== undefined && seen !== c.deviceFiles)
     problems.push(`${source} detected ${seen} GPUs but ${c.deviceFiles} nvidia device files were detected`)
   if (c.pciDevices !== undefined && seen < c.pciDevices)
     problems.push(`${source} detected ${seen} GPUs but ${c.pciDevices} NVIDIA PCI devices are present`)

@@ -9,11 +9,15 @@ import { Effect } from "effect"
 
 const DEVICE_FILE = /^nvidia[0-9]+$/
 
-export const countDeviceFiles = (hostRoot: string): Effect.Effect<number> =>
+/**
+ * undefined when the host's /dev is not visible: unreadable, or without `nvidiactl` (which the driver always
+ * creates), i.e. the container sees its own /dev. Comparing against that would flag healthy nodes.
+ */
+export const countDeviceFiles = (hostRoot: string): Effect.Effect<number | undefined> =>
   Effect.promise(() =>
     readdir(join(hostRoot, "dev")).then(
-      (names) => names.filter((n) => DEVICE_FILE.test(n)).length,
-      () => 0
+      (names) => (names.includes("nvidiactl") ? names.filter((n) => DEVICE_FILE.test(n)).length : undefined),
+      () => undefined
     )
   )
 

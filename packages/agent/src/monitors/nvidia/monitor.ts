@@ -103,9 +103,9 @@ export const runNvidiaMonitor = (
       return count === undefined ? undefined : { instanceType: t, count }
     }
     const checkDeviceCount = Effect.gen(function* () {
-      const counts: { -readonly [K in keyof DeviceCounts]: DeviceCounts[K] } = {
-        deviceFiles: yield* countDeviceFiles(settings.hostRoot)
-      }
+      const counts: { -readonly [K in keyof DeviceCounts]: DeviceCounts[K] } = {}
+      const files = yield* countDeviceFiles(settings.hostRoot)
+      if (files !== undefined) counts.deviceFiles = files
       const nvml =
         libs.nvml === undefined
           ? undefined
