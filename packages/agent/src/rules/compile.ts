@@ -68,6 +68,12 @@ export interface LogMatcher {
 const NO_MATCHES: readonly RuleMatch[] = []
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
+/**
+ * A quantified group whose body also has a quantifier: the classic catastrophic-backtracking shape. JS
+ * regexes have no RE2 guarantee, so user rules with it are refused (built-in rules are reviewed).
+ */
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,)/
+
 const userRuleToLogRule = (rule: UserRule): LogRule => {
   const resolved = resolveReason(rule.reason)
   if (resolved === undefined)
@@ -81,6 +87,12 @@ const userRuleToLogRule = (rule: UserRule): LogRule => {
   } catch (e) {
     throw new InvalidRule({ ruleId: rule.id, message: `pattern does not compile: ${(e as Error).message}` })
   }
+  if (NESTED_QUANTIFIER.test(rule.pattern))
+    throw new InvalidRule({
+      ruleId: rule.id,
+      message:
+        "pattern repeats a group that itself repeats (e.g. `(a+)+`), which can backtrack for minutes on one line"
+    })
   const literals = rule.literals ?? [requiredLiteral(rule.pattern)].filter((l) => l !== undefined)
   if (literals.length === 0)
     throw new InvalidRule({

@@ -277,6 +277,11 @@ describe("overrides", () => {
     expect(() =>
       compileRules({ extraRules: [{ ...base, pattern: "a|b", literals: ["a", "b"] }] })
     ).not.toThrow()
+    expect(() => compileRules({ extraRules: [{ ...base, pattern: "abc(x+)+y" }] })).toThrow(/backtrack/)
+    expect(() => compileRules({ extraRules: [{ ...base, pattern: "abc(?:\\w*\\s)*$" }] })).toThrow(
+      /backtrack/
+    )
+    expect(() => compileRules({ extraRules: [{ ...base, pattern: "abc(x+)y" }] })).not.toThrow()
   })
 })
 
@@ -338,6 +343,37 @@ describe("prefilter soundness", () => {
         }
       ),
       { numRuns: 3000 }
+    )
+  })
+})
+
+describe("bad user rules", () => {
+  it("property: any user rule either compiles or fails with InvalidRule naming the rule", () => {
+    const reasons = ["KernelBug", "NvidiaXID79Error", "NvidiaXID{code}Error", "NoSuchReason", ""]
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 24 }),
+        fc.constantFrom(...reasons),
+        fc.option(fc.array(fc.string({ minLength: 1, maxLength: 6 }), { maxLength: 2 }), { nil: undefined }),
+        (pattern, reason, literals) => {
+          const rule = {
+            id: "prop",
+            sources: ["dmesg"] as const,
+            reason,
+            pattern,
+            ...(literals !== undefined ? { literals } : {})
+          }
+          try {
+            const m = compileRules({ extraRules: [rule] })
+            // A compiled rule never breaks matching of arbitrary text.
+            m.match("dmesg", pattern)
+          } catch (e) {
+            expect(e).toBeInstanceOf(InvalidRule)
+            expect((e as InvalidRule).ruleId).toBe("prop")
+          }
+        }
+      ),
+      { numRuns: 1000 }
     )
   })
 })
