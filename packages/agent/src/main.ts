@@ -9,8 +9,7 @@
  * monitors and the periodic-check scheduler, and runs until SIGTERM. An invalid config exits with code 2
  * and names the field.
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Data, Effect, Layer, Logger, References, Schema, Stream } from "effect"
+import { Cause, Data, Effect, Exit, Layer, Logger, References, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
@@ -166,9 +165,31 @@ const main = (argv: readonly string[]) =>
       UsageError: (e) => exitWith(64, e.message),
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
       InvalidRule: (e) => exitWith(2, `invalid log rule: ${e.message}`),
-      BootIdError: (e) => exitWith(1, e.message)
+      BootIdError: (e) => exitWith(1, e.message),
+      KubeAccessError: (e) => exitWith(1, e.message)
     })
   )
+
+/**
+ * Runs the agent until SIGTERM/SIGINT, then interrupts it so every finalizer runs (log readers stop,
+ * the health server closes). Not NodeRuntime.runMain: @effect/platform-node costs ~35 MiB of resident
+ * memory on every node for a signal handler.
+ */
+const runMain = (program: Effect.Effect<void>): void => {
+  const fiber = Effect.runFork(program)
+  const keepAlive = setInterval(() => undefined, 2 ** 30)
+  const stop = () => fiber.interruptUnsafe()
+  process.once("SIGTERM", stop)
+  process.once("SIGINT", stop)
+  fiber.addObserver((exit) => {
+    clearInterval(keepAlive)
+    if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+      process.stderr.write(`nodemend-agent: ${Cause.pretty(exit.cause)}\n`)
+      process.exit(1)
+    }
+    process.exit(0)
+  })
+}
 
 const exitWith = (code: number, message: string) =>
   Effect.sync(() => {
@@ -181,6 +202,6 @@ if (import.meta.main) {
   if (argv[0] === "rules") {
     process.exitCode = await runRulesCheck(argv.slice(1), process.stdin, process.stdout, process.stderr)
   } else {
-    NodeRuntime.runMain(main(argv))
+    runMain(main(argv))
   }
 }

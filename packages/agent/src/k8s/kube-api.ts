@@ -1,34 +1,16 @@
 /**
  * The agent's only doors to the API server: read its own Node, strategic-merge-patch the conditions on
- * the status subresource, and create/patch events.k8s.io/v1 Events. Every call has a timeout (client-node
- * has none by default) and fails with a tagged KubeError.
+ * the status subresource (content type application/strategic-merge-patch+json, so kubelet's entries are
+ * merged by `type`, never replaced), and create/patch events.k8s.io/v1 Events. Every call has a timeout
+ * and fails with a tagged KubeError.
  */
-import {
-  ApiException,
-  CoreV1Api,
-  EventsV1Api,
-  KubeConfig,
-  Observable,
-  PatchStrategy,
-  setHeaderOptions,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type ObservableMiddleware,
-  type RequestContext
-} from "@kubernetes/client-node"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ConditionPatchEntry, CurrentCondition } from "./condition-state.ts"
+import { KubeAccessError, loadKubeAccess } from "./kube-access.ts"
+import { type KubeError, makeKubeHttp, microTime } from "./kube-http.ts"
 
-export class KubeError extends Data.TaggedError("KubeError")<{
-  readonly operation: string
-  readonly code: number | undefined
-  readonly detail: string
-}> {
-  override get message(): string {
-    return `${this.operation} failed${this.code === undefined ? "" : ` (HTTP ${this.code})`}: ${this.detail}`
-  }
-}
+export { KubeError } from "./kube-http.ts"
 
 export interface NodeSnapshot {
   readonly uid: string
@@ -61,79 +43,64 @@ export class KubeApi extends Context.Service<
 export const REPORTING_CONTROLLER = "nodemend.io/agent"
 /** Node is cluster-scoped: its Events live in `default`. */
 export const EVENT_NAMESPACE = "default"
-const REQUEST_TIMEOUT_MS = 10_000
+const SMP = "application/strategic-merge-patch+json"
+const MERGE = "application/merge-patch+json"
 
+/** generateName ending in "." is rejected by current API servers: events are named here. */
 const eventName = (nodeName: string): string =>
   `${nodeName.slice(0, 200)}.${Date.now().toString(16)}${randomBytes(4).toString("hex")}`
 
-const timeoutMiddleware = (ms: number): ObservableMiddleware => ({
-  pre: (ctx: RequestContext) => {
-    ctx.setSignal(AbortSignal.timeout(ms))
-    return new Observable(Promise.resolve(ctx))
-  },
-  post: (r) => new Observable(Promise.resolve(r))
-})
+interface RawNode {
+  readonly metadata?: { readonly uid?: string }
+  readonly status?: { readonly conditions?: readonly CurrentCondition[] }
+}
 
-const withTimeout = (
-  opt?: ConfigurationOptions<ObservableMiddleware>
-): ConfigurationOptions<ObservableMiddleware> => ({
-  ...opt,
-  middleware: [...(opt?.middleware ?? []), timeoutMiddleware(REQUEST_TIMEOUT_MS)],
-  middlewareMergeStrategy: "append"
-})
+const conditionsOf = (n: unknown): readonly CurrentCondition[] => {
+  const list = (n as RawNode | undefined)?.status?.conditions
+  return Array.isArray(list) ? list : []
+}
 
-const toKubeError =
-  (operation: string) =>
-  (e: unknown): KubeError => {
-    if (e instanceof ApiException) {
-      let detail = typeof e.body === "string" ? e.body : String(e.message)
-      try {
-        const status = JSON.parse(detail) as { message?: string }
-        if (typeof status.message === "string") detail = status.message
-      } catch {
-        // not a Status: keep the raw text
-      }
-      return new KubeError({ operation, code: e.code, detail })
-    }
-    return new KubeError({
-      operation,
-      code: undefined,
-      detail: e instanceof Error ? `${e.name}: ${e.message}` : String(e)
-    })
-  }
-
-const call = <A>(operation: string, f: () => Promise<A>): Effect.Effect<A, KubeError> =>
-  Effect.tryPromise({ try: f, catch: toKubeError(operation) })
-
-export const makeKubeApi = (kc: KubeConfig, nodeName: string): KubeApi["Service"] => {
-  const server = kc.getCurrentCluster()?.server
-  if (!server || server === "http://localhost:8080")
-    throw new Error("no usable kubeconfig: no current cluster server")
-  const core = kc.makeApiClient(CoreV1Api)
-  const events = kc.makeApiClient(EventsV1Api)
-  const smp = withTimeout(setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch))
-  const merge = withTimeout(setHeaderOptions("Content-Type", PatchStrategy.MergePatch))
-  const plain = withTimeout()
-  return KubeApi.of({
-    nodeName,
-    readNode: call("read node", () => core.readNode({ name: nodeName }, plain)).pipe(
-      Effect.map((n) => ({ uid: n.metadata?.uid ?? "", conditions: n.status?.conditions ?? [] }))
-    ),
-    patchConditions: (entries) =>
-      call("patch node status", () =>
-        core.patchNodeStatus({ name: nodeName, body: { status: { conditions: entries } } }, smp)
-      ).pipe(Effect.map((n) => n.status?.conditions ?? [])),
-    createEvent: (nodeUid, e) =>
-      call("create event", () =>
-        events.createNamespacedEvent(
-          {
-            namespace: EVENT_NAMESPACE,
-            body: {
+export const kubeApiLayer = (
+  kubeconfigPath: string | undefined,
+  nodeName: string
+): Layer.Layer<KubeApi, KubeAccessError> =>
+  Layer.effect(
+    KubeApi,
+    Effect.gen(function* () {
+      const http = yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => makeKubeHttp(loadKubeAccess(kubeconfigPath)),
+          catch: (e) => (e instanceof KubeAccessError ? e : new KubeAccessError({ detail: String(e) }))
+        }),
+        (h) => Effect.sync(() => h.close())
+      )
+      const nodePath = `/api/v1/nodes/${encodeURIComponent(nodeName)}`
+      const eventsPath = `/apis/events.k8s.io/v1/namespaces/${EVENT_NAMESPACE}/events`
+      return KubeApi.of({
+        nodeName,
+        readNode: http.call("read node", "GET", nodePath).pipe(
+          Effect.map((n) => ({
+            uid: (n as RawNode | undefined)?.metadata?.uid ?? "",
+            conditions: conditionsOf(n)
+          }))
+        ),
+        patchConditions: (entries) =>
+          http
+            .call(
+              "patch node status",
+              "PATCH",
+              `${nodePath}/status`,
+              { status: { conditions: entries } },
+              SMP
+            )
+            .pipe(Effect.map(conditionsOf)),
+        createEvent: (nodeUid, e) =>
+          http
+            .call("create event", "POST", eventsPath, {
               apiVersion: "events.k8s.io/v1",
               kind: "Event",
-              // generateName ending in "." is rejected by current API servers: name it ourselves.
               metadata: { name: eventName(nodeName), namespace: EVENT_NAMESPACE },
-              eventTime: new V1MicroTime(),
+              eventTime: microTime(Date.now()),
               regarding: { apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid },
               type: e.type,
               reason: e.reason.slice(0, 128),
@@ -141,31 +108,20 @@ export const makeKubeApi = (kc: KubeConfig, nodeName: string): KubeApi["Service"
               note: e.note.slice(0, 1024),
               reportingController: REPORTING_CONTROLLER,
               reportingInstance: `nodemend-agent-${nodeName}`.slice(0, 128)
-            }
-          },
-          plain
-        )
-      ).pipe(Effect.map((ev) => ev.metadata?.name ?? "")),
-    bumpEventSeries: (name, count) =>
-      call("patch event series", () =>
-        events.patchNamespacedEvent(
-          {
-            name,
-            namespace: EVENT_NAMESPACE,
-            body: { series: { count, lastObservedTime: new V1MicroTime() } }
-          },
-          merge
-        )
-      ).pipe(Effect.asVoid)
-  })
-}
-
-export const loadKubeConfig = (path: string | undefined): KubeConfig => {
-  const kc = new KubeConfig()
-  if (path === undefined) kc.loadFromCluster()
-  else kc.loadFromFile(path)
-  return kc
-}
-
-export const kubeApiLayer = (kubeconfigPath: string | undefined, nodeName: string): Layer.Layer<KubeApi> =>
-  Layer.sync(KubeApi, () => makeKubeApi(loadKubeConfig(kubeconfigPath), nodeName))
+            })
+            .pipe(
+              Effect.map((ev) => (ev as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "")
+            ),
+        bumpEventSeries: (name, count) =>
+          http
+            .call(
+              "patch event series",
+              "PATCH",
+              `${eventsPath}/${encodeURIComponent(name)}`,
+              { series: { count, lastObservedTime: microTime(Date.now()) } },
+              MERGE
+            )
+            .pipe(Effect.asVoid)
+      })
+    })
+  )

@@ -1,0 +1,108 @@
+/**
+ * JSON requests to the API server over one keep-alive HTTPS agent, with a per-request timeout.
+ * Non-2xx answers become a KubeError carrying the Status message.
+ */
+import { Data, Effect } from "effect"
+import { Agent, request } from "node:https"
+import type { KubeAccess } from "./kube-access.ts"
+
+export class KubeError extends Data.TaggedError("KubeError")<{
+  readonly operation: string
+  readonly code: number | undefined
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `${this.operation} failed${this.code === undefined ? "" : ` (HTTP ${this.code})`}: ${this.detail}`
+  }
+}
+
+export interface KubeHttp {
+  readonly call: (
+    operation: string,
+    method: "GET" | "POST" | "PATCH",
+    path: string,
+    body?: unknown,
+    contentType?: string
+  ) => Effect.Effect<unknown, KubeError>
+  readonly close: () => void
+}
+
+export const REQUEST_TIMEOUT_MS = 10_000
+
+export const makeKubeHttp = (access: KubeAccess, userAgent = "nodemend-agent"): KubeHttp => {
+  const url = new URL(access.server)
+  if (url.protocol !== "https:") throw new Error(`the API server must be https, got ${access.server}`)
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: 4,
+    ...(access.ca === undefined ? {} : { ca: access.ca }),
+    ...(access.cert === undefined ? {} : { cert: access.cert }),
+    ...(access.key === undefined ? {} : { key: access.key }),
+    ...(access.serverName === undefined ? {} : { servername: access.serverName }),
+    rejectUnauthorized: !access.insecure
+  })
+  const prefix = url.pathname.replace(/\/+$/, "")
+  const call: KubeHttp["call"] = (operation, method, path, body, contentType = "application/json") =>
+    Effect.tryPromise({
+      try: async (signal) => {
+        const token = await access.token()
+        const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+        return await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = request(
+            {
+              agent,
+              host: url.hostname,
+              port: url.port === "" ? 443 : Number(url.port),
+              method,
+              path: `${prefix}${path}`,
+              signal,
+              timeout: REQUEST_TIMEOUT_MS,
+              headers: {
+                accept: "application/json",
+                "user-agent": userAgent,
+                ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+                ...(payload === undefined
+                  ? {}
+                  : { "content-type": contentType, "content-length": payload.length })
+              }
+            },
+            (res) => {
+              const chunks: Buffer[] = []
+              res.on("data", (c: Buffer) => chunks.push(c))
+              res.on("end", () =>
+                resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") })
+              )
+              res.on("error", reject)
+            }
+          )
+          req.on("timeout", () => req.destroy(new Error(`timed out after ${REQUEST_TIMEOUT_MS} ms`)))
+          req.on("error", reject)
+          req.end(payload)
+        })
+      },
+      catch: (e) =>
+        new KubeError({ operation, code: undefined, detail: e instanceof Error ? e.message : String(e) })
+    }).pipe(
+      Effect.flatMap(({ status, text }) => {
+        let json: unknown
+        try {
+          json = text === "" ? undefined : JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        if (status >= 200 && status < 300) return Effect.succeed(json)
+        const message = (json as { message?: unknown } | undefined)?.message
+        return Effect.fail(
+          new KubeError({
+            operation,
+            code: status,
+            detail: typeof message === "string" ? message : text.slice(0, 500)
+          })
+        )
+      })
+    )
+  return { call, close: () => agent.destroy() }
+}
+
+/** events.k8s.io MicroTime: RFC 3339 with exactly six fractional digits. */
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
