@@ -17,7 +17,8 @@ import type { ControllerConfig } from "./config/ControllerConfig.ts"
 import { startController } from "./controller/Controller.ts"
 import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
 import { Kube, loadKubeConfig, makeKube } from "./kube/Kube.ts"
-import { noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
+import { logCaptureHookLayer } from "./diagnostics/logCaptureHookLayer.ts"
+import { type LogCaptureHook, noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
 import { type Readiness, serverLayer } from "./observability/server.ts"
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
@@ -37,6 +38,15 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
       )
   }
 }
+
+/** Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set. */
+const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, never, Kube> =>
+  config.logCapture.destination === undefined
+    ? noLogCaptureLayer
+    : logCaptureHookLayer({
+        destination: config.logCapture.destination,
+        ...(config.logCapture.categories !== undefined ? { categories: config.logCapture.categories } : {})
+      })
 
 const program = Effect.gen(function* () {
   const { values } = parseArgs({
@@ -82,7 +92,7 @@ const program = Effect.gen(function* () {
   state = "leading"
   const handle = yield* startController(config, kube).pipe(
     Effect.provide(
-      Layer.mergeAll(cloudProviderLayer(config), noLogCaptureLayer).pipe(
+      Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
         Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
       )
     )

@@ -37,6 +37,20 @@ describe("config file", () => {
     expect(c.reasons["NvidiaXID{code}Error"]).toEqual({ action: "Replace" })
   })
 
+  it("log capture: skipped without a destination, categories validated", () => {
+    expect(Result.getOrThrow(decodeConfig({})).logCapture).toEqual({ timeoutSeconds: 120 })
+    const c = Result.getOrThrow(
+      decodeConfig({ logCapture: { destination: "https://b/{node}", categories: ["Device"] } })
+    )
+    expect(c.logCapture).toEqual({
+      timeoutSeconds: 120,
+      destination: "https://b/{node}",
+      categories: ["Device"]
+    })
+    const bad = decodeConfig({ logCapture: { categories: ["Everything"] } })
+    expect(Result.isFailure(bad) && bad.failure.field).toBe("logCapture.categories.0")
+  })
+
   it("an invalid field is named", () => {
     const r = decodeConfig({ drain: { deadlineSeconds: -1 } }, "c.yaml")
     expect(Result.isFailure(r)).toBe(true)

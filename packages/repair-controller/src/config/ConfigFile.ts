@@ -75,7 +75,19 @@ export const ConfigFileSchema = Schema.Struct({
     Schema.Struct({ settleSeconds: Schema.optionalKey(Seconds), timeoutSeconds: Schema.optionalKey(Seconds) })
   ),
   replacement: Schema.optionalKey(Schema.Struct({ timeoutSeconds: Schema.optionalKey(Seconds) })),
-  logCapture: Schema.optionalKey(Schema.Struct({ timeoutSeconds: Schema.optionalKey(Seconds) })),
+  logCapture: Schema.optionalKey(
+    Schema.Struct({
+      timeoutSeconds: Schema.optionalKey(Seconds),
+      /**
+       * Where the pre-termination bundle goes: an https URL template (`{node}`, `{repairId}` filled in) the
+       * agents' allowlist accepts. Unset: the capture step is skipped (a `node` bundle dies with the instance).
+       */
+      destination: Schema.optionalKey(Name),
+      categories: Schema.optionalKey(
+        Schema.Array(Schema.Literals(["Base", "Device", "Networking", "Runtime", "System", "All"]))
+      )
+    })
+  ),
   leaderElection: Schema.optionalKey(
     Schema.Struct({
       enabled: Schema.optionalKey(Schema.Boolean),

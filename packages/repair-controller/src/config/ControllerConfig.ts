@@ -49,7 +49,11 @@ export interface ControllerConfig {
   readonly breaker: { readonly requeueSeconds: number }
   readonly reboot: { readonly settleSeconds: number; readonly timeoutSeconds: number }
   readonly replacement: { readonly timeoutSeconds: number }
-  readonly logCapture: { readonly timeoutSeconds: number }
+  readonly logCapture: {
+    readonly timeoutSeconds: number
+    readonly destination?: string
+    readonly categories?: ReadonlyArray<"Base" | "Device" | "Networking" | "Runtime" | "System" | "All">
+  }
   readonly leaderElection: {
     readonly enabled: boolean
     readonly leaseName: string
@@ -130,7 +134,11 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   breaker: { requeueSeconds: f.breaker?.requeueSeconds ?? 300 },
   reboot: { settleSeconds: f.reboot?.settleSeconds ?? 300, timeoutSeconds: f.reboot?.timeoutSeconds ?? 1200 },
   replacement: { timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200 },
-  logCapture: { timeoutSeconds: f.logCapture?.timeoutSeconds ?? 120 },
+  logCapture: {
+    timeoutSeconds: f.logCapture?.timeoutSeconds ?? 120,
+    ...(f.logCapture?.destination !== undefined ? { destination: f.logCapture.destination } : {}),
+    ...(f.logCapture?.categories !== undefined ? { categories: f.logCapture.categories } : {})
+  },
   leaderElection: {
     enabled: f.leaderElection?.enabled ?? true,
     leaseName: f.leaderElection?.leaseName ?? "nodemend-controller",
