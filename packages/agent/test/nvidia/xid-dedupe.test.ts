@@ -1,4 +1,7 @@
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
+import type { Finding } from "../../src/model.ts"
+import { XidDeduplicator, xidDedupedSink } from "../../src/monitors/nvidia/xid-deduplicator.ts"
 import { xidDetection, xidOfReason } from "../../src/monitors/nvidia/findings.ts"
 import {
   emptyXidDedupe,
@@ -74,5 +77,34 @@ describe("XID deduplication (callback vs kernel line vs NVML event)", () => {
     expect(xidOfReason("NvidiaXID79Error")).toBe(79)
     expect(xidOfReason("NvidiaXID13Warning")).toBe(13)
     expect(xidOfReason("NvidiaDoubleBitError")).toBeUndefined()
+  })
+})
+
+describe("xidDedupedSink (the rules engine's kernel-line XIDs through the shared deduplicator)", () => {
+  it("drops a kernel-line XID the callback already reported; passes everything else", async () => {
+    const got: Finding[] = []
+    const program = Effect.gen(function* () {
+      const dedupe = yield* XidDeduplicator
+      const sink = xidDedupedSink(dedupe, (fs) => Effect.sync(() => void got.push(...fs)))
+      yield* dedupe.admit({ xid: 79, pci: "0000:2a:00", atMs: 1000 }) // the DCGM callback saw it first
+      yield* sink([
+        xidDetection(79, 2500, "0000:2a:00"), // same XID, same GPU, 1.5 s later: dropped
+        xidDetection(79, 2500, "0000:3b:00"), // another GPU: kept
+        xidDetection(13, 2500, "0000:2a:00"), // another XID: kept
+        {
+          _tag: "Resolution",
+          monitor: "kernel",
+          reason: "SoftLockup",
+          conditionType: "KernelReady",
+          observedAtMs: 1
+        }
+      ])
+    })
+    await Effect.runPromise(program.pipe(Effect.provide(Layer.fresh(XidDeduplicator.layer))))
+    expect(got.map((f) => `${f.reason}@${f.subject ?? ""}`)).toEqual([
+      "NvidiaXID79Error@0000:3b:00",
+      "NvidiaXID13Warning@0000:2a:00",
+      "SoftLockup@"
+    ])
   })
 })

@@ -7,5 +7,5 @@ export {
   runNvidiaMonitor
 } from "./monitor.ts"
 export { defaultNvidiaSettings, NvidiaMonitorSettings } from "./settings.ts"
-export { XidDeduplicator } from "./xid-deduplicator.ts"
+export { XidDeduplicator, xidDedupedSink } from "./xid-deduplicator.ts"
 export { INSTANCE_GPU_COUNTS } from "./instance-gpu-counts.ts"

@@ -3,7 +3,7 @@
  * lines pass every XID detection through `admit`; the same XID on the same GPU within 5 s passes once.
  */
 import { Context, Effect, Layer, SynchronizedRef } from "effect"
-import type { Detection } from "../../model.ts"
+import type { Detection, Finding } from "../../model.ts"
 import { xidOfReason } from "./findings.ts"
 import { emptyXidDedupe, normalizePci, observeXid, type XidSighting } from "./xid-dedupe.ts"
 
@@ -37,3 +37,14 @@ export class XidDeduplicator extends Context.Service<
     })
   )
 }
+
+/**
+ * Wraps a finding sink so XID detections from any other path (the rules engine's `NVRM: Xid` lines) pass
+ * through the same deduplicator as the monitor's own: `sink = xidDedupedSink(dedupe, sink)` in the main.
+ */
+export const xidDedupedSink =
+  (dedupe: XidDeduplicator["Service"], sink: (findings: readonly Finding[]) => Effect.Effect<void>) =>
+  (findings: readonly Finding[]): Effect.Effect<void> =>
+    Effect.filter(findings, (f) =>
+      f._tag === "Detection" ? dedupe.admitDetection(f) : Effect.succeed(true)
+    ).pipe(Effect.flatMap((kept) => (kept.length === 0 ? Effect.void : sink(kept))))
