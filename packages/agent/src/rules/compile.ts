@@ -142,6 +142,12 @@ export const compileRules = (
 ): LogMatcher => {
   const reasonOverrides = overrides.reasons ?? {}
   const all = [...builtin, ...(overrides.extraRules ?? []).map(userRuleToLogRule)]
+  const ids = new Set<string>()
+  for (const rule of all) {
+    if (ids.has(rule.id))
+      throw new InvalidRule({ ruleId: rule.id, message: "a rule with this id already exists" })
+    ids.add(rule.id)
+  }
   const bySource = new Map<LogSourceId, CompiledRule[]>()
   all.forEach((rule, index) => {
     // A templated catalog key (`NvidiaXID{code}Error`) resolves through an instance of the template.
@@ -169,13 +175,12 @@ export const compileRules = (
     }
   })
 
-  const literalsOf = new Map<string, readonly string[]>(all.map((r) => [r.id, r.literals]))
   const matchers = new Map<LogSourceId, SourceMatcher>()
   for (const [source, rules] of bySource) {
     const literals: string[] = []
     const rulesOfLiteral: number[][] = []
     rules.forEach((rule, position) => {
-      for (const literal of literalsOf.get(rule.id) ?? []) {
+      for (const literal of all[rule.index]!.literals) {
         let k = literals.indexOf(literal)
         if (k < 0) {
           k = literals.push(literal) - 1

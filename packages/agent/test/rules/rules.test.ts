@@ -278,6 +278,10 @@ describe("overrides", () => {
       compileRules({ extraRules: [{ ...base, pattern: "a|b", literals: ["a", "b"] }] })
     ).not.toThrow()
     expect(() => compileRules({ extraRules: [{ ...base, pattern: "abc(x+)+y" }] })).toThrow(/backtrack/)
+    expect(() => compileRules({ extraRules: [{ ...base, id: "kernel.soft-lockup" }] })).toThrow(
+      /already exists/
+    )
+    expect(() => compileRules({ extraRules: [base, base] })).toThrow(/already exists/)
     expect(() => compileRules({ extraRules: [{ ...base, pattern: "abc(?:\\w*\\s)*$" }] })).toThrow(
       /backtrack/
     )
