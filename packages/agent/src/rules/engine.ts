@@ -1,5 +1,6 @@
 /**
- * The log rule engine: matcher + occurrence gate, turning records into Detections. Exactly this engine
+ * The log rule engine: matcher + occurrence gate, turning records into findings (Detections, and
+ * Resolutions for lines that say a fault cleared). Exactly this engine
  * runs in the agent and in `nodemend-agent rules check`.
  */
 import type { Finding } from "../model.ts"
