@@ -798,8 +798,9 @@ export const CATALOG = [
     severity: "Condition",
     monitor: "nvidia",
     description:
-      "NVIDIA Fabric Manager is not healthy (status other than not-supported/started/in-progress/success).",
-    trigger: "every 5 min: DCGM field 170 not in {0, 1, 2, 3}",
+      "NVIDIA Fabric Manager has not trained the GPU fabric: DCGM rates the status FAIL (NotStarted, Failure, Unrecognized, NvmlTooOld).",
+    trigger:
+      "every 5 min: DCGM field 170 is 1, 4, 5, 6 or unknown (0 NotSupported and 3 Success are healthy; 2 InProgress is a warning)",
     message: "Fabric Manager status: {status}",
     since: V,
     recovery: "auto",
