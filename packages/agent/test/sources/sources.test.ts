@@ -261,6 +261,34 @@ describe("file tailer", () => {
       await tailer.stop()
     }
   })
+  it("loses no line across bursts of appends and rotations", async () => {
+    host = makeTestHost()
+    const path = join(host.root, "var/log/burst.log")
+    host.appendFile("var/log/burst.log", "history")
+    const lines: string[] = []
+    const tailer = startFileTailer({
+      path,
+      onLine: (l) => lines.push(l),
+      onTruncatedLine: () => undefined,
+      log
+    })
+    try {
+      await tailer.ready
+      let n = 0
+      for (let rotation = 0; rotation < 5; rotation++) {
+        // Many small appends in one burst, then a rename-and-create rotation once they have been read.
+        for (let i = 0; i < 400; i++) appendFileSync(path, `line ${n++}\n`)
+        await waitFor(() => lines.length === n, 5000, `burst ${rotation}`)
+        renameSync(path, `${path}.${rotation}`)
+        appendFileSync(`${path}.${rotation}`, `line ${n++}\n`) // late write to the rotated file
+      }
+      for (let i = 0; i < 10; i++) appendFileSync(path, `line ${n++}\n`)
+      await waitFor(() => lines.length === n, 5000, "tail")
+      expect(lines).toEqual(Array.from({ length: n }, (_, i) => `line ${i}`))
+    } finally {
+      await tailer.stop()
+    }
+  })
   it("starts at the end of an existing file", async () => {
     host = makeTestHost()
     host.appendFile("var/log/x.log", "history")
