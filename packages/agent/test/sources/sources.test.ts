@@ -186,6 +186,33 @@ describe("kmsg reader on a regular file", () => {
   })
 })
 
+describe("kmsg reader under a burst", () => {
+  it("delivers every record of a burst in order, with no gap counted", async () => {
+    host = makeTestHost()
+    const got: string[] = []
+    let gaps = 0
+    const reader = await startKmsgReader({
+      hostRoot: host.root,
+      onRecord: (text) => got.push(text),
+      onTruncatedLine: () => undefined,
+      onSequenceGap: (n) => {
+        gaps += n
+      },
+      onMalformed: () => undefined,
+      onWatching: () => undefined,
+      log
+    })
+    try {
+      for (let i = 0; i < 3000; i++) host.appendKmsg(`record ${i}`)
+      await waitFor(() => got.length === 3000, 10_000, "burst")
+      expect(got.every((t, i) => t === `record ${i}`)).toBe(true)
+      expect(gaps).toBe(0)
+    } finally {
+      await reader.stop()
+    }
+  }, 20_000)
+})
+
 let kmsgReadable = false
 try {
   accessSync("/dev/kmsg", constants.R_OK)
