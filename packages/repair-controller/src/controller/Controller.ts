@@ -79,10 +79,10 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const logCapture = yield* LogCaptureHook
     const queue = makeWorkQueue()
     const core = kube.kc.makeApiClient(CoreV1Api)
+    // Informer callbacks run outside any fiber; log through this fiber's context (its JSON logger).
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const cache = makeNodeCache(kube.kc, core, config, queue.add, (level, msg, extra) =>
-      Effect.runFork(
-        level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {})
-      )
+      runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
     )
     const env: ControllerEnv = {
       config,
