@@ -16,7 +16,7 @@ import { loadConfigFile } from "./config/ConfigFile.ts"
 import type { ControllerConfig } from "./config/ControllerConfig.ts"
 import { startController } from "./controller/Controller.ts"
 import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
-import { Kube, loadKubeConfig, makeKube } from "./kube/Kube.ts"
+import { Kube, loadKubeConfig, makeKube, makeSharedAgent } from "./kube/Kube.ts"
 import { logCaptureHookLayer } from "./diagnostics/logCaptureHookLayer.ts"
 import { type LogCaptureHook, noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
 import { type Readiness, serverLayer } from "./observability/server.ts"
@@ -64,7 +64,11 @@ const program = Effect.gen(function* () {
     catch: (e) => new StartupError({ message: String(e) })
   })
   const identity = values.identity ?? `${hostname()}-${process.pid}`
-  const kube = makeKube(kc, identity)
+  const agent = yield* Effect.tryPromise({
+    try: () => makeSharedAgent(kc),
+    catch: (e) => new StartupError({ message: `cannot read TLS settings from the kubeconfig: ${String(e)}` })
+  })
+  const kube = makeKube(kc, identity, agent)
   let state: ReturnType<Readiness["state"]> = "starting"
   let synced = () => false
   const port = values.port !== undefined ? Number(values.port) : config.server.port

@@ -2,7 +2,6 @@
  * The running controller: node informer -> work queue -> reconcile workers, plus the zonal-shift refresher,
  * the pool-metrics updater and the journal resume. Started only on the leader.
  */
-import { CoreV1Api } from "@kubernetes/client-node"
 import { Effect, Metric, Ref } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
@@ -73,12 +72,12 @@ const updatePoolMetrics = (env: ControllerEnv) =>
     yield* Metric.update(M.heapUsed, mem.heapUsed)
   })
 
-export const startController = (config: ControllerConfig, kube: KubeShape, workers = 16) =>
+export const startController = (config: ControllerConfig, kube: KubeShape, workers = 32) =>
   Effect.gen(function* () {
     const cloud = yield* CloudProvider
     const logCapture = yield* LogCaptureHook
     const queue = makeWorkQueue()
-    const core = kube.kc.makeApiClient(CoreV1Api)
+    const core = kube.core
     // Informer callbacks run outside any fiber; log through this fiber's context (its JSON logger).
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const cache = makeNodeCache(kube.kc, core, config, queue.add, (level, msg, extra) =>

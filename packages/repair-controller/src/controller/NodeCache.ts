@@ -16,7 +16,12 @@ import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
  * capacity...), in place: the informer's cache holds the same object. Roughly 2/3 of a Node's memory.
  */
 export const slim = (n: V1Node): void => {
-  if (n.metadata !== undefined) delete n.metadata.managedFields
+  const m = n.metadata
+  if (m !== undefined) {
+    delete m.managedFields
+    delete m.ownerReferences
+    delete m.finalizers
+  }
   const st = n.status
   if (st === undefined) return
   n.status = { ...(st.conditions !== undefined ? { conditions: st.conditions } : {}) }

@@ -77,6 +77,11 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       yield* env.store.persist(next)
       r = next
       if (isTerminal(r)) return yield* finishRepair(env, r)
+      // Take turns: with other nodes waiting (a burst of expiries), one step each, so every taint lands early.
+      if (env.queue.length() > 0) {
+        env.queue.add(r.node.name)
+        return
+      }
     }
     env.queue.add(r.node.name)
   })

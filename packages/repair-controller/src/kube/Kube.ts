@@ -2,11 +2,18 @@
  * The Kubernetes calls the controller makes, as an Effect service over @kubernetes/client-node. Each call
  * maps failures to `KubeError` and counts itself (API requests per repair is a bench figure).
  */
+import type https from "node:https"
 import {
+  type Configuration,
   CoordinationV1Api,
   CoreV1Api,
+  createConfiguration,
   EventsV1Api,
   KubeConfig,
+  Observable,
+  type ObservableMiddleware,
+  ServerConfiguration,
+  setHeaderMiddleware,
   PatchStrategy,
   setHeaderOptions,
   V1MicroTime,
@@ -16,6 +23,7 @@ import {
   type V1Pod
 } from "@kubernetes/client-node"
 import { Context, Effect, Layer } from "effect"
+import { Agent } from "undici"
 import { type KubeError, toKubeError } from "./KubeError.ts"
 import { apiRequests } from "../observability/metrics.ts"
 import { Metric } from "effect"
@@ -30,6 +38,8 @@ export interface NodeEventInput {
 
 export interface KubeShape {
   readonly kc: KubeConfig
+  /** The pooled CoreV1Api (the informer lists through it). */
+  readonly core: CoreV1Api
   readonly readNode: (name: string) => Effect.Effect<V1Node, KubeError>
   readonly createNode: (body: V1Node) => Effect.Effect<V1Node, KubeError>
   readonly deleteNode: (name: string, uid?: string) => Effect.Effect<void, KubeError>
@@ -77,12 +87,59 @@ const smp = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
 const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
 const json = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch)
 
-export const makeKube = (kc: KubeConfig, instance: string): KubeShape => {
-  const core = kc.makeApiClient(CoreV1Api)
-  const coord = kc.makeApiClient(CoordinationV1Api)
-  const events = kc.makeApiClient(EventsV1Api)
+/**
+ * One keep-alive connection pool for every API call. client-node 2.0.1 builds a new undici Agent per request
+ * when the cluster entry has TLS settings (every real kubeconfig), so without this each call pays a TLS
+ * handshake on both ends (k8s-client-node-notes.md section 11).
+ */
+export const makeSharedAgent = async (kc: KubeConfig): Promise<Agent> => {
+  const t: https.RequestOptions = {}
+  await kc.applyToHTTPSOptions(t)
+  return new Agent({
+    connect: {
+      ca: t.ca,
+      cert: t.cert,
+      key: t.key,
+      ...(t.rejectUnauthorized !== undefined ? { rejectUnauthorized: t.rejectUnauthorized } : {}),
+      ...(t.servername !== undefined ? { servername: t.servername } : {})
+    },
+    keepAliveTimeout: 30_000,
+    connections: 64
+  })
+}
+
+const apiClient = <T>(
+  kc: KubeConfig,
+  Api: new (c: Configuration) => T,
+  agent: Agent | undefined,
+  userAgent: string
+): T => {
+  if (agent === undefined) return kc.makeApiClient(Api as never) as T
+  const server = kc.getCurrentCluster()?.server ?? ""
+  const useAgent: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setDispatcher(agent)
+      return new Observable(Promise.resolve(ctx))
+    },
+    post: (r) => new Observable(Promise.resolve(r))
+  }
+  return new Api(
+    createConfiguration({
+      baseServer: new ServerConfiguration(server, {}),
+      authMethods: { default: kc },
+      middleware: [setHeaderMiddleware("User-Agent", userAgent), useAgent]
+    })
+  )
+}
+
+export const makeKube = (kc: KubeConfig, instance: string, agent?: Agent): KubeShape => {
+  const ua = "nodemend-controller/0.1"
+  const core = apiClient(kc, CoreV1Api, agent, ua)
+  const coord = apiClient(kc, CoordinationV1Api, agent, ua)
+  const events = apiClient(kc, EventsV1Api, agent, ua)
   return {
     kc,
+    core,
     readNode: (name) => call("readNode", "get", () => core.readNode({ name })),
     createNode: (body) => call("createNode", "create", () => core.createNode({ body })),
     deleteNode: (name, uid) =>
