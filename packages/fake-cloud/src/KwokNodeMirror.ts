@@ -52,8 +52,27 @@ const capacityOf = (instanceType: string) => ({
 
 const code = (e: unknown) => (e instanceof ApiException ? e.code : undefined)
 
-export function kwokNodeMirror(kc: KubeConfig, region: string): NodeMirror {
+export interface KwokNodeMirrorOptions {
+  /** How long a rebooting Node stays NotReady before it reports Ready with its new boot id. */
+  readonly rebootDelayMs?: number
+}
+
+const readyCondition = (status: "True" | "False", reason: string, message: string) => ({
+  type: "Ready",
+  status,
+  reason,
+  message,
+  lastHeartbeatTime: new Date(),
+  lastTransitionTime: new Date()
+})
+
+export function kwokNodeMirror(
+  kc: KubeConfig,
+  region: string,
+  options: KwokNodeMirrorOptions = {}
+): NodeMirror {
   const core = kc.makeApiClient(CoreV1Api)
+  const rebootDelayMs = options.rebootDelayMs ?? 1000
   return {
     async create(i: FakeInstance) {
       const capacity = capacityOf(i.instanceType)
@@ -106,9 +125,32 @@ export function kwokNodeMirror(kc: KubeConfig, region: string): NodeMirror {
       }
     },
     async reboot(i: FakeInstance) {
+      // Like a kubelet going down and coming back: NotReady, then Ready with the new boot id. kwok's
+      // heartbeat only touches Ready=True nodes, so it does not undo the NotReady in between.
+      const smp = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
       await core.patchNodeStatus(
-        { name: i.nodeName, body: { status: { nodeInfo: { bootID: i.bootId } } } },
-        setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+        {
+          name: i.nodeName,
+          body: {
+            status: { conditions: [readyCondition("False", "KubeletNotReady", "rebooting (fake cloud)")] }
+          }
+        },
+        smp
+      )
+      await new Promise((r) => setTimeout(r, rebootDelayMs))
+      await core.patchNodeStatus(
+        {
+          name: i.nodeName,
+          body: {
+            status: {
+              conditions: [
+                readyCondition("True", "KubeletReady", "kubelet is posting ready status (fake cloud)")
+              ],
+              nodeInfo: { bootID: i.bootId }
+            }
+          }
+        },
+        smp
       )
     },
     async read(nodeName: string) {

@@ -13,7 +13,8 @@ import { kwokNodeMirror } from "./KwokNodeMirror.ts"
 const USAGE = `usage: nodemend-fake-cloud <command> [options]
 
   serve [--host 127.0.0.1] [--port 0] [--region us-west-2] [--kubeconfig PATH]
-        [--boot-delay-ms 2000] [--terminate-delay-ms 1000] [--cluster-arn ARN] [--url-file PATH]
+        [--boot-delay-ms 2000] [--terminate-delay-ms 1000] [--reboot-delay-ms 1000]
+        [--cluster-arn ARN] [--url-file PATH]
       Without --kubeconfig instances live only in memory; with it each instance is a kwok Node.
 
   shift start --zone ZONE|ZONE_ID [--minutes 60] [--resource ARN] [--comment TEXT] [--practice-run]
@@ -35,6 +36,7 @@ const { values: flags, positionals } = parseArgs({
     kubeconfig: { type: "string" },
     "boot-delay-ms": { type: "string", default: "2000" },
     "terminate-delay-ms": { type: "string", default: "1000" },
+    "reboot-delay-ms": { type: "string", default: "1000" },
     "cluster-arn": { type: "string" },
     "url-file": { type: "string" },
     endpoint: { type: "string" },
@@ -92,7 +94,9 @@ async function main(): Promise<void> {
       if (flags.kubeconfig) {
         const kc = new KubeConfig()
         kc.loadFromFile(flags.kubeconfig)
-        mirror = kwokNodeMirror(kc, flags.region)
+        mirror = kwokNodeMirror(kc, flags.region, {
+          rebootDelayMs: int("reboot-delay-ms", flags["reboot-delay-ms"]) ?? 1000
+        })
       }
       const cloud = await startFakeCloud({
         host: flags.host,

@@ -74,15 +74,16 @@ const ready = async (name: string) =>
   (await core.readNode({ name }).catch(() => undefined))?.status?.conditions?.some(
     (c) => c.type === "Ready" && c.status === "True"
   ) === true
-const setKernelReady = (name: string, status: "True" | "False") =>
+const setCondition = (type: string, name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {
-    type: "KernelReady",
+    type,
     status,
     reason: status === "False" ? "ForkFailedOutOfPIDs" : "KernelIsReady",
     message: "aws e2e",
     lastHeartbeatTime: new Date(),
     lastTransitionTime: new Date()
   })
+const setKernelReady = (name: string, status: "True" | "False") => setCondition("KernelReady", name, status)
 const instanceOf = (node: string) => cloud.store.describe([]).find((i) => i.nodeName === node)!
 
 /** What the controller's config file would say for this test (second-scale timings). */
@@ -92,7 +93,11 @@ const controllerConfig = (): ControllerConfig => {
     namespace: ns,
     poolLabel: POOL_LABEL,
     nodeSelector: `${POOL_LABEL}=${POOL}`,
-    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+    policies: [
+      { conditionType: "KernelReady", status: "False", tolerationSeconds: 3 },
+      { conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 3, action: "Reboot" }
+    ],
+    reboot: { settleSeconds: 2, timeoutSeconds: 60 },
     drain: {
       deadlineSeconds: 30,
       onDeadline: "force",
@@ -151,7 +156,7 @@ beforeAll(async () => {
     "the pool's 5 kwok Nodes Ready",
     async () => (await Promise.all(nodes.map(ready))).every(Boolean),
     {
-      timeoutMs: 60_000
+      timeoutMs: 100_000
     }
   )
 
@@ -242,4 +247,22 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     expect(stats.terminationsStarted[id]).toBe(1)
     expect((stats.calls.TerminateInstances ?? 0) - callsBefore).toBe(3)
   }, 120_000)
+
+  it("Reboot action -> RebootInstances (new boot id), node back and healthy -> no termination", async () => {
+    const target = nodes[3]!
+    const id = instanceOf(target).instanceId
+    const bootId = async () => (await core.readNode({ name: target })).status?.nodeInfo?.bootID
+    const before = await bootId()
+    await setCondition("AcceleratedHardwareReady", target, "False")
+    await waitForEvent(target, "Rebooting", 60_000)
+    await waitFor("a new boot id after RebootInstances", async () => {
+      const now = await bootId()
+      return now !== undefined && now !== before
+    })
+    expect((await admin.stats()).reboots[id]).toBe(1)
+    await setCondition("AcceleratedHardwareReady", target, "True")
+    await waitForEvent(target, "RepairSucceeded", 90_000)
+    expect((await admin.stats()).terminationsStarted[id]).toBeUndefined()
+    expect(await ready(target)).toBe(true)
+  }, 150_000)
 })
