@@ -225,8 +225,16 @@ async function main() {
   await ctl.kill("SIGTERM")
   if (process.env.KEEP !== "1") {
     log("cleaning up")
-    await deleteNamespace(core, ns)
+    // Pods first, without grace: pods of deleted kwok nodes would otherwise wait for the pod GC (about 10/s).
+    await core.deleteCollectionNamespacedPod({ namespace: ns, gracePeriodSeconds: 0 }).catch(() => undefined)
     await deleteRunNodes(core)
+    await deleteNamespace(core, ns)
+    await waitFor(
+      "bench pods gone",
+      async () =>
+        (await core.listNamespacedPod({ namespace: ns, limit: 1 })).items.length === 0 ? true : undefined,
+      { timeoutMs: 900_000, intervalMs: 2000 }
+    ).catch(() => log("pods still terminating; the namespace deletion finishes them"))
   }
 }
 

@@ -45,12 +45,27 @@ export const makeNodeCache = (
   log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void
 ): NodeCache => {
   const selector = config.nodeSelector === "" ? undefined : config.nodeSelector
-  const informer = makeInformer<V1Node>(
-    kc,
-    "/api/v1/nodes",
-    () => core.listNode(selector !== undefined ? { labelSelector: selector } : {}),
-    selector
-  )
+  // Paged list: at thousands of Nodes one response would be tens of MB of JSON held at once.
+  const listAll = async () => {
+    const items: V1Node[] = []
+    let _continue: string | undefined
+    let resourceVersion: string | undefined
+    do {
+      const page = await core.listNode({
+        limit: 500,
+        ...(selector !== undefined ? { labelSelector: selector } : {}),
+        _continue
+      })
+      for (const n of page.items) {
+        slim(n)
+        items.push(n)
+      }
+      resourceVersion ??= page.metadata?.resourceVersion
+      _continue = page.metadata?._continue
+    } while (_continue)
+    return { apiVersion: "v1", kind: "NodeList", metadata: { resourceVersion }, items }
+  }
+  const informer = makeInformer<V1Node>(kc, "/api/v1/nodes", listAll, selector)
   const signatures = new Map<string, string>()
   const views = new Map<string, NodeView>()
   const counter = makePoolCounter(config)
