@@ -1,5 +1,5 @@
 // Shared vitest settings: resolve workspace packages to their TypeScript sources (the `source` export condition).
-const conditions = ["source", "module", "node", "development|production"]
+const conditions = ["source", "node", "development|production"]
 
 export const sourceResolve = {
   resolve: { conditions },
