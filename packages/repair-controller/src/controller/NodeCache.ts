@@ -77,10 +77,11 @@ export const makeNodeCache = (
     const name = n.metadata?.name
     if (name === undefined) return
     slim(n)
+    // Heartbeats change nothing in the signature: no view rebuilt, nothing enqueued.
     const sig = nodeSignature(n, config.poolLabel)
+    if (signatures.get(name) === sig) return
     const view = nodeView(n)
     views.set(name, view)
-    if (signatures.get(name) === sig) return
     signatures.set(name, sig)
     counter.upsert(view)
     onChange(name)

@@ -11,7 +11,7 @@ import * as M from "../observability/metrics.ts"
 import { isTerminal, type RepairRecord } from "../repair/RepairRecord.ts"
 import { advance, nextAction, startRepair } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { executeAction } from "./executeAction.ts"
+import { executeAction, recordAndTaint } from "./executeAction.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 const DEDUPE_MS = 15 * 60_000
@@ -221,7 +221,18 @@ export const reconcile = (env: ControllerEnv, name: string) =>
           ...labelsOf(record),
           pool: d.breaker.scope
         })
-        yield* env.store.persist(record)
+        // Fast path: record + taint in one write; on a stale cache, the step-by-step path (record, then taint).
+        const tainted = advance(record, { _tag: "Tainted" }, now)
+        const fast = yield* recordAndTaint(env, tainted)
+        if (fast) {
+          env.store.remember(tainted)
+          env.expiredAt.delete(record.id)
+          if (d.governing.expiresAt !== undefined)
+            yield* Metric.update(
+              M.decisionLatency,
+              Math.max(0, (yield* Clock.currentTimeMillis) - d.governing.expiresAt) / 1000
+            )
+        } else yield* env.store.persist(record)
         yield* env.events.emit({
           node: ref,
           type: "Warning",
@@ -229,7 +240,15 @@ export const reconcile = (env: ControllerEnv, name: string) =>
           action: "Repair",
           note: `${record.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
         })
-        return yield* runRepair(env, record)
+        if (fast)
+          yield* env.events.emit({
+            node: ref,
+            type: "Normal",
+            reason: "Tainted",
+            action: "Taint",
+            note: "tainted nodemend.io/repair:NoSchedule; draining next"
+          })
+        return yield* runRepair(env, fast ? tainted : record)
       }
     }
   })

@@ -28,6 +28,8 @@ export interface RepairStore {
   readonly get: (nodeName: string) => StoredRecord
   readonly loadJournal: Effect.Effect<void, KubeError>
   readonly persist: (r: RepairRecord) => Effect.Effect<void, KubeError>
+  /** A record the caller has already written to the Node itself (in the same patch as the taint). */
+  readonly remember: (r: RepairRecord) => void
   /** A succeeded repair: journal deleted, annotation removed, id remembered so a stale cache cannot replay it. */
   readonly finish: (r: RepairRecord) => Effect.Effect<void, KubeError>
   readonly journalNodeNames: () => ReadonlyArray<string>
@@ -112,6 +114,10 @@ export const makeRepairStore = (kube: KubeShape, cache: NodeCache, namespace: st
         }
         yield* writeAnnotation(r, serializeRecord(r))
       }),
+    remember: (r) => {
+      memory.set(r.node.name, r)
+      index(r)
+    },
     finish: (r) =>
       Effect.gen(function* () {
         finished.add(r.id)

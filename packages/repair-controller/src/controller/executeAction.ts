@@ -10,7 +10,8 @@ import { shiftedZones } from "../decide/zonalShiftGate.ts"
 import { nodeRef, podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan, REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "../repair/drainPlan.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import { type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
+import { REPAIR_ANNOTATION } from "../decide/NodeView.ts"
 import type { Action, Fact } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
@@ -147,6 +148,44 @@ const drain = (env: ControllerEnv, r: RepairRecord, deadlinePassed: boolean, for
         .join(", ")}; retrying with backoff`
     })
     return wait(delay)
+  })
+
+/**
+ * The fast start of a repair: the record (already past `Tainting`) and the taint in one JSON patch, guarded by
+ * the cached resourceVersion. One request instead of three; atomic, so the record never lags the taint.
+ * Returns false when the cache was stale (or the node is gone): the caller takes the step-by-step path.
+ */
+export const recordAndTaint = (env: ControllerEnv, tainted: RepairRecord) =>
+  Effect.gen(function* () {
+    const node = env.cache.get(tainted.node.name)
+    const rv = node?.metadata?.resourceVersion
+    if (node === undefined || rv === undefined) return false
+    const taint: V1Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
+    const annotations = node.metadata?.annotations
+    const record = serializeRecord(tainted)
+    const ops: object[] = [{ op: "test", path: "/metadata/resourceVersion", value: rv }]
+    ops.push(
+      annotations === undefined
+        ? { op: "add", path: "/metadata/annotations", value: { [REPAIR_ANNOTATION]: record } }
+        : {
+            op: "add",
+            path: `/metadata/annotations/${REPAIR_ANNOTATION.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+            value: record
+          }
+    )
+    const taints = node.spec?.taints
+    if (!(taints ?? []).some((t) => t.key === REPAIR_TAINT_KEY && t.effect === REPAIR_TAINT_EFFECT))
+      ops.push(
+        taints
+          ? { op: "add", path: "/spec/taints/-", value: taint }
+          : { op: "add", path: "/spec/taints", value: [taint] }
+      )
+    return yield* env.kube.jsonPatchNode(tainted.node.name, ops).pipe(
+      Effect.as(true),
+      Effect.catchTag("KubeError", (e) =>
+        e.code === 404 || e.code === 409 || e.code === 422 ? Effect.succeed(false) : Effect.fail(e)
+      )
+    )
   })
 
 export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Action) =>

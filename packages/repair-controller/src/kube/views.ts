@@ -63,12 +63,13 @@ export const podView = (p: V1Pod): PodView => ({
 })
 
 /**
- * What a node update must change for the controller to look again: condition status and lastTransitionTime,
- * the repair and veto annotations, the pool label, deletion. Heartbeats change none of these.
+ * What a node update must change for the controller to look again: condition status, lastTransitionTime and
+ * reason, the repair and veto annotations, the pool and zone labels, providerID, deletion. Heartbeats change
+ * none of these.
  */
 export const nodeSignature = (n: V1Node, poolLabel: string): string => {
   const conds = (n.status?.conditions ?? [])
-    .map((c) => `${c.type}=${c.status}@${toMs(c.lastTransitionTime) ?? ""}`)
+    .map((c) => `${c.type}=${c.status}@${toMs(c.lastTransitionTime) ?? ""}#${c.reason ?? ""}`)
     .sort()
     .join(",")
   const a = n.metadata?.annotations ?? {}
@@ -78,6 +79,9 @@ export const nodeSignature = (n: V1Node, poolLabel: string): string => {
     a["nodemend.io/repair"] ?? "",
     a["nodemend.io/do-not-repair"] ?? "",
     n.metadata?.labels?.[poolLabel] ?? "",
+    n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "",
+    n.metadata?.labels?.["topology.k8s.aws/zone-id"] ?? "",
+    n.spec?.providerID ?? "",
     n.metadata?.deletionTimestamp ? "deleting" : "",
     ready
   ].join("|")
