@@ -44,11 +44,20 @@ export interface Agent {
   readonly stop: () => Promise<void>
 }
 
+/** V8 flags the deploy files give the agent (NODE_OPTIONS in deploy/agent); override with AGENT_NODE_FLAGS. */
+export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? "--max-semi-space-size=1")
+  .split(" ")
+  .filter((f) => f !== "")
+
 export const spawnAgent = (args: readonly string[]): Agent => {
-  const child = spawn(process.execPath, ["--conditions=source", join(PACKAGE_DIR, "src/main.ts"), ...args], {
-    cwd: PACKAGE_DIR,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    process.execPath,
+    [...AGENT_NODE_FLAGS, "--conditions=source", join(PACKAGE_DIR, "src/main.ts"), ...args],
+    {
+      cwd: PACKAGE_DIR,
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   let out = ""
   child.stdout?.on("data", (b: Buffer) => {
     out += b.toString()

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CHECK_NAMES } from "../src/checks/names.ts"
 import {
+  AGENT_NODE_FLAGS,
   createKwokNode,
   kubeconfigPath,
   makeClients,
@@ -54,7 +55,9 @@ try {
   const seconds = (performance.now() - t0) / 1000
   const mcpu = ((u1.cpuSeconds - u0.cpuSeconds) / seconds) * 1000
   await agent.stop()
-  console.log(`idle window: ${seconds.toFixed(0)} s after 15 s warm-up, default intervals, all monitors on`)
+  console.log(
+    `idle window: ${seconds.toFixed(0)} s after 15 s warm-up, default intervals, all monitors on, node flags: ${AGENT_NODE_FLAGS.join(" ") || "(none)"}`
+  )
   console.log(
     `RSS: ${(u1.rssBytes / 2 ** 20).toFixed(1)} MiB at end, ${(maxRss / 2 ** 20).toFixed(1)} MiB max (goal <= 60 MiB)`
   )

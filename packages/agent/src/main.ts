@@ -175,19 +175,31 @@ const main = (argv: readonly string[]) =>
  * the health server closes). Not NodeRuntime.runMain: @effect/platform-node costs ~35 MiB of resident
  * memory on every node for a signal handler.
  */
+const SHUTDOWN_GRACE_MS = 3000
+
+/**
+ * process.exit() joins libuv's thread pool, and a read blocked on the /dev/kmsg character device never
+ * returns: the agent would hang on exit. Once everything is flushed, it ends itself with SIGKILL.
+ */
+const hardExit = (): void => {
+  process.stdout.write("", () => process.stderr.write("", () => process.kill(process.pid, "SIGKILL")))
+}
+
 const runMain = (program: Effect.Effect<void>): void => {
   const fiber = Effect.runFork(program)
   const keepAlive = setInterval(() => undefined, 2 ** 30)
-  const stop = () => fiber.interruptUnsafe()
+  const stop = () => {
+    fiber.interruptUnsafe()
+    // A finalizer that cannot finish must not keep a stopping agent alive either.
+    setTimeout(hardExit, SHUTDOWN_GRACE_MS).unref()
+  }
   process.once("SIGTERM", stop)
   process.once("SIGINT", stop)
   fiber.addObserver((exit) => {
     clearInterval(keepAlive)
-    if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+    if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
       process.stderr.write(`nodemend-agent: ${Cause.pretty(exit.cause)}\n`)
-      process.exit(1)
-    }
-    process.exit(0)
+    hardExit()
   })
 }
 
