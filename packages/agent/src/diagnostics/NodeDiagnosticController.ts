@@ -62,13 +62,14 @@ export const needsCapture = (nd: NodeDiagnostic): boolean => {
 
 /**
  * Pause before re-watching: none after the server's normal end of a watch or the client's inactivity timeout;
- * long after an HTTP error (no CRD installed: 404, no RBAC: 403), so a missing CRD costs one request a minute,
- * not a hot loop; short after network errors.
+ * after an HTTP error (no CRD installed yet: 404, no RBAC: 403) an exponential pause from 1 s doubling up to
+ * 1 minute, so a CRD installed just after the agent is picked up at once while a missing one costs one request
+ * a minute, not a hot loop; 2 seconds after network errors. `failures` counts consecutive HTTP errors.
  */
-export const watchBackoff = (err: unknown): Duration.Input => {
+export const watchBackoff = (err: unknown, failures = 1): Duration.Input => {
   if (err === null || err === undefined) return Duration.zero
   const e = err as { statusCode?: unknown; name?: unknown }
-  if (typeof e.statusCode === "number") return "1 minute"
+  if (typeof e.statusCode === "number") return Duration.seconds(Math.min(60, 2 ** Math.max(0, failures - 1)))
   if (e.name === "TimeoutError") return Duration.zero
   return "2 seconds"
 }
@@ -88,6 +89,7 @@ export const NodeDiagnosticController = (
     const path = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
 
     // Watch only our own object; any event just wakes the reconciler, which reads the object itself.
+    let httpFailures = 0
     const watchOnce = Effect.callback<void>((resume) => {
       let ctl: AbortController | undefined
       let closed = false
@@ -100,7 +102,9 @@ export const NodeDiagnosticController = (
           },
           (err: unknown) => {
             closed = true
-            resume(Effect.sleep(watchBackoff(err)))
+            const status = (err as { statusCode?: unknown } | null)?.statusCode
+            httpFailures = typeof status === "number" ? httpFailures + 1 : 0
+            resume(Effect.sleep(watchBackoff(err, httpFailures)))
           }
         )
         .then(

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import {
   ApiextensionsV1Api,
+  CustomObjectsApi,
   type KubeConfig,
   loadYaml,
   type V1CustomResourceDefinition
@@ -33,6 +34,18 @@ export const installNodeDiagnosticCrd = async (kc: KubeConfig): Promise<void> =>
     const c = await api.readCustomResourceDefinition({ name })
     if (c.status?.conditions?.some((x) => x.type === "Established" && x.status === "True")) break
     if (Date.now() > deadline) throw new Error(`CRD ${name} not Established`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  // Established can precede the resource being served; wait until a list answers.
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  const [group, version, plural] = [crd.spec.group, crd.spec.versions[0]!.name, crd.spec.names.plural]
+  for (;;) {
+    const ok = await custom.listClusterCustomObject({ group, version, plural }).then(
+      () => true,
+      () => false
+    )
+    if (ok) return
+    if (Date.now() > deadline) throw new Error(`CRD ${name} Established but ${plural} is not served`)
     await new Promise((r) => setTimeout(r, 200))
   }
 }
