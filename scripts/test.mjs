@@ -32,7 +32,7 @@ if (!failed && only !== "unit") {
       await build()
       kubeconfig = (await up({ stateDir })).kubeconfig
     }
-    failed ||= run(turbo, ["run", "test:cluster", "--concurrency=1", "--output-logs=new-only"], {
+    failed ||= run(turbo, ["run", "test:cluster", "--concurrency=1", "--continue", "--output-logs=new-only"], {
       ...process.env,
       NODEMEND_KUBECONFIG: kubeconfig
     })
