@@ -248,6 +248,11 @@ export const reconcile = (env: ControllerEnv, name: string) =>
             action: "Taint",
             note: "tainted nodemend.io/repair:NoSchedule; draining next"
           })
+        // Other nodes waiting (a burst of expiries): their taints first, this drain on a later turn.
+        if (fast && env.queue.length() > 0) {
+          env.queue.add(name)
+          return
+        }
         return yield* runRepair(env, fast ? tainted : record)
       }
     }

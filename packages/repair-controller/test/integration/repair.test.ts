@@ -85,11 +85,15 @@ describe("repair controller on a real cluster", () => {
     expect(replacement.metadata?.labels?.["topology.kubernetes.io/zone"]).toBe("test-zone-a")
     expect((await nodeEvents(core, target, "TerminatingInstance")).length).toBe(1)
     // The evicted pod is gone; the pod that tolerates the repair taint was not evicted (it went with the node).
-    await waitFor("evicted pod gone", async () =>
-      (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns }).catch(() => undefined)) ===
-      undefined
-        ? true
-        : undefined
+    await waitFor(
+      "evicted pod gone",
+      async () =>
+        (await core
+          .readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })
+          .catch(() => undefined)) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 90_000 }
     )
     expect(ctl.logs()).toContain('"repair succeeded"')
     void tolerating
