@@ -2,9 +2,9 @@
  * Idle footprint of the agent with every monitor on, against the real local cluster and the real host
  * root `/` of this machine.
  *
- *   node --conditions=source bench/idle.ts [windowSeconds=120] [scheduleSeconds=60]
+ *   node --conditions=source bench/idle.ts [windowSeconds=120] [scheduleSeconds=60] [warmupSeconds=15]
  *
- * Phase 1, default intervals: RSS and CPU of the agent process over `windowSeconds` after a 15 s warm-up.
+ * Phase 1, default intervals: RSS and CPU of the agent process over `windowSeconds` after the warm-up.
  * Phase 2, every periodic check at a 1 s interval for `scheduleSeconds`: from the scheduler's debug log,
  * the smallest gap between the end of one check run and the start of the next. A gap >= 10 ms means no
  * 10 ms window ever holds more than one check.
@@ -25,6 +25,7 @@ import {
 
 const windowSeconds = Number(process.argv[2] ?? 120)
 const scheduleSeconds = Number(process.argv[3] ?? 60)
+const warmupSeconds = Number(process.argv[4] ?? 15)
 const { core } = makeClients()
 const node = `bench-idle-${Date.now().toString(36)}`
 await createKwokNode(core, node)
@@ -42,7 +43,7 @@ try {
     "--health-address",
     "127.0.0.1:0"
   ])
-  await sleep(15_000)
+  await sleep(warmupSeconds * 1000)
   const pid = agent.child.pid!
   const u0 = processUsage(pid)
   const t0 = performance.now()
@@ -56,7 +57,7 @@ try {
   const mcpu = ((u1.cpuSeconds - u0.cpuSeconds) / seconds) * 1000
   await agent.stop()
   console.log(
-    `idle window: ${seconds.toFixed(0)} s after 15 s warm-up, default intervals, all monitors on, node flags: ${AGENT_NODE_FLAGS.join(" ") || "(none)"}`
+    `idle window: ${seconds.toFixed(0)} s after ${warmupSeconds} s warm-up, default intervals, all monitors on, node flags: ${AGENT_NODE_FLAGS.join(" ") || "(none)"}`
   )
   console.log(
     `RSS: ${(u1.rssBytes / 2 ** 20).toFixed(1)} MiB at end, ${(maxRss / 2 ** 20).toFixed(1)} MiB max (goal <= 60 MiB)`
