@@ -114,6 +114,27 @@ describe("nodemend-agent against a real API server", () => {
     expect(ev.regarding).toMatchObject({ kind: "Node", name: nodeName })
   })
 
+  it("a repeat of the same fault raises the Event's series count instead of creating another", async () => {
+    host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+    const ev = await waitFor(
+      "SoftLockup series",
+      async () =>
+        (
+          await events.listNamespacedEvent({
+            namespace: "default",
+            fieldSelector: `regarding.name=${nodeName}`
+          })
+        ).items.find((e) => e.reason === "SoftLockup" && (e.series?.count ?? 0) >= 2),
+      { timeoutMs: 30_000, intervalMs: 200 }
+    )
+    expect(ev.series?.count).toBe(2)
+    const all = await events.listNamespacedEvent({
+      namespace: "default",
+      fieldSelector: `regarding.name=${nodeName}`
+    })
+    expect(all.items.filter((e) => e.reason === "SoftLockup")).toHaveLength(1)
+  })
+
   it.skipIf(JOURNAL_REMOTE === undefined)(
     "a fork failure in the kubelet journal sets KernelReady=False/ForkFailedOutOfPIDs",
     async () => {
