@@ -9,7 +9,7 @@
  * monitors and the periodic-check scheduler, and runs until SIGTERM. An invalid config exits with code 2
  * and names the field.
  */
-import { Cause, Data, Effect, Exit, Layer, Logger, References, Schema, Stream } from "effect"
+import { Cause, Context, Data, Effect, Exit, Layer, Logger, References, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
@@ -23,8 +23,14 @@ import { healthServerLayer } from "./health/health-server.ts"
 import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts"
 import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
 import { makeFindingSink } from "./k8s/finding-sink.ts"
-import { kubeApiLayer } from "./k8s/kube-api.ts"
+import { KubeApi, kubeApiLayer } from "./k8s/kube-api.ts"
 import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
+import {
+  NvidiaLibraries,
+  runNvidiaMonitor,
+  XidDeduplicator,
+  xidDedupedSink
+} from "./monitors/nvidia/index.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
@@ -107,8 +113,25 @@ export const runAgent = (flags: AgentFlags) =>
     const bootId = yield* readBootId(flags.hostRoot)
     const files = hostFiles(flags.hostRoot)
     const accelerator = detectAccelerator(yield* files.text("proc/bus/pci/devices"))
-    // No GPU monitor is wired into this binary yet: AcceleratedHardwareReady stays absent (not watching).
-    const managed = managedConditionTypes(config, undefined)
+    // The NVIDIA monitor watches only when DCGM or NVML loads; otherwise AcceleratedHardwareReady stays
+    // absent (not watching), never Unknown. Neuron detection is log-driven and needs no library.
+    const nvidiaConfig = config.monitors.nvidia
+    const nvidia = nvidiaConfig.enabled
+      ? yield* Layer.build(
+          NvidiaLibraries.layer({
+            dcgmLibraryPath: nvidiaConfig.dcgmLibraryPath,
+            nvmlLibraryPath: nvidiaConfig.nvmlLibraryPath
+          })
+        ).pipe(Effect.map((ctx) => Context.get(ctx, NvidiaLibraries)))
+      : undefined
+    const nvidiaWatching = nvidia !== undefined && (nvidia.dcgm !== undefined || nvidia.nvml !== undefined)
+    if (nvidia !== undefined && !nvidiaWatching)
+      yield* (accelerator === "nvidia" ? Effect.logWarning : Effect.logInfo)(
+        "NVIDIA monitor not watching: neither DCGM nor NVML could be loaded",
+        { problems: nvidia.problems, nvidiaDevicesSeen: accelerator === "nvidia" }
+      )
+    const acceleratorMonitor = nvidiaWatching ? "nvidia" : accelerator === "neuron" ? "neuron" : undefined
+    const managed = managedConditionTypes(config, acceleratorMonitor)
     yield* Effect.logInfo("starting", {
       node: flags.nodeName,
       hostRoot: flags.hostRoot,
@@ -139,7 +162,26 @@ export const runAgent = (flags: AgentFlags) =>
 
     yield* Effect.gen(function* () {
       const w = yield* ConditionWriter
-      const sink = makeFindingSink(config, w, yield* EventRecorder)
+      const dedupe = yield* XidDeduplicator
+      // Kernel-line XIDs and DCGM/NVML XIDs are one fault: the same XID on the same GPU within 5 s counts once.
+      const sink = xidDedupedSink(dedupe, makeFindingSink(config, w, yield* EventRecorder))
+      if (nvidiaWatching) {
+        const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
+        const instanceType =
+          node._tag === "Some" ? node.value.labels["node.kubernetes.io/instance-type"] : undefined
+        yield* Effect.forkScoped(
+          runNvidiaMonitor(
+            {
+              settings: { ...nvidiaConfig, hostRoot: flags.hostRoot },
+              ...(instanceType !== undefined ? { instanceType } : {})
+            },
+            {
+              findings: sink,
+              status: (status) => Effect.logInfo("NVIDIA monitor", status)
+            }
+          ).pipe(Effect.provideService(NvidiaLibraries, nvidia), Effect.scoped)
+        )
+      }
       yield* Layer.build(healthServerLayer({ address: flags.healthAddress, ready: w.ready }))
       const checks = buildChecks(config, files, yield* CommandRunner)
       yield* Effect.logInfo("periodic checks", { checks: checks.map((c) => `${c.name}/${c.intervalMs}ms`) })
@@ -147,10 +189,10 @@ export const runAgent = (flags: AgentFlags) =>
         runScheduler({ checks, sink, listPids: files.pids, spacingMs: config.checkSpacingMillis })
       )
       const logs = yield* makeLogMonitors(flags.hostRoot, ruleOverridesFromConfig(config))
-      yield* Effect.forkScoped(Stream.runForEach(logs.detections, (d) => sink([d])))
+      yield* Effect.forkScoped(Stream.runForEach(logs.findings, (f) => sink([f])))
       yield* Effect.logInfo("log monitors", { sources: logs.status() })
       return yield* Effect.never
-    }).pipe(Effect.provide(services))
+    }).pipe(Effect.provide(Layer.merge(services, XidDeduplicator.layer)))
   }).pipe(Effect.scoped)
 
 const main = (argv: readonly string[]) =>

@@ -2,6 +2,7 @@
  * The agent's YAML config file, validated with Schema. Unknown keys are rejected (the decoder runs with
  * `onExcessProperty: "error"`), and every error names the offending field.
  */
+import { NvidiaMonitorSettings } from "../monitors/nvidia/settings.ts"
 import { Effect, Schema } from "effect"
 import { UserRule } from "../rules/overrides.ts"
 
@@ -99,13 +100,15 @@ export const RuntimeMonitorConfig = Schema.Struct({
   thresholds: withDefault(RuntimeThresholds, {})
 })
 export const PlainMonitorConfig = Schema.Struct(monitorFields)
+/** `monitors.nvidia`: the common monitor fields plus the NVIDIA monitor's settings (library paths, DCGM target, cadences). */
+export const NvidiaMonitorConfig = Schema.Struct({ ...monitorFields, ...NvidiaMonitorSettings.fields })
 
 export const MonitorsConfig = Schema.Struct({
   kernel: withDefault(KernelMonitorConfig, {}),
   "container-runtime": withDefault(RuntimeMonitorConfig, {}),
   networking: withDefault(NetworkingMonitorConfig, {}),
   storage: withDefault(StorageMonitorConfig, {}),
-  nvidia: withDefault(PlainMonitorConfig, {}),
+  nvidia: withDefault(NvidiaMonitorConfig, {}),
   neuron: withDefault(PlainMonitorConfig, {})
 })
 

@@ -14,6 +14,7 @@ export { KubeError } from "./kube-http.ts"
 
 export interface NodeSnapshot {
   readonly uid: string
+  readonly labels: Readonly<Record<string, string>>
   readonly conditions: readonly CurrentCondition[]
 }
 
@@ -81,6 +82,8 @@ export const kubeApiLayer = (
         readNode: http.call("read node", "GET", nodePath).pipe(
           Effect.map((n) => ({
             uid: (n as RawNode | undefined)?.metadata?.uid ?? "",
+            labels:
+              (n as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {},
             conditions: conditionsOf(n)
           }))
         ),
