@@ -10,7 +10,8 @@ import { hostname } from "node:os"
 import { parseArgs } from "node:util"
 import { NodeRuntime } from "@effect/platform-node"
 import { Data, Effect, Layer, Logger } from "effect"
-import { CloudProvider } from "./cloud/CloudProvider.ts"
+import { AwsCloudProvider, decodeAwsConfig } from "./cloud/aws/index.ts"
+import type { CloudProvider } from "./cloud/CloudProvider.ts"
 import { kwokCloudProviderLayer } from "./cloud/kwok/KwokCloudProvider.ts"
 import { loadConfigFile } from "./config/ConfigFile.ts"
 import type { ControllerConfig } from "./config/ControllerConfig.ts"
@@ -30,10 +31,10 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
     case "kwok":
       return kwokCloudProviderLayer(config)
     case "aws":
-      return Layer.effect(
-        CloudProvider,
-        Effect.fail(
-          new StartupError({ message: "cloudProvider: aws is not wired into this build yet (issue #5)" })
+      return Layer.unwrap(
+        decodeAwsConfig(config.aws).pipe(
+          Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
+          Effect.map(AwsCloudProvider.layer)
         )
       )
   }
