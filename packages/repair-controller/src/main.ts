@@ -95,13 +95,14 @@ const program = Effect.gen(function* () {
       }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
     : undefined
   state = "leading"
-  const handle = yield* startController(config, kube).pipe(
-    Effect.provide(
-      Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
-        Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-      )
+  // Built into the program's scope, not provided to startController alone: the cloud provider's resources
+  // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
+  const services = yield* Layer.build(
+    Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
+      Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
     )
   )
+  const handle = yield* startController(config, kube).pipe(Effect.provide(services))
   synced = handle.synced
   if (lock === undefined) return yield* Effect.never
   yield* holdLeadership(lock, lease)
