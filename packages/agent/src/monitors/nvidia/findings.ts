@@ -3,13 +3,14 @@
  * Pure: inputs carry their own timestamps.
  */
 import { resolveReason, xidReason } from "@nodemend/reason-codes"
+import { detection, resolution } from "../../checks/finding.ts"
 import type { Detection, Resolution } from "../../model.ts"
 
-const entryOf = (reason: string) => {
-  const entry = resolveReason(reason)?.entry
-  if (entry === undefined || entry.monitor !== "nvidia")
+/** A catalog reason of the nvidia monitor, or a thrown programming error. */
+const assertNvidia = (reason: string): string => {
+  if (resolveReason(reason)?.entry.monitor !== "nvidia")
     throw new Error(`not an nvidia catalog reason: ${reason}`)
-  return entry
+  return reason
 }
 
 export const nvidiaDetection = (
@@ -17,31 +18,10 @@ export const nvidiaDetection = (
   message: string,
   observedAtMs: number,
   subject?: string
-): Detection => {
-  const e = entryOf(reason)
-  return {
-    _tag: "Detection",
-    monitor: "nvidia",
-    reason,
-    conditionType: e.conditionType,
-    severity: e.severity,
-    message,
-    observedAtMs,
-    ...(subject === undefined ? {} : { subject })
-  }
-}
+): Detection => detection(assertNvidia(reason), message, observedAtMs, subject)
 
-export const nvidiaResolution = (reason: string, observedAtMs: number, subject?: string): Resolution => {
-  const e = entryOf(reason)
-  return {
-    _tag: "Resolution",
-    monitor: "nvidia",
-    reason,
-    conditionType: e.conditionType,
-    observedAtMs,
-    ...(subject === undefined ? {} : { subject })
-  }
-}
+export const nvidiaResolution = (reason: string, observedAtMs: number, subject?: string): Resolution =>
+  resolution(assertNvidia(reason), observedAtMs, subject)
 
 export const xidDetection = (xid: number, observedAtMs: number, subject?: string): Detection => {
   const reason = xidReason(xid)
