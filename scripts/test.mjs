@@ -32,10 +32,14 @@ if (!failed && only !== "unit") {
       await build()
       kubeconfig = (await up({ stateDir })).kubeconfig
     }
-    failed ||= run(turbo, ["run", "test:cluster", "--concurrency=1", "--continue", "--output-logs=new-only"], {
-      ...process.env,
-      NODEMEND_KUBECONFIG: kubeconfig
-    })
+    failed ||= run(
+      turbo,
+      ["run", "test:cluster", "--concurrency=1", "--continue", "--output-logs=new-only"],
+      {
+        ...process.env,
+        NODEMEND_KUBECONFIG: kubeconfig
+      }
+    )
   } finally {
     if (ours) await down({ stateDir, quiet: true })
   }
