@@ -15,6 +15,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { hostFiles } from "./checks/host-files.ts"
 import { commandRunnerLayer, CommandRunner } from "./checks/command-runner.ts"
+import { detection } from "./checks/finding.ts"
 import { buildChecks } from "./checks/registry.ts"
 import { type ConfigError, loadConfig } from "./config/load.ts"
 import { ruleOverridesFromConfig } from "./config/rule-overrides.ts"
@@ -165,6 +166,15 @@ export const runAgent = (flags: AgentFlags) =>
       const dedupe = yield* XidDeduplicator
       // Kernel-line XIDs and DCGM/NVML XIDs are one fault: the same XID on the same GPU within 5 s counts once.
       const sink = xidDedupedSink(dedupe, makeFindingSink(config, w, yield* EventRecorder))
+      if (nvidia !== undefined && !nvidiaWatching && accelerator === "nvidia")
+        // GPUs that nobody watches: one Event says why (the condition itself stays absent, never Unknown).
+        yield* sink([
+          detection(
+            "NvidiaMonitorNotWatching",
+            `NVIDIA GPUs are not monitored: ${nvidia.problems.join("; ")}`.slice(0, 1024),
+            Date.now()
+          )
+        ])
       if (nvidiaWatching) {
         const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
         const instanceType =

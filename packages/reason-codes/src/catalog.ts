@@ -940,6 +940,19 @@ export const CATALOG = [
     recovery: "auto",
     defaultAction: "None"
   },
+  {
+    code: "NvidiaMonitorNotWatching",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Event",
+    monitor: "nvidia",
+    description:
+      "The node has NVIDIA GPUs but the agent cannot watch them: neither DCGM nor NVML could be loaded. AcceleratedHardwareReady stays absent (not watching), never Unknown or True.",
+    trigger: "agent start: NVIDIA devices present, libdcgm.so.4 and libnvidia-ml.so.1 both fail to load",
+    message: "NVIDIA GPUs are not monitored: {problems}",
+    since: "1.1.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
   // ---------------------------------------------------------------- AcceleratedHardwareReady (Neuron)
   {
     code: "NeuronSRAMUncorrectableError",

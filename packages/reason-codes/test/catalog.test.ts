@@ -102,6 +102,11 @@ const NMA = {
   ]
 } as const
 
+// Codes nodemend added on top of NMA's catalog (never renamed NMA strings).
+const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> = {
+  AcceleratedHardwareReady: ["NvidiaMonitorNotWatching"]
+}
+
 // NMA "Fatal" reasons (they set the condition False); everything else is an Event.
 const FATAL = new Set([
   "ForkFailedOutOfPIDs",
@@ -127,13 +132,23 @@ const FATAL = new Set([
 ])
 
 describe("catalog", () => {
-  it("has 75 entries: 74 distinct NMA codes plus ZramHighUsage, with the exact strings", () => {
-    expect(CATALOG).toHaveLength(75)
+  it("has the 75 NMA entries (74 distinct codes plus ZramHighUsage) with the exact strings, plus our additions", () => {
     const codes = CATALOG.map((e) => e.code)
-    expect(new Set(codes).size).toBe(75)
+    expect(new Set(codes).size).toBe(codes.length)
+    const nma = Object.values(NMA).flat()
+    expect(nma).toHaveLength(75)
     for (const [type, expected] of Object.entries(NMA)) {
-      expect(entriesFor(type as keyof typeof NMA).map((e) => e.code)).toEqual(expected)
+      const additions: readonly string[] = NODEMEND_ADDITIONS[type as keyof typeof NMA] ?? []
+      const actual = entriesFor(type as keyof typeof NMA).map((e) => e.code)
+      expect(actual.filter((c) => !additions.includes(c))).toEqual(expected)
+      expect(actual.filter((c) => additions.includes(c))).toEqual(additions)
     }
+    expect(CATALOG).toHaveLength(75 + Object.values(NODEMEND_ADDITIONS).flat().length)
+  })
+
+  it("dates nodemend's own additions after 1.0.0", () => {
+    for (const code of Object.values(NODEMEND_ADDITIONS).flat())
+      expect(CATALOG.find((e) => e.code === code)?.since).not.toBe("1.0.0")
   })
 
   it("has NMA's severities: Condition exactly for the fatal reasons", () => {

@@ -93,6 +93,7 @@ export const startAgent = (args: {
   readonly hostRoot: string
   readonly config?: string
   readonly extraArgs?: readonly string[]
+  readonly env?: Readonly<Record<string, string>>
 }): RunningAgent => {
   const argv = [
     "--conditions=source",
@@ -108,7 +109,11 @@ export const startAgent = (args: {
     ...(args.config === undefined ? [] : ["--config", args.config]),
     ...(args.extraArgs ?? [])
   ]
-  const child = spawn(NODE, argv, { cwd: PACKAGE_DIR, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(NODE, argv, {
+    cwd: PACKAGE_DIR,
+    env: { ...process.env, ...args.env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let out = ""
   child.stdout?.on("data", (b: Buffer) => {
     out += b.toString()

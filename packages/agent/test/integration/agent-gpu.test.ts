@@ -1,0 +1,96 @@
+/**
+ * The agent binary on a GPU node: the NVIDIA monitor as main.ts wires it. With NVML (the C test double,
+ * 8 GPUs) AcceleratedHardwareReady is managed and an `NVRM: Xid` kernel line sets it False; with NVIDIA
+ * devices but neither library, the condition stays absent and one NvidiaMonitorNotWatching Event says why.
+ */
+import { EventsV1Api, type V1Node } from "@kubernetes/client-node"
+import {
+  clients,
+  createFakeNode,
+  deleteNode,
+  kubeconfigPath,
+  waitFor,
+  waitForNodeCondition
+} from "@nodemend/cluster-harness"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
+import { type FakeHost, makeFakeHost, type RunningAgent, startAgent } from "./agent-process.ts"
+
+// /proc/bus/pci/devices with an NVIDIA H100 (vendor 10de) bound to the nvidia driver (format: bus/devfn,
+// vendor+device, irq, 7 BARs, 7 sizes, driver).
+const PCI_DEVICES = `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
+
+describe("nodemend-agent with the NVIDIA monitor", () => {
+  const { kc, core } = clients()
+  const events = kc.makeApiClient(EventsV1Api)
+  let host: FakeHost | undefined
+  let agent: RunningAgent | undefined
+  let nodeName = ""
+
+  const cond = (n: V1Node) => n.status?.conditions?.find((c) => c.type === "AcceleratedHardwareReady")
+  const setUp = async (config: string, env: Record<string, string> = {}) => {
+    const node = await createFakeNode(core)
+    nodeName = node.metadata!.name!
+    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    host = makeFakeHost("5b0e9d1c-0000-4000-8000-00000000a1a1")
+    host.write("proc/bus/pci/devices", PCI_DEVICES)
+    const file = join(host.root, "agent.yaml")
+    writeFileSync(file, config)
+    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config: file, env })
+  }
+  afterEach(async () => {
+    await agent?.stop()
+    host?.cleanup()
+    if (nodeName) await deleteNode(core, nodeName)
+  })
+
+  it("NVML present: AcceleratedHardwareReady=True, then an XID 79 kernel line sets it False", async () => {
+    const doubles = buildGpuDoubles()
+    await setUp(
+      `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`,
+      { NMDOUBLE_NVML_DEVICES: "8" }
+    )
+    const ready = await waitFor(
+      "AcceleratedHardwareReady=True",
+      async () => {
+        const c = cond(await core.readNode({ name: nodeName }))
+        return c?.status === "True" ? c : undefined
+      },
+      { timeoutMs: 60_000, intervalMs: 100 }
+    )
+    expect(ready.reason).toBe("NvidiaGPUIsReady")
+    host!.appendKmsg("NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
+    const bad = await waitFor(
+      "AcceleratedHardwareReady=False",
+      async () => {
+        const c = cond(await core.readNode({ name: nodeName }))
+        return c?.status === "False" ? c : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 100 }
+    )
+    expect(bad.reason).toBe("NvidiaXID79Error")
+  })
+
+  it("NVIDIA devices but neither DCGM nor NVML: no condition, one NvidiaMonitorNotWatching Event", async () => {
+    await setUp(
+      "monitors:\n  nvidia:\n    nvmlLibraryPath: /nonexistent/libnvidia-ml.so.1\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n"
+    )
+    const ev = await waitFor(
+      "NvidiaMonitorNotWatching event",
+      async () =>
+        (
+          await events.listNamespacedEvent({
+            namespace: "default",
+            fieldSelector: `regarding.name=${nodeName}`
+          })
+        ).items.find((e) => e.reason === "NvidiaMonitorNotWatching"),
+      { timeoutMs: 30_000, intervalMs: 200 }
+    )
+    expect(ev.note).toMatch(/^NVIDIA GPUs are not monitored: /)
+    // The other conditions are written, AcceleratedHardwareReady never is (absent = not watching).
+    await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 30_000 })
+    expect(cond(await core.readNode({ name: nodeName }))).toBeUndefined()
+  })
+})
