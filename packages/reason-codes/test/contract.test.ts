@@ -68,10 +68,14 @@ describe("reason-code contract", () => {
     expect(checkProblems(committedLock, added, committedLock.version, changelog).join("\n")).toMatch(
       /need a minor version bump/
     )
-    expect(checkProblems(committedLock, added, nextPatch, changelog).join("\n")).toMatch(/need a minor version bump/)
+    expect(checkProblems(committedLock, added, nextPatch, changelog).join("\n")).toMatch(
+      /need a minor version bump/
+    )
     expect(transitionProblems(committedLock, added, nextMinor, changelog)).toEqual([])
     // Bumped but the lock not regenerated: still red, with the instruction.
-    expect(checkProblems(committedLock, added, nextMinor, changelog).join("\n")).toMatch(/run `npm run lock:update/)
+    expect(checkProblems(committedLock, added, nextMinor, changelog).join("\n")).toMatch(
+      /run `npm run lock:update/
+    )
     expect(checkProblems(makeLock(nextMinor, added), added, nextMinor, changelog)).toEqual([])
   })
 
