@@ -198,6 +198,31 @@ export const runAgent = (flags: AgentFlags) =>
       yield* Effect.forkScoped(
         runScheduler({ checks, sink, listPids: files.pids, spacingMs: config.checkSpacingMillis })
       )
+      if (config.diagnostics.enabled) {
+        // Diagnosis is a separate path: loaded only when enabled, its collectors run at nice 19 off the
+        // detection path, and its failures never reach the monitors.
+        const kubeApi = yield* KubeApi
+        const { NodeDiagnosticController } = yield* Effect.promise(() => import("./diagnostics/index.ts"))
+        const { KubeConfig } = yield* Effect.promise(() => import("@kubernetes/client-node"))
+        const kc = new KubeConfig()
+        if (flags.kubeconfig !== undefined) kc.loadFromFile(flags.kubeconfig)
+        else kc.loadFromDefault()
+        yield* NodeDiagnosticController({
+          kubeConfig: kc,
+          nodeName: flags.nodeName,
+          hostRoot: flags.hostRoot,
+          agentState: () =>
+            Effect.runPromise(
+              kubeApi.readNode.pipe(
+                Effect.map((n) => ({ bootId, managed: [...managed], conditions: n.conditions })),
+                Effect.catch((e) => Effect.succeed({ error: String(e) }))
+              )
+            ),
+          ...(config.diagnostics.destinationAllowlist !== undefined
+            ? { destinationAllowlist: config.diagnostics.destinationAllowlist }
+            : {})
+        })
+      }
       const logs = yield* makeLogMonitors(flags.hostRoot, ruleOverridesFromConfig(config))
       yield* Effect.forkScoped(Stream.runForEach(logs.findings, (f) => sink([f])))
       yield* Effect.logInfo("log monitors", { sources: logs.status() })

@@ -117,12 +117,20 @@ export const CheckConfig = Schema.Struct({
   enabled: withDefault(Schema.Boolean, true)
 })
 
+/** On-demand log bundles for NodeDiagnostic objects naming this node (docs/diagnostics.md). */
+export const DiagnosticsConfig = Schema.Struct({
+  enabled: withDefault(Schema.Boolean, true),
+  /** Host patterns an upload URL must match; default: S3 presigned hosts. */
+  destinationAllowlist: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isNonEmpty())))
+})
+
 export const AgentConfig = Schema.Struct({
   /** A condition is re-written at least this often even when nothing changed. */
   heartbeatSeconds: withDefault(Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 3600 })), 300),
   /** Default Event budget of every monitor (a monitor may override it). */
   events: withDefault(EventBudget, {}),
   monitors: withDefault(MonitorsConfig, {}),
+  diagnostics: withDefault(DiagnosticsConfig, {}),
   /** Per periodic check (names in checks/names.ts): interval override or off switch. */
   checks: withDefault(Schema.Record(Schema.String, CheckConfig), {}),
   /** Extra log rules (validated by the rules engine's schema). */

@@ -61,6 +61,15 @@ describe("nodemend-agent with the NVIDIA monitor", () => {
       { timeoutMs: 60_000, intervalMs: 100 }
     )
     expect(ready.reason).toBe("NvidiaGPUIsReady")
+    // The condition is written before the log readers start; a line appended earlier would be before their start.
+    await waitFor(
+      "the log monitors to start",
+      async () => agent!.output().includes("log monitors") || undefined,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100
+      }
+    )
     host!.appendKmsg("NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
     const bad = await waitFor(
       "AcceleratedHardwareReady=False",
