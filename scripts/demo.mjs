@@ -196,6 +196,10 @@ try {
     `agent: AcceleratedHardwareReady=True (${condition(await core.readNode({ name: victim }), "AcceleratedHardwareReady").reason})`
   )
 
+  await waitFor("the agent's log readers", async () =>
+    readFileSync(join(DEMO, "agent.log"), "utf8").includes("log monitors")
+  )
+
   // The repair controller: cloudProvider aws against the fake cloud, a 15 s toleration for the demo.
   writeFileSync(
     join(DEMO, "controller.yaml"),
