@@ -17,6 +17,7 @@ export const CHECKS = {
   "ena-allowances": { monitor: "networking", intervalSeconds: 300 },
   "efa-counters": { monitor: "networking", intervalSeconds: 60 },
   iptables: { monitor: "networking", intervalSeconds: 300 },
+  "ip-routing": { monitor: "networking", intervalSeconds: 300 },
   "io-delays": { monitor: "storage", intervalSeconds: 600 },
   "xfs-fragmentation": { monitor: "storage", intervalSeconds: 600 },
   "ebs-performance": { monitor: "storage", intervalSeconds: 600 },

@@ -15,6 +15,7 @@ import type { HostFiles } from "./host-files.ts"
 import { interfacesCheck } from "./interfaces.ts"
 import { ioDelaysCheck } from "./io-delays.ts"
 import { ipForwardCheck } from "./ip-forward.ts"
+import { ipRoutingCheck } from "./ip-routing.ts"
 import { ipamdCheck } from "./ipamd.ts"
 import { iptablesCheck } from "./iptables.ts"
 import { environmentCheck, openFilesCheck, pidUsageCheck, zombiesCheck } from "./kernel-limits.ts"
@@ -42,6 +43,7 @@ export const buildChecks = (
     "ena-allowances": (i) => enaAllowancesCheck(files, runner, i),
     "efa-counters": (i) => efaCountersCheck(files, i),
     iptables: (i) => iptablesCheck(runner, m.networking.allowedIPTablesChains, i),
+    "ip-routing": (i) => ipRoutingCheck(files, runner, i),
     "io-delays": (i) => ioDelaysCheck(files, m.storage.thresholds.ioDelaySeconds, i),
     "xfs-fragmentation": (i) =>
       xfsFragmentationCheck(files, runner, m.storage.thresholds.xfsMinAverageFreeExtent, i),
