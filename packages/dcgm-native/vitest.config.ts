@@ -2,5 +2,10 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   resolve: { conditions: ["source"] },
-  test: { include: ["test/**/*.test.ts"], globalSetup: ["./test/global-setup.ts"] }
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["./test/global-setup.ts"]
+  }
 })

@@ -3,5 +3,5 @@ import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
   ...sourceResolve,
-  test: { include: ["test/**/*.test.ts"] }
+  test: { testTimeout: 30_000, hookTimeout: 60_000, include: ["test/**/*.test.ts"] }
 })

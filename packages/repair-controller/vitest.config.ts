@@ -3,5 +3,10 @@ import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
   ...sourceResolve,
-  test: { include: ["test/**/*.test.ts"], exclude: ["test/integration/**", "**/node_modules/**"] }
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/integration/**", "**/node_modules/**"]
+  }
 })

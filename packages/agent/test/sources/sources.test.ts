@@ -305,12 +305,12 @@ describe("file tailer", () => {
       for (let rotation = 0; rotation < 5; rotation++) {
         // Many small appends in one burst, then a rename-and-create rotation once they have been read.
         for (let i = 0; i < 400; i++) appendFileSync(path, `line ${n++}\n`)
-        await waitFor(() => lines.length === n, 5000, `burst ${rotation}`)
+        await waitFor(() => lines.length === n, 20_000, `burst ${rotation}`)
         renameSync(path, `${path}.${rotation}`)
         appendFileSync(`${path}.${rotation}`, `line ${n++}\n`) // late write to the rotated file
       }
       for (let i = 0; i < 10; i++) appendFileSync(path, `line ${n++}\n`)
-      await waitFor(() => lines.length === n, 5000, "tail")
+      await waitFor(() => lines.length === n, 20_000, "tail")
       expect(lines).toEqual(Array.from({ length: n }, (_, i) => `line ${i}`))
     } finally {
       await tailer.stop()
