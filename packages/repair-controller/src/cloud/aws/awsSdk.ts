@@ -1,36 +1,15 @@
 /**
- * The AWS SDK modules, always loaded from their CommonJS builds (`dist-cjs`).
- *
- * Why: vitest starts its workers with `--conditions module` (from vitest.shared.ts), and the SDK's
- * `module` export condition points at `dist-es`, bundler-only ESM with extension-less relative
- * imports that Node cannot load. A resolve hook drops the `module` condition for the SDK's own
- * packages only, so tests and the binary run the same code. Under plain Node (no `module`
- * condition) the hook changes nothing.
+ * The AWS SDK modules, loaded from their CommonJS builds (`dist-cjs`) so tests and the binary run the same
+ * code. Workspace tests resolve packages without the `module` condition (vitest.shared.ts): that condition
+ * selects the SDK's bundler-only ESM builds, which Node cannot load.
  */
-import { createRequire, registerHooks } from "node:module"
+import { createRequire } from "node:module"
 import type * as AutoScalingModule from "@aws-sdk/client-auto-scaling"
 import type * as Ec2Module from "@aws-sdk/client-ec2"
 import type * as CredentialProvidersModule from "@aws-sdk/credential-providers"
 import type * as HashNodeModule from "@smithy/hash-node"
 import type * as ProtocolHttpModule from "@smithy/protocol-http"
 import type * as SignatureV4Module from "@smithy/signature-v4"
-
-const SDK_SCOPES = /^@(?:aws-sdk|smithy|aws-crypto)\//
-const SDK_PARENT = /\/node_modules\/@(?:aws-sdk|smithy|aws-crypto)\//
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    const fromSdk =
-      SDK_SCOPES.test(specifier) || (context.parentURL !== undefined && SDK_PARENT.test(context.parentURL))
-    if (fromSdk && context.conditions.includes("module")) {
-      return nextResolve(specifier, {
-        ...context,
-        conditions: context.conditions.filter((c) => c !== "module")
-      })
-    }
-    return nextResolve(specifier, context)
-  }
-})
 
 const require = createRequire(import.meta.url)
 
