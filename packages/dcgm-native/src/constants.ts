@@ -108,7 +108,21 @@ export const HealthSystem = {
   DRIVER: 0x200,
   NVSWITCH_NONFATAL: 0x400,
   NVSWITCH_FATAL: 0x800,
+  CONNECTX: 0x1000,
   ALL: 0xffffffff
+} as const
+
+/** dcgmHealthWatchResults_t (dcgm_structs.h). */
+export const HealthResult = { PASS: 0, WARN: 10, FAIL: 20 } as const
+
+/** dcgmError_t codes the monitor names (dcgm_errors.h, DCGM v4.6.0). */
+export const DcgmErrorCode = {
+  PCI_REPLAY_RATE: 3,
+  VOLATILE_DBE_DETECTED: 4,
+  NVLINK_DOWN: 14,
+  XID_ERROR: 101,
+  /** IMEX domain or daemon status is unhealthy: not a GPU fault, the monitor skips it (as NMA does). */
+  IMEX_UNHEALTHY: 122
 } as const
 
 /** int64 "blank" sentinels: a value >= BLANK is not data (section 3.3). */

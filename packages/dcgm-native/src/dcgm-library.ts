@@ -36,6 +36,7 @@ export interface DcgmFunctions {
   readonly dcgmGetValuesSince_v2: NativeFunction
   readonly dcgmHealthSet: NativeFunction
   readonly dcgmHealthGet: NativeFunction
+  readonly dcgmHealthCheck: NativeFunction
 }
 
 const H = "uintptr_t"
@@ -127,7 +128,9 @@ export const loadDcgm = (path: string): Effect.Effect<DcgmFunctions, LibraryMiss
           "void *"
         ]),
         dcgmHealthSet: lib.func("dcgmHealthSet", "int", [H, H, "uint32_t"]),
-        dcgmHealthGet: lib.func("dcgmHealthGet", "int", [H, H, koffi.out(koffi.pointer("uint32_t"))])
+        dcgmHealthGet: lib.func("dcgmHealthGet", "int", [H, H, koffi.out(koffi.pointer("uint32_t"))]),
+        // dcgmHealthResponse_v5 is ~1 MB: passed as a raw buffer and decoded lazily (health-response.ts)
+        dcgmHealthCheck: lib.func("dcgmHealthCheck", "int", [H, H, "void *"])
       })
     } catch (e) {
       return Effect.fail(

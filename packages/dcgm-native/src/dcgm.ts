@@ -34,6 +34,7 @@ import {
   StructVersion
 } from "./layouts.ts"
 import { callAsync } from "./native-call.ts"
+import { decodeHealthResponse, type HealthReport, healthResponseBuffer } from "./health-response.ts"
 import { decodePolicyResponse, type PolicyViolation, type UndecodableViolation } from "./policy-violation.ts"
 
 export type DcgmTarget =
@@ -102,6 +103,8 @@ export interface DcgmSession {
   readonly since: (sinceUs: number) => Effect.Effect<readonly FieldReading[], DcgmCallFailed>
   /** Health systems currently watched on all GPUs (dcgmHealthGet). */
   readonly healthSystems: Effect.Effect<number, DcgmCallFailed>
+  /** dcgmHealthCheck on all GPUs: the overall verdict and every incident of the watched systems. */
+  readonly healthCheck: Effect.Effect<HealthReport, DcgmCallFailed | VersionMismatch>
   /** Whether the NVSwitch watch could be set (no switches: false, with the reason). */
   readonly switchWatch: { readonly ok: boolean; readonly detail: string }
 }
@@ -460,6 +463,21 @@ const openSession = (
       return out[0]!
     })
 
+    const healthCheck = Effect.gen(function* () {
+      const buf = healthResponseBuffer()
+      const rc = yield* callAsync<number>(fns.dcgmHealthCheck, handle, DCGM_GROUP_ALL_GPUS, buf)
+      if (rc !== DcgmReturn.OK) return yield* callFailed(fns, "dcgmHealthCheck", rc)
+      return yield* Effect.try({
+        try: () => decodeHealthResponse(buf),
+        catch: (e) =>
+          new DcgmCallFailed({
+            call: "dcgmHealthCheck",
+            code: DcgmReturn.GENERIC_ERROR,
+            detail: `undecodable response: ${String(e)}`
+          })
+      })
+    })
+
     return {
       target: targetName,
       violations: Stream.fromQueue(queue),
@@ -468,6 +486,7 @@ const openSession = (
       latest,
       since,
       healthSystems,
+      healthCheck,
       switchWatch
     } satisfies DcgmSession
   })

@@ -1,6 +1,7 @@
 export * from "./constants.ts"
 export * from "./errors.ts"
 export * from "./field-value.ts"
+export * from "./health-response.ts"
 export * from "./layouts.ts"
 export * from "./policy-violation.ts"
 export { DEFAULT_DCGM_LIBRARY } from "./dcgm-library.ts"
@@ -23,6 +24,7 @@ export {
   type NvmlApi,
   type NvmlDevice,
   type NvmlEvent,
+  type PciInfo,
   type RemappedRows,
   type RetiredPages
 } from "./nvml.ts"

@@ -115,6 +115,54 @@ export const NvmlGpuFabricInfoV3 = koffi.struct({
   healthSummary: "uint8_t"
 })
 
+/*
+ * DCGM health check response, DCGM 4.x (NVIDIA/DCGM tag v4.6.0, commit 51b65cce, dcgmlib/dcgm_structs.h).
+ * Not in the reference; derived from the header (LP64, natural alignment, every member 4-byte aligned):
+ *   dcgmDiagErrorDetail_t  { char msg[1024]; unsigned int code; }                      msg @0, code @1024, size 1028
+ *   dcgmIncidentInfo_t     { dcgmHealthSystems_t system; dcgmHealthWatchResults_t health;
+ *                            dcgmDiagErrorDetail_t error; dcgmGroupEntityPair_t entityInfo; }
+ *                          system @0, health @4, error @8, entityInfo @1036 (8 + 1028), size 1044
+ *   dcgmHealthResponse_v5  { unsigned int version; dcgmHealthWatchResults_t overallHealth;
+ *                            unsigned int incidentCount;
+ *                            dcgmIncidentInfo_t incidents[DCGM_HEALTH_WATCH_MAX_INCIDENTS_V2]; }
+ *                          DCGM_HEALTH_WATCH_MAX_INCIDENTS_V2 = DCGM_GROUP_MAX_ENTITIES_V2 = 1024
+ *                          version @0, overallHealth @4, incidentCount @8, incidents @12,
+ *                          size 12 + 1024 * 1044 = 1,069,068 (0x10500C)
+ *   dcgmHealthResponse_version5 = MAKE_DCGM_VERSION(dcgmHealthResponse_v5, 5) = 0x10500C | 5 << 24 = 0x0510500C
+ * (The incident's message is dcgmDiagErrorDetail_t's 1024 bytes, not DCGM_ERR_MSG_LENGTH = 512 of the _v2 detail.)
+ */
+export const DCGM_HEALTH_WATCH_MAX_INCIDENTS = 1024
+export const DiagErrorDetail = koffi.struct({ msg: koffi.array("char", 1024), code: u32 })
+export const IncidentInfo = koffi.struct({
+  system: u32,
+  health: u32,
+  error: DiagErrorDetail,
+  entityInfo: GroupEntityPair
+})
+export const HealthResponseV5 = koffi.struct({
+  version: u32,
+  overallHealth: u32,
+  incidentCount: u32,
+  incidents: koffi.array(IncidentInfo, DCGM_HEALTH_WATCH_MAX_INCIDENTS, "Array")
+})
+
+/*
+ * nvmlPciInfo_t, as filled by nvmlDeviceGetPciInfo_v3 (NVIDIA/go-nvml commit 2f9e261, pkg/nvml/nvml.h, synced
+ * from the CUDA 13 nvml.h; the struct carries no version field):
+ *   char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE = 16] @0; unsigned int domain @16, bus @20,
+ *   device @24, pciDeviceId @28, pciSubSystemId @32; char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE = 32] @36;
+ *   size 68, alignment 4.
+ */
+export const NvmlPciInfo = koffi.struct({
+  busIdLegacy: koffi.array("char", 16),
+  domain: u32,
+  bus: u32,
+  device: u32,
+  pciDeviceId: u32,
+  pciSubSystemId: u32,
+  busId: koffi.array("char", 32)
+})
+
 /** Version constants computed as the vendor macros do. */
 export const StructVersion = {
   connectV2Params: structVersion(koffi.sizeof(ConnectV2Params), 2),
@@ -123,6 +171,7 @@ export const StructVersion = {
   policyCallbackResponse: structVersion(koffi.sizeof(PolicyCallbackResponse), 2),
   fieldValueV1: structVersion(koffi.sizeof(FieldValueV1), 1),
   fieldValueV2: structVersion(koffi.sizeof(FieldValueV2), 2),
+  healthResponseV5: structVersion(koffi.sizeof(HealthResponseV5), 5),
   nvmlGpuFabricInfoV2: structVersion(koffi.sizeof(NvmlGpuFabricInfoV2), 2),
   nvmlGpuFabricInfoV3: structVersion(koffi.sizeof(NvmlGpuFabricInfoV3), 3)
 } as const

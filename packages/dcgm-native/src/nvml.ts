@@ -7,7 +7,13 @@ import koffi, { type LibraryHandle } from "koffi"
 import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
 import { NvmlReturn } from "./constants.ts"
 import { LibraryMissing, NvmlCallFailed, VersionMismatch } from "./errors.ts"
-import { NvmlEventData, NvmlGpuFabricInfoV2, NvmlGpuFabricInfoV3, StructVersion } from "./layouts.ts"
+import {
+  NvmlEventData,
+  NvmlGpuFabricInfoV2,
+  NvmlGpuFabricInfoV3,
+  NvmlPciInfo,
+  StructVersion
+} from "./layouts.ts"
 import { callAsync, type NativeFunction } from "./native-call.ts"
 
 export const DEFAULT_NVML_LIBRARY = "libnvidia-ml.so.1"
@@ -24,6 +30,18 @@ export interface FabricInfo {
   readonly cliqueId: number
   readonly healthMask: number
   readonly healthSummary: number | undefined
+}
+
+/** nvmlPciInfo_t of a device. */
+export interface PciInfo {
+  /** `dddddddd:bb:dd.f` as the driver formats it (NVML_DEVICE_PCI_BUS_ID_FMT). */
+  readonly busId: string
+  readonly domain: number
+  readonly bus: number
+  readonly device: number
+  /** Device id in the high 16 bits, vendor id (0x10DE) in the low 16. */
+  readonly pciDeviceId: number
+  readonly pciSubSystemId: number
 }
 
 export interface RemappedRows {
@@ -53,6 +71,7 @@ export interface NvmlApi {
   readonly libraryPath: string
   readonly deviceCount: Effect.Effect<number, NvmlCallFailed>
   readonly device: (index: number) => Effect.Effect<NvmlDevice, NvmlCallFailed>
+  readonly pciInfo: (index: number) => Effect.Effect<PciInfo, NvmlCallFailed>
   readonly clockEventReasons: (index: number) => Effect.Effect<bigint, NvmlCallFailed>
   readonly fabricInfo: (index: number) => Effect.Effect<FabricInfo, NvmlCallFailed>
   readonly retiredPages: (index: number, cause: 0 | 1) => Effect.Effect<RetiredPages, NvmlCallFailed>
@@ -70,6 +89,7 @@ interface NvmlFunctions {
   readonly nvmlErrorString: NativeFunction
   readonly nvmlDeviceGetCount_v2: NativeFunction
   readonly nvmlDeviceGetHandleByIndex_v2: NativeFunction
+  readonly nvmlDeviceGetPciInfo_v3: NativeFunction
   readonly nvmlDeviceGetCurrentClocksEventReasons: NativeFunction
   readonly nvmlDeviceGetGpuFabricInfoV: NativeFunction | undefined
   readonly nvmlDeviceGetRetiredPages_v2: NativeFunction
@@ -107,6 +127,10 @@ const loadNvml = (path: string): Effect.Effect<NvmlFunctions, LibraryMissing | V
           koffi.out(koffi.pointer("uint32_t"))
         ]),
         nvmlDeviceGetHandleByIndex_v2: lib.func("nvmlDeviceGetHandleByIndex_v2", "int", ["uint32_t", outPtr]),
+        nvmlDeviceGetPciInfo_v3: lib.func("nvmlDeviceGetPciInfo_v3", "int", [
+          "void *",
+          koffi.out(koffi.pointer(NvmlPciInfo))
+        ]),
         nvmlDeviceGetCurrentClocksEventReasons: lib.func("nvmlDeviceGetCurrentClocksEventReasons", "int", [
           "void *",
           koffi.out(koffi.pointer("uint64_t"))
@@ -180,6 +204,22 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
               yield* callAsync<number>(fns.nvmlDeviceGetHandleByIndex_v2, index, out)
             )
             return out[0] as NvmlDevice
+          })
+        const pciInfo = (index: number) =>
+          Effect.gen(function* () {
+            const d = yield* device(index)
+            const info = {} as PciInfo & { busIdLegacy: string }
+            yield* check("nvmlDeviceGetPciInfo_v3")(
+              yield* callAsync<number>(fns.nvmlDeviceGetPciInfo_v3, d, info)
+            )
+            return {
+              busId: info.busId,
+              domain: info.domain,
+              bus: info.bus,
+              device: info.device,
+              pciDeviceId: info.pciDeviceId,
+              pciSubSystemId: info.pciSubSystemId
+            } satisfies PciInfo
           })
         const clockEventReasons = (index: number) =>
           Effect.gen(function* () {
@@ -341,6 +381,7 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
           libraryPath,
           deviceCount,
           device,
+          pciInfo,
           clockEventReasons,
           fabricInfo,
           retiredPages,

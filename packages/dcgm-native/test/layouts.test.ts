@@ -4,6 +4,10 @@ import koffi from "koffi"
 import { describe, expect, it } from "vitest"
 import {
   ConnectV2Params,
+  DiagErrorDetail,
+  HealthResponseV5,
+  IncidentInfo,
+  NvmlPciInfo,
   FieldValueV1,
   FieldValueV2,
   HostengineHealth,
@@ -31,6 +35,8 @@ describe("struct versions (MAKE_DCGM_VERSION / NVML_STRUCT_VERSION)", () => {
     expect(StructVersion.hostengineHealth).toBe(0x01000008)
     expect(StructVersion.nvmlGpuFabricInfoV2).toBe(0x02000024)
     expect(StructVersion.nvmlGpuFabricInfoV3).toBe(0x03000028)
+    // derived from NVIDIA/DCGM v4.6.0 dcgmlib/dcgm_structs.h (derivation in src/layouts.ts)
+    expect(StructVersion.healthResponseV5).toBe(0x0510500c)
   })
   it("keeps the size in the low 24 bits and the version in the high byte", () => {
     expect(structVersion(24, 1)).toBe(0x01000018) // dcgmPolicyCallbackResponse_version1 (DCGM 3.x)
@@ -90,7 +96,37 @@ describe("DCGM layouts", () => {
   })
 })
 
+describe("DCGM health response (dcgm_structs.h v4.6.0, derivation in src/layouts.ts)", () => {
+  it("dcgmDiagErrorDetail_t: msg[1024] then code at 1024, 1028 bytes", () => {
+    expect(koffi.sizeof(DiagErrorDetail)).toBe(1028)
+    expect(koffi.offsetof(DiagErrorDetail, "code")).toBe(1024)
+  })
+  it("dcgmIncidentInfo_t: 1044 bytes, error at 8, entityInfo at 1036", () => {
+    expect(koffi.sizeof(IncidentInfo)).toBe(1044)
+    expect(koffi.alignof(IncidentInfo)).toBe(4)
+    expect(koffi.offsetof(IncidentInfo, "health")).toBe(4)
+    expect(koffi.offsetof(IncidentInfo, "error")).toBe(8)
+    expect(koffi.offsetof(IncidentInfo, "entityInfo")).toBe(1036)
+  })
+  it("dcgmHealthResponse_v5: incidents at 12, 1024 slots, 1,069,068 bytes", () => {
+    expect(koffi.offsetof(HealthResponseV5, "overallHealth")).toBe(4)
+    expect(koffi.offsetof(HealthResponseV5, "incidentCount")).toBe(8)
+    expect(koffi.offsetof(HealthResponseV5, "incidents")).toBe(12)
+    expect(koffi.sizeof(HealthResponseV5)).toBe(1_069_068)
+  })
+})
+
 describe("NVML layouts", () => {
+  it("nvmlPciInfo_t (nvml.h, nvmlDeviceGetPciInfo_v3): 68 bytes, busId at 36", () => {
+    expect(koffi.sizeof(NvmlPciInfo)).toBe(68)
+    expect(koffi.alignof(NvmlPciInfo)).toBe(4)
+    expect(koffi.offsetof(NvmlPciInfo, "domain")).toBe(16)
+    expect(koffi.offsetof(NvmlPciInfo, "bus")).toBe(20)
+    expect(koffi.offsetof(NvmlPciInfo, "device")).toBe(24)
+    expect(koffi.offsetof(NvmlPciInfo, "pciDeviceId")).toBe(28)
+    expect(koffi.offsetof(NvmlPciInfo, "pciSubSystemId")).toBe(32)
+    expect(koffi.offsetof(NvmlPciInfo, "busId")).toBe(36)
+  })
   it("nvmlEventData_t: 32 bytes", () => {
     expect(koffi.sizeof(NvmlEventData)).toBe(32)
     expect(koffi.offsetof(NvmlEventData, "eventType")).toBe(8)

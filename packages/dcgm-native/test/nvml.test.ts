@@ -34,6 +34,23 @@ describe("NVML", () => {
       expect(err.code).toBe(NvmlReturn.INVALID_ARGUMENT)
     }).pipe(Effect.provide(NvmlDouble))
   )
+  it.live("PCI info per device (nvmlDeviceGetPciInfo_v3)", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      injector.nvmlSetPci(2, { domain: 0, bus: 0x2a, device: 0 })
+      expect(yield* nvml.pciInfo(2)).toEqual({
+        busId: "00000000:2A:00.0",
+        domain: 0,
+        bus: 0x2a,
+        device: 0,
+        pciDeviceId: 0x233010de,
+        pciSubSystemId: 0
+      })
+      expect((yield* nvml.pciInfo(0)).busId).toBe("00000000:10:00.0")
+      const err = yield* Effect.flip(nvml.pciInfo(8))
+      expect(err.code).toBe(NvmlReturn.INVALID_ARGUMENT)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
   it.live("clock event reasons keep all 64 bits", () =>
     Effect.gen(function* () {
       const nvml = yield* Nvml

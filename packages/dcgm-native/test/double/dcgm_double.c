@@ -39,6 +39,10 @@ static sample_t samples[MAX_SAMPLES];
 static int sample_count = 0;
 static int in_flight = 0;
 static unsigned int health_systems = 0;
+/* Current health incidents, reported by every dcgmHealthCheck (of watched systems) until cleared. */
+#define MAX_INCIDENTS 64
+static dcgmIncidentInfo_t incidents[MAX_INCIDENTS];
+static int incident_count = 0;
 
 static int handle_index(dcgmHandle_t h) {
   if (h == EMBEDDED_HANDLE) return 0;
@@ -410,12 +414,59 @@ dcgmReturn_t dcgmHealthGet(dcgmHandle_t h, dcgmGpuGrp_t grp, unsigned int *syste
   return r;
 }
 
+/*
+ * Reports the current incidents whose system is watched (dcgmHealthSet), like DCGM's health module, which
+ * only evaluates watched systems. overallHealth is the worst incident's verdict.
+ */
+dcgmReturn_t dcgmHealthCheck(dcgmHandle_t h, dcgmGpuGrp_t grp, dcgmHealthResponse_v5 *out) {
+  if (out == NULL) return DCGM_ST_BADPARAM;
+  if (out->version != dcgmHealthResponse_version5) return DCGM_ST_VER_MISMATCH;
+  pthread_mutex_lock(&mu);
+  dcgmReturn_t r = check_handle(h);
+  if (r == DCGM_ST_OK && grp != DCGM_GROUP_ALL_GPUS) r = DCGM_ST_NOT_CONFIGURED;
+  if (r == DCGM_ST_OK) {
+    unsigned int version = out->version;
+    memset(out, 0, sizeof *out);
+    out->version = version;
+    out->overallHealth = DCGM_HEALTH_RESULT_PASS;
+    for (int i = 0; i < incident_count; i++) {
+      if (!(health_systems & incidents[i].system)) continue;
+      out->incidents[out->incidentCount++] = incidents[i];
+      if (incidents[i].health > out->overallHealth) out->overallHealth = incidents[i].health;
+    }
+  }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
 /* ---- injection controls (double only) ---- */
+
+/* Adds a current health incident; returns 0, or -1 when the table is full. */
+int nmdouble_add_health_incident(unsigned int system, unsigned int health, unsigned int code, const char *msg,
+                                 unsigned int entityGroupId, unsigned int entityId) {
+  pthread_mutex_lock(&mu);
+  int rc = -1;
+  if (incident_count < MAX_INCIDENTS) {
+    dcgmIncidentInfo_t *x = &incidents[incident_count++];
+    memset(x, 0, sizeof *x);
+    x->system = system;
+    x->health = (dcgmHealthWatchResults_t)health;
+    x->error.code = code;
+    if (msg != NULL) strncpy(x->error.msg, msg, sizeof x->error.msg - 1);
+    x->entityInfo.entityGroupId = entityGroupId;
+    x->entityInfo.entityId = entityId;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+void nmdouble_clear_health_incidents(void) { pthread_mutex_lock(&mu); incident_count = 0; pthread_mutex_unlock(&mu); }
 
 void nmdouble_reset(void) {
   pthread_mutex_lock(&mu);
   while (in_flight > 0) pthread_cond_wait(&idle_cv, &mu);
-  gpu_count = 0; refuse = 0; sample_count = 0; health_systems = 0;
+  gpu_count = 0; refuse = 0; sample_count = 0; health_systems = 0; incident_count = 0;
   memset(policy_condition, 0, sizeof policy_condition);
   memset(fgs, 0, sizeof fgs);
   memset(regs, 0, sizeof regs);

@@ -86,6 +86,15 @@ export class GpuDoubleInjector {
       inFlight: d.func("nmdouble_callbacks_in_flight", "int", []),
       registrations: d.func("nmdouble_registration_count", "int", []),
       fire: d.func("nmdouble_fire_policy", "int", [koffi.pointer(PolicyCallbackResponse)]),
+      addIncident: d.func("nmdouble_add_health_incident", "int", [
+        "uint32_t",
+        "uint32_t",
+        "uint32_t",
+        "const char *",
+        "uint32_t",
+        "uint32_t"
+      ]),
+      clearIncidents: d.func("nmdouble_clear_health_incidents", "void", []),
       nvmlReset: n.func("nmdouble_nvml_reset", "void", []),
       nvmlCount: n.func("nmdouble_nvml_set_device_count", "void", ["uint32_t"]),
       nvmlOldDriver: n.func("nmdouble_nvml_set_old_driver", "void", ["int"]),
@@ -113,6 +122,7 @@ export class GpuDoubleInjector {
         "uint64_t",
         "uint64_t"
       ]),
+      nvmlPci: n.func("nmdouble_nvml_set_pci", "void", ["uint32_t", "uint32_t", "uint32_t", "uint32_t"]),
       nvmlEvent: n.func("nmdouble_nvml_post_event", "int", ["uint32_t", "uint64_t", "uint64_t"])
     }
   }
@@ -211,6 +221,25 @@ export class GpuDoubleInjector {
     if (irc !== 0) throw new Error(`dcgmEntityInjectFieldValue failed: ${irc}`)
   }
 
+  /**
+   * Adds a current health incident, reported by every dcgmHealthCheck while its system is watched, until
+   * `clearHealthIncidents`. `health`: dcgmHealthWatchResults_t (10 WARN, 20 FAIL); `code`: dcgmError_t.
+   */
+  addHealthIncident(i: {
+    readonly system: number
+    readonly health: number
+    readonly code: number
+    readonly message: string
+    readonly entityGroupId?: number
+    readonly entityId: number
+  }): void {
+    const rc = this.f.addIncident!(i.system, i.health, i.code, i.message, i.entityGroupId ?? 1, i.entityId)
+    if (rc !== 0) throw new Error("nmdouble_add_health_incident: table full")
+  }
+  clearHealthIncidents(): void {
+    this.f.clearIncidents!()
+  }
+
   /** An int64 blank sentinel: 0 BLANK, 1 NOT_FOUND, 2 NOT_SUPPORTED, 3 NOT_PERMISSIONED. */
   static blank(offset: 0 | 1 | 2 | 3): bigint {
     return BLANK + BigInt(offset)
@@ -246,6 +275,10 @@ export class GpuDoubleInjector {
   }
   nvmlAddRetiredPage(index: number, cause: 0 | 1, address: bigint, timestamp: bigint): void {
     this.f.nvmlPage!(index, cause, address, timestamp)
+  }
+  /** The device's PCI address as nvmlDeviceGetPciInfo_v3 reports it (default: bus 0x10 + index). */
+  nvmlSetPci(index: number, pci: { domain: number; bus: number; device: number }): void {
+    this.f.nvmlPci!(index, pci.domain, pci.bus, pci.device)
   }
   /** Queues an NVML event on every event set registered for it; returns how many sets received it. */
   nvmlPostEvent(index: number, eventType: bigint, eventData: bigint | number): number {

@@ -5,6 +5,7 @@
  * timeout and return NVML_ERROR_TIMEOUT (10) when idle, XID events (0x8) carrying the XID in eventData.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,7 @@ struct nvmlDevice_st {
   unsigned long long pages[2][MAX_PAGES];
   unsigned long long pageTs[2][MAX_PAGES];
   unsigned int pageCount[2];
+  unsigned int pciDomain, pciBus, pciDevice; /* default: 0000:(0x10 + index):00.0 */
 };
 
 struct nvmlEventSet_st {
@@ -116,6 +118,28 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *out
   nvmlReturn_t r = ready();
   if (r == NVML_SUCCESS && index >= device_count) r = NVML_ERROR_INVALID_ARGUMENT;
   if (r == NVML_SUCCESS) *out = &devices[index];
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+/* busId formats as the driver prints it: "%08X:%02X:%02X.0", busIdLegacy "%04X:%02X:%02X.0". */
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
+  if (pci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&mu);
+  nvmlReturn_t r = ready();
+  struct nvmlDevice_st *x = dev(d);
+  if (r == NVML_SUCCESS && x == NULL) r = NVML_ERROR_INVALID_ARGUMENT;
+  if (r == NVML_SUCCESS) {
+    memset(pci, 0, sizeof *pci);
+    unsigned int bus = x->pciBus != 0 ? x->pciBus : 0x10u + (unsigned int)x->index;
+    pci->domain = x->pciDomain;
+    pci->bus = bus;
+    pci->device = x->pciDevice;
+    pci->pciDeviceId = 0x233010DEu; /* device id << 16 | vendor: pci.ids 10de:2330 "GH100 [H100 SXM5 80GB]" */
+    pci->pciSubSystemId = 0;
+    snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", x->pciDomain, bus, x->pciDevice);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", x->pciDomain & 0xFFFFu, bus, x->pciDevice);
+  }
   pthread_mutex_unlock(&mu);
   return r;
 }
@@ -305,6 +329,12 @@ void nmdouble_nvml_add_retired_page(unsigned int i, unsigned int cause, unsigned
     devices[i].pages[cause][k] = address;
     devices[i].pageTs[cause][k] = ts;
   }
+  pthread_mutex_unlock(&mu);
+}
+
+void nmdouble_nvml_set_pci(unsigned int i, unsigned int domain, unsigned int bus, unsigned int device) {
+  pthread_mutex_lock(&mu);
+  if (i < MAX_DEV) { devices[i].pciDomain = domain; devices[i].pciBus = bus; devices[i].pciDevice = device; }
   pthread_mutex_unlock(&mu);
 }
 

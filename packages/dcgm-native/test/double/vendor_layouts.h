@@ -112,6 +112,27 @@ typedef struct { unsigned int entityGroupId; unsigned int entityId; } dcgmGroupE
 typedef int (*dcgmFieldValueEntityEnumeration_f)(unsigned int entityGroupId, unsigned int entityId,
                                                    dcgmFieldValue_v1 *values, int numValues, void *userData);
 
+/* Health checks: not in the reference; written from NVIDIA/DCGM v4.6.0 dcgmlib/dcgm_structs.h (see src/layouts.ts
+ * for the size/offset derivation). Codes from dcgmlib/dcgm_errors.h. */
+#define DCGM_HEALTH_WATCH_MAX_INCIDENTS_V2 1024
+typedef enum { DCGM_HEALTH_RESULT_PASS = 0, DCGM_HEALTH_RESULT_WARN = 10, DCGM_HEALTH_RESULT_FAIL = 20 } dcgmHealthWatchResults_t;
+typedef struct { char msg[1024]; unsigned int code; } dcgmDiagErrorDetail_t;
+typedef struct {
+  unsigned int system; /* dcgmHealthSystems_t */
+  dcgmHealthWatchResults_t health;
+  dcgmDiagErrorDetail_t error;
+  dcgmGroupEntityPair_t entityInfo;
+} dcgmIncidentInfo_t;
+typedef struct {
+  unsigned int version;
+  dcgmHealthWatchResults_t overallHealth;
+  unsigned int incidentCount;
+  dcgmIncidentInfo_t incidents[DCGM_HEALTH_WATCH_MAX_INCIDENTS_V2];
+} dcgmHealthResponse_v5;
+#define dcgmHealthResponse_version5 MAKE_DCGM_VERSION(dcgmHealthResponse_v5, 5)
+_Static_assert(sizeof(dcgmIncidentInfo_t) == 1044, "dcgmIncidentInfo_t");
+_Static_assert(sizeof(dcgmHealthResponse_v5) == 1069068, "dcgmHealthResponse_v5");
+
 /* NVML (section 5) */
 typedef int nvmlReturn_t;
 enum {
@@ -148,6 +169,18 @@ typedef struct {
   unsigned int healthMask;
   unsigned char healthSummary;
 } nvmlGpuFabricInfo_v3_t;
+/* nvmlPciInfo_t: NVIDIA/go-nvml pkg/nvml/nvml.h (CUDA 13 nvml.h), filled by nvmlDeviceGetPciInfo_v3. */
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t");
+
 #define NVML_STRUCT_VERSION(data, ver) ((unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U)))
 #define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
 #define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(GpuFabricInfo, 3)
