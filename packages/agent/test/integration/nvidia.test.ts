@@ -13,7 +13,7 @@ import {
   kubeconfigPath,
   waitForNodeCondition
 } from "@nodemend/cluster-harness"
-import { FieldId } from "@nodemend/dcgm-native"
+import { FieldId, HealthResult, HealthSystem } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
 import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -125,6 +125,24 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
     const again = watch.history.length
     injector.setGpuCount(8)
     injector.nvmlSetDeviceCount(8)
+    await watch.next((c) => c.status === "True", 30_000, again)
+  })
+
+  it("a FAIL health incident sets the condition False with DCGMHealthCode{code}; cleared, it recovers", async () => {
+    const from = watch.history.length
+    // dcgm_errors.h (DCGM v4.6.0): 4 = DCGM_FR_VOLATILE_DBE_DETECTED, message from DCGM_FR_VOLATILE_DBE_DETECTED_MSG
+    injector.addHealthIncident({
+      system: HealthSystem.MEM,
+      health: HealthResult.FAIL,
+      code: 4,
+      message: "Detected 1 volatile double-bit ECC error(s) in GPU 6.",
+      entityId: 6
+    })
+    const bad = await watch.next((c) => c.status === "False", 30_000, from)
+    expect(bad.reason).toBe("DCGMHealthCode4")
+    expect(bad.message).toContain("DCGM detected issues in health check system with error code 4")
+    const again = watch.history.length
+    injector.clearHealthIncidents()
     await watch.next((c) => c.status === "True", 30_000, again)
   })
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { FieldId } from "@nodemend/dcgm-native"
+import { FieldId, HealthResult, HealthSystem, NvmlEventType } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
 import { Context, type Duration, Effect, Fiber, Layer, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
@@ -175,6 +175,88 @@ describe("NVIDIA monitor", () => {
         expect(yield* dedupe.admitDetection(kernelLine(79, firedMs + 6000))).toBe(true)
         yield* Fiber.interrupt(h.fiber)
       })
+  )
+
+  it.effect(
+    "health check: FAIL incident -> DCGMHealthCode condition on the GPU's PCI address, WARN -> Event, 122 skipped, cleared FAIL resolves",
+    () =>
+      Effect.gen(function* () {
+        injector.injectString({ entityId: 3, fieldId: FieldId.PCI_BUS_ID, value: "00000000:3B:00.0" })
+        const h = yield* start(settings({ pollSeconds: 300 }))
+        yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        // dcgm_errors.h v4.6.0: 4 DCGM_FR_VOLATILE_DBE_DETECTED, 14 DCGM_FR_NVLINK_DOWN, 122 DCGM_FR_IMEX_UNHEALTHY
+        injector.addHealthIncident({
+          system: HealthSystem.MEM,
+          health: HealthResult.FAIL,
+          code: 4,
+          message: "Detected 1 volatile double-bit ECC error(s) in GPU 3.",
+          entityId: 3
+        })
+        injector.addHealthIncident({
+          system: HealthSystem.NVLINK,
+          health: HealthResult.WARN,
+          code: 14,
+          message: "GPU 2's NvLink link 5 is currently down",
+          entityId: 2
+        })
+        injector.addHealthIncident({
+          system: HealthSystem.DRIVER,
+          health: HealthResult.FAIL,
+          code: 122,
+          message: "IMEX daemon status is UNAVAILABLE (not running)",
+          entityId: 0
+        })
+        yield* advanceUntil(h, has("DCGMHealthCode4"), "300 seconds", "the next health check")
+        const fs = yield* Ref.get(h.findings)
+        expect(fs.find((f) => f.reason === "DCGMHealthCode4")).toMatchObject({
+          severity: "Condition",
+          subject: "0000:3b:00",
+          message:
+            "DCGM detected issues in health check system with error code 4: Detected 1 volatile double-bit ECC error(s) in GPU 3."
+        })
+        expect(fs.find((f) => f.reason === "DCGMHealthCode14")).toMatchObject({
+          severity: "Event",
+          subject: "gpu2"
+        })
+        expect(fs.some((f) => f.reason === "DCGMHealthCode122")).toBe(false)
+        injector.clearHealthIncidents()
+        yield* advanceUntil(h, has("DCGMHealthCode4", "Resolution"), "300 seconds", "the resolution")
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
+  it.effect("NVML XIDs carry the PCI bus id: deduplicated against kernel lines by (PCI, XID)", () =>
+    Effect.gen(function* () {
+      injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })
+      const ctx = yield* Layer.build(XidDeduplicator.layer)
+      const dedupe = Context.get(ctx, XidDeduplicator)
+      const h = yield* start(settings(), undefined, Layer.succeedContext(ctx))
+      // the event set registers asynchronously: post until a set receives it
+      let delivered = 0
+      for (let i = 0; i < 200 && delivered === 0; i++) {
+        delivered = injector.nvmlPostEvent(0, NvmlEventType.XidCriticalError, 79)
+        if (delivered === 0) yield* TestClock.withLive(Effect.sleep("10 millis"))
+      }
+      expect(delivered).toBeGreaterThan(0)
+      yield* waitFor(h, has("NvidiaXID79Error"), "the NVML XID")
+      const xid = (yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaXID79Error")
+      expect(xid).toMatchObject({ subject: "0000:2a:00" })
+      const atMs = xid!.observedAtMs
+      const kernelLine = (pci: string) => ({
+        _tag: "Detection" as const,
+        monitor: "nvidia" as const,
+        reason: "NvidiaXID79Error",
+        conditionType: "AcceleratedHardwareReady" as const,
+        severity: "Condition" as const,
+        message: "detected XID",
+        observedAtMs: atMs + 1000,
+        subject: pci
+      })
+      // NVRM: Xid (PCI:0000:2a:00): 79 on the same GPU is the same fault; on another GPU it is a new one
+      expect(yield* dedupe.admitDetection(kernelLine("0000:2a:00"))).toBe(false)
+      expect(yield* dedupe.admitDetection(kernelLine("0000:2b:00"))).toBe(true)
+      yield* Fiber.interrupt(h.fiber)
+    })
   )
 
   it.effect(

@@ -26,6 +26,7 @@ import {
 } from "./dcgm-connection.ts"
 import { type DeviceCounts, deviceCountMismatch } from "./device-count.ts"
 import { nvidiaDetection, nvidiaResolution, xidDetection } from "./findings.ts"
+import { type FailingIncident, healthCheckFindings } from "./health-findings.ts"
 import { countDeviceFiles, countNvidiaPciGpus } from "./host-devices.ts"
 import { INSTANCE_GPU_COUNTS } from "./instance-gpu-counts.ts"
 import { NvidiaLibraries } from "./libraries.ts"
@@ -182,6 +183,8 @@ const superviseDcgm = (
       })
     const target = targetOf(settings)
     let failures = 0
+    // FAIL health incidents raised so far: kept across sessions so one that clears while DCGM is away resolves
+    const failingHealth = yield* Ref.make<readonly FailingIncident[]>([])
 
     const session = Effect.scoped(
       Effect.gen(function* () {
@@ -226,6 +229,16 @@ const superviseDcgm = (
           yield* checkDeviceCount
         })
         yield* Effect.forkScoped(poll.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+        // health system (watches set on every system when the session opened): its own fiber, so a check
+        // DCGM refuses (e.g. NOT_SUPPORTED) costs neither the field poll nor the session
+        const healthCheck = Effect.gen(function* () {
+          const report = yield* s.healthCheck
+          const now = yield* Clock.currentTimeMillis
+          const r = healthCheckFindings(report, yield* Ref.get(failingHealth), now, subjectOf)
+          yield* Ref.set(failingHealth, r.failing)
+          yield* emit(r.findings)
+        }).pipe(Effect.catch((e) => Effect.logWarning("DCGM health check failed", { error: e.message })))
+        yield* Effect.forkScoped(healthCheck.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
         // liveness: the session ends (and is reopened) on the first failed check
         yield* s.ping.pipe(
           Effect.repeat(scheduleSpaced(settings.healthCheckSeconds)),
@@ -273,15 +286,38 @@ const xidFromHistory = (
       )
     : Effect.void
 
+/**
+ * PCI address per NVML device index (nvmlDeviceGetPciInfo_v3), looked up once per device and remembered, so
+ * NVML XIDs name their GPU the way `NVRM: Xid (PCI:...)` kernel lines and DCGM (field 57) do.
+ */
+const nvmlPciOf = (nvml: NvmlApi) => {
+  const known = new Map<number, string | undefined>()
+  return (index: number) =>
+    known.has(index)
+      ? Effect.succeed(known.get(index))
+      : nvml.pciInfo(index).pipe(
+          Effect.map((p) => normalizePci(p.busId)),
+          Effect.orElseSucceed(() => undefined),
+          Effect.tap((pci) => Effect.sync(() => known.set(index, pci)))
+        )
+}
+
 const nvmlXidEvents = (nvml: NvmlApi, emitXid: EmitXid) =>
-  nvml.events(NvmlEventType.XidCriticalError).pipe(
-    Stream.runForEach((e) =>
-      e.eventType === NvmlEventType.XidCriticalError
-        ? emitXid(Number(e.eventData), undefined, e.observedAtMs, `gpu${e.deviceIndex}`)
-        : Effect.void
-    ),
-    Effect.catch((err) => Effect.logWarning("NVML event wait stopped", { error: err.message }))
-  )
+  Effect.gen(function* () {
+    const pciOf = nvmlPciOf(nvml)
+    yield* nvml.events(NvmlEventType.XidCriticalError).pipe(
+      Stream.runForEach((e) =>
+        e.eventType === NvmlEventType.XidCriticalError
+          ? pciOf(e.deviceIndex).pipe(
+              Effect.flatMap((pci) =>
+                emitXid(Number(e.eventData), pci, e.observedAtMs, pci ?? `gpu${e.deviceIndex}`)
+              )
+            )
+          : Effect.void
+      ),
+      Effect.catch((err) => Effect.logWarning("NVML event wait stopped", { error: err.message }))
+    )
+  })
 
 /** The polled path from NVML alone (no DCGM): fabric info and clock event reasons per device. */
 const nvmlPoll = (nvml: NvmlApi, emit: Emit) =>
