@@ -4,6 +4,7 @@
  * Each check is created once here, so its delta state lives as long as the agent.
  */
 import type { AgentConfig } from "../config/schema.ts"
+import { CONTAINERD_SOCKET, type CriRuntimeClient, criRuntimeClient } from "../cri/runtime-client.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
 import { clockSyncCheck } from "./clock-sync.ts"
 import type { CommandRunner } from "./command-runner.ts"
@@ -17,9 +18,12 @@ import { ioDelaysCheck } from "./io-delays.ts"
 import { ipForwardCheck } from "./ip-forward.ts"
 import { ipRoutingCheck } from "./ip-routing.ts"
 import { ipamdCheck } from "./ipamd.ts"
+import { ipamdStateCheck } from "./ipamd-state.ts"
 import { iptablesCheck } from "./iptables.ts"
 import { environmentCheck, openFilesCheck, pidUsageCheck, zombiesCheck } from "./kernel-limits.ts"
+import { macAddressPolicyCheck } from "./mac-address-policy.ts"
 import { CHECKS, type CheckName } from "./names.ts"
+import { npaCheck } from "./npa.ts"
 import { systemdRestartsCheck } from "./systemd-restarts.ts"
 import { xfsFragmentationCheck } from "./xfs-fragmentation.ts"
 import { zramCheck } from "./zram.ts"
@@ -27,9 +31,11 @@ import { zramCheck } from "./zram.ts"
 export const buildChecks = (
   config: AgentConfig,
   files: HostFiles,
-  runner: CommandRunner["Service"]
+  runner: CommandRunner["Service"],
+  cri: CriRuntimeClient = criRuntimeClient(files.path(CONTAINERD_SOCKET))
 ): readonly PeriodicCheck[] => {
   const m = config.monitors
+  const net = m.networking.thresholds
   const make: Record<CheckName, (intervalMs: number) => PeriodicCheck> = {
     "pid-usage": (i) => pidUsageCheck(files, m.kernel.thresholds, i),
     "open-files": (i) => openFilesCheck(files, m.kernel.thresholds, i),
@@ -44,6 +50,14 @@ export const buildChecks = (
     "efa-counters": (i) => efaCountersCheck(files, i),
     iptables: (i) => iptablesCheck(runner, m.networking.allowedIPTablesChains, i),
     "ip-routing": (i) => ipRoutingCheck(files, runner, i),
+    "ipamd-state": (i) => ipamdStateCheck(files, cri, i),
+    "mac-address-policy": (i) => macAddressPolicyCheck(files, runner, i),
+    npa: (i) =>
+      npaCheck(
+        runner,
+        { notRunningMinutes: net.npaNotRunningMinutes, restartsPerPoll: net.npaRestartsPerPoll },
+        i
+      ),
     "io-delays": (i) => ioDelaysCheck(files, m.storage.thresholds.ioDelaySeconds, i),
     "xfs-fragmentation": (i) =>
       xfsFragmentationCheck(files, runner, m.storage.thresholds.xfsMinAverageFreeExtent, i),

@@ -49,6 +49,11 @@ export const StorageThresholds = Schema.Struct({
   xfsMinAverageFreeExtent: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 16),
   ebsExceededSeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 50)
 })
+/** NPA: not active for this long -> NPANotRunning; this many restarts between two polls -> NPARepeatedlyRestart. */
+export const NetworkingThresholds = Schema.Struct({
+  npaNotRunningMinutes: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 15),
+  npaRestartsPerPoll: withDefault(PositiveInt, 5)
+})
 export const RuntimeThresholds = Schema.Struct({
   systemdRestarts: withDefault(PositiveInt, 3)
 })
@@ -89,7 +94,8 @@ export const NetworkingMonitorConfig = Schema.Struct({
   ...monitorFields,
   /** An explicit `[]` switches the defaults off. */
   excludedInterfaceNameRegexps: withDefault(Schema.Array(RegexpString), DEFAULT_EXCLUDED_INTERFACES),
-  allowedIPTablesChains: withDefault(Schema.Array(IptablesChain), [])
+  allowedIPTablesChains: withDefault(Schema.Array(IptablesChain), []),
+  thresholds: withDefault(NetworkingThresholds, {})
 })
 export const StorageMonitorConfig = Schema.Struct({
   ...monitorFields,

@@ -56,8 +56,31 @@ checks:
     expect(c.checks.ipamd).toEqual({ intervalSeconds: 1, enabled: true })
   })
 
+  it("reads the networking thresholds (NPA) and per-check switches of the newer checks", () => {
+    expect(ok("").monitors.networking.thresholds).toEqual({ npaNotRunningMinutes: 15, npaRestartsPerPoll: 5 })
+    const c = ok(`
+monitors:
+  networking:
+    thresholds: { npaNotRunningMinutes: 30, npaRestartsPerPoll: 10 }
+checks:
+  ipamd-state: { intervalSeconds: 60 }
+  mac-address-policy: { enabled: false }
+  npa: { intervalSeconds: 120 }
+`)
+    expect(c.monitors.networking.thresholds).toEqual({ npaNotRunningMinutes: 30, npaRestartsPerPoll: 10 })
+    expect(c.checks["mac-address-policy"]).toEqual({ enabled: false })
+  })
+
   it.each([
     ["bogus: 1", "bogus"],
+    [
+      "monitors: { networking: { thresholds: { npaRestartsPerPoll: 0 } } }",
+      "monitors.networking.thresholds.npaRestartsPerPoll"
+    ],
+    [
+      "monitors: { networking: { thresholds: { npaMinutes: 3 } } }",
+      "monitors.networking.thresholds.npaMinutes"
+    ],
     ["monitors: { kernel: { enable: true } }", "monitors.kernel.enable"],
     ["monitors: { gpu: { enabled: true } }", "monitors.gpu"],
     ["monitors: { kernel: { thresholds: { pidPercent: 170 } } }", "monitors.kernel.thresholds.pidPercent"],
