@@ -203,12 +203,8 @@ export const runAgent = (flags: AgentFlags) =>
         // detection path, and its failures never reach the monitors.
         const kubeApi = yield* KubeApi
         const { NodeDiagnosticController } = yield* Effect.promise(() => import("./diagnostics/index.ts"))
-        const { KubeConfig } = yield* Effect.promise(() => import("@kubernetes/client-node"))
-        const kc = new KubeConfig()
-        if (flags.kubeconfig !== undefined) kc.loadFromFile(flags.kubeconfig)
-        else kc.loadFromDefault()
         yield* NodeDiagnosticController({
-          kubeConfig: kc,
+          http: kubeApi.http,
           nodeName: flags.nodeName,
           hostRoot: flags.hostRoot,
           agentState: () =>

@@ -5,14 +5,9 @@
  * every step is bounded, and a wedged capture cannot stop the watch.
  */
 import { tmpdir } from "node:os"
-import {
-  CustomObjectsApi,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  Watch
-} from "@kubernetes/client-node"
 import { Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
+import type { KubeHttp } from "../k8s/kube-http.ts"
+import { listWatch } from "../k8s/list-watch.ts"
 import { type Collector, type CollectorDefaults, defaultCollectors } from "./Collectors.ts"
 import { DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
 import { pruneNodeBundles } from "./Delivery.ts"
@@ -27,7 +22,8 @@ import {
 } from "./NodeDiagnostic.ts"
 
 export interface NodeDiagnosticControllerOptions {
-  readonly kubeConfig: KubeConfig
+  /** The agent's API connection (one keep-alive HTTPS agent, see k8s/kube-http.ts). */
+  readonly http: KubeHttp
   readonly nodeName: string
   /** Where the host's `/` is mounted (`/` when the agent runs on the host). */
   readonly hostRoot: string
@@ -60,64 +56,29 @@ export const needsCapture = (nd: NodeDiagnostic): boolean => {
   return !(completed && (completed.observedGeneration ?? -1) >= generation)
 }
 
-/**
- * Pause before re-watching: none after the server's normal end of a watch or the client's inactivity timeout;
- * after an HTTP error (no CRD installed yet: 404, no RBAC: 403) an exponential pause from 1 s doubling up to
- * 1 minute, so a CRD installed just after the agent is picked up at once while a missing one costs one request
- * a minute, not a hot loop; 2 seconds after network errors. `failures` counts consecutive HTTP errors.
- */
-export const watchBackoff = (err: unknown, failures = 1): Duration.Input => {
-  if (err === null || err === undefined) return Duration.zero
-  const e = err as { statusCode?: unknown; name?: unknown }
-  if (typeof e.statusCode === "number") return Duration.seconds(Math.min(60, 2 ** Math.max(0, failures - 1)))
-  if (e.name === "TimeoutError") return Duration.zero
-  return "2 seconds"
-}
-
-const isNotFound = (e: unknown) => (e as { code?: number } | null)?.code === 404
-
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+const MERGE_PATCH = "application/merge-patch+json"
 
 export const NodeDiagnosticController = (
   options: NodeDiagnosticControllerOptions
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const { nodeName, hostRoot } = options
-    const custom = options.kubeConfig.makeApiClient(CustomObjectsApi)
+    const { http } = options
     const wake = yield* Queue.sliding<void>(1)
     const poke = Queue.offer(wake, undefined)
-    const path = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
+    const collection = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
+    const objectPath = `${collection}/${encodeURIComponent(nodeName)}`
 
-    // Watch only our own object; any event just wakes the reconciler, which reads the object itself.
-    let httpFailures = 0
-    const watchOnce = Effect.callback<void>((resume) => {
-      let ctl: AbortController | undefined
-      let closed = false
-      new Watch(options.kubeConfig)
-        .watch(
-          path,
-          { fieldSelector: `metadata.name=${nodeName}`, allowWatchBookmarks: true, timeoutSeconds: 25 },
-          (type) => {
-            if (type !== "BOOKMARK") Effect.runFork(poke)
-          },
-          (err: unknown) => {
-            closed = true
-            const status = (err as { statusCode?: unknown } | null)?.statusCode
-            httpFailures = typeof status === "number" ? httpFailures + 1 : 0
-            resume(Effect.sleep(watchBackoff(err, httpFailures)))
-          }
-        )
-        .then(
-          (c) => {
-            ctl = c
-            if (closed) c.abort()
-          },
-          () => resume(Effect.sleep("2 seconds"))
-        )
-      return Effect.sync(() => ctl?.abort())
-    })
-    // Each (re)connect without a resourceVersion replays ADDED for an existing object, which wakes the reconciler.
-    yield* watchOnce.pipe(Effect.repeat(Schedule.spaced("200 millis")), Effect.forkScoped)
+    // Watch only our own object; any event (and every relist) just wakes the reconciler, which reads the
+    // object itself.
+    yield* listWatch({
+      http,
+      path: collection,
+      query: { fieldSelector: `metadata.name=${nodeName}` },
+      onObject: () => {
+        Queue.offerUnsafe(wake, undefined)
+      }
+    }).pipe(Effect.forkScoped)
     yield* poke.pipe(Effect.repeat(Schedule.spaced(options.resync ?? "5 minutes")), Effect.forkScoped)
 
     // Node-destination bundles are deleted after their 10 minutes.
@@ -126,19 +87,20 @@ export const NodeDiagnosticController = (
       Effect.forkScoped
     )
 
-    const read = Effect.tryPromise({
-      try: () => custom.getClusterCustomObject({ ...NodeDiagnosticGVR, name: nodeName }) as Promise<unknown>,
-      catch: (e) => e
-    }).pipe(
-      Effect.map((o): unknown => o),
-      Effect.catchIf(isNotFound, () => Effect.succeed(undefined))
+    const read = http.call("read NodeDiagnostic", "GET", objectPath).pipe(
+      Effect.catchIf(
+        (e) => e.code === 404,
+        () => Effect.succeed(undefined)
+      )
     )
     const patchStatus = (body: object) =>
-      Effect.tryPromise({
-        try: () =>
-          custom.patchClusterCustomObjectStatus({ ...NodeDiagnosticGVR, name: nodeName, body }, mergePatch),
-        catch: (e) => e
-      }).pipe(Effect.catchIf(isNotFound, () => Effect.void))
+      http.call("patch NodeDiagnostic status", "PATCH", `${objectPath}/status`, body, MERGE_PATCH).pipe(
+        Effect.asVoid,
+        Effect.catchIf(
+          (e) => e.code === 404,
+          () => Effect.void
+        )
+      )
 
     const agentState = options.agentState
     const collectors = (

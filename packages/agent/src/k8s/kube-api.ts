@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ConditionPatchEntry, CurrentCondition } from "./condition-state.ts"
 import { KubeAccessError, loadKubeAccess } from "./kube-access.ts"
-import { type KubeError, makeKubeHttp, microTime } from "./kube-http.ts"
+import { type KubeError, type KubeHttp, makeKubeHttp, microTime } from "./kube-http.ts"
 
 export { KubeError } from "./kube-http.ts"
 
@@ -29,6 +29,8 @@ export class KubeApi extends Context.Service<
   KubeApi,
   {
     readonly nodeName: string
+    /** The connection itself, for the diagnostics collector's NodeDiagnostic calls (same keep-alive agent). */
+    readonly http: KubeHttp
     readonly readNode: Effect.Effect<NodeSnapshot, KubeError>
     /** Strategic merge patch of `status.conditions` (merge key `type`); returns the conditions after it. */
     readonly patchConditions: (
@@ -79,6 +81,7 @@ export const kubeApiLayer = (
       const eventsPath = `/apis/events.k8s.io/v1/namespaces/${EVENT_NAMESPACE}/events`
       return KubeApi.of({
         nodeName,
+        http,
         readNode: http.call("read node", "GET", nodePath).pipe(
           Effect.map((n) => ({
             uid: (n as RawNode | undefined)?.metadata?.uid ?? "",

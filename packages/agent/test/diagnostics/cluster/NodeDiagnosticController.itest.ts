@@ -7,7 +7,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { testKubeConfig, uniqueName, waitFor } from "./kube.ts"
+import { makeKubeHttp } from "../../../src/k8s/kube-http.ts"
+import { kubeAccessFromKubeconfig } from "../../../src/k8s/kube-access.ts"
+import { testKubeConfig, testKubeconfigPath, uniqueName, waitFor } from "./kube.ts"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Collector, defaultCollectors } from "../../../src/diagnostics/Collectors.ts"
@@ -46,7 +48,8 @@ const startAgent = async (nodeName: string, collectors?: (root: string) => Reado
   scopes.push(scope)
   await Effect.runPromise(
     NodeDiagnosticController({
-      kubeConfig: kc,
+      // The agent's own lean client, as in the binary.
+      http: makeKubeHttp(kubeAccessFromKubeconfig(testKubeconfigPath())),
       nodeName,
       hostRoot,
       workDir,
