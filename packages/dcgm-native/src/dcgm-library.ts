@@ -37,6 +37,8 @@ export interface DcgmFunctions {
   readonly dcgmHealthSet: NativeFunction
   readonly dcgmHealthGet: NativeFunction
   readonly dcgmHealthCheck: NativeFunction
+  /** Absent from builds without the diag module's client API (feature-detected). */
+  readonly dcgmRunDiagnostic: NativeFunction | undefined
 }
 
 const H = "uintptr_t"
@@ -130,7 +132,9 @@ export const loadDcgm = (path: string): Effect.Effect<DcgmFunctions, LibraryMiss
         dcgmHealthSet: lib.func("dcgmHealthSet", "int", [H, H, "uint32_t"]),
         dcgmHealthGet: lib.func("dcgmHealthGet", "int", [H, H, koffi.out(koffi.pointer("uint32_t"))]),
         // dcgmHealthResponse_v5 is ~1 MB: passed as a raw buffer and decoded lazily (health-response.ts)
-        dcgmHealthCheck: lib.func("dcgmHealthCheck", "int", [H, H, "void *"])
+        dcgmHealthCheck: lib.func("dcgmHealthCheck", "int", [H, H, "void *"]),
+        // dcgmDiagResponse_v12 is ~1.4 MB: raw buffer, decoded lazily (diag-response.ts)
+        dcgmRunDiagnostic: optionalFunc(lib, "dcgmRunDiagnostic", "int", [H, H, "uint32_t", "void *"])
       })
     } catch (e) {
       return Effect.fail(

@@ -34,6 +34,13 @@ import {
   StructVersion
 } from "./layouts.ts"
 import { callAsync } from "./native-call.ts"
+import {
+  DIAG_LEVELS,
+  type DiagLevel,
+  type DiagReport,
+  decodeDiagResponse,
+  diagResponseBuffer
+} from "./diag-response.ts"
 import { decodeHealthResponse, type HealthReport, healthResponseBuffer } from "./health-response.ts"
 import { decodePolicyResponse, type PolicyViolation, type UndecodableViolation } from "./policy-violation.ts"
 
@@ -105,6 +112,11 @@ export interface DcgmSession {
   readonly healthSystems: Effect.Effect<number, DcgmCallFailed>
   /** dcgmHealthCheck on all GPUs: the overall verdict and every incident of the watched systems. */
   readonly healthCheck: Effect.Effect<HealthReport, DcgmCallFailed | VersionMismatch>
+  /**
+   * dcgmRunDiagnostic on all GPUs at a DCGM_DIAG_LEVEL-style level (1 short .. 4 xlong). Blocks a koffi
+   * worker for as long as the diagnostic runs (seconds at level 1, minutes above), never the main thread.
+   */
+  readonly runDiagnostic: (level: DiagLevel) => Effect.Effect<DiagReport, DcgmCallFailed | VersionMismatch>
   /** Whether the NVSwitch watch could be set (no switches: false, with the reason). */
   readonly switchWatch: { readonly ok: boolean; readonly detail: string }
 }
@@ -478,6 +490,29 @@ const openSession = (
       })
     })
 
+    const runDiagnostic = (level: DiagLevel) =>
+      Effect.gen(function* () {
+        const fn = fns.dcgmRunDiagnostic
+        if (fn === undefined)
+          return yield* new DcgmCallFailed({
+            call: "dcgmRunDiagnostic",
+            code: -20, // DCGM_ST_FUNCTION_NOT_FOUND
+            detail: `${fns.path} does not export dcgmRunDiagnostic`
+          })
+        const buf = diagResponseBuffer()
+        const rc = yield* callAsync<number>(fn, handle, DCGM_GROUP_ALL_GPUS, DIAG_LEVELS[level], buf)
+        if (rc !== DcgmReturn.OK) return yield* callFailed(fns, "dcgmRunDiagnostic", rc)
+        return yield* Effect.try({
+          try: () => decodeDiagResponse(buf),
+          catch: (e) =>
+            new DcgmCallFailed({
+              call: "dcgmRunDiagnostic",
+              code: DcgmReturn.GENERIC_ERROR,
+              detail: `undecodable response: ${String(e)}`
+            })
+        })
+      })
+
     return {
       target: targetName,
       violations: Stream.fromQueue(queue),
@@ -487,6 +522,7 @@ const openSession = (
       since,
       healthSystems,
       healthCheck,
+      runDiagnostic,
       switchWatch
     } satisfies DcgmSession
   })

@@ -1,5 +1,6 @@
 export * from "./constants.ts"
 export * from "./errors.ts"
+export * from "./diag-response.ts"
 export * from "./field-value.ts"
 export * from "./health-response.ts"
 export * from "./layouts.ts"

@@ -147,6 +147,82 @@ export const HealthResponseV5 = koffi.struct({
 })
 
 /*
+ * Active diagnostics response, DCGM 4.2+ (NVIDIA/DCGM tag v4.6.0, dcgmlib/dcgm_structs.h), as go-dcgm's
+ * RunDiag passes it to dcgmRunDiagnostic. Derived from the header (LP64) and checked by compiling the
+ * vendor header with gcc (x86-64) at that tag:
+ *   dcgmDiagTestRun_v2      name[32] @0, pluginName[32] @32, result @64, numErrors/numInfo/categoryIndex/_unused
+ *                           u8 @68..71, numResults u16 @72, errorIndices u8[32] @74, infoIndices u8[128] @106,
+ *                           resultIndices u16[1024] @234, auxData {version u32, data[2048]} @2284 (4-aligned),
+ *                           size 4336
+ *   dcgmDiagEntity_v1       entity @0, serialNum[256] @8, skuDeviceId[5] @264, size 272 (269 padded to 4)
+ *   dcgmDiagError_v1        entity @0, code @8, category @12, severity @16, msg[512] @20, testId @532, size 536
+ *   dcgmDiagInfo_v1         entity @0, msg[512] @8, testId @520, size 524
+ *   dcgmDiagEntityResult_v1 entity @0, result @8, testId @12, size 16
+ *   dcgmDiagResponse_v12    version @0, numTests/numErrors/numInfo/numCategories u8 @4..7, numEntities u16 @8,
+ *                           numResults u16 @10, tests[20] @12, entities[1024] @86732, errors[32] @365260,
+ *                           info[128] @382412, results[20 * 1024] @449484, categories[5][20] @777164,
+ *                           dcgmVersion[12] @777264, driverVersion[256] @777276, _unused[621952] @777532,
+ *                           size 1,399,484 (= sizeof dcgmDiagResponse_v11, which the padding keeps equal)
+ *   dcgmDiagResponse_version12 = MAKE_DCGM_VERSION(dcgmDiagResponse_v12, 12) = 0x0C155ABC
+ */
+export const DIAG_RESPONSE_TESTS_MAX = 20
+export const DIAG_RESPONSE_ENTITIES_MAX = 1024
+export const DIAG_RESPONSE_ERRORS_MAX = 32
+export const DIAG_RESPONSE_INFO_MAX = 128
+export const DIAG_RESPONSE_RESULTS_MAX = DIAG_RESPONSE_TESTS_MAX * DIAG_RESPONSE_ENTITIES_MAX
+export const DiagTestRunV2 = koffi.struct({
+  name: koffi.array("char", 32),
+  pluginName: koffi.array("char", 32),
+  result: u32,
+  numErrors: "uint8_t",
+  numInfo: "uint8_t",
+  categoryIndex: "uint8_t",
+  _unused: "uint8_t",
+  numResults: "uint16_t",
+  errorIndices: koffi.array("uint8_t", 32, "Array"),
+  infoIndices: koffi.array("uint8_t", 128, "Array"),
+  resultIndices: koffi.array("uint16_t", DIAG_RESPONSE_ENTITIES_MAX, "Array"),
+  auxData: koffi.struct({ version: u32, data: koffi.array("char", 2048) })
+})
+export const DiagEntityV1 = koffi.struct({
+  entity: GroupEntityPair,
+  serialNum: koffi.array("char", 256),
+  skuDeviceId: koffi.array("char", 5)
+})
+export const DiagErrorV1 = koffi.struct({
+  entity: GroupEntityPair,
+  code: u32,
+  category: u32,
+  severity: u32,
+  msg: koffi.array("char", 512),
+  testId: u32
+})
+export const DiagInfoV1 = koffi.struct({
+  entity: GroupEntityPair,
+  msg: koffi.array("char", 512),
+  testId: u32
+})
+export const DiagEntityResultV1 = koffi.struct({ entity: GroupEntityPair, result: u32, testId: u32 })
+export const DiagResponseV12 = koffi.struct({
+  version: u32,
+  numTests: "uint8_t",
+  numErrors: "uint8_t",
+  numInfo: "uint8_t",
+  numCategories: "uint8_t",
+  numEntities: "uint16_t",
+  numResults: "uint16_t",
+  tests: koffi.array(DiagTestRunV2, DIAG_RESPONSE_TESTS_MAX, "Array"),
+  entities: koffi.array(DiagEntityV1, DIAG_RESPONSE_ENTITIES_MAX, "Array"),
+  errors: koffi.array(DiagErrorV1, DIAG_RESPONSE_ERRORS_MAX, "Array"),
+  info: koffi.array(DiagInfoV1, DIAG_RESPONSE_INFO_MAX, "Array"),
+  results: koffi.array(DiagEntityResultV1, DIAG_RESPONSE_RESULTS_MAX, "Array"),
+  categories: koffi.array(koffi.array("char", 20), 5, "Array"),
+  dcgmVersion: koffi.array("char", 12),
+  driverVersion: koffi.array("char", 256),
+  _unused: koffi.array("uint8_t", 621952, "Typed")
+})
+
+/*
  * nvmlPciInfo_t, as filled by nvmlDeviceGetPciInfo_v3 (NVIDIA/go-nvml commit 2f9e261, pkg/nvml/nvml.h, synced
  * from the CUDA 13 nvml.h; the struct carries no version field):
  *   char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE = 16] @0; unsigned int domain @16, bus @20,
@@ -172,6 +248,7 @@ export const StructVersion = {
   fieldValueV1: structVersion(koffi.sizeof(FieldValueV1), 1),
   fieldValueV2: structVersion(koffi.sizeof(FieldValueV2), 2),
   healthResponseV5: structVersion(koffi.sizeof(HealthResponseV5), 5),
+  diagResponseV12: structVersion(koffi.sizeof(DiagResponseV12), 12),
   nvmlGpuFabricInfoV2: structVersion(koffi.sizeof(NvmlGpuFabricInfoV2), 2),
   nvmlGpuFabricInfoV3: structVersion(koffi.sizeof(NvmlGpuFabricInfoV3), 3)
 } as const

@@ -54,7 +54,7 @@ describe("dcgmHealthCheck", () => {
         injector.addHealthIncident({
           system: HealthSystem.NVSWITCH_FATAL,
           health: HealthResult.FAIL,
-          code: 105, // DCGM_FR_SXID_ERROR
+          code: 109, // DCGM_FR_SXID_ERROR (DCGM_FR_SXID_ERROR_MSG)
           message: "Detected fatal NvSwitch SXID 12028",
           entityGroupId: EntityGroup.SWITCH,
           entityId: 1
@@ -81,7 +81,7 @@ describe("dcgmHealthCheck", () => {
           {
             system: 0x800,
             health: "Fail",
-            code: 105,
+            code: 109,
             message: "Detected fatal NvSwitch SXID 12028",
             entityGroupId: 3,
             entityId: 1

@@ -4,7 +4,13 @@ import koffi from "koffi"
 import { describe, expect, it } from "vitest"
 import {
   ConnectV2Params,
+  DiagEntityResultV1,
+  DiagEntityV1,
   DiagErrorDetail,
+  DiagErrorV1,
+  DiagInfoV1,
+  DiagResponseV12,
+  DiagTestRunV2,
   HealthResponseV5,
   IncidentInfo,
   NvmlPciInfo,
@@ -37,6 +43,7 @@ describe("struct versions (MAKE_DCGM_VERSION / NVML_STRUCT_VERSION)", () => {
     expect(StructVersion.nvmlGpuFabricInfoV3).toBe(0x03000028)
     // derived from NVIDIA/DCGM v4.6.0 dcgmlib/dcgm_structs.h (derivation in src/layouts.ts)
     expect(StructVersion.healthResponseV5).toBe(0x0510500c)
+    expect(StructVersion.diagResponseV12).toBe(0x0c155abc)
   })
   it("keeps the size in the low 24 bits and the version in the high byte", () => {
     expect(structVersion(24, 1)).toBe(0x01000018) // dcgmPolicyCallbackResponse_version1 (DCGM 3.x)
@@ -113,6 +120,40 @@ describe("DCGM health response (dcgm_structs.h v4.6.0, derivation in src/layouts
     expect(koffi.offsetof(HealthResponseV5, "incidentCount")).toBe(8)
     expect(koffi.offsetof(HealthResponseV5, "incidents")).toBe(12)
     expect(koffi.sizeof(HealthResponseV5)).toBe(1_069_068)
+  })
+})
+
+describe("DCGM diag response (dcgm_structs.h v4.6.0, derivation in src/layouts.ts)", () => {
+  it("dcgmDiagTestRun_v2: 4336 bytes, resultIndices at 234, auxData at 2284", () => {
+    expect(koffi.sizeof(DiagTestRunV2)).toBe(4336)
+    expect(koffi.offsetof(DiagTestRunV2, "result")).toBe(64)
+    expect(koffi.offsetof(DiagTestRunV2, "numResults")).toBe(72)
+    expect(koffi.offsetof(DiagTestRunV2, "errorIndices")).toBe(74)
+    expect(koffi.offsetof(DiagTestRunV2, "infoIndices")).toBe(106)
+    expect(koffi.offsetof(DiagTestRunV2, "resultIndices")).toBe(234)
+    expect(koffi.offsetof(DiagTestRunV2, "auxData")).toBe(2284)
+  })
+  it("per-entity records", () => {
+    expect(koffi.sizeof(DiagEntityV1)).toBe(272)
+    expect(koffi.sizeof(DiagErrorV1)).toBe(536)
+    expect(koffi.offsetof(DiagErrorV1, "msg")).toBe(20)
+    expect(koffi.offsetof(DiagErrorV1, "testId")).toBe(532)
+    expect(koffi.sizeof(DiagInfoV1)).toBe(524)
+    expect(koffi.sizeof(DiagEntityResultV1)).toBe(16)
+    expect(koffi.offsetof(DiagEntityResultV1, "testId")).toBe(12)
+  })
+  it("dcgmDiagResponse_v12: 1,399,484 bytes (as v11), arrays at the header's offsets", () => {
+    expect(koffi.offsetof(DiagResponseV12, "numEntities")).toBe(8)
+    expect(koffi.offsetof(DiagResponseV12, "numResults")).toBe(10)
+    expect(koffi.offsetof(DiagResponseV12, "tests")).toBe(12)
+    expect(koffi.offsetof(DiagResponseV12, "entities")).toBe(86_732)
+    expect(koffi.offsetof(DiagResponseV12, "errors")).toBe(365_260)
+    expect(koffi.offsetof(DiagResponseV12, "info")).toBe(382_412)
+    expect(koffi.offsetof(DiagResponseV12, "results")).toBe(449_484)
+    expect(koffi.offsetof(DiagResponseV12, "categories")).toBe(777_164)
+    expect(koffi.offsetof(DiagResponseV12, "dcgmVersion")).toBe(777_264)
+    expect(koffi.offsetof(DiagResponseV12, "driverVersion")).toBe(777_276)
+    expect(koffi.sizeof(DiagResponseV12)).toBe(1_399_484)
   })
 })
 

@@ -84,13 +84,13 @@ describe("DCGM health check findings", () => {
   it("names switches and GPUs through subjectOf, and reports one incident per code and entity", () => {
     const r = healthCheckFindings(
       report(
-        incident({ entityGroupId: 3, entityId: 1, code: 105, system: 0x800 }),
-        incident({ entityGroupId: 3, entityId: 1, code: 105, system: 0x800 })
+        incident({ entityGroupId: 3, entityId: 1, code: 109, system: 0x800 }),
+        incident({ entityGroupId: 3, entityId: 1, code: 109, system: 0x800 })
       ),
       [],
       0,
       defaultSubject
     )
-    expect(r.findings.map((f) => [f.reason, f.subject])).toEqual([["DCGMHealthCode105", "nvswitch1"]])
+    expect(r.findings.map((f) => [f.reason, f.subject])).toEqual([["DCGMHealthCode109", "nvswitch1"]])
   })
 })

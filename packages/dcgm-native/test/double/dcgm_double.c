@@ -7,6 +7,7 @@
  * (device count, refused / dropped connections, firing a policy violation).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -439,7 +440,84 @@ dcgmReturn_t dcgmHealthCheck(dcgmHandle_t h, dcgmGpuGrp_t grp, dcgmHealthRespons
   return r;
 }
 
+/* ---- active diagnostics ---- */
+
+#define MAX_DIAG_RESULTS 64
+typedef struct { unsigned int testId, entityGroupId, entityId, result, code; char msg[512]; } diag_result_t;
+static diag_result_t diag_results[MAX_DIAG_RESULTS];
+static int diag_result_count = 0;
+static unsigned int last_diag_level = 0;
+
+/*
+ * Reports the injected per-entity results: one results[] entry each, one errors[] entry for each that carries a
+ * message (as NVVS reports a failing test), and one tests[] entry per distinct test id with the worst verdict.
+ */
+dcgmReturn_t dcgmRunDiagnostic(dcgmHandle_t h, dcgmGpuGrp_t grp, unsigned int level, dcgmDiagResponse_v12 *out) {
+  if (out == NULL) return DCGM_ST_BADPARAM;
+  if (out->version != dcgmDiagResponse_version12) return DCGM_ST_VER_MISMATCH;
+  if (level != 10 && level != 20 && level != 30 && level != 40) return DCGM_ST_BADPARAM;
+  pthread_mutex_lock(&mu);
+  dcgmReturn_t r = check_handle(h);
+  if (r == DCGM_ST_OK && grp != DCGM_GROUP_ALL_GPUS) r = DCGM_ST_NOT_CONFIGURED;
+  if (r == DCGM_ST_OK) {
+    last_diag_level = level;
+    unsigned int version = out->version;
+    memset(out, 0, sizeof *out);
+    out->version = version;
+    strncpy(out->dcgmVersion, "4.6.0", sizeof out->dcgmVersion - 1);
+    unsigned int test_ids[20];
+    for (int i = 0; i < diag_result_count; i++) {
+      const diag_result_t *d = &diag_results[i];
+      dcgmDiagEntityResult_v1 *res = &out->results[out->numResults];
+      res->entity.entityGroupId = d->entityGroupId;
+      res->entity.entityId = d->entityId;
+      res->result = (dcgmDiagResult_t)d->result;
+      res->testId = d->testId;
+      int t = 0;
+      while (t < out->numTests && test_ids[t] != d->testId) t++;
+      if (t == out->numTests) {
+        if (t == 20) continue;
+        out->numTests++;
+        test_ids[t] = d->testId;
+        snprintf(out->tests[t].name, sizeof out->tests[t].name, "%s", d->testId == DCGM_SOFTWARE_INDEX ? "software" : "test");
+      }
+      dcgmDiagTestRun_v2 *test = &out->tests[t];
+      if (d->result > (unsigned int)test->result) test->result = (dcgmDiagResult_t)d->result;
+      test->resultIndices[test->numResults++] = out->numResults;
+      if (d->msg[0] != '\0' && out->numErrors < 32) {
+        dcgmDiagError_v1 *e = &out->errors[out->numErrors];
+        e->entity = res->entity;
+        e->code = d->code;
+        e->testId = d->testId;
+        strncpy(e->msg, d->msg, sizeof e->msg - 1);
+        test->errorIndices[test->numErrors++] = out->numErrors++;
+      }
+      out->numResults++;
+    }
+  }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
 /* ---- injection controls (double only) ---- */
+
+/* One per-entity diagnostic result (dcgmDiagResult_t verdict; msg empty = no error entry). */
+int nmdouble_add_diag_result(unsigned int testId, unsigned int entityGroupId, unsigned int entityId,
+                             unsigned int result, unsigned int code, const char *msg) {
+  pthread_mutex_lock(&mu);
+  int rc = -1;
+  if (diag_result_count < MAX_DIAG_RESULTS) {
+    diag_result_t *d = &diag_results[diag_result_count++];
+    memset(d, 0, sizeof *d);
+    *d = (diag_result_t){testId, entityGroupId, entityId, result, code, {0}};
+    if (msg != NULL) strncpy(d->msg, msg, sizeof d->msg - 1);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+unsigned int nmdouble_last_diag_level(void) { pthread_mutex_lock(&mu); unsigned int l = last_diag_level; pthread_mutex_unlock(&mu); return l; }
 
 /* Adds a current health incident; returns 0, or -1 when the table is full. */
 int nmdouble_add_health_incident(unsigned int system, unsigned int health, unsigned int code, const char *msg,
@@ -467,6 +545,7 @@ void nmdouble_reset(void) {
   pthread_mutex_lock(&mu);
   while (in_flight > 0) pthread_cond_wait(&idle_cv, &mu);
   gpu_count = 0; refuse = 0; sample_count = 0; health_systems = 0; incident_count = 0;
+  diag_result_count = 0; last_diag_level = 0;
   memset(policy_condition, 0, sizeof policy_condition);
   memset(fgs, 0, sizeof fgs);
   memset(regs, 0, sizeof regs);

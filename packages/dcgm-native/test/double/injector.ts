@@ -95,6 +95,15 @@ export class GpuDoubleInjector {
         "uint32_t"
       ]),
       clearIncidents: d.func("nmdouble_clear_health_incidents", "void", []),
+      addDiag: d.func("nmdouble_add_diag_result", "int", [
+        "uint32_t",
+        "uint32_t",
+        "uint32_t",
+        "uint32_t",
+        "uint32_t",
+        "const char *"
+      ]),
+      lastDiagLevel: d.func("nmdouble_last_diag_level", "uint32_t", []),
       nvmlReset: n.func("nmdouble_nvml_reset", "void", []),
       nvmlCount: n.func("nmdouble_nvml_set_device_count", "void", ["uint32_t"]),
       nvmlOldDriver: n.func("nmdouble_nvml_set_old_driver", "void", ["int"]),
@@ -238,6 +247,33 @@ export class GpuDoubleInjector {
   }
   clearHealthIncidents(): void {
     this.f.clearIncidents!()
+  }
+
+  /**
+   * One per-entity result of the next dcgmRunDiagnostic calls (until reset). `result`: dcgmDiagResult_t
+   * (0 pass, 1 skip, 2 warn, 3 fail, 4 not run); a non-empty `message` also adds an errors[] entry.
+   */
+  addDiagResult(d: {
+    readonly testId: number
+    readonly entityGroupId?: number
+    readonly entityId: number
+    readonly result: number
+    readonly code?: number
+    readonly message?: string
+  }): void {
+    const rc = this.f.addDiag!(
+      d.testId,
+      d.entityGroupId ?? 1,
+      d.entityId,
+      d.result,
+      d.code ?? 0,
+      d.message ?? ""
+    )
+    if (rc !== 0) throw new Error("nmdouble_add_diag_result: table full")
+  }
+  /** The dcgmDiagnosticLevel_t of the last dcgmRunDiagnostic (0 when none ran). */
+  lastDiagLevel(): number {
+    return this.f.lastDiagLevel!() as number
   }
 
   /** An int64 blank sentinel: 0 BLANK, 1 NOT_FOUND, 2 NOT_SUPPORTED, 3 NOT_PERMISSIONED. */

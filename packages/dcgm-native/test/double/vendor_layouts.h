@@ -133,6 +133,49 @@ typedef struct {
 _Static_assert(sizeof(dcgmIncidentInfo_t) == 1044, "dcgmIncidentInfo_t");
 _Static_assert(sizeof(dcgmHealthResponse_v5) == 1069068, "dcgmHealthResponse_v5");
 
+/* Active diagnostics: NVIDIA/DCGM v4.6.0 dcgmlib/dcgm_structs.h (derivation in src/layouts.ts). */
+typedef enum { DCGM_DIAG_RESULT_PASS = 0, DCGM_DIAG_RESULT_SKIP = 1, DCGM_DIAG_RESULT_WARN = 2,
+               DCGM_DIAG_RESULT_FAIL = 3, DCGM_DIAG_RESULT_NOT_RUN = 4 } dcgmDiagResult_t;
+typedef struct { unsigned int version; char data[2048]; } dcgmDiagTestAuxData_v1;
+typedef struct {
+  char name[32];
+  char pluginName[32];
+  dcgmDiagResult_t result;
+  unsigned char numErrors, numInfo, categoryIndex, _unused;
+  unsigned short numResults;
+  unsigned char errorIndices[32];
+  unsigned char infoIndices[128];
+  unsigned short resultIndices[1024];
+  dcgmDiagTestAuxData_v1 auxData;
+} dcgmDiagTestRun_v2;
+typedef struct { dcgmGroupEntityPair_t entity; char serialNum[DCGM_MAX_STR_LENGTH]; char skuDeviceId[5]; } dcgmDiagEntity_v1;
+typedef struct {
+  dcgmGroupEntityPair_t entity;
+  unsigned int code, category, severity;
+  char msg[512];
+  unsigned int testId;
+} dcgmDiagError_v1;
+typedef struct { dcgmGroupEntityPair_t entity; char msg[512]; unsigned int testId; } dcgmDiagInfo_v1;
+typedef struct { dcgmGroupEntityPair_t entity; dcgmDiagResult_t result; unsigned int testId; } dcgmDiagEntityResult_v1;
+typedef struct {
+  unsigned int version;
+  unsigned char numTests, numErrors, numInfo, numCategories;
+  unsigned short numEntities, numResults;
+  dcgmDiagTestRun_v2 tests[20];
+  dcgmDiagEntity_v1 entities[1024];
+  dcgmDiagError_v1 errors[32];
+  dcgmDiagInfo_v1 info[128];
+  dcgmDiagEntityResult_v1 results[20 * 1024];
+  char categories[5][20];
+  char dcgmVersion[12];
+  char driverVersion[DCGM_MAX_STR_LENGTH];
+  char _unused[621952];
+} dcgmDiagResponse_v12;
+#define dcgmDiagResponse_version12 MAKE_DCGM_VERSION(dcgmDiagResponse_v12, 12)
+_Static_assert(sizeof(dcgmDiagTestRun_v2) == 4336, "dcgmDiagTestRun_v2");
+_Static_assert(sizeof(dcgmDiagResponse_v12) == 1399484, "dcgmDiagResponse_v12");
+#define DCGM_SOFTWARE_INDEX 15
+
 /* NVML (section 5) */
 typedef int nvmlReturn_t;
 enum {
