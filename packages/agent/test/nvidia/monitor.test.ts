@@ -225,6 +225,37 @@ describe("NVIDIA monitor", () => {
       })
   )
 
+  it.effect(
+    "active diagnostics: off by default; at level 1 a software FAIL raises DCGMDiagnosticFailure",
+    () =>
+      Effect.gen(function* () {
+        // dcgm_errors.h v4.6.0: 6 = DCGM_FR_PENDING_PAGE_RETIREMENTS (DCGM_FR_PENDING_PAGE_RETIREMENTS_MSG)
+        injector.addDiagResult({
+          testId: 15,
+          entityId: 5,
+          result: 3,
+          code: 6,
+          message: "A pending retired page has been detected in GPU 5."
+        })
+        const off = yield* start(settings())
+        yield* waitFor(off, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* settle
+        expect(injector.lastDiagLevel()).toBe(0)
+        yield* Fiber.interrupt(off.fiber)
+
+        const h = yield* start(settings({ diagLevel: 1 }))
+        yield* waitFor(h, has("DCGMDiagnosticFailure"), "the diagnostic")
+        expect(injector.lastDiagLevel()).toBe(10)
+        expect((yield* Ref.get(h.findings)).find((f) => f.reason === "DCGMDiagnosticFailure")).toMatchObject({
+          severity: "Condition",
+          subject: "gpu5",
+          message:
+            "DCGM Diagnostic failed for test software with error: A pending retired page has been detected in GPU 5."
+        })
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
   it.effect("NVML XIDs carry the PCI bus id: deduplicated against kernel lines by (PCI, XID)", () =>
     Effect.gen(function* () {
       injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })

@@ -26,6 +26,7 @@ import {
 } from "./dcgm-connection.ts"
 import { type DeviceCounts, deviceCountMismatch } from "./device-count.ts"
 import { nvidiaDetection, nvidiaResolution, xidDetection } from "./findings.ts"
+import { diagnosticFindings } from "./diag-findings.ts"
 import { type FailingIncident, healthCheckFindings } from "./health-findings.ts"
 import { countDeviceFiles, countNvidiaPciGpus } from "./host-devices.ts"
 import { INSTANCE_GPU_COUNTS } from "./instance-gpu-counts.ts"
@@ -239,6 +240,26 @@ const superviseDcgm = (
           yield* emit(r.findings)
         }).pipe(Effect.catch((e) => Effect.logWarning("DCGM health check failed", { error: e.message })))
         yield* Effect.forkScoped(healthCheck.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+        // active diagnostics, off unless configured: a run holds a koffi worker for its whole duration, and
+        // the next starts a poll interval after the last one ended (runs never overlap)
+        const level = settings.diagLevel
+        if (level !== 0) {
+          const diagnose = Effect.gen(function* () {
+            const report = yield* s.runDiagnostic(level)
+            const now = yield* Clock.currentTimeMillis
+            const r = diagnosticFindings(report, now, subjectOf)
+            if (r.otherFailures.length > 0)
+              yield* Effect.logWarning("DCGM diagnostic: non-software tests failed (not raised)", {
+                failures: r.otherFailures.map(
+                  (f) => `${f.testName} on ${subjectOf(f.entityGroupId, f.entityId)}: ${f.errorMessage ?? ""}`
+                )
+              })
+            yield* emit(r.findings)
+          }).pipe(
+            Effect.catch((e) => Effect.logWarning("DCGM diagnostic failed to run", { error: e.message }))
+          )
+          yield* Effect.forkScoped(diagnose.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+        }
         // liveness: the session ends (and is reopened) on the first failed check
         yield* s.ping.pipe(
           Effect.repeat(scheduleSpaced(settings.healthCheckSeconds)),

@@ -38,6 +38,12 @@ export const NvidiaMonitorSettings = Schema.Struct({
   healthCheckSeconds: withDefault(Seconds, 30),
   reconnectInitialSeconds: withDefault(Seconds, 1),
   reconnectMaxSeconds: withDefault(Seconds, 30),
+  /**
+   * DCGM active diagnostics (like NMA's DCGM_DIAG_LEVEL): 0 off (default); 1..4 runs dcgmRunDiagnostic at
+   * short/medium/long/xlong on all GPUs every poll interval. Level 1 takes seconds, higher levels minutes and
+   * load the GPUs: enable only where that is acceptable.
+   */
+  diagLevel: withDefault(Schema.Literals([0, 1, 2, 3, 4]), 0),
   /** Where the host's /dev and /sys are mounted. */
   hostRoot: withDefault(Schema.String, "/"),
   /** Extra or corrected GPU counts per instance type. */
