@@ -28,7 +28,7 @@ function log(msg) {
   process.stderr.write(`[cluster:build] ${msg}\n`)
 }
 
-function fmt(ms) {
+export function fmt(ms) {
   const s = Math.round(ms / 1000)
   return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`
 }
@@ -45,8 +45,8 @@ export function isCached(dir = binDir()) {
   return COMPONENTS.every((c) => existsSync(join(dir, c)) && statSync(join(dir, c)).size > 0)
 }
 
-/** Runs a command, streaming a progress line every 20 s (package count from `go build -v`). */
-function run(label, cmd, args, opts) {
+/** Runs a command, streaming a progress line every 20 s (package count from `go build -v`) through `say`. */
+export function run(label, cmd, args, opts, say = log) {
   return new Promise((resolve, reject) => {
     const started = Date.now()
     let pkgs = 0
@@ -60,7 +60,7 @@ function run(label, cmd, args, opts) {
     child.stdout.on("data", onData)
     child.stderr.on("data", onData)
     const timer = setInterval(
-      () => log(`  ${label}: ${fmt(Date.now() - started)} elapsed, ${pkgs} packages compiled`),
+      () => say(`  ${label}: ${fmt(Date.now() - started)} elapsed, ${pkgs} packages compiled`),
       20_000
     )
     child.on("error", (e) => {
@@ -75,7 +75,7 @@ function run(label, cmd, args, opts) {
   })
 }
 
-function goEnv() {
+export function goEnv() {
   return {
     ...process.env,
     CGO_ENABLED: process.env.CGO_ENABLED ?? "0",
@@ -98,7 +98,8 @@ function k8sLdflags() {
   return ["-s", "-w", ...Object.entries(x).map(([k, v]) => `-X=${VERSION_PKG}.${k}=${v}`)].join(" ")
 }
 
-async function acquireLock(lockDir) {
+/** A cross-process build lock (a directory holding the builder's pid); a dead holder's lock is taken over. */
+export async function acquireLock(lockDir, say = log) {
   for (;;) {
     try {
       mkdirSync(lockDir)
@@ -121,7 +122,7 @@ async function acquireLock(lockDir) {
         rmSync(lockDir, { recursive: true, force: true })
         continue
       }
-      log(`another build (pid ${holder}) holds ${lockDir}; waiting...`)
+      say(`another build (pid ${holder}) holds ${lockDir}; waiting...`)
       await new Promise((r) => setTimeout(r, 5000))
     }
   }

@@ -1,0 +1,40 @@
+{{/* Labels every object carries; selectors use only app.kubernetes.io/name (as deploy/ does). */}}
+{{- define "nodemend.labels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/part-of: nodemend
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end }}
+
+{{- define "nodemend.agentNamespace" -}}
+{{ .Values.agent.namespace | default .Release.Namespace }}
+{{- end }}
+
+{{- define "nodemend.controllerNamespace" -}}
+{{ .Values.controller.namespace | default .Release.Namespace }}
+{{- end }}
+
+{{/* image: repository:tag, the tag defaulting to the chart's appVersion. Args: the component's image values, root. */}}
+{{- define "nodemend.image" -}}
+{{ .image.repository }}:{{ .image.tag | default .root.Chart.AppVersion }}
+{{- end }}
+
+{{/*
+The controller's config file: controller.config plus the knobs that are values of their own. The namespace
+is always the one the controller runs in, since its Role grants Leases and ConfigMaps only there.
+*/}}
+{{- define "nodemend.controllerConfig" -}}
+{{- $c := .Values.controller -}}
+{{- $cfg := deepCopy $c.config -}}
+{{- $_ := set $cfg "cloudProvider" $c.cloudProvider -}}
+{{- $_ := set $cfg "namespace" (include "nodemend.controllerNamespace" .) -}}
+{{- $_ := set $cfg "dryRun" $c.dryRun -}}
+{{- $_ := set $cfg "maxUnhealthyPercent" $c.maxUnhealthyPercent -}}
+{{- $_ := set $cfg "leaderElection" $c.leaderElection -}}
+{{- $_ := set $cfg "server" (dict "port" $c.port) -}}
+{{- $_ := set $cfg "aws" $c.aws -}}
+{{- if $c.kwok }}{{ $_ := set $cfg "kwok" $c.kwok }}{{ end -}}
+{{- toYaml $cfg -}}
+{{- end }}

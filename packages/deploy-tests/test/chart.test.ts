@@ -1,0 +1,272 @@
+// The chart on its own: helm lint, renders for the supported shapes of install, and values the schema must
+// refuse with a message naming the field. Rendered config files are decoded by the agent's and the
+// controller's own config decoders, so a value that renders but would stop a binary at start-up fails here.
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { parseConfigText } from "@nodemend/agent"
+import { decodeConfig } from "@nodemend/repair-controller"
+import { Result } from "effect"
+import { describe, expect, it } from "vitest"
+import { parse as parseYaml } from "yaml"
+import {
+  AWS_REQUIRED_VALUES,
+  CHART_DIR,
+  DEPLOY_DIR,
+  find,
+  type KubeObject,
+  lint,
+  render,
+  template
+} from "../src/index.ts"
+
+const configData = (objects: ReadonlyArray<KubeObject>, name: string, key: string): string => {
+  const data = find(objects, "ConfigMap", name).data as Record<string, string>
+  const text = data[key]
+  if (text === undefined) throw new Error(`ConfigMap ${name} has no ${key}`)
+  return text
+}
+
+const controllerConfig = (objects: ReadonlyArray<KubeObject>) => {
+  const text = configData(objects, "nodemend-controller", "controller.yaml")
+  const decoded = decodeConfig(parseYaml(text), "controller.yaml")
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  return decoded.success
+}
+
+const agentConfig = (objects: ReadonlyArray<KubeObject>) => {
+  const decoded = parseConfigText(configData(objects, "nodemend-agent-config", "config.yaml"))
+  if (Result.isFailure(decoded)) throw new Error(`${decoded.failure.field}: ${decoded.failure.detail}`)
+  return decoded.success
+}
+
+const names = (objects: ReadonlyArray<KubeObject>) =>
+  objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()
+
+describe("helm lint", () => {
+  it("passes (--strict) with the values an aws install needs, and for a kwok install", () => {
+    const aws = lint(AWS_REQUIRED_VALUES)
+    expect(aws.stderr + aws.stdout).toContain("0 chart(s) failed")
+    expect(aws.status).toBe(0)
+    const kwok = lint({ controller: { cloudProvider: "kwok" } })
+    expect(kwok.status).toBe(0)
+  })
+})
+
+describe("helm template", () => {
+  it("default values + the required aws ones: agent and controller, configs the binaries accept", () => {
+    const objects = render({ values: AWS_REQUIRED_VALUES })
+    expect(names(objects)).toEqual(
+      [
+        "ClusterRole/nodemend-agent",
+        "ClusterRole/nodemend-controller",
+        "ClusterRoleBinding/nodemend-agent",
+        "ClusterRoleBinding/nodemend-controller",
+        "ConfigMap/nodemend-agent-config",
+        "ConfigMap/nodemend-controller",
+        "DaemonSet/nodemend-agent",
+        "Deployment/nodemend-controller",
+        "PodDisruptionBudget/nodemend-controller",
+        "Role/nodemend-controller",
+        "RoleBinding/nodemend-controller",
+        "Service/nodemend-controller-metrics",
+        "ServiceAccount/nodemend-agent",
+        "ServiceAccount/nodemend-controller"
+      ].sort()
+    )
+    const config = controllerConfig(objects)
+    expect(config).toMatchObject({
+      cloudProvider: "aws",
+      namespace: "nodemend-system",
+      dryRun: false,
+      maxUnhealthyPercent: 20,
+      leaderElection: { enabled: true, leaseName: "nodemend-controller" },
+      server: { port: 8080 }
+    })
+    expect(config.aws).toEqual(AWS_REQUIRED_VALUES.controller.aws)
+    expect(agentConfig(objects).heartbeatSeconds).toBe(300)
+    expect((find(objects, "Deployment", "nodemend-controller").spec as { replicas: number }).replicas).toBe(2)
+  })
+
+  it("values reach the controller's config: dryRun, breaker percent, leader election, release namespace", () => {
+    const objects = render({
+      namespace: "nm-ops",
+      values: {
+        controller: {
+          ...AWS_REQUIRED_VALUES.controller,
+          dryRun: true,
+          maxUnhealthyPercent: 7.5,
+          replicas: 3,
+          leaderElection: {
+            enabled: true,
+            leaseName: "nm-lease",
+            leaseDurationSeconds: 30,
+            renewIntervalSeconds: 5
+          },
+          config: { pools: { "gpu-h100": { maxUnhealthyPercent: 10 } }, drain: { onDeadline: "wait" } }
+        }
+      }
+    })
+    const config = controllerConfig(objects)
+    expect(config).toMatchObject({
+      dryRun: true,
+      maxUnhealthyPercent: 7.5,
+      namespace: "nm-ops",
+      leaderElection: {
+        enabled: true,
+        leaseName: "nm-lease",
+        leaseDurationSeconds: 30,
+        renewIntervalSeconds: 5
+      },
+      pools: { "gpu-h100": { maxUnhealthyPercent: 10 } },
+      drain: { onDeadline: "wait", deadlineSeconds: 600 }
+    })
+    expect(find(objects, "Deployment", "nodemend-controller").metadata.namespace).toBe("nm-ops")
+    expect(find(objects, "Role", "nodemend-controller").metadata.namespace).toBe("nm-ops")
+    expect((find(objects, "Deployment", "nodemend-controller").spec as { replicas: number }).replicas).toBe(3)
+  })
+
+  it("agent only: no controller objects, and no aws values needed", () => {
+    const objects = render({ values: { controller: { enabled: false } } })
+    expect(names(objects)).toEqual([
+      "ClusterRole/nodemend-agent",
+      "ClusterRoleBinding/nodemend-agent",
+      "ConfigMap/nodemend-agent-config",
+      "DaemonSet/nodemend-agent",
+      "ServiceAccount/nodemend-agent"
+    ])
+    expect(find(objects, "DaemonSet", "nodemend-agent").metadata.namespace).toBe("kube-system")
+  })
+
+  it("controller only: no agent objects", () => {
+    const objects = render({ values: { ...AWS_REQUIRED_VALUES, agent: { enabled: false } } })
+    expect(names(objects).filter((n) => n.includes("agent"))).toEqual([])
+    expect(names(objects)).toContain("Deployment/nodemend-controller")
+  })
+
+  it("kwok provider: no aws section needed, the kwok section reaches the config", () => {
+    const objects = render({
+      values: {
+        controller: { cloudProvider: "kwok", kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: "zs" } }
+      }
+    })
+    const config = controllerConfig(objects)
+    expect(config.cloudProvider).toBe("kwok")
+    expect(config.kwok).toMatchObject({ replacementDelaySeconds: 1, zonalShiftConfigMap: "zs" })
+  })
+
+  it("agent config values reach the ConfigMap and the agent accepts them", () => {
+    const objects = render({
+      values: {
+        controller: { enabled: false },
+        agent: { config: { heartbeatSeconds: 60, checks: { "efa-counters": { intervalSeconds: 30 } } } }
+      }
+    })
+    const config = agentConfig(objects)
+    expect(config.heartbeatSeconds).toBe(60)
+    expect(config.monitors.kernel?.thresholds?.zombieCount).toBe(20) // defaults from values.yaml kept
+  })
+
+  it("IRSA: service account annotations; scheduling values reach the pod specs", () => {
+    const roleArn = "arn:aws:iam::111122223333:role/nodemend-controller"
+    const objects = render({
+      values: {
+        controller: {
+          ...AWS_REQUIRED_VALUES.controller,
+          serviceAccount: { annotations: { "eks.amazonaws.com/role-arn": roleArn } },
+          nodeSelector: { "node-role": "system" }
+        },
+        agent: { nodeSelector: { "nodemend.io/pool": "gpu" }, tolerations: [] }
+      }
+    })
+    expect(find(objects, "ServiceAccount", "nodemend-controller").metadata.annotations).toEqual({
+      "eks.amazonaws.com/role-arn": roleArn
+    })
+    const pod = (kind: string, name: string) =>
+      (find(objects, kind, name).spec as { template: { spec: Record<string, unknown> } }).template.spec
+    expect(pod("DaemonSet", "nodemend-agent").nodeSelector).toEqual({
+      "kubernetes.io/os": "linux",
+      "nodemend.io/pool": "gpu"
+    })
+    expect(pod("DaemonSet", "nodemend-agent").tolerations).toBeUndefined()
+    expect(pod("Deployment", "nodemend-controller").nodeSelector).toEqual({ "node-role": "system" })
+  })
+
+  it("a config change changes the pod template (rolls the pods)", () => {
+    const checksum = (values: Record<string, unknown>) =>
+      (
+        find(render({ values }), "Deployment", "nodemend-controller").spec as {
+          template: { metadata: { annotations: Record<string, string> } }
+        }
+      ).template.metadata.annotations["checksum/config"]
+    const a = checksum({ controller: { cloudProvider: "kwok" } })
+    expect(a).toMatch(/^[0-9a-f]{64}$/u)
+    expect(checksum({ controller: { cloudProvider: "kwok", dryRun: true } })).not.toBe(a)
+  })
+})
+
+describe("invalid values fail with the field named", () => {
+  const refused: ReadonlyArray<[string, Record<string, unknown>, RegExp]> = [
+    ["aws without region or clusterArn", {}, /\/controller\/aws': missing property 'region'/u],
+    [
+      "aws with zonal shifts but no clusterArn",
+      { controller: { aws: { region: "us-west-2" } } },
+      /\/controller\/aws': missing property 'clusterArn'/u
+    ],
+    [
+      "a malformed region",
+      { controller: { aws: { region: "Oregon", zonalShift: { enabled: false } } } },
+      /\/controller\/aws\/region'/u
+    ],
+    [
+      "an unknown cloud provider",
+      { controller: { cloudProvider: "gcp" } },
+      /\/controller\/cloudProvider'.*'aws', 'kwok'/u
+    ],
+    [
+      "two replicas without leader election",
+      { controller: { cloudProvider: "kwok", leaderElection: { enabled: false } } },
+      /\/controller\/replicas': value must be 1/u
+    ],
+    [
+      "a breaker percent over 100",
+      { controller: { cloudProvider: "kwok", maxUnhealthyPercent: 120 } },
+      /\/controller\/maxUnhealthyPercent'/u
+    ],
+    [
+      "an unknown controller config key",
+      { controller: { cloudProvider: "kwok", config: { dryrun: true } } },
+      /\/controller\/config': additional properties 'dryrun' not allowed/u
+    ],
+    [
+      "a controller config key that is a value of its own",
+      { controller: { cloudProvider: "kwok", config: { cloudProvider: "aws" } } },
+      /additional properties 'cloudProvider' not allowed/u
+    ],
+    [
+      "an unknown agent config key",
+      { controller: { enabled: false }, agent: { config: { heartbeat: 10 } } },
+      /\/agent\/config': additional properties 'heartbeat' not allowed/u
+    ],
+    [
+      "a string where a boolean belongs",
+      { controller: { cloudProvider: "kwok", dryRun: "yes" } },
+      /\/controller\/dryRun'.*boolean/u
+    ],
+    ["an unknown top-level key", { agents: { enabled: true } }, /additional properties 'agents' not allowed/u]
+  ]
+  it.each(refused)("%s", (_what, values, message) => {
+    const r = template({ values })
+    expect(r.status).not.toBe(0)
+    expect(r.stderr).toContain("values don't meet the specifications of the schema")
+    expect(r.stderr).toMatch(message)
+  })
+})
+
+describe("chart files", () => {
+  it("crds/ carries deploy/crds unchanged", () => {
+    const file = "nodediagnostics.nodemend.io.yaml"
+    expect(readFileSync(join(CHART_DIR, "crds", file), "utf8")).toBe(
+      readFileSync(join(DEPLOY_DIR, "crds", file), "utf8")
+    )
+  })
+})

@@ -1,0 +1,107 @@
+// Every object the chart renders, applied to the real API server with dryRun=All and fieldValidation=Strict:
+// schema validation, defaulting, admission and CEL rules run; nothing is stored. Objects go to a namespace of
+// this run (the agent's too), so nothing an engineer or another test has installed is touched.
+import { clients, createTestNamespace, deleteNamespace } from "@nodemend/cluster-harness"
+import { VersionApi } from "@kubernetes/client-node"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  ApiError,
+  AWS_REQUIRED_VALUES,
+  type DryRunClient,
+  find,
+  type KubeObject,
+  makeDryRunClient,
+  render
+} from "../../src/index.ts"
+
+const { kc, core } = clients()
+let namespace = ""
+let kubeVersion = ""
+let api: DryRunClient
+
+beforeAll(async () => {
+  namespace = await createTestNamespace(core, "helm")
+  kubeVersion = (await kc.makeApiClient(VersionApi).getCode()).gitVersion
+  api = makeDryRunClient(kc)
+})
+afterAll(async () => {
+  if (namespace) await deleteNamespace(core, namespace)
+})
+
+/** CRDs first, as helm installs them. */
+const applyAll = async (objects: ReadonlyArray<KubeObject>): Promise<KubeObject[]> => {
+  const ordered = [...objects].sort(
+    (a, b) => Number(b.kind === "CustomResourceDefinition") - Number(a.kind === "CustomResourceDefinition")
+  )
+  const out: KubeObject[] = []
+  for (const o of ordered) {
+    try {
+      out.push(await api.apply(o))
+    } catch (e) {
+      throw new Error(`${o.kind}/${o.metadata.name}: ${(e as Error).message}`)
+    }
+  }
+  return out
+}
+
+const renderHere = (values: Record<string, unknown>) =>
+  render({
+    namespace,
+    kubeVersion,
+    includeCrds: true,
+    values: { ...values, agent: { ...(values.agent as object), namespace } }
+  })
+
+describe("server-side dry run of the rendered chart", () => {
+  it("default values (aws): the API server accepts every object", async () => {
+    const objects = renderHere(AWS_REQUIRED_VALUES)
+    expect(objects.map((o) => o.kind)).toContain("CustomResourceDefinition")
+    const stored = await applyAll(objects)
+    expect(stored).toHaveLength(objects.length)
+    // What the server would store still carries what the chart says (nothing was pruned as unknown).
+    const ds = find(stored, "DaemonSet", "nodemend-agent") as unknown as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } }
+    }
+    expect(ds.spec.template.spec.containers[0]?.env).toContainEqual({
+      name: "NODE_OPTIONS",
+      value: "--max-semi-space-size=1"
+    })
+    const crd = JSON.stringify(find(stored, "CustomResourceDefinition", "nodediagnostics.nodemend.io"))
+    expect(crd).toContain("x-kubernetes-validations")
+  })
+
+  it("kwok, dry-run controller, IRSA annotation: accepted", async () => {
+    const objects = renderHere({
+      controller: {
+        cloudProvider: "kwok",
+        dryRun: true,
+        replicas: 1,
+        leaderElection: { enabled: false },
+        serviceAccount: { annotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/nm" } }
+      }
+    })
+    await applyAll(objects)
+  })
+
+  it("agent only and controller only: accepted", async () => {
+    await applyAll(renderHere({ controller: { enabled: false } }))
+    await applyAll(renderHere({ ...AWS_REQUIRED_VALUES, agent: { enabled: false } }))
+  })
+
+  it("fails on an object the API server would refuse (the check can fail)", async () => {
+    const ds = find(renderHere({ controller: { enabled: false } }), "DaemonSet", "nodemend-agent")
+    const broken = structuredClone(ds) as unknown as {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } }
+    }
+    const container = broken.spec.template.spec.containers[0]
+    if (container === undefined) throw new Error("no container")
+    container.imagePullPolicy = "Sometimes"
+    const error = await api.apply(broken as unknown as KubeObject).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(ApiError)
+    expect((error as ApiError).status).toBe(422)
+    expect((error as ApiError).message).toContain("imagePullPolicy")
+  })
+})
