@@ -2,7 +2,8 @@
 # GPU device check: run on a machine with a real NVIDIA GPU (driver loaded; nv-hostengine optional).
 # Loads the real libnvidia-ml.so.1 (and libdcgm.so.4) through @nodemend/dcgm-native and prints device count,
 # fabric state, clock event reasons, retired pages / remapped rows and event registration, asserting the
-# decoding invariants (bench/gpu-device-check.ts). One run takes well under a minute plus EVENT_WAIT_MS.
+# decoding invariants (bench/gpu-device-check.ts), incl. PCI info, health watches + a decoded dcgmHealthCheck and a
+# level-1 DCGM diagnostic (DIAG_LEVEL=0 skips it). One run takes one to three minutes.
 #
 #   bench/gpu-device-check.sh                 # NVML + DCGM at localhost:5555
 #   DCGM_ADDRESS=embedded bench/gpu-device-check.sh

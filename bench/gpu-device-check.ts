@@ -1,20 +1,26 @@
 /**
  * One-shot check on a machine with a real NVIDIA GPU: loads the real libnvidia-ml.so.1 (and libdcgm.so.4 with
- * nv-hostengine, when present) through @nodemend/dcgm-native and prints device count, fabric state, clock event
- * reasons, retired pages / remapped rows and event registration, asserting the decoding invariants. Run it
+ * nv-hostengine, when present) through @nodemend/dcgm-native and prints device count, PCI info, fabric state,
+ * clock event reasons, retired pages / remapped rows, XID event registration, DCGM health watches and a decoded
+ * dcgmHealthCheck response, and a short DCGM diagnostic, asserting the decoding invariants. Run it
  * through bench/gpu-device-check.sh. Exit codes: 0 all invariants hold, 1 an invariant failed, 2 no NVIDIA
  * library on this machine ("library missing"), 3 a step timed out.
  *
  * Environment: NVML_LIBRARY, DCGM_LIBRARY (paths), DCGM_ADDRESS (default localhost:5555; "embedded" for an
- * in-process engine), EVENT_WAIT_MS (default 3000).
+ * in-process engine), EVENT_WAIT_MS (default 3000), DIAG_LEVEL (default 1 = short diagnostic, ~1 min; 0 skips it).
  */
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import {
   Dcgm,
   DcgmReturn,
   EntityGroup,
   FieldId,
+  DCGM_HEALTH_WATCH_MAX_INCIDENTS,
+  DIAG_RESPONSE_RESULTS_MAX,
+  DIAG_TEST_NAMES,
+  type DiagLevel,
   type FieldReading,
+  HealthSystem,
   Nvml,
   NvmlEventType,
   NvmlReturn
@@ -26,11 +32,13 @@ import {
 } from "../packages/agent/src/monitors/nvidia/clock-event-reasons.ts"
 import { decodeFabricHealthMask } from "../packages/agent/src/monitors/nvidia/fabric-health-mask.ts"
 import { fmStatusFromNvml } from "../packages/agent/src/monitors/nvidia/polled-findings.ts"
+import { normalizePci } from "../packages/agent/src/monitors/nvidia/xid-dedupe.ts"
 
 const NVML_LIBRARY = process.env.NVML_LIBRARY ?? "libnvidia-ml.so.1"
 const DCGM_LIBRARY = process.env.DCGM_LIBRARY ?? "libdcgm.so.4"
 const DCGM_ADDRESS = process.env.DCGM_ADDRESS ?? "localhost:5555"
 const EVENT_WAIT_MS = Number(process.env.EVENT_WAIT_MS ?? 3000)
+const DIAG_LEVEL = Number(process.env.DIAG_LEVEL ?? 1)
 
 const failures: string[] = []
 const check = (ok: boolean, what: string): void => {
@@ -74,9 +82,10 @@ const nvmlChecks = Effect.gen(function* () {
     Number.isInteger(count) && count >= 0 && count <= 64,
     `device count ${count} is a small non-negative integer`
   )
-  if (deviceFiles !== undefined)
+  if (deviceFiles !== undefined && process.env.NMDOUBLE_NVML_DEVICES === undefined)
     check(deviceFiles === count, `device files (${deviceFiles}) == NVML count (${count})`)
   const masks: number[] = []
+  const pciAddresses: string[] = []
   for (let i = 0; i < count; i++) {
     yield* step(
       `GPU ${i}`,
@@ -96,6 +105,40 @@ const nvmlChecks = Effect.gen(function* () {
           typeof handle.success === "bigint" && handle.success !== 0n,
           `GPU ${i} handle is a non-null pointer (BigInt)`
         )
+
+        const pci = yield* Effect.result(nvml.pciInfo(i))
+        if (pci._tag === "Success") {
+          const p = pci.success
+          console.log(
+            `  PCI ${p.busId}: domain ${hex(p.domain)} bus ${hex(p.bus)} device ${hex(p.device)}, id ${hex(p.pciDeviceId)}, subsystem ${hex(p.pciSubSystemId)}`
+          )
+          const m = /^([0-9A-Fa-f]{8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$/.exec(p.busId)
+          check(m !== null, `busId "${p.busId}" is dddddddd:bb:dd.f (nvmlPciInfo_t.busId at offset 36)`)
+          if (m !== null)
+            check(
+              Number.parseInt(m[1]!, 16) === p.domain &&
+                Number.parseInt(m[2]!, 16) === p.bus &&
+                Number.parseInt(m[3]!, 16) === p.device,
+              "busId agrees with the domain/bus/device fields (offsets 16/20/24)"
+            )
+          check(
+            (p.pciDeviceId & 0xffff) === 0x10de,
+            `pciDeviceId ${hex(p.pciDeviceId)} has vendor 0x10de in the low 16 bits`
+          )
+          const norm = normalizePci(p.busId)
+          if (norm !== undefined) pciAddresses.push(norm)
+          const sysDir = `/sys/bus/pci/devices/${p.busId.slice(-12).toLowerCase()}`
+          // (a dry run against the test doubles has no such sysfs entries)
+          if (existsSync("/sys/bus/pci/devices") && process.env.NMDOUBLE_NVML_DEVICES === undefined) {
+            const vendor = existsSync(`${sysDir}/vendor`)
+              ? readFileSync(`${sysDir}/vendor`, "utf8").trim()
+              : "absent"
+            check(vendor === "0x10de", `${sysDir} exists with vendor 0x10de (got ${vendor})`)
+          }
+        } else {
+          console.log(`  PCI info: ${pci.failure.message}`)
+          check(false, `nvmlDeviceGetPciInfo_v3 works on GPU ${i}`)
+        }
 
         const clocks = yield* Effect.result(nvml.clockEventReasons(i))
         if (clocks._tag === "Success") {
@@ -201,10 +244,25 @@ const nvmlChecks = Effect.gen(function* () {
       console.log(`  ${events.success.length} event(s) in ${EVENT_WAIT_MS} ms`)
     })
   )
-  return { count, masks }
+  yield* step(
+    "XID-only event registration (what the monitor registers)",
+    30,
+    Effect.gen(function* () {
+      const r = yield* nvml
+        .events(NvmlEventType.XidCriticalError, 200)
+        .pipe(Stream.interruptWhen(Effect.sleep(Duration.millis(1000))), Stream.runCollect, Effect.result)
+      if (r._tag === "Failure") console.log(`  ${r.failure.message}`)
+      check(r._tag === "Success", "XID event set registered on every device")
+    })
+  )
+  return { count, masks, pciAddresses }
 })
 
-const dcgmChecks = (nvmlCount: number | undefined, nvmlMasks: readonly number[]) =>
+const dcgmChecks = (
+  nvmlCount: number | undefined,
+  nvmlMasks: readonly number[],
+  nvmlPci: readonly string[]
+) =>
   Effect.gen(function* () {
     const dcgm = yield* Dcgm
     const target =
@@ -255,6 +313,15 @@ const dcgmChecks = (nvmlCount: number | undefined, nvmlMasks: readonly number[])
           if (r.value._tag === "Int")
             check(r.value.value < 0x7ffffffffffffff0n, "non-blank int64 below the BLANK sentinel")
         }
+        const dcgmPci = live
+          .map((r) => (r.value._tag === "String" ? normalizePci(r.value.value) : undefined))
+          .filter((x): x is string => x !== undefined)
+          .sort()
+        if (dcgmPci.length > 0 && nvmlPci.length > 0)
+          check(
+            JSON.stringify(dcgmPci) === JSON.stringify([...nvmlPci].sort()),
+            `DCGM field 57 PCI ids ${dcgmPci.join(",")} == NVML busIds ${[...nvmlPci].sort().join(",")} (XID dedupe keys)`
+          )
         const dcgmMasks = rs
           .filter((r) => r.fieldId === FieldId.FABRIC_HEALTH_MASK && r.value._tag === "Int")
           .map((r) => Number((r.value as { value: bigint }).value))
@@ -279,10 +346,93 @@ const dcgmChecks = (nvmlCount: number | undefined, nvmlMasks: readonly number[])
       })
     )
     yield* step(
-      "DCGM health watches",
-      30,
-      s.healthSystems.pipe(Effect.map((h) => console.log(`  watched systems ${hex(h >>> 0)}`)))
+      "DCGM health watches (dcgmHealthSet ALL at session open) and dcgmHealthCheck",
+      60,
+      Effect.gen(function* () {
+        const h = (yield* s.healthSystems) >>> 0
+        console.log(`  watched systems ${hex(h)}`)
+        check(
+          (h & 0xfff) === 0xfff,
+          `every GPU health system is watched (${hex(h)} has PCIe..NVSwitch-fatal 0xFFF)`
+        )
+        const report = yield* Effect.result(s.healthCheck)
+        if (report._tag === "Failure") {
+          console.log(`  dcgmHealthCheck: ${report.failure.message}`)
+          check(false, "dcgmHealthCheck accepts dcgmHealthResponse_version5 (0x0510500C)")
+          return
+        }
+        const r = report.success
+        console.log(`  overall ${r.overallHealth}, ${r.incidents.length} incident(s)`)
+        for (const x of r.incidents)
+          console.log(
+            `  incident system ${hex(x.system)} ${x.health} code ${x.code} entity ${x.entityGroupId}/${x.entityId}: ${x.message}`
+          )
+        check(true, "dcgmHealthCheck accepted version 0x0510500C and the response decoded")
+        check(r.incidents.length <= DCGM_HEALTH_WATCH_MAX_INCIDENTS, "incidentCount within the 1024 slots")
+        const worst = r.incidents.some((x) => x.health === "Fail")
+          ? "Fail"
+          : r.incidents.some((x) => x.health === "Warn")
+            ? "Warn"
+            : "Pass"
+        check(r.overallHealth === worst, `overallHealth ${r.overallHealth} == worst incident (${worst})`)
+        for (const x of r.incidents) {
+          check(
+            Object.values(HealthSystem).includes(x.system as never) && x.system !== HealthSystem.ALL,
+            `incident system ${hex(x.system)} is one dcgmHealthSystems_t bit`
+          )
+          check(x.health !== "Pass", "an incident is WARN or FAIL")
+          check(x.entityGroupId <= 10, `entity group ${x.entityGroupId} is a dcgm_field_entity_group_t`)
+          check(x.code > 0 && x.code < 1000, `code ${x.code} is a dcgmError_t`)
+          check(
+            x.message.length > 0 && /^[\x20-\x7e\t\n]*$/.test(x.message),
+            "message is printable text (msg at offset 8)"
+          )
+        }
+      })
     )
+    if (DIAG_LEVEL >= 1 && DIAG_LEVEL <= 4)
+      yield* step(
+        `DCGM diagnostic level ${DIAG_LEVEL} (dcgmRunDiagnostic, dcgmDiagResponse_version12 0x0C155ABC)`,
+        240,
+        Effect.gen(function* () {
+          const r = yield* Effect.result(s.runDiagnostic(DIAG_LEVEL as DiagLevel))
+          if (r._tag === "Failure") {
+            console.log(`  ${r.failure.message}`)
+            const code = r.failure._tag === "DcgmCallFailed" ? r.failure.code : DcgmReturn.VER_MISMATCH
+            // not supported / nvvs missing / already running are environment answers; a version mismatch is ours
+            check(
+              code !== DcgmReturn.VER_MISMATCH,
+              `dcgmRunDiagnostic did not refuse the struct version (${code})`
+            )
+            return
+          }
+          const results = r.success.results
+          console.log(`  ${results.length} result(s)`)
+          for (const x of results)
+            console.log(
+              `  ${x.testName} entity ${x.entityGroupId}/${x.entityId}: ${x.result}${x.errorMessage ? ` (${x.errorCode}: ${x.errorMessage})` : ""}`
+            )
+          check(results.length > 0 && results.length <= DIAG_RESPONSE_RESULTS_MAX, "numResults in 1..20480")
+          for (const x of results) {
+            check(
+              x.testId in DIAG_TEST_NAMES || x.testId <= 17,
+              `test id ${x.testId} is a dcgmPerGpuTestIndices_t`
+            )
+            check(
+              x.entityGroupId === EntityGroup.NONE ||
+                x.entityGroupId === EntityGroup.GPU ||
+                x.entityGroupId === 9,
+              `result entity group ${x.entityGroupId} is NONE/GPU/CONNECTX`
+            )
+            if (x.entityGroupId === EntityGroup.GPU && ids !== undefined)
+              check(ids.includes(x.entityId), `result GPU ${x.entityId} is one of DCGM's GPUs`)
+          }
+          check(
+            results.some((x) => x.testName === "software"),
+            "the software test reported results"
+          )
+        })
+      )
   }).pipe(Effect.scoped)
 
 const main = Effect.gen(function* () {
@@ -296,7 +446,8 @@ const main = Effect.gen(function* () {
   const dcgm = yield* Effect.result(
     dcgmChecks(
       nvml._tag === "Success" ? nvml.success.count : undefined,
-      nvml._tag === "Success" ? nvml.success.masks : []
+      nvml._tag === "Success" ? nvml.success.masks : [],
+      nvml._tag === "Success" ? nvml.success.pciAddresses : []
     ).pipe(Effect.provide(dcgmLayer))
   )
   if (dcgm._tag === "Failure") console.log(`\nDCGM: ${dcgm.failure.message}`)

@@ -44,6 +44,13 @@ static unsigned int health_systems = 0;
 #define MAX_INCIDENTS 64
 static dcgmIncidentInfo_t incidents[MAX_INCIDENTS];
 static int incident_count = 0;
+/* Per-entity results the next dcgmRunDiagnostic reports. */
+#define MAX_DIAG_RESULTS 64
+typedef struct { unsigned int testId, entityGroupId, entityId, result, code; char msg[512]; } diag_result_t;
+static diag_result_t diag_results[MAX_DIAG_RESULTS];
+static int diag_result_count = 0;
+static unsigned int last_diag_level = 0;
+
 
 static int handle_index(dcgmHandle_t h) {
   if (h == EMBEDDED_HANDLE) return 0;
@@ -65,7 +72,12 @@ dcgmReturn_t dcgmInit(void) {
   initialized = 1;
   /* Dry runs in a separate process (bench/gpu-device-check.sh): NMDOUBLE_DCGM_GPUS=n presets n GPUs. */
   const char *preset = getenv("NMDOUBLE_DCGM_GPUS");
-  if (preset != NULL && gpu_count == 0) gpu_count = atoi(preset);
+  if (preset != NULL && gpu_count == 0) {
+    gpu_count = atoi(preset);
+    /* healthy machine: the software diagnostic passes on every GPU */
+    for (int i = 0; i < gpu_count && i < MAX_DIAG_RESULTS; i++)
+      diag_results[diag_result_count++] = (diag_result_t){DCGM_SOFTWARE_INDEX, DCGM_FE_GPU, (unsigned int)i, 0, 0, {0}};
+  }
   pthread_mutex_unlock(&mu);
   return DCGM_ST_OK;
 }
@@ -442,11 +454,6 @@ dcgmReturn_t dcgmHealthCheck(dcgmHandle_t h, dcgmGpuGrp_t grp, dcgmHealthRespons
 
 /* ---- active diagnostics ---- */
 
-#define MAX_DIAG_RESULTS 64
-typedef struct { unsigned int testId, entityGroupId, entityId, result, code; char msg[512]; } diag_result_t;
-static diag_result_t diag_results[MAX_DIAG_RESULTS];
-static int diag_result_count = 0;
-static unsigned int last_diag_level = 0;
 
 /*
  * Reports the injected per-entity results: one results[] entry each, one errors[] entry for each that carries a
