@@ -4,7 +4,14 @@
  * NOT_FOUND) is an answer, not an error: it reads as `undefined`.
  */
 import { Effect } from "effect"
-import { GRPC_NOT_FOUND, type GrpcError, GrpcProtocolError, withGrpcConnection } from "./grpc-unix.ts"
+import {
+  GRPC_NOT_FOUND,
+  type GrpcConnection,
+  type GrpcError,
+  GrpcProtocolError,
+  GrpcTimeout,
+  withGrpcConnection
+} from "./grpc-unix.ts"
 import {
   decodePodSandboxStatusResponse,
   encodePodSandboxStatusRequest,
@@ -14,48 +21,54 @@ import {
 
 export const CONTAINERD_SOCKET = "run/containerd/containerd.sock"
 export const DEFAULT_CRI_TIMEOUT_MS = 5_000
+/** A whole batch ends within this, however many sandboxes it asks about: it runs on the shared check queue. */
+export const DEFAULT_CRI_BATCH_TIMEOUT_MS = 15_000
+/** Calls in flight at once on the one HTTP/2 connection. */
+const CONCURRENCY = 8
 
 export interface CriRuntimeClient {
   /** The runtime's socket path on this machine. */
   readonly socket: string
-  /** Statuses of the given sandboxes over one connection, in order; `undefined` for an unknown sandbox. */
+  /** Statuses of the given sandboxes over one connection; `undefined` for an unknown sandbox. */
   readonly podSandboxStatuses: (
     ids: readonly string[]
   ) => Effect.Effect<ReadonlyMap<string, PodSandboxStatus | undefined>, GrpcError>
 }
 
-export const criRuntimeClient = (socket: string, timeoutMs = DEFAULT_CRI_TIMEOUT_MS): CriRuntimeClient => ({
+const statusOf = (conn: GrpcConnection, id: string): Effect.Effect<PodSandboxStatus | undefined, GrpcError> =>
+  conn
+    .unary(POD_SANDBOX_STATUS_METHOD, encodePodSandboxStatusRequest({ podSandboxId: id, verbose: false }))
+    .pipe(
+      Effect.flatMap((bytes) =>
+        Effect.try({
+          try: () => decodePodSandboxStatusResponse(bytes).status,
+          catch: (e) =>
+            new GrpcProtocolError({ method: POD_SANDBOX_STATUS_METHOD, detail: (e as Error).message })
+        })
+      ),
+      Effect.catchTag("GrpcStatusError", (e) =>
+        e.code === GRPC_NOT_FOUND ? Effect.succeed(undefined) : Effect.fail(e)
+      )
+    )
+
+export const criRuntimeClient = (
+  socket: string,
+  timeoutMs = DEFAULT_CRI_TIMEOUT_MS,
+  batchTimeoutMs = DEFAULT_CRI_BATCH_TIMEOUT_MS
+): CriRuntimeClient => ({
   socket,
   podSandboxStatuses: (ids) =>
     ids.length === 0
       ? Effect.succeed(new Map())
       : withGrpcConnection(socket, timeoutMs, (conn) =>
-          Effect.gen(function* () {
-            const out = new Map<string, PodSandboxStatus | undefined>()
-            for (const id of ids) {
-              const answer = yield* conn
-                .unary(
-                  POD_SANDBOX_STATUS_METHOD,
-                  encodePodSandboxStatusRequest({ podSandboxId: id, verbose: false })
-                )
-                .pipe(
-                  Effect.map((bytes) => ({ bytes })),
-                  Effect.catchTag("GrpcStatusError", (e) =>
-                    e.code === GRPC_NOT_FOUND ? Effect.succeed(undefined) : Effect.fail(e)
-                  )
-                )
-              if (answer === undefined) {
-                out.set(id, undefined)
-                continue
-              }
-              const status = yield* Effect.try({
-                try: () => decodePodSandboxStatusResponse(answer.bytes).status,
-                catch: (e) =>
-                  new GrpcProtocolError({ method: POD_SANDBOX_STATUS_METHOD, detail: (e as Error).message })
-              })
-              out.set(id, status)
-            }
-            return out
+          Effect.forEach(ids, (id) => Effect.map(statusOf(conn, id), (s) => [id, s] as const), {
+            concurrency: CONCURRENCY
+          }).pipe(Effect.map((pairs) => new Map(pairs)))
+        ).pipe(
+          Effect.timeoutOrElse({
+            duration: batchTimeoutMs,
+            orElse: () =>
+              Effect.fail(new GrpcTimeout({ method: POD_SANDBOX_STATUS_METHOD, timeoutMs: batchTimeoutMs }))
           })
         )
 })

@@ -117,7 +117,7 @@ describe("ipamd-state against a gRPC containerd double on a unix socket", () => 
     containerd!.sandboxes.set("s-api", sandbox("s-api", "prod", "api-0", "10.0.1.77"))
     const fs = await runAt(check(), host.files, 0)
     expect(reasons(fs)).toEqual(["+IPAMDInconsistentState@prod/api-0"])
-    expect(containerd!.requests).toEqual(["s-web", "s-api"])
+    expect([...containerd!.requests].sort()).toEqual(["s-api", "s-web"])
   })
 
   it("answers are cached for 2 h per sandbox", async () => {
@@ -137,7 +137,7 @@ describe("ipamd-state against a gRPC containerd double on a unix socket", () => 
     containerd!.sandboxes.set("s-api", sandbox("s-api", "prod", "api-0", "10.0.1.77"))
     const fs = await runAt(check(), host.files, 0)
     expect(reasons(fs)).toEqual(["+IPAMDInconsistentState@prod/api-0"])
-    expect(containerd!.requests).toEqual(["s-web", "s-api"])
+    expect([...containerd!.requests].sort()).toEqual(["s-api", "s-web"])
   })
 
   it("no runtime socket: not watching, no finding and no call", async () => {
@@ -165,6 +165,19 @@ describe("ipamd-state against a gRPC containerd double on a unix socket", () => 
     )
     expect(failure._tag).toBe("GrpcTimeout")
     expect(await runAt(check(200), host.files, 0)).toEqual([])
+  })
+
+  it("a batch of calls is bounded as a whole (the check shares the scheduler's queue)", async () => {
+    for (let i = 0; i < 20; i++)
+      containerd!.sandboxes.set(`s${i}`, sandbox(`s${i}`, "default", `p${i}`, `10.0.3.${i}`))
+    containerd!.delayMs = 150
+    const ids = Array.from({ length: 20 }, (_, i) => `s${i}`)
+    const all = await Effect.runPromise(criRuntimeClient(socketPath(), 1_000, 5_000).podSandboxStatuses(ids))
+    expect([...all.keys()]).toEqual(ids)
+    const failure = await Effect.runPromise(
+      criRuntimeClient(socketPath(), 1_000, 200).podSandboxStatuses(ids).pipe(Effect.flip)
+    )
+    expect(failure).toMatchObject({ _tag: "GrpcTimeout", timeoutMs: 200 })
   })
 
   it("IPAMD not running, no VPC CNI or no checkpoint: nothing is asked", async () => {
