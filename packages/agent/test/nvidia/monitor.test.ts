@@ -256,6 +256,20 @@ describe("NVIDIA monitor", () => {
       })
   )
 
+  it.effect("NVML only: polled findings name the GPU by its PCI bus id", () =>
+    Effect.gen(function* () {
+      injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })
+      // reference section 3.7 / DCGM's tests: 0x19A = ROUTE_UNHEALTHY TRUE, everything else healthy
+      injector.nvmlSetFabric(0, { state: 3, status: 0, cliqueId: 1, healthMask: 0x19a, healthSummary: 2 })
+      const h = yield* start(settings({ dcgmLibraryPath: "/nonexistent/libdcgm.so.4" }))
+      yield* waitFor(h, has("NvidiaFabricError"), "the NVML poll")
+      expect((yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaFabricError")).toMatchObject({
+        subject: "0000:2a:00"
+      })
+      yield* Fiber.interrupt(h.fiber)
+    })
+  )
+
   it.effect("NVML XIDs carry the PCI bus id: deduplicated against kernel lines by (PCI, XID)", () =>
     Effect.gen(function* () {
       injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })

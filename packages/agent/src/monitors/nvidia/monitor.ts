@@ -132,12 +132,13 @@ export const runNvidiaMonitor = (
       yield* Effect.forkScoped(superviseDcgm(libs.dcgm, settings, emit, emitXid, dcgmCount, checkDeviceCount))
     if (libs.nvml !== undefined) {
       const nvml = libs.nvml
-      yield* Effect.forkScoped(nvmlXidEvents(nvml, emitXid))
+      const pciOf = nvmlPciOf(nvml)
+      yield* Effect.forkScoped(nvmlXidEvents(nvml, pciOf, emitXid))
       // Without DCGM, NVML is the polled source too.
       if (libs.dcgm === undefined)
         yield* Effect.forkScoped(
           Effect.gen(function* () {
-            yield* nvmlPoll(nvml, emit)
+            yield* nvmlPoll(nvml, pciOf, emit)
             yield* checkDeviceCount
           }).pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds)))
         )
@@ -323,9 +324,10 @@ const nvmlPciOf = (nvml: NvmlApi) => {
         )
 }
 
-const nvmlXidEvents = (nvml: NvmlApi, emitXid: EmitXid) =>
+type PciOf = ReturnType<typeof nvmlPciOf>
+
+const nvmlXidEvents = (nvml: NvmlApi, pciOf: PciOf, emitXid: EmitXid) =>
   Effect.gen(function* () {
-    const pciOf = nvmlPciOf(nvml)
     yield* nvml.events(NvmlEventType.XidCriticalError).pipe(
       Stream.runForEach((e) =>
         e.eventType === NvmlEventType.XidCriticalError
@@ -341,13 +343,13 @@ const nvmlXidEvents = (nvml: NvmlApi, emitXid: EmitXid) =>
   })
 
 /** The polled path from NVML alone (no DCGM): fabric info and clock event reasons per device. */
-const nvmlPoll = (nvml: NvmlApi, emit: Emit) =>
+const nvmlPoll = (nvml: NvmlApi, pciOf: PciOf, emit: Emit) =>
   Effect.gen(function* () {
     const n = yield* nvml.deviceCount.pipe(Effect.orElseSucceed(() => 0))
     const now = yield* Clock.currentTimeMillis
     const out: Finding[] = []
     for (let i = 0; i < n; i++) {
-      const subject = `gpu${i}`
+      const subject = (yield* pciOf(i)) ?? `gpu${i}`
       const fabric = yield* nvml.fabricInfo(i).pipe(Effect.option)
       if (fabric._tag === "Some") {
         out.push(fabricMaskFindings(fabric.value.healthMask, now, subject))
