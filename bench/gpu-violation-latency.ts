@@ -6,8 +6,8 @@
  *   node --conditions=source bench/gpu-violation-latency.ts [faults=250] [warmup=20]
  *
  * Path: pthread -> koffi foreign-thread callback -> decode -> monitor -> ConditionWriter -> strategic-merge
- * PATCH of Node status -> watch event. The monitor and the writer run in this process (the agent binary does
- * not wire the NVIDIA monitor yet). Each fault i carries numerrors = i, so fault i is observed when a watch
+ * PATCH of Node status -> watch event. The monitor and the writer run in this process (the same code the agent
+ * binary wires, without its other monitors). Each fault i carries numerrors = i, so fault i is observed when a watch
  * event's message contains `detected <i> Nvidia Double Bit`. Faults are sequential (next one 10 ms after the
  * previous was observed). Not included: DCGM's own sampling (policy fields are sampled every 10 s on a real
  * host engine), which no agent can shorten.
