@@ -1,9 +1,10 @@
 /**
  * Shared by the agent benches: a kwok Node on the local cluster (.nodemend/kubeconfig or
- * NODEMEND_KUBECONFIG) and the real agent binary spawned against it.
+ * NODEMEND_KUBECONFIG) and the shipped agent (the bundle, dist/nodemend-agent.mjs, built first) spawned
+ * against it with the deployed V8 flags.
  */
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -44,20 +45,43 @@ export interface Agent {
   readonly stop: () => Promise<void>
 }
 
-/** V8 flags the deploy files give the agent (NODE_OPTIONS in deploy/agent); override with AGENT_NODE_FLAGS. */
-export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? "--max-semi-space-size=1")
+/** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart); override with AGENT_NODE_FLAGS. */
+export const DEPLOYED_NODE_FLAGS = "--max-semi-space-size=1"
+export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? DEPLOYED_NODE_FLAGS)
   .split(" ")
   .filter((f) => f !== "")
 
-export const spawnAgent = (args: readonly string[]): Agent => {
-  const child = spawn(
+export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
+
+/** Builds the bundle from the current sources, as the package's `build` script does. */
+export const buildBundle = (): void => {
+  if (process.env.AGENT_FROM_SOURCE === "1") return
+  execFileSync(
     process.execPath,
-    [...AGENT_NODE_FLAGS, "--conditions=source", join(PACKAGE_DIR, "src/main.ts"), ...args],
-    {
-      cwd: PACKAGE_DIR,
-      stdio: ["ignore", "pipe", "pipe"]
-    }
+    [
+      join(REPO, "tools/bundle/bundle.mjs"),
+      "src/main.ts",
+      "dist/nodemend-agent.mjs",
+      "--lazy-external",
+      "koffi"
+    ],
+    { cwd: PACKAGE_DIR, stdio: ["ignore", "ignore", "inherit"] }
   )
+}
+
+/** The shipped agent; AGENT_FROM_SOURCE=1 runs src/main.ts under type stripping instead (comparison). */
+export const spawnAgent = (
+  args: readonly string[],
+  {
+    flags = AGENT_NODE_FLAGS,
+    fromSource = process.env.AGENT_FROM_SOURCE === "1"
+  }: { readonly flags?: readonly string[]; readonly fromSource?: boolean } = {}
+): Agent => {
+  const entry = fromSource ? ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")] : [BUNDLE]
+  const child = spawn(process.execPath, [...flags, ...entry, ...args], {
+    cwd: PACKAGE_DIR,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let out = ""
   child.stdout?.on("data", (b: Buffer) => {
     out += b.toString()

@@ -15,6 +15,7 @@ import { join } from "node:path"
 import { CHECK_NAMES } from "../src/checks/names.ts"
 import {
   AGENT_NODE_FLAGS,
+  buildBundle,
   createKwokNode,
   kubeconfigPath,
   makeClients,
@@ -26,6 +27,7 @@ import {
 const windowSeconds = Number(process.argv[2] ?? 120)
 const scheduleSeconds = Number(process.argv[3] ?? 60)
 const warmupSeconds = Number(process.argv[4] ?? 15)
+buildBundle()
 const { core } = makeClients()
 const node = `bench-idle-${Date.now().toString(36)}`
 await createKwokNode(core, node)

@@ -14,6 +14,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
+  buildBundle,
   createKwokNode,
   kubeconfigPath,
   makeClients,
@@ -24,6 +25,7 @@ import {
 
 const faults = Number(process.argv[2] ?? 250)
 const warmup = Number(process.argv[3] ?? 20)
+buildBundle()
 const { kc, core } = makeClients()
 const node = `bench-latency-${Date.now().toString(36)}`
 await createKwokNode(core, node)

@@ -26,12 +26,8 @@ import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
 import { makeFindingSink } from "./k8s/finding-sink.ts"
 import { KubeApi, kubeApiLayer } from "./k8s/kube-api.ts"
 import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
-import {
-  NvidiaLibraries,
-  runNvidiaMonitor,
-  XidDeduplicator,
-  xidDedupedSink
-} from "./monitors/nvidia/index.ts"
+import { libraryPresent } from "./monitors/nvidia/library-presence.ts"
+import { XidDeduplicator, xidDedupedSink } from "./monitors/nvidia/xid-deduplicator.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
@@ -116,15 +112,27 @@ export const runAgent = (flags: AgentFlags) =>
     const accelerator = detectAccelerator(yield* files.text("proc/bus/pci/devices"))
     // The NVIDIA monitor watches only when DCGM or NVML loads; otherwise AcceleratedHardwareReady stays
     // absent (not watching), never Unknown. Neuron detection is log-driven and needs no library.
+    // koffi and the monitor's code load only on nodes with NVIDIA devices or libraries (dynamic import).
     const nvidiaConfig = config.monitors.nvidia
-    const nvidia = nvidiaConfig.enabled
-      ? yield* Layer.build(
-          NvidiaLibraries.layer({
-            dcgmLibraryPath: nvidiaConfig.dcgmLibraryPath,
-            nvmlLibraryPath: nvidiaConfig.nvmlLibraryPath
-          })
-        ).pipe(Effect.map((ctx) => Context.get(ctx, NvidiaLibraries)))
-      : undefined
+    const nvidiaPresent =
+      accelerator === "nvidia" ||
+      libraryPresent(nvidiaConfig.dcgmLibraryPath) ||
+      libraryPresent(nvidiaConfig.nvmlLibraryPath)
+    const nvidiaModule =
+      nvidiaConfig.enabled && nvidiaPresent
+        ? yield* Effect.promise(() => import("./monitors/nvidia/index.ts"))
+        : undefined
+    const nvidia =
+      nvidiaModule !== undefined
+        ? yield* Layer.build(
+            nvidiaModule.NvidiaLibraries.layer({
+              dcgmLibraryPath: nvidiaConfig.dcgmLibraryPath,
+              nvmlLibraryPath: nvidiaConfig.nvmlLibraryPath
+            })
+          ).pipe(Effect.map((ctx) => Context.get(ctx, nvidiaModule.NvidiaLibraries)))
+        : undefined
+    if (nvidiaConfig.enabled && !nvidiaPresent)
+      yield* Effect.logInfo("NVIDIA monitor not watching: no NVIDIA devices and no DCGM or NVML library")
     const nvidiaWatching = nvidia !== undefined && (nvidia.dcgm !== undefined || nvidia.nvml !== undefined)
     if (nvidia !== undefined && !nvidiaWatching)
       yield* (accelerator === "nvidia" ? Effect.logWarning : Effect.logInfo)(
@@ -175,21 +183,23 @@ export const runAgent = (flags: AgentFlags) =>
             Date.now()
           )
         ])
-      if (nvidiaWatching) {
+      if (nvidiaWatching && nvidiaModule !== undefined) {
         const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
         const instanceType =
           node._tag === "Some" ? node.value.labels["node.kubernetes.io/instance-type"] : undefined
         yield* Effect.forkScoped(
-          runNvidiaMonitor(
-            {
-              settings: { ...nvidiaConfig, hostRoot: flags.hostRoot },
-              ...(instanceType !== undefined ? { instanceType } : {})
-            },
-            {
-              findings: sink,
-              status: (status) => Effect.logInfo("NVIDIA monitor", status)
-            }
-          ).pipe(Effect.provideService(NvidiaLibraries, nvidia), Effect.scoped)
+          nvidiaModule
+            .runNvidiaMonitor(
+              {
+                settings: { ...nvidiaConfig, hostRoot: flags.hostRoot },
+                ...(instanceType !== undefined ? { instanceType } : {})
+              },
+              {
+                findings: sink,
+                status: (status) => Effect.logInfo("NVIDIA monitor", status)
+              }
+            )
+            .pipe(Effect.provideService(nvidiaModule.NvidiaLibraries, nvidia), Effect.scoped)
         )
       }
       yield* Layer.build(healthServerLayer({ address: flags.healthAddress, ready: w.ready }))

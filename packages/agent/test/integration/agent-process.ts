@@ -1,16 +1,36 @@
 /**
- * Runs the real nodemend-agent binary (src/main.ts under Node's type stripping) against the test
- * cluster, with a temporary host root: boot id, /proc, /sys/class/net, /dev/kmsg as a regular file, and
- * a journal directory written by systemd-journal-remote when it is installed.
+ * Runs the real nodemend-agent binary (src/main.ts under Node's type stripping, or the shipped bundle
+ * dist/nodemend-agent.mjs with the deployed V8 flags) against the test cluster, with a temporary host
+ * root: boot id, /proc, /sys/class/net, /dev/kmsg as a regular file, and a journal directory written by
+ * systemd-journal-remote when it is installed.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = process.execPath
+export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
+
+/** The node command line of deploy/agent (DaemonSet command, systemd ExecStart), before the agent's flags. */
+export const DEPLOYED_NODE_FLAGS = ["--max-semi-space-size=1"]
+
+/** Builds the bundle from the current sources exactly as the package's `build` script does. */
+export const buildBundle = (): void => {
+  const build = JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")).scripts.build as string
+  const bundling = build.slice(build.indexOf("node ../../tools/bundle/bundle.mjs")).split(" ").slice(1)
+  execFileSync(NODE, bundling, { cwd: PACKAGE_DIR, stdio: ["ignore", "ignore", "inherit"] })
+}
 
 export const JOURNAL_REMOTE = [
   "/lib/systemd/systemd-journal-remote",
@@ -94,10 +114,13 @@ export const startAgent = (args: {
   readonly config?: string
   readonly extraArgs?: readonly string[]
   readonly env?: Readonly<Record<string, string>>
+  /** Run the built bundle (buildBundle first) as deployed, instead of the sources. */
+  readonly bundle?: boolean
 }): RunningAgent => {
   const argv = [
-    "--conditions=source",
-    join(PACKAGE_DIR, "src/main.ts"),
+    ...(args.bundle === true
+      ? [...DEPLOYED_NODE_FLAGS, BUNDLE]
+      : ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")]),
     "--node-name",
     args.nodeName,
     "--kubeconfig",

@@ -1,0 +1,124 @@
+/**
+ * What we ship: the bundle (dist/nodemend-agent.mjs, built here by the package's build step) run with the
+ * deployed V8 flags against the real API server. A fault line in kmsg becomes a condition; the bundle
+ * holds no @kubernetes/client-node and the process never mapped koffi (no NVIDIA hardware or library on
+ * the test host).
+ */
+import {
+  clients,
+  createFakeNode,
+  deleteNode,
+  kubeconfigPath,
+  waitFor,
+  waitForNodeCondition
+} from "@nodemend/cluster-harness"
+import { readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
+import {
+  BUNDLE,
+  buildBundle,
+  type FakeHost,
+  makeFakeHost,
+  type RunningAgent,
+  startAgent
+} from "./agent-process.ts"
+
+describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
+  const { core } = clients()
+  let nodeName = ""
+  let host: FakeHost
+  let agent: RunningAgent | undefined
+
+  beforeAll(async () => {
+    buildBundle()
+    nodeName = (await createFakeNode(core)).metadata!.name!
+    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d1")
+    const config = join(host.root, "agent.yaml")
+    writeFileSync(config, "monitors:\n  kernel:\n    reasons:\n      SoftLockup: { severity: Condition }\n")
+    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config, bundle: true })
+  }, 300_000)
+  afterAll(async () => {
+    await agent?.stop()
+    host?.cleanup()
+    if (nodeName) await deleteNode(core, nodeName)
+  })
+
+  it("turns a kmsg fault line into KernelReady=False and loads neither client-node nor koffi", async () => {
+    await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 }).catch(
+      (e: unknown) => {
+        throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
+      }
+    )
+    host.appendKmsg("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:123]")
+    const condition = await waitFor(
+      "KernelReady=False/SoftLockup",
+      async () => {
+        const c = (await core.readNode({ name: nodeName })).status?.conditions?.find(
+          (x) => x.type === "KernelReady"
+        )
+        return c?.status === "False" && c.reason === "SoftLockup" ? c : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 100 }
+    )
+    expect(condition.message).toContain("stuck for 22s")
+    const maps = readFileSync(`/proc/${agent!.child.pid}/maps`, "utf8")
+    expect(maps).not.toMatch(/koffi/)
+    // client-node's generated API classes (the agent's own client has none).
+    expect(readFileSync(BUNDLE, "utf8")).not.toMatch(/CustomObjectsApi|CoreV1Api/)
+  })
+})
+
+describe("the bundled agent on a GPU node", () => {
+  const { core } = clients()
+  let nodeName = ""
+  let host: FakeHost | undefined
+  let agent: RunningAgent | undefined
+  afterAll(async () => {
+    await agent?.stop()
+    host?.cleanup()
+    if (nodeName) await deleteNode(core, nodeName)
+  })
+
+  it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
+    buildBundle()
+    const doubles = buildGpuDoubles()
+    nodeName = (await createFakeNode(core)).metadata!.name!
+    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d2")
+    // An NVIDIA H100 bound to the nvidia driver (bus/devfn, vendor+device, irq, 7 BARs, 7 sizes, driver).
+    host.write(
+      "proc/bus/pci/devices",
+      `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
+    )
+    const config = join(host.root, "agent.yaml")
+    writeFileSync(
+      config,
+      `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`
+    )
+    agent = startAgent({
+      nodeName,
+      kubeconfig: kubeconfigPath(),
+      hostRoot: host.root,
+      config,
+      env: { NMDOUBLE_NVML_DEVICES: "8" },
+      bundle: true
+    })
+    const ready = await waitFor(
+      "AcceleratedHardwareReady=True",
+      async () => {
+        const c = (await core.readNode({ name: nodeName })).status?.conditions?.find(
+          (x) => x.type === "AcceleratedHardwareReady"
+        )
+        return c?.status === "True" ? c : undefined
+      },
+      { timeoutMs: 60_000, intervalMs: 100 }
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
+    })
+    expect(ready.reason).toBe("NvidiaGPUIsReady")
+    expect(readFileSync(`/proc/${agent.child.pid}/maps`, "utf8")).toMatch(/koffi/)
+  })
+})
