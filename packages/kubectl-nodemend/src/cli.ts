@@ -1,7 +1,8 @@
 /** Argument parsing and dispatch for `kubectl nodemend`. `run` returns the exit code; main.ts only wires process I/O. */
 import { parseArgs } from "node:util"
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { LOG_CATEGORIES, LogCategory } from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import { Effect, Schema } from "effect"
 import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import { DEFAULT_POOL_LABELS, NODE_HEADERS, nodeRows, poolStates, timeline } from "./fleet.ts"
@@ -32,8 +33,6 @@ Usage:
 Global flags: --kubeconfig <file>, --context <name>
 `
 
-const CATEGORIES = new Set(["Base", "Device", "Networking", "Runtime", "System", "All"])
-
 const parse = (args: string[]) =>
   parseArgs({
     args,
@@ -59,13 +58,17 @@ const s3UrlMinter = async (uri: string, regionFlag: string | undefined, timeoutM
   const location = parseS3Uri(uri)
   const region = regionFlag ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION
   if (!region) throw new PluginError("--s3 needs --region (or AWS_REGION)")
-  const { fromNodeProviderChain } = (await import("./awsSdk.ts")).loadCredentialProviders()
+  const { fromNodeProviderChain } = (
+    await import("@nodemend/repair-controller/aws-sigv4")
+  ).loadCredentialProviders()
   const credentials = await fromNodeProviderChain()().catch((e: unknown) => {
     throw new PluginError(`no AWS credentials for --s3: ${e instanceof Error ? e.message : String(e)}`)
   })
   const expires = Math.ceil(timeoutMs / 1000) + 600
   return (node: string) => presignBundleUrls(location, region, credentials, node, expires)
 }
+
+const isLogCategory = Schema.is(LogCategory)
 
 const fmtTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
@@ -135,10 +138,11 @@ export const run = async (argv: string[], io: CliIO): Promise<number> => {
         const timeoutMs = parseDurationMs(values.timeout)
         if (timeoutMs === undefined || timeoutMs <= 0)
           throw new PluginError(`invalid --timeout ${values.timeout} (e.g. 300s, 5m)`)
-        const categories = values.categories.split(",").map((c) => c.trim())
-        const bad = categories.filter((c) => !CATEGORIES.has(c))
+        const requested = values.categories.split(",").map((c) => c.trim())
+        const categories = requested.filter(isLogCategory)
+        const bad = requested.filter((c) => !isLogCategory(c))
         if (bad.length > 0)
-          throw new PluginError(`unknown categories: ${bad.join(", ")} (use ${[...CATEGORIES].join(", ")})`)
+          throw new PluginError(`unknown categories: ${bad.join(", ")} (use ${LOG_CATEGORIES.join(", ")})`)
         if (values["download-url"] && !values["destination-url"])
           throw new PluginError("--download-url needs --destination-url")
         if (values.s3 && values["destination-url"])

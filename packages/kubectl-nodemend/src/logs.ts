@@ -12,12 +12,12 @@ import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import {
   type CaptureProgress,
   captureProgress,
-  GVR,
-  kubeletProxyBundlePath,
-  NodeDiagnosticView,
-  nodeDiagnosticBody,
-  urlForNode
-} from "./nodeDiagnostics.ts"
+  type LogCategory,
+  NodeDiagnostic,
+  NodeDiagnosticGVR as GVR,
+  nodeDiagnosticBody
+} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import { kubeletProxyBundlePath, PLUGIN_LABEL, urlForNode } from "./nodeDiagnostics.ts"
 
 export interface LogsOptions {
   readonly nodes: ReadonlyArray<string>
@@ -30,7 +30,7 @@ export interface LogsOptions {
   readonly downloadUrl?: string
   /** Mints per-node PUT/GET URLs (the `--s3` presigner); takes precedence over the URL templates. */
   readonly urlsFor?: (node: string) => Promise<{ readonly put: string; readonly get?: string }>
-  readonly categories: ReadonlyArray<string>
+  readonly categories: ReadonlyArray<LogCategory>
   readonly pollIntervalMs?: number
 }
 
@@ -110,7 +110,11 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
       api(() =>
         custom.createClusterCustomObject({
           ...GVR,
-          body: nodeDiagnosticBody(node, destination, opts.categories)
+          body: nodeDiagnosticBody(
+            node,
+            { destination, categories: opts.categories },
+            { labels: PLUGIN_LABEL }
+          )
         })
       ).pipe(
         Effect.mapError(
@@ -135,7 +139,7 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     for (;;) {
       const raw = yield* api(() => custom.getClusterCustomObject({ ...GVR, name: node })).pipe(Effect.option)
       if (raw._tag === "Some") {
-        const view = Schema.decodeUnknownOption(NodeDiagnosticView)(raw.value)
+        const view = Schema.decodeUnknownOption(NodeDiagnostic)(raw.value)
         if (view._tag === "Some") progress = captureProgress(view.value)
       }
       const now = yield* Clock.currentTimeMillis

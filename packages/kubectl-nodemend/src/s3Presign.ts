@@ -3,14 +3,8 @@
  * `<prefix>/<node>-logs.tar.gz`, signed with SigV4 query authentication and the caller's AWS credentials,
  * as `kubectl ekslogs --s3` does. Unsigned payload, only `host` signed, as S3's presigned URLs are.
  */
-import { Hash, HttpRequest, SignatureV4 } from "./awsSdk.ts"
+import { type AwsCredentials, HttpRequest, sigV4Signer } from "@nodemend/repair-controller/aws-sigv4"
 import { PluginError } from "./errors.ts"
-
-export interface AwsCredentials {
-  readonly accessKeyId: string
-  readonly secretAccessKey: string
-  readonly sessionToken?: string
-}
 
 export interface S3Location {
   readonly bucket: string
@@ -55,11 +49,10 @@ export interface PresignInput {
 }
 
 export const presignS3Url = async (input: PresignInput): Promise<string> => {
-  const signer = new SignatureV4({
+  const signer = sigV4Signer({
     service: "s3",
     region: input.region,
     credentials: input.credentials,
-    sha256: Hash.bind(null, "sha256"),
     uriEscapePath: false,
     applyChecksum: false
   })

@@ -4,10 +4,10 @@ import { parseDurationMs } from "../src/duration.ts"
 import { isUnhealthy, nodeRows, poolStates, repairOf, timeline } from "../src/fleet.ts"
 import {
   captureProgress,
-  kubeletProxyBundlePath,
-  nodeDiagnosticBody,
-  urlForNode
-} from "../src/nodeDiagnostics.ts"
+  type NodeDiagnostic,
+  nodeDiagnosticBody
+} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import { kubeletProxyBundlePath, PLUGIN_LABEL, urlForNode } from "../src/nodeDiagnostics.ts"
 import { renderTable } from "../src/table.ts"
 
 describe("kubelet proxy path", () => {
@@ -29,20 +29,35 @@ describe("kubelet proxy path", () => {
 })
 
 describe("captureProgress", () => {
-  const nd = (generation: number, state?: object) => ({
-    metadata: { generation },
+  type State = NonNullable<NonNullable<NodeDiagnostic["status"]>["captureStatuses"]>[number]["state"]
+  const nd = (generation: number, state?: State): NodeDiagnostic => ({
+    metadata: { name: "n", generation },
     ...(state ? { status: { captureStatuses: [{ type: "Log", state }] } } : {})
   })
   it("follows pending -> running -> completed for the requested generation", () => {
     expect(captureProgress(nd(1))._tag).toBe("Pending")
     expect(captureProgress(nd(1, { running: { startedAt: "t" } }))._tag).toBe("Running")
-    const done = { completed: { reason: "Success", message: "m", observedGeneration: 1 } } as const
-    expect(captureProgress(nd(1, done))._tag).toBe("Completed")
-    expect(captureProgress(nd(2, done))._tag).toBe("Pending")
+    const completed = {
+      reason: "Success",
+      message: "m",
+      startedAt: "t0",
+      finishedAt: "t1",
+      observedGeneration: 1
+    } as const
+    expect(captureProgress(nd(1, { completed }))).toEqual({ _tag: "Completed", completed })
+    expect(captureProgress(nd(2, { completed }))._tag).toBe("Pending")
   })
-  it("builds the request body", () => {
-    expect(nodeDiagnosticBody("n", "node", ["All"]).spec).toEqual({
-      logCapture: { destination: "node", categories: ["All"] }
+  it("builds the request body, labelled as the plugin's", () => {
+    const body = nodeDiagnosticBody(
+      "n",
+      { destination: "node", categories: ["All"] },
+      { labels: PLUGIN_LABEL }
+    )
+    expect(body).toEqual({
+      apiVersion: "nodemend.io/v1alpha1",
+      kind: "NodeDiagnostic",
+      metadata: { name: "n", labels: { "app.kubernetes.io/managed-by": "kubectl-nodemend" } },
+      spec: { logCapture: { destination: "node", categories: ["All"] } }
     })
   })
 })

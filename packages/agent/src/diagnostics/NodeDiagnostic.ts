@@ -97,3 +97,56 @@ export const runningStatus = (startedAt: string) => ({
 export const completedStatus = (completed: CompletedState) => ({
   status: { captureStatuses: [{ type: "Log", state: { completed } }] }
 })
+
+/** Metadata a requester sets on the NodeDiagnostic it creates (who manages it; its owner, for garbage collection). */
+export interface NodeDiagnosticRequestMetadata {
+  readonly labels?: Readonly<Record<string, string>>
+  readonly ownerReferences?: ReadonlyArray<{
+    readonly apiVersion: string
+    readonly kind: string
+    readonly name: string
+    readonly uid: string
+  }>
+}
+
+/** The NodeDiagnostic that asks `nodeName`'s agent for a log capture (the object is named after the node). */
+export const nodeDiagnosticBody = (
+  nodeName: string,
+  logCapture: LogCaptureSpec,
+  metadata: NodeDiagnosticRequestMetadata = {}
+) => ({
+  apiVersion: NODE_DIAGNOSTIC_API_VERSION,
+  kind: NODE_DIAGNOSTIC_KIND,
+  metadata: {
+    name: nodeName,
+    ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
+    ...(metadata.ownerReferences ? { ownerReferences: metadata.ownerReferences.map((o) => ({ ...o })) } : {})
+  },
+  spec: {
+    logCapture: {
+      destination: logCapture.destination,
+      ...(logCapture.categories ? { categories: [...logCapture.categories] } : {})
+    }
+  }
+})
+
+/** Where a requested capture stands, as seen by whoever requested it. */
+export type CaptureProgress =
+  | { readonly _tag: "Pending" }
+  | { readonly _tag: "Running"; readonly startedAt: string }
+  | { readonly _tag: "Completed"; readonly completed: CompletedState }
+
+/**
+ * Where the capture asked for by `generation` (default: the object's current one) stands. Pure. A completed
+ * state for an older generation answers an earlier request and counts as pending.
+ */
+export const captureProgress = (
+  nd: NodeDiagnostic,
+  generation: number = nd.metadata.generation ?? 1
+): CaptureProgress => {
+  const state = logCaptureStatus(nd)?.state
+  const completed = state?.completed
+  if (completed && (completed.observedGeneration ?? 0) >= generation) return { _tag: "Completed", completed }
+  if (state?.running) return { _tag: "Running", startedAt: state.running.startedAt }
+  return { _tag: "Pending" }
+}

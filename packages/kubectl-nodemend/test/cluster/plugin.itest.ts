@@ -27,8 +27,10 @@ import {
 import { startUploadServer, type UploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
 import { makeHostRoot, plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
 import { NodeDiagnosticController } from "../../../agent/src/diagnostics/NodeDiagnosticController.ts"
+import { kubeAccessFromKubeconfig } from "../../../agent/src/k8s/kube-access.ts"
+import { makeKubeHttp } from "../../../agent/src/k8s/kube-http.ts"
 import { run } from "../../src/cli.ts"
-import { GVR } from "../../src/nodeDiagnostics.ts"
+import { NodeDiagnosticGVR as GVR } from "@nodemend/agent/diagnostics/NodeDiagnostic"
 
 let kc: KubeConfig
 let kubeconfig: string
@@ -68,7 +70,7 @@ const startAgent = async (nodeName: string) => {
   scopes.push(scope)
   await Effect.runPromise(
     NodeDiagnosticController({
-      kubeConfig: kc,
+      http: makeKubeHttp(kubeAccessFromKubeconfig(kubeconfig)),
       nodeName,
       hostRoot,
       workDir,

@@ -6,16 +6,19 @@
  * The NodeDiagnostic is owned by the Node, so the garbage collector removes it with the Node.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
-import { Clock, Duration, Effect, Schedule, Schema } from "effect"
+import {
+  type CompletedState,
+  captureProgress,
+  decodeNodeDiagnostic,
+  type LogCategory,
+  NodeDiagnosticGVR,
+  nodeDiagnosticBody
+} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import { Clock, Duration, Effect, Schedule } from "effect"
 
-/** nodediagnostics.nodemend.io/v1alpha1 (deploy/crds/nodediagnostics.nodemend.io.yaml). */
-export const NodeDiagnosticGVR = {
-  group: "nodemend.io",
-  version: "v1alpha1",
-  plural: "nodediagnostics"
-} as const
+export { NodeDiagnosticGVR }
 
-export type LogCaptureCategory = "Base" | "Device" | "Networking" | "Runtime" | "System" | "All"
+export type LogCaptureCategory = LogCategory
 
 export interface LogCaptureOptions {
   /** The most the repair waits for the bundle (creating the request included). */
@@ -37,31 +40,6 @@ export type LogCaptureResult =
     }
   | { readonly outcome: "failed"; readonly message: string; readonly elapsedMs: number }
   | { readonly outcome: "timed-out"; readonly message: string; readonly elapsedMs: number }
-
-const Completed = Schema.Struct({
-  reason: Schema.Literals(["Success", "SuccessWithErrors", "Failure"]),
-  message: Schema.String,
-  observedGeneration: Schema.optionalKey(Schema.Int)
-})
-const NodeDiagnosticView = Schema.Struct({
-  metadata: Schema.Struct({
-    generation: Schema.optionalKey(Schema.Int),
-    uid: Schema.optionalKey(Schema.String)
-  }),
-  status: Schema.optionalKey(
-    Schema.Struct({
-      captureStatuses: Schema.optionalKey(
-        Schema.Array(
-          Schema.Struct({
-            type: Schema.String,
-            state: Schema.Struct({ completed: Schema.optionalKey(Completed) })
-          })
-        )
-      )
-    })
-  )
-})
-type Completed = typeof Completed.Type
 
 class CaptureRequestFailed extends Error {}
 
@@ -95,18 +73,14 @@ const requestCapture = (kc: KubeConfig, nodeName: string, options: LogCaptureOpt
         (e) => new CaptureRequestFailed(code(e) === 404 ? `node ${nodeName} not found` : describe(e))
       )
     )
-    const body = {
-      apiVersion: `${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}`,
-      kind: "NodeDiagnostic",
-      metadata: {
-        name: nodeName,
+    const body = nodeDiagnosticBody(
+      nodeName,
+      { destination: options.destination, categories: options.categories ?? ["All"] },
+      {
         labels: { "app.kubernetes.io/managed-by": "nodemend-repair-controller" },
         ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node.metadata?.uid ?? "" }]
-      },
-      spec: {
-        logCapture: { destination: options.destination, categories: [...(options.categories ?? ["All"])] }
       }
-    }
+    )
     const create = api(
       () => custom.createClusterCustomObject({ ...NodeDiagnosticGVR, body }) as Promise<unknown>
     )
@@ -121,7 +95,7 @@ const requestCapture = (kc: KubeConfig, nodeName: string, options: LogCaptureOpt
       ),
       Effect.mapError((e) => new CaptureRequestFailed(`could not create NodeDiagnostic: ${describe(e)}`))
     )
-    const view = yield* Schema.decodeUnknownEffect(NodeDiagnosticView)(created).pipe(
+    const view = yield* decodeNodeDiagnostic(created).pipe(
       Effect.mapError((e) => new CaptureRequestFailed(`unexpected NodeDiagnostic: ${e.message}`))
     )
     return view.metadata.generation ?? 1
@@ -132,10 +106,10 @@ const readCompleted = (kc: KubeConfig, nodeName: string, generation: number) => 
   return api(
     () => custom.getClusterCustomObject({ ...NodeDiagnosticGVR, name: nodeName }) as Promise<unknown>
   ).pipe(
-    Effect.flatMap(Schema.decodeUnknownEffect(NodeDiagnosticView)),
-    Effect.map((nd): Completed | undefined => {
-      const c = nd.status?.captureStatuses?.find((s) => s.type === "Log")?.state.completed
-      return c && (c.observedGeneration ?? 0) >= generation ? c : undefined
+    Effect.flatMap(decodeNodeDiagnostic),
+    Effect.map((nd): CompletedState | undefined => {
+      const progress = captureProgress(nd, generation)
+      return progress._tag === "Completed" ? progress.completed : undefined
     }),
     // A transient read error is just "not yet"; the overall bound still applies.
     Effect.catch(() => Effect.succeed(undefined))

@@ -14,7 +14,7 @@ import {
   ListZonalShiftsResponse,
   type ZonalShiftSummary
 } from "./ArcZonalShiftSchemas.ts"
-import { type AwsCredentialIdentityProvider, Hash, HttpRequest, SignatureV4 } from "./awsSdk.ts"
+import { type AwsCredentialIdentityProvider, HttpRequest, sigV4Signer } from "./sigv4.ts"
 
 export interface ArcZonalShiftClientOptions {
   readonly region: string
@@ -61,11 +61,10 @@ interface ArcCall {
 export function makeArcZonalShiftClient(options: ArcZonalShiftClientOptions): ArcZonalShiftClientShape {
   const endpoint = new URL(options.endpoint ?? defaultArcEndpoint(options.region))
   const basePath = endpoint.pathname.replace(/\/+$/, "")
-  const signer = new SignatureV4({
+  const signer = sigV4Signer({
     service: "arc-zonal-shift",
     region: options.region,
-    credentials: options.credentials,
-    sha256: Hash.bind(null, "sha256")
+    credentials: options.credentials
   })
 
   const once = (call: ArcCall): Effect.Effect<unknown, CloudError> =>
