@@ -1,13 +1,16 @@
 /**
  * Repair-controller bench: prints figures, asserts nothing. Against the local cluster (NODEMEND_KUBECONFIG,
- * default <repo>/.nodemend/kubeconfig), with the real binary in a child process.
+ * default <repo>/.nodemend/kubeconfig), with the shipped bundle (built from the current sources) in a child
+ * process, run with the Deployment's V8 flags. `HEAP_SNAPSHOT=1` sends SIGUSR2 at the burst's peak (the
+ * controller then writes a .heapsnapshot into the package directory; --heap-snapshot-signal is added).
  *
  *   NODES=5000 PODS=50000 LATENCY_REPAIRS=50 FAILURES=1000 npm run bench -w @nodemend/repair-controller
  *
  * Measures: controller RSS (max of /proc/<pid>/status VmRSS), toleration expiry -> taint (p50/p99, seen
  * through a watch, expiry = the condition's lastTransitionTime + toleration, exactly what the controller
  * uses), Kubernetes API requests per repair (from the controller's own counter, background rate subtracted),
- * and how many of FAILURES simultaneous failures in one pool are acted on versus ceil(20% x pool).
+ * and how many of FAILURES simultaneous failures in one pool are acted on versus ceil(20% x pool); then it
+ * follows the burst's repairs (up to BURST_FOLLOW_SECONDS) with RSS still sampled, so the peak includes them.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -24,7 +27,7 @@ import {
   TEST_RUN_LABEL,
   waitFor
 } from "@nodemend/cluster-harness"
-import { startControllerProcess } from "../test/integration/controllerProcess.ts"
+import { deployedNodeFlags, startControllerProcess } from "../test/integration/controllerProcess.ts"
 
 const env = (k: string, d: number) => (process.env[k] !== undefined ? Number(process.env[k]) : d)
 const NODES = env("NODES", 5000)
@@ -33,6 +36,8 @@ const LATENCY_REPAIRS = env("LATENCY_REPAIRS", 50)
 const FAILURES = env("FAILURES", 1000)
 const TOLERATION_S = env("TOLERATION_SECONDS", 5)
 const CONCURRENCY = env("CONCURRENCY", 32)
+const BURST_FOLLOW_S = env("BURST_FOLLOW_SECONDS", 240)
+const HEAP_SNAPSHOT = process.env.HEAP_SNAPSHOT === "1"
 
 const REPO = fileURLToPath(new URL("../../..", import.meta.url))
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? join(REPO, ".nodemend/kubeconfig")
@@ -67,6 +72,13 @@ async function pool<T>(items: readonly T[], n: number, f: (t: T, i: number) => P
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!
+}
+
+/** RSS split as the kernel sees it: anonymous (heap, malloc) vs file-backed (the node binary, shared libs). */
+const memSplit = (pid: number) => {
+  const s = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(s)?.[1] ?? Number.NaN) / 1024
+  return `anon ${kb("RssAnon").toFixed(0)} MiB, file ${kb("RssFile").toFixed(0)} MiB`
 }
 
 const rssMiB = (pid: number) => {
@@ -112,25 +124,43 @@ async function main() {
   )
   log(`created ${PODS} pods in ${((Date.now() - t) / 1000).toFixed(1)} s`)
 
-  const ctl = await startControllerProcess(kubeconfig, {
-    cloudProvider: "kwok",
-    namespace: ns,
-    nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${TAG}=${RUN_ID}`,
-    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
-    drain: { deadlineSeconds: 30, onDeadline: "force" },
-    zonalShift: { refreshSeconds: 5 },
-    breaker: { requeueSeconds: 5 },
-    leaderElection: { leaseName: `bench-${RUN_ID}`, leaseDurationSeconds: 15, renewIntervalSeconds: 2 },
-    kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: "bench-shifts" },
-    resyncSeconds: 600
-  })
+  const nodeFlags = [...deployedNodeFlags(), ...(HEAP_SNAPSHOT ? ["--heap-snapshot-signal=SIGUSR2"] : [])]
+  log(`controller: bundle, node ${nodeFlags.join(" ")}`)
+  const ctl = await startControllerProcess(
+    kubeconfig,
+    {
+      cloudProvider: "kwok",
+      namespace: ns,
+      nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${TAG}=${RUN_ID}`,
+      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
+      drain: { deadlineSeconds: 30, onDeadline: "force" },
+      zonalShift: { refreshSeconds: 5 },
+      breaker: { requeueSeconds: 5 },
+      leaderElection: { leaseName: `bench-${RUN_ID}`, leaseDurationSeconds: 15, renewIntervalSeconds: 2 },
+      kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: "bench-shifts" },
+      resyncSeconds: 600
+    },
+    undefined,
+    { bundle: true, nodeFlags }
+  )
   const pid = ctl.proc.pid!
   let maxRss = 0
+  let phaseMax = 0
+  let peakSplit = ""
   const sampler = setInterval(() => {
     try {
-      maxRss = Math.max(maxRss, rssMiB(pid))
+      const rss = rssMiB(pid)
+      if (rss > maxRss) peakSplit = memSplit(pid)
+      maxRss = Math.max(maxRss, rss)
+      phaseMax = Math.max(phaseMax, rss)
     } catch {}
   }, 250)
+  /** Max RSS since the last call (one figure per phase). */
+  const phasePeak = () => {
+    const m = phaseMax
+    phaseMax = 0
+    return m
+  }
   t = Date.now()
   await waitFor(
     "controller ready",
@@ -140,7 +170,11 @@ async function main() {
       intervalMs: 200
     }
   )
-  log(`controller synced in ${((Date.now() - t) / 1000).toFixed(1)} s, RSS ${rssMiB(pid).toFixed(0)} MiB`)
+  const syncRss = rssMiB(pid)
+  const syncPeak = phasePeak()
+  log(
+    `controller synced in ${((Date.now() - t) / 1000).toFixed(1)} s, RSS ${syncRss.toFixed(0)} MiB (${memSplit(pid)})`
+  )
 
   /** First event with `reason` per node (eventTime, epoch ms): the controller stamps it right after the write. */
   const firstEvents = async (reason: string) => {
@@ -196,6 +230,7 @@ async function main() {
   const tainted = await firstEvents("Tainted")
   const lat = latencyNodes.filter((n) => tainted.has(n)).map((n) => (tainted.get(n)! - expiry.get(n)!) / 1000)
   const text = (await ctl.get("/metrics")).body
+  const latencyPeak = phasePeak()
   const internalMean =
     metric(text, "nodemend_controller_decision_latency_seconds_sum") /
     metric(text, "nodemend_controller_decision_latency_seconds_count")
@@ -203,23 +238,46 @@ async function main() {
   // Burst: FAILURES simultaneous failures in the pool (the replaced latency nodes are back, so the pool is NODES).
   const burst = names.slice(latencyNodes.length, latencyNodes.length + FAILURES)
   const allowed = Math.ceil(0.2 * NODES)
+  const startedBefore = metric((await ctl.get("/metrics")).body, "nodemend_controller_repairs_started_total")
   await pool(burst, CONCURRENCY, (name) => setKernelFalse(name))
   await new Promise((r) => setTimeout(r, (TOLERATION_S + 15) * 1000))
   const started = await firstEvents("RepairStarted")
-  const acted = burst.filter((n) => started.has(n)).length
   const body = (await ctl.get("/metrics")).body
+  // The controller's own counter: events may be dropped under a burst (bounded backlog), repairs may not.
+  const acted = metric(body, "nodemend_controller_repairs_started_total") - startedBefore
+  const withEvent = burst.filter((n) => started.has(n)).length
   const blocked = /nodemend_controller_breaker_open\{pool="[^"]+"\} 1/.test(body)
+  // Follow the burst's repairs to their end (or the bound), RSS still sampled.
+  const completedBefore = latencyNodes.length
+  const f0 = Date.now()
+  let burstCompleted = 0
+  let snapshotTaken = false
+  while (Date.now() - f0 < BURST_FOLLOW_S * 1000) {
+    const m = (await ctl.get("/metrics")).body
+    burstCompleted = metric(m, "nodemend_controller_repairs_completed_total") - completedBefore
+    if (HEAP_SNAPSHOT && !snapshotTaken && burstCompleted >= acted / 3) {
+      log(`heap snapshot (SIGUSR2) at ${rssMiB(pid).toFixed(0)} MiB RSS`)
+      ctl.proc.kill("SIGUSR2")
+      snapshotTaken = true
+    }
+    if (burstCompleted >= acted) break
+    await new Promise((r) => setTimeout(r, 1000))
+  }
+  const burstSeconds = (Date.now() - f0) / 1000 + TOLERATION_S + 15
+  const burstPeak = phasePeak()
+  const end = (await ctl.get("/metrics")).body
   maxRss = Math.max(maxRss, rssMiB(pid))
   clearInterval(sampler)
 
-  const heapMiB = metric(body, "nodemend_controller_nodejs_heap_used_bytes") / 1048576
+  const heapMiB = metric(end, "nodemend_controller_nodejs_heap_used_bytes") / 1048576
   const lines = [
     `scale: ${NODES} kwok nodes, ${PODS} pods (one pool), toleration ${TOLERATION_S} s`,
-    `controller RSS max: ${maxRss.toFixed(0)} MiB (goal <= 256 MiB); V8 heap in use at the end: ${heapMiB.toFixed(0)} MiB`,
+    `controller RSS max: ${maxRss.toFixed(0)} MiB (goal <= 256 MiB; at the peak ${peakSplit}); V8 heap in use at the end: ${heapMiB.toFixed(0)} MiB`,
+    `RSS by phase: at sync ${syncRss.toFixed(0)} MiB (max while syncing ${syncPeak.toFixed(0)}), latency repairs max ${latencyPeak.toFixed(0)}, burst max ${burstPeak.toFixed(0)} MiB`,
     `toleration expiry -> taint (${lat.length} repairs, from the Tainted events' eventTime; controller's own histogram mean ${internalMean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
     `API requests per repair (taint, drain ${Math.round(PODS / NODES)} pods, terminate, replace; background ${backgroundPerS.toFixed(1)}/s subtracted): ${perRepair.toFixed(1)}`,
     `${latencyNodes.length} repairs completed in ${repairSeconds.toFixed(1)} s`,
-    `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked})`
+    `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked}; ${withEvent} with a RepairStarted event, ${metric(end, "nodemend_controller_events_dropped_total")} events dropped); ${burstCompleted} of them completed within ${burstSeconds.toFixed(0)} s of the failures`
   ]
   console.log(lines.join("\n"))
   await ctl.kill("SIGTERM")

@@ -4,21 +4,20 @@
  *
  *   nodemend-controller --config /etc/nodemend/controller.yaml [--kubeconfig PATH] [--identity NAME] [--port N]
  *
- * Layers are composed here and nowhere else. An invalid config file exits 1 with the offending field named.
+ * Layers are composed here and nowhere else. An invalid config file exits 1 with the offending field named;
+ * `--help` prints usage, an unknown flag exits 2 (cli.ts). Shipped as one bundle (`npm run build`, ADR 0007).
  */
 import { hostname } from "node:os"
-import { parseArgs } from "node:util"
 import { NodeRuntime } from "@effect/platform-node"
 import { Data, Effect, Layer, Logger } from "effect"
-import { AwsCloudProvider, decodeAwsConfig } from "./cloud/aws/index.ts"
 import type { CloudProvider } from "./cloud/CloudProvider.ts"
 import { kwokCloudProviderLayer } from "./cloud/kwok/KwokCloudProvider.ts"
 import { loadConfigFile } from "./config/ConfigFile.ts"
 import type { ControllerConfig } from "./config/ControllerConfig.ts"
 import { startController } from "./controller/Controller.ts"
 import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
-import { Kube, loadKubeConfig, makeKube, makeSharedAgent } from "./kube/Kube.ts"
-import { logCaptureHookLayer } from "./diagnostics/logCaptureHookLayer.ts"
+import { type CliOptions, parseCli, USAGE } from "./cli.ts"
+import { Kube, loadKubeAccess, makeKube } from "./kube/Kube.ts"
 import { type LogCaptureHook, noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
 import { type Readiness, serverLayer } from "./observability/server.ts"
 
@@ -31,83 +30,95 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
     case "kwok":
       return kwokCloudProviderLayer(config)
     case "aws":
+      // Imported only for aws: it loads the AWS SDK (tens of MiB) that a kwok controller never needs.
       return Layer.unwrap(
-        decodeAwsConfig(config.aws).pipe(
-          Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
-          Effect.map(AwsCloudProvider.layer)
+        Effect.promise(() => import("./cloud/aws/index.ts")).pipe(
+          Effect.flatMap(({ AwsCloudProvider, decodeAwsConfig }) =>
+            decodeAwsConfig(config.aws).pipe(
+              Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
+              Effect.map(AwsCloudProvider.layer)
+            )
+          )
         )
       )
   }
 }
 
-/** Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set. */
-const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, never, Kube> =>
-  config.logCapture.destination === undefined
-    ? noLogCaptureLayer
-    : logCaptureHookLayer({
-        destination: config.logCapture.destination,
-        ...(config.logCapture.categories !== undefined ? { categories: config.logCapture.categories } : {})
-      })
-
-const program = Effect.gen(function* () {
-  const { values } = parseArgs({
-    options: {
-      config: { type: "string" },
-      kubeconfig: { type: "string" },
-      identity: { type: "string" },
-      port: { type: "string" }
-    }
-  })
-  if (values.config === undefined) return yield* new StartupError({ message: "--config is required" })
-  const config = yield* loadConfigFile(values.config)
-  const kc = yield* Effect.try({
-    try: () => loadKubeConfig(values.kubeconfig ?? process.env.KUBECONFIG),
-    catch: (e) => new StartupError({ message: String(e) })
-  })
-  const identity = values.identity ?? `${hostname()}-${process.pid}`
-  const agent = yield* Effect.tryPromise({
-    try: () => makeSharedAgent(kc),
-    catch: (e) => new StartupError({ message: `cannot read TLS settings from the kubeconfig: ${String(e)}` })
-  })
-  const kube = makeKube(kc, identity, agent)
-  let state: ReturnType<Readiness["state"]> = "starting"
-  let synced = () => false
-  const port = values.port !== undefined ? Number(values.port) : config.server.port
-  yield* Layer.build(serverLayer(port, { state: () => (state === "leading" && synced() ? "synced" : state) }))
-  yield* Effect.logInfo("nodemend-controller starting", {
-    identity,
-    cloudProvider: config.cloudProvider,
-    dryRun: config.dryRun,
-    paused: config.paused,
-    port
-  })
-
-  const lease = {
-    namespace: config.namespace,
-    name: config.leaderElection.leaseName,
-    identity,
-    leaseDurationSeconds: config.leaderElection.leaseDurationSeconds,
-    renewIntervalSeconds: config.leaderElection.renewIntervalSeconds
-  }
-  const lock = config.leaderElection.enabled
-    ? yield* Effect.sync(() => {
-        state = "standby"
-      }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
-    : undefined
-  state = "leading"
-  // Built into the program's scope, not provided to startController alone: the cloud provider's resources
-  // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
-  const services = yield* Layer.build(
-    Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
-      Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+/**
+ * Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set.
+ * Imported only then: it still uses @kubernetes/client-node, whose ~56 MiB the controller otherwise never loads.
+ */
+const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, never, Kube> => {
+  const destination = config.logCapture.destination
+  if (destination === undefined) return noLogCaptureLayer
+  return Layer.unwrap(
+    Effect.promise(() => import("./diagnostics/logCaptureHookLayer.ts")).pipe(
+      Effect.map(({ logCaptureHookLayer }) =>
+        logCaptureHookLayer({
+          destination,
+          ...(config.logCapture.categories !== undefined ? { categories: config.logCapture.categories } : {})
+        })
+      )
     )
   )
-  const handle = yield* startController(config, kube).pipe(Effect.provide(services))
-  synced = handle.synced
-  if (lock === undefined) return yield* Effect.never
-  yield* holdLeadership(lock, lease)
-  // Like client-go: a replica that lost the lease exits, and its restart stands by.
-  return yield* new LostLeadership({ message: `${identity} lost the lease ${lease.namespace}/${lease.name}` })
-}).pipe(Effect.scoped, Effect.provide(Logger.layer([Logger.consoleJson])))
+}
 
-NodeRuntime.runMain(program)
+const program = (values: CliOptions) =>
+  Effect.gen(function* () {
+    const config = yield* loadConfigFile(values.config)
+    const { access, path } = yield* Effect.try({
+      try: () => loadKubeAccess(values.kubeconfig ?? process.env.KUBECONFIG),
+      catch: (e) => new StartupError({ message: e instanceof Error ? e.message : String(e) })
+    })
+    const identity = values.identity ?? `${hostname()}-${process.pid}`
+    const kube = makeKube(access, identity, path)
+    let state: ReturnType<Readiness["state"]> = "starting"
+    let synced = () => false
+    const port = values.port ?? config.server.port
+    yield* Layer.build(
+      serverLayer(port, { state: () => (state === "leading" && synced() ? "synced" : state) })
+    )
+    yield* Effect.logInfo("nodemend-controller starting", {
+      identity,
+      cloudProvider: config.cloudProvider,
+      dryRun: config.dryRun,
+      paused: config.paused,
+      port
+    })
+
+    const lease = {
+      namespace: config.namespace,
+      name: config.leaderElection.leaseName,
+      identity,
+      leaseDurationSeconds: config.leaderElection.leaseDurationSeconds,
+      renewIntervalSeconds: config.leaderElection.renewIntervalSeconds
+    }
+    const lock = config.leaderElection.enabled
+      ? yield* Effect.sync(() => {
+          state = "standby"
+        }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
+      : undefined
+    state = "leading"
+    // Built into the program's scope, not provided to startController alone: the cloud provider's resources
+    // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
+    const services = yield* Layer.build(
+      Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
+        Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+      )
+    )
+    const handle = yield* startController(config, kube).pipe(Effect.provide(services))
+    synced = handle.synced
+    if (lock === undefined) return yield* Effect.never
+    yield* holdLeadership(lock, lease)
+    // Like client-go: a replica that lost the lease exits, and its restart stands by.
+    return yield* new LostLeadership({
+      message: `${identity} lost the lease ${lease.namespace}/${lease.name}`
+    })
+  }).pipe(Effect.scoped, Effect.provide(Logger.layer([Logger.consoleJson])))
+
+const cli = parseCli(process.argv.slice(2))
+if (cli._tag === "Help") process.stdout.write(USAGE)
+else if (cli._tag === "Invalid") {
+  process.stderr.write(`nodemend-controller: ${cli.message}\n\n${USAGE}`)
+  process.exitCode = 2
+} else NodeRuntime.runMain(program(cli.options))

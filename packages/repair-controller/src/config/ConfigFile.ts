@@ -59,7 +59,9 @@ export const ConfigFileSchema = Schema.Struct({
       deadlineSeconds: Schema.optionalKey(Seconds),
       onDeadline: Schema.optionalKey(DrainMode),
       evictionBackoffInitialMs: Schema.optionalKey(Seconds),
-      evictionBackoffMaxMs: Schema.optionalKey(Seconds)
+      evictionBackoffMaxMs: Schema.optionalKey(Seconds),
+      /** Drains in flight at once (default 50); more repairs wait their turn, tainted, in order of expiry. */
+      maxConcurrent: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
     })
   ),
   zonalShift: Schema.optionalKey(

@@ -40,6 +40,8 @@ export interface ControllerConfig {
     readonly onDeadline: DrainMode
     readonly evictionBackoffInitialMs: number
     readonly evictionBackoffMaxMs: number
+    /** Drains in flight at once; later repairs wait (tainted) in order of expiry (DrainPool.ts). */
+    readonly maxConcurrent: number
   }
   readonly zonalShift: {
     readonly scope: "cluster" | "zone"
@@ -124,7 +126,8 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     deadlineSeconds: f.drain?.deadlineSeconds ?? 600,
     onDeadline: f.drain?.onDeadline ?? "force",
     evictionBackoffInitialMs: f.drain?.evictionBackoffInitialMs ?? 1000,
-    evictionBackoffMaxMs: f.drain?.evictionBackoffMaxMs ?? 30_000
+    evictionBackoffMaxMs: f.drain?.evictionBackoffMaxMs ?? 30_000,
+    maxConcurrent: f.drain?.maxConcurrent ?? 50
   },
   zonalShift: {
     scope: f.zonalShift?.scope ?? "cluster",

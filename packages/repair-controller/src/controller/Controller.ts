@@ -12,6 +12,7 @@ import type { KubeShape } from "../kube/Kube.ts"
 import * as M from "../observability/metrics.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { makeDrainPool } from "./DrainPool.ts"
 import { makeEventRecorder } from "./EventRecorder.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
@@ -67,6 +68,8 @@ const updatePoolMetrics = (env: ControllerEnv) =>
       yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
     }
     yield* Metric.update(M.activeRepairs, env.store.active())
+    yield* Metric.update(M.drainsInFlight, env.drains.inFlight())
+    yield* Metric.update(M.drainsWaiting, env.drains.waiting())
     const mem = process.memoryUsage()
     yield* Metric.update(M.residentMemory, mem.rss)
     yield* Metric.update(M.heapUsed, mem.heapUsed)
@@ -77,10 +80,9 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const cloud = yield* CloudProvider
     const logCapture = yield* LogCaptureHook
     const queue = makeWorkQueue()
-    const core = kube.core
     // Informer callbacks run outside any fiber; log through this fiber's context (its JSON logger).
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
-    const cache = makeNodeCache(kube.kc, core, config, queue.add, (level, msg, extra) =>
+    const cache = makeNodeCache(kube.http, config, queue.add, (level, msg, extra) =>
       runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
     )
     const env: ControllerEnv = {
@@ -92,6 +94,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       store: makeRepairStore(kube, cache, config.namespace),
       events: makeEventRecorder(kube),
       queue,
+      drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
       shifts: yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" }),
       expiredAt: new Map(),
       backoff: new Map(),

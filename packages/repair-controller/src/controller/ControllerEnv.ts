@@ -5,6 +5,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { LogCaptureHook } from "../repair/LogCaptureHook.ts"
+import type { DrainPool } from "./DrainPool.ts"
 import type { EventRecorder } from "./EventRecorder.ts"
 import type { NodeCache } from "./NodeCache.ts"
 import type { RepairStore } from "./RepairStore.ts"
@@ -19,6 +20,8 @@ export interface ControllerEnv {
   readonly store: RepairStore
   readonly events: EventRecorder
   readonly queue: WorkQueue
+  /** Bounds the drains in flight; taints do not wait for it. */
+  readonly drains: DrainPool
   readonly shifts: Ref.Ref<ShiftObservation>
   /** Toleration expiry of repairs this process started, for the decision-latency metric. */
   readonly expiredAt: Map<string, number>

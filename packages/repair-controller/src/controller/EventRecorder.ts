@@ -3,8 +3,9 @@
  * `default`), with per-key dedupe so that a blocked breaker does not write an Event per requeue. Failures to
  * write an Event are logged and never fail a reconcile.
  */
-import { Effect, Semaphore } from "effect"
+import { Effect, Metric, Semaphore } from "effect"
 import type { KubeShape, NodeEventInput } from "../kube/Kube.ts"
+import { eventsDropped } from "../observability/metrics.ts"
 
 export interface EventRecorder {
   readonly emit: (e: NodeEventInput) => Effect.Effect<void>
@@ -17,16 +18,24 @@ export interface EventRecorder {
 /** Events about a cluster-scoped Node must live in `default` (or `kube-system`). */
 const EVENT_NAMESPACE = "default"
 
+/** Events waiting to be written at most; beyond it new ones are dropped and counted (as client-go's broadcaster does). */
+export const MAX_PENDING_EVENTS = 1000
+
 /**
  * Events are written in the background (at most 8 at once) so that a repair step never waits on one; the
- * eventTime is taken when the step happens, so their order for readers is kept.
+ * eventTime is taken when the step happens, so their order for readers is kept. The backlog is bounded: a
+ * burst of hundreds of repairs emits faster than 8 writers drain, and each waiting event is a fiber.
  */
-export const makeEventRecorder = (kube: KubeShape): EventRecorder => {
+export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVENTS): EventRecorder => {
   const last = new Map<string, number>()
   const inFlight = Semaphore.makeUnsafe(8)
+  let pending = 0
   const emit = (e: NodeEventInput) =>
-    Effect.suspend(() =>
-      inFlight
+    Effect.suspend(() => {
+      if (pending >= maxPending)
+        return Metric.update(Metric.withAttributes(eventsDropped, { reason: e.reason }), 1)
+      pending++
+      return inFlight
         .withPermits(1)(
           kube
             .emitNodeEvent(EVENT_NAMESPACE, e, new Date())
@@ -36,8 +45,8 @@ export const makeEventRecorder = (kube: KubeShape): EventRecorder => {
               )
             )
         )
-        .pipe(Effect.forkDetach, Effect.asVoid)
-    )
+        .pipe(Effect.ensuring(Effect.sync(() => pending--)), Effect.forkDetach, Effect.asVoid)
+    })
   return {
     emit,
     emitNow: (e) =>

@@ -1,11 +1,11 @@
 /**
- * Leader election on a coordination.k8s.io Lease (client-node has no LeaderElector). Read, then create or
+ * Leader election on a coordination.k8s.io Lease (as client-go's leaderelection does it). Read, then create or
  * replace carrying resourceVersion, so a stale write gets 409. Expiry is judged on the local clock from
  * when this replica last saw the record change, so clock skew between replicas does not matter.
  */
-import { V1MicroTime, type V1Lease } from "@kubernetes/client-node"
 import { Effect, Metric, Schedule } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
+import { type Lease, microTime } from "../kube/types.ts"
 import { isLeader } from "../observability/metrics.ts"
 
 export interface LeaseOptions {
@@ -21,9 +21,9 @@ export const makeLeaseLock = (kube: KubeShape, o: LeaseOptions) => {
   let seenAt = 0
   /** true while this replica holds the lease. */
   const tryAcquireOrRenew = Effect.gen(function* () {
-    const now = new V1MicroTime()
+    const now = microTime()
     const existing = yield* kube.readLease(o.namespace, o.name).pipe(
-      Effect.map((l): V1Lease | undefined => l),
+      Effect.map((l): Lease | undefined => l),
       Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed(undefined) : Effect.fail(e)))
     )
     if (existing === undefined) {
@@ -65,7 +65,7 @@ export const makeLeaseLock = (kube: KubeShape, o: LeaseOptions) => {
     return yield* kube.replaceLease(o.namespace, o.name, { ...existing, spec }).pipe(
       Effect.tap(() =>
         Effect.sync(() => {
-          seen = `${o.identity}|${now.toISOString()}`
+          seen = `${o.identity}|${now}`
           seenAt = Date.now()
         })
       ),

@@ -1,13 +1,14 @@
 /**
- * The Node informer: list+watch with relist on 410 (client-node does that), a restart after any other error
- * (client-node stops for good), a periodic resync, and change filtering: a node is enqueued only when its
+ * The Node informer: paged list, then watch from its resourceVersion with bookmarks; a 410 (expired
+ * resourceVersion) relists, any other failure re-watches after a backoff, a watch the server ends (its
+ * timeoutSeconds) re-watches at once. A periodic resync, and change filtering: a node is enqueued only when its
  * condition statuses / lastTransitionTimes, repair or veto annotations, pool label or deletion change, never
  * for heartbeats.
  */
-import { type CoreV1Api, makeInformer, type V1Node } from "@kubernetes/client-node"
-import type { KubeConfig } from "@kubernetes/client-node"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../decide/NodeView.ts"
+import { HttpStatusError, type KubeHttp, type WatchEvent } from "../kube/KubeHttp.ts"
+import type { List, Node } from "../kube/types.ts"
 import { nodeSignature, nodeView } from "../kube/views.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
 
@@ -15,7 +16,7 @@ import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
  * Drops what the controller never reads from a cached Node (managed fields, images, addresses, node info,
  * capacity...), in place: the informer's cache holds the same object. Roughly 2/3 of a Node's memory.
  */
-export const slim = (n: V1Node): void => {
+export const slim = (n: Node): void => {
   const m = n.metadata
   if (m !== undefined) {
     delete m.managedFields
@@ -28,7 +29,7 @@ export const slim = (n: V1Node): void => {
 }
 
 export interface NodeCache {
-  readonly get: (name: string) => V1Node | undefined
+  readonly get: (name: string) => Node | undefined
   readonly view: (name: string) => NodeView | undefined
   readonly names: () => ReadonlyArray<string>
   readonly counter: PoolCounter
@@ -37,46 +38,32 @@ export interface NodeCache {
   readonly stop: () => Promise<void>
 }
 
+const WATCH_SECONDS = 300
+const RETRY_MS = 2000
+
 export const makeNodeCache = (
-  kc: KubeConfig,
-  core: CoreV1Api,
+  http: KubeHttp,
   config: ControllerConfig,
   onChange: (name: string) => void,
   log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void
 ): NodeCache => {
-  const selector = config.nodeSelector === "" ? undefined : config.nodeSelector
-  // Paged list: at thousands of Nodes one response would be tens of MB of JSON held at once.
-  const listAll = async () => {
-    const items: V1Node[] = []
-    let _continue: string | undefined
-    let resourceVersion: string | undefined
-    do {
-      const page = await core.listNode({
-        limit: 500,
-        ...(selector !== undefined ? { labelSelector: selector } : {}),
-        _continue
-      })
-      for (const n of page.items) {
-        slim(n)
-        items.push(n)
-      }
-      resourceVersion ??= page.metadata?.resourceVersion
-      _continue = page.metadata?._continue
-    } while (_continue)
-    return { apiVersion: "v1", kind: "NodeList", metadata: { resourceVersion }, items }
-  }
-  const informer = makeInformer<V1Node>(kc, "/api/v1/nodes", listAll, selector)
+  const selector =
+    config.nodeSelector === "" ? "" : `&labelSelector=${encodeURIComponent(config.nodeSelector)}`
+  const nodes = new Map<string, Node>()
   const signatures = new Map<string, string>()
   const views = new Map<string, NodeView>()
   const counter = makePoolCounter(config)
-  let stopping = false
+  const abort = new AbortController()
+  let resourceVersion: string | undefined
   let synced = false
   let resync: NodeJS.Timeout | undefined
+  let loop: Promise<void> | undefined
 
-  const seen = (n: V1Node) => {
+  const seen = (n: Node) => {
     const name = n.metadata?.name
     if (name === undefined) return
     slim(n)
+    nodes.set(name, n)
     // Heartbeats change nothing in the signature: no view rebuilt, nothing enqueued.
     const sig = nodeSignature(n, config.poolLabel)
     if (signatures.get(name) === sig) return
@@ -86,42 +73,111 @@ export const makeNodeCache = (
     counter.upsert(view)
     onChange(name)
   }
-  informer.on("add", seen)
-  informer.on("update", seen)
-  informer.on("delete", (n) => {
-    const name = n.metadata?.name
-    if (name === undefined) return
+  const gone = (name: string) => {
+    nodes.delete(name)
     signatures.delete(name)
     views.delete(name)
     counter.remove(name)
     onChange(name)
-  })
-  informer.on("error", (err: unknown) => {
-    if (stopping) return
-    log("warn", "node informer stopped; restarting in 2s", { error: String((err as Error)?.message ?? err) })
-    setTimeout(() => {
-      if (!stopping) void informer.start().catch(() => undefined)
-    }, 2000).unref()
-  })
+  }
+
+  const get = async <A>(path: string): Promise<A> => {
+    const a = await http.request("GET", path)
+    if (a.status !== 200) throw new HttpStatusError(a.status, a.text)
+    return JSON.parse(a.text) as A
+  }
+
+  /** Paged: at thousands of Nodes one response would be tens of MB of JSON held at once. */
+  const relist = async () => {
+    const present = new Set<string>()
+    let cont: string | undefined
+    let rv: string | undefined
+    do {
+      const page = await get<List<Node>>(
+        `/api/v1/nodes?limit=500${selector}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`
+      )
+      for (const n of page.items) {
+        const name = n.metadata?.name
+        if (name === undefined) continue
+        present.add(name)
+        seen(n)
+      }
+      rv ??= page.metadata?.resourceVersion
+      cont = page.metadata?.continue || undefined
+    } while (cont !== undefined)
+    for (const name of [...nodes.keys()]) if (!present.has(name)) gone(name)
+    resourceVersion = rv
+  }
+
+  const onEvent = (e: WatchEvent) => {
+    const obj = e.object as Node & { code?: number }
+    if (e.type === "ERROR") {
+      // 410 Gone: our resourceVersion is older than the watch cache keeps; start over with a list.
+      if (obj.code === 410) resourceVersion = undefined
+      else log("warn", "node watch error event", { status: JSON.stringify(e.object).slice(0, 300) })
+      return
+    }
+    const rv = obj.metadata?.resourceVersion
+    if (rv !== undefined) resourceVersion = rv
+    if (e.type === "BOOKMARK") return
+    if (e.type === "DELETED") {
+      if (obj.metadata?.name !== undefined) gone(obj.metadata.name)
+      return
+    }
+    seen(obj)
+  }
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms)
+      abort.signal.addEventListener("abort", () => {
+        clearTimeout(t)
+        resolve()
+      })
+    })
+
+  const watchLoop = async () => {
+    while (!abort.signal.aborted) {
+      try {
+        if (resourceVersion === undefined) await relist()
+        await http.watch(
+          `/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion ?? "")}&timeoutSeconds=${WATCH_SECONDS + Math.floor(Math.random() * 60)}${selector}`,
+          onEvent,
+          abort.signal
+        )
+      } catch (e) {
+        if (abort.signal.aborted) return
+        if (e instanceof HttpStatusError && e.statusCode === 410) {
+          resourceVersion = undefined
+          continue
+        }
+        log("warn", `node watch failed; again in ${RETRY_MS / 1000}s`, {
+          error: String((e as Error)?.message ?? e)
+        })
+        await sleep(RETRY_MS)
+      }
+    }
+  }
 
   return {
-    get: (name) => informer.get(name),
+    get: (name) => nodes.get(name),
     view: (name) => views.get(name),
     names: () => [...views.keys()],
     counter,
     synced: () => synced,
     start: async () => {
-      await informer.start()
+      await relist()
       synced = true
+      loop = watchLoop()
       resync = setInterval(() => {
         for (const name of views.keys()) onChange(name)
       }, config.resyncSeconds * 1000)
       resync.unref()
     },
     stop: async () => {
-      stopping = true
+      abort.abort()
       if (resync !== undefined) clearInterval(resync)
-      await informer.stop()
+      await loop
     }
   }
 }

@@ -52,6 +52,7 @@ const finishRepair = (env: ControllerEnv, r: RepairRecord) =>
     }
     env.backoff.delete(r.id)
     env.launched.delete(r.id)
+    env.drains.leave(r.id)
   })
 
 /** Runs the state machine until it must wait. */
@@ -62,12 +63,19 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
       const action = nextAction(r, env.config, now)
+      // Parked without a drain slot: woken (queue.add) when one is handed to it, in order of expiry.
+      if (
+        (action._tag === "Drain" || action._tag === "ForceDrain") &&
+        !env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))
+      )
+        return
       const outcome = yield* executeAction(env, r, action)
       if (outcome._tag === "Wait") {
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
         return
       }
       const next = advance(r, outcome.fact, yield* Clock.currentTimeMillis)
+      if (next.phase !== "Draining") env.drains.leave(r.id)
       if (next === r) {
         env.queue.addAfter(r.node.name, 1000)
         return

@@ -3,10 +3,10 @@
  * or asks to be called again later. Every action observes before it mutates, so it is safe to repeat after
  * a crash: the taint is checked, the instance is described before terminate, launches are idempotent.
  */
-import type { V1Taint } from "@kubernetes/client-node"
 import { Clock, Effect, Metric, Ref } from "effect"
 import type { NodeRef } from "../cloud/CloudProvider.ts"
 import { shiftedZones } from "../decide/zonalShiftGate.ts"
+import type { Taint } from "../kube/types.ts"
 import { nodeRef, podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan, REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "../repair/drainPlan.ts"
@@ -49,7 +49,7 @@ const setTaint = (env: ControllerEnv, name: string, present: boolean) =>
     const taints = node.spec?.taints ?? []
     const idx = taints.findIndex((t) => t.key === REPAIR_TAINT_KEY && t.effect === REPAIR_TAINT_EFFECT)
     if (present === idx >= 0) return "unchanged" as const
-    const taint: V1Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
+    const taint: Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
     const ops: object[] = [
       { op: "test", path: "/metadata/resourceVersion", value: node.metadata?.resourceVersion }
     ]
@@ -160,7 +160,7 @@ export const recordAndTaint = (env: ControllerEnv, tainted: RepairRecord) =>
     const node = env.cache.get(tainted.node.name)
     const rv = node?.metadata?.resourceVersion
     if (node === undefined || rv === undefined) return false
-    const taint: V1Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
+    const taint: Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
     const annotations = node.metadata?.annotations
     const record = serializeRecord(tainted)
     const ops: object[] = [{ op: "test", path: "/metadata/resourceVersion", value: rv }]

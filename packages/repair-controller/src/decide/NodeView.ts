@@ -1,6 +1,6 @@
 /**
- * The parts of a Node the decision core reads, with times as epoch milliseconds. Built from a V1Node by
- * `kube/nodeView.ts`; the core never sees client-node types, so it stays pure and easy to test.
+ * The parts of a Node the decision core reads, with times as epoch milliseconds. Built from a Node by
+ * `kube/nodeView.ts`; the core never sees API object types, so it stays pure and easy to test.
  */
 export interface ConditionView {
   readonly type: string

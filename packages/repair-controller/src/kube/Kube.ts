@@ -1,32 +1,16 @@
 /**
- * The Kubernetes calls the controller makes, as an Effect service over @kubernetes/client-node. Each call
- * maps failures to `KubeError` and counts itself (API requests per repair is a bench figure).
+ * The Kubernetes calls the controller makes, as an Effect service over the lean HTTP client (KubeHttp.ts).
+ * Each call maps failures to `KubeError` and counts itself (API requests per repair is a bench figure).
  */
-import type https from "node:https"
-import {
-  type Configuration,
-  CoordinationV1Api,
-  CoreV1Api,
-  createConfiguration,
-  EventsV1Api,
-  KubeConfig,
-  Observable,
-  type ObservableMiddleware,
-  ServerConfiguration,
-  setHeaderMiddleware,
-  PatchStrategy,
-  setHeaderOptions,
-  V1MicroTime,
-  type V1ConfigMap,
-  type V1Lease,
-  type V1Node,
-  type V1Pod
-} from "@kubernetes/client-node"
-import { Context, Effect, Layer } from "effect"
-import { Agent } from "undici"
-import { type KubeError, toKubeError } from "./KubeError.ts"
+import { existsSync } from "node:fs"
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Layer, Metric } from "effect"
 import { apiRequests } from "../observability/metrics.ts"
-import { Metric } from "effect"
+import { type KubeAccess, kubeAccessFromKubeconfig, kubeAccessInCluster } from "./KubeAccess.ts"
+import { httpKubeError, type KubeError, transportKubeError } from "./KubeError.ts"
+import { type KubeHttp, makeKubeHttp } from "./KubeHttp.ts"
+import { type ConfigMap, type Lease, type List, microTime, type Node, type Pod } from "./types.ts"
 
 export interface NodeEventInput {
   readonly node: { readonly name: string; readonly uid?: string | undefined }
@@ -37,21 +21,22 @@ export interface NodeEventInput {
 }
 
 export interface KubeShape {
-  readonly kc: KubeConfig
-  /** The pooled CoreV1Api (the informer lists through it). */
-  readonly core: CoreV1Api
-  readonly readNode: (name: string) => Effect.Effect<V1Node, KubeError>
-  readonly createNode: (body: V1Node) => Effect.Effect<V1Node, KubeError>
+  /** The kubeconfig file it came from; undefined in-cluster (log capture builds its own client from it). */
+  readonly kubeconfigPath: string | undefined
+  /** The pooled HTTP client (the Node informer lists and watches through it). */
+  readonly http: KubeHttp
+  readonly readNode: (name: string) => Effect.Effect<Node, KubeError>
+  readonly createNode: (body: Node) => Effect.Effect<Node, KubeError>
   readonly deleteNode: (name: string, uid?: string) => Effect.Effect<void, KubeError>
   /** Merge patch of metadata.annotations; `null` removes a key. */
   readonly patchNodeAnnotations: (
     name: string,
     annotations: Record<string, string | null>
-  ) => Effect.Effect<V1Node, KubeError>
+  ) => Effect.Effect<Node, KubeError>
   /** JSON patch guarded by `test /metadata/resourceVersion` (taints have no merge key). */
-  readonly jsonPatchNode: (name: string, ops: ReadonlyArray<object>) => Effect.Effect<V1Node, KubeError>
-  readonly patchNodeStatus: (name: string, status: object) => Effect.Effect<V1Node, KubeError>
-  readonly listPodsOnNode: (nodeName: string) => Effect.Effect<ReadonlyArray<V1Pod>, KubeError>
+  readonly jsonPatchNode: (name: string, ops: ReadonlyArray<object>) => Effect.Effect<Node, KubeError>
+  readonly patchNodeStatus: (name: string, status: object) => Effect.Effect<Node, KubeError>
+  readonly listPodsOnNode: (nodeName: string) => Effect.Effect<ReadonlyArray<Pod>, KubeError>
   readonly evictPod: (namespace: string, name: string, uid: string) => Effect.Effect<void, KubeError>
   readonly deletePod: (
     namespace: string,
@@ -59,143 +44,147 @@ export interface KubeShape {
     uid: string,
     gracePeriodSeconds: number
   ) => Effect.Effect<void, KubeError>
-  readonly readConfigMap: (namespace: string, name: string) => Effect.Effect<V1ConfigMap, KubeError>
+  readonly readConfigMap: (namespace: string, name: string) => Effect.Effect<ConfigMap, KubeError>
   readonly listConfigMaps: (
     namespace: string,
     labelSelector: string
-  ) => Effect.Effect<ReadonlyArray<V1ConfigMap>, KubeError>
+  ) => Effect.Effect<ReadonlyArray<ConfigMap>, KubeError>
   /** Create, or replace on AlreadyExists. */
-  readonly upsertConfigMap: (body: V1ConfigMap) => Effect.Effect<void, KubeError>
+  readonly upsertConfigMap: (body: ConfigMap) => Effect.Effect<void, KubeError>
   readonly deleteConfigMap: (namespace: string, name: string) => Effect.Effect<void, KubeError>
   /** `at`: when it happened (default now); events may be written a moment later. */
   readonly emitNodeEvent: (namespace: string, e: NodeEventInput, at?: Date) => Effect.Effect<void, KubeError>
-  readonly readLease: (namespace: string, name: string) => Effect.Effect<V1Lease, KubeError>
-  readonly createLease: (namespace: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
-  readonly replaceLease: (namespace: string, name: string, body: V1Lease) => Effect.Effect<V1Lease, KubeError>
+  readonly readLease: (namespace: string, name: string) => Effect.Effect<Lease, KubeError>
+  readonly createLease: (namespace: string, body: Lease) => Effect.Effect<Lease, KubeError>
+  readonly replaceLease: (namespace: string, name: string, body: Lease) => Effect.Effect<Lease, KubeError>
 }
 
 export class Kube extends Context.Service<Kube, KubeShape>()("nodemend/Kube") {}
 
 export const REPORTING_CONTROLLER = "nodemend.io/repair-controller"
 
-const call = <A>(operation: string, verb: string, f: () => Promise<A>): Effect.Effect<A, KubeError> =>
-  Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
-    Effect.andThen(Effect.tryPromise({ try: f, catch: (e) => toKubeError(operation, e) }))
-  )
+const enc = encodeURIComponent
+const SMP = "application/strategic-merge-patch+json"
+const MERGE = "application/merge-patch+json"
+const JSON_PATCH = "application/json-patch+json"
 
-const smp = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
-const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
-const json = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch)
-
-/**
- * One keep-alive connection pool for every API call. client-node 2.0.1 builds a new undici Agent per request
- * when the cluster entry has TLS settings (every real kubeconfig), so without this each call pays a TLS
- * handshake on both ends (k8s-client-node-notes.md section 11).
- */
-export const makeSharedAgent = async (kc: KubeConfig): Promise<Agent> => {
-  const t: https.RequestOptions = {}
-  await kc.applyToHTTPSOptions(t)
-  return new Agent({
-    connect: {
-      ca: t.ca,
-      cert: t.cert,
-      key: t.key,
-      ...(t.rejectUnauthorized !== undefined ? { rejectUnauthorized: t.rejectUnauthorized } : {}),
-      ...(t.servername !== undefined ? { servername: t.servername } : {})
-    },
-    keepAliveTimeout: 30_000,
-    connections: 64
-  })
-}
-
-const apiClient = <T>(
-  kc: KubeConfig,
-  Api: new (c: Configuration) => T,
-  agent: Agent | undefined,
-  userAgent: string
-): T => {
-  if (agent === undefined) return kc.makeApiClient(Api as never) as T
-  const server = kc.getCurrentCluster()?.server ?? ""
-  const useAgent: ObservableMiddleware = {
-    pre: (ctx) => {
-      ctx.setDispatcher(agent)
-      return new Observable(Promise.resolve(ctx))
-    },
-    post: (r) => new Observable(Promise.resolve(r))
-  }
-  return new Api(
-    createConfiguration({
-      baseServer: new ServerConfiguration(server, {}),
-      authMethods: { default: kc },
-      middleware: [setHeaderMiddleware("User-Agent", userAgent), useAgent]
-    })
-  )
-}
-
-export const makeKube = (kc: KubeConfig, instance: string, agent?: Agent): KubeShape => {
-  const ua = "nodemend-controller/0.1"
-  const core = apiClient(kc, CoreV1Api, agent, ua)
-  const coord = apiClient(kc, CoordinationV1Api, agent, ua)
-  const events = apiClient(kc, EventsV1Api, agent, ua)
-  return {
-    kc,
-    core,
-    readNode: (name) => call("readNode", "get", () => core.readNode({ name })),
-    createNode: (body) => call("createNode", "create", () => core.createNode({ body })),
-    deleteNode: (name, uid) =>
-      call("deleteNode", "delete", () =>
-        core.deleteNode({ name, body: uid !== undefined ? { preconditions: { uid } } : {} })
-      ).pipe(Effect.asVoid),
-    patchNodeAnnotations: (name, annotations) =>
-      call("patchNode", "patch", () => core.patchNode({ name, body: { metadata: { annotations } } }, merge)),
-    jsonPatchNode: (name, ops) => call("patchNode", "patch", () => core.patchNode({ name, body: ops }, json)),
-    patchNodeStatus: (name, status) =>
-      call("patchNodeStatus", "patch", () => core.patchNodeStatus({ name, body: { status } }, smp)),
-    listPodsOnNode: (nodeName) =>
-      call("listPods", "list", () =>
-        core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` })
-      ).pipe(Effect.map((l) => l.items)),
-    evictPod: (namespace, name, uid) =>
-      call("evictPod", "create", () =>
-        core.createNamespacedPodEviction({
-          name,
-          namespace,
-          body: {
-            apiVersion: "policy/v1",
-            kind: "Eviction",
-            metadata: { name, namespace },
-            deleteOptions: { preconditions: { uid } }
-          }
+export const makeKube = (
+  access: KubeAccess,
+  instance: string,
+  kubeconfigPath: string | undefined = undefined
+): KubeShape => {
+  const http = makeKubeHttp(access, "nodemend-controller/0.1")
+  const call = <A>(
+    operation: string,
+    verb: string,
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+    path: string,
+    body?: unknown,
+    contentType?: string
+  ): Effect.Effect<A, KubeError> =>
+    Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
+      Effect.andThen(
+        Effect.tryPromise({
+          try: () => http.request(method, path, body, contentType),
+          catch: (e) => transportKubeError(operation, e)
         })
-      ).pipe(Effect.asVoid),
-    deletePod: (namespace, name, uid, gracePeriodSeconds) =>
-      call("deletePod", "delete", () =>
-        core.deleteNamespacedPod({
-          name,
-          namespace,
-          gracePeriodSeconds,
-          body: { preconditions: { uid }, gracePeriodSeconds }
-        })
-      ).pipe(Effect.asVoid),
-    readConfigMap: (namespace, name) =>
-      call("readConfigMap", "get", () => core.readNamespacedConfigMap({ name, namespace })),
-    listConfigMaps: (namespace, labelSelector) =>
-      call("listConfigMaps", "list", () => core.listNamespacedConfigMap({ namespace, labelSelector })).pipe(
-        Effect.map((l) => l.items)
       ),
+      Effect.flatMap((a) =>
+        a.status >= 200 && a.status < 300
+          ? Effect.try({
+              try: () => (a.text === "" ? undefined : JSON.parse(a.text)) as A,
+              catch: (e) => transportKubeError(operation, `unreadable answer: ${String(e)}`)
+            })
+          : Effect.fail(httpKubeError(operation, a.status, a.text))
+      )
+    )
+  const node = (name: string) => `/api/v1/nodes/${enc(name)}`
+  const cm = (namespace: string, name?: string) =>
+    `/api/v1/namespaces/${enc(namespace)}/configmaps${name === undefined ? "" : `/${enc(name)}`}`
+  const lease = (namespace: string, name?: string) =>
+    `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases${name === undefined ? "" : `/${enc(name)}`}`
+  const pod = (namespace: string, name: string) => `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`
+
+  const listPodsOnNode = (nodeName: string) =>
+    Effect.gen(function* () {
+      const out: Pod[] = []
+      let cont: string | undefined
+      do {
+        const page = yield* call<List<Pod>>(
+          "listPods",
+          "list",
+          "GET",
+          `/api/v1/pods?fieldSelector=${enc(`spec.nodeName=${nodeName}`)}&limit=500${cont ? `&continue=${enc(cont)}` : ""}`
+        )
+        out.push(...page.items)
+        cont = page.metadata?.continue || undefined
+      } while (cont !== undefined)
+      return out as ReadonlyArray<Pod>
+    })
+
+  return {
+    kubeconfigPath,
+    http,
+    readNode: (name) => call("readNode", "get", "GET", node(name)),
+    createNode: (body) =>
+      call("createNode", "create", "POST", "/api/v1/nodes", { apiVersion: "v1", kind: "Node", ...body }),
+    deleteNode: (name, uid) =>
+      call("deleteNode", "delete", "DELETE", node(name), {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        ...(uid !== undefined ? { preconditions: { uid } } : {})
+      }).pipe(Effect.asVoid),
+    patchNodeAnnotations: (name, annotations) =>
+      call("patchNode", "patch", "PATCH", node(name), { metadata: { annotations } }, MERGE),
+    jsonPatchNode: (name, ops) => call("patchNode", "patch", "PATCH", node(name), ops, JSON_PATCH),
+    patchNodeStatus: (name, status) =>
+      call("patchNodeStatus", "patch", "PATCH", `${node(name)}/status`, { status }, SMP),
+    listPodsOnNode,
+    evictPod: (namespace, name, uid) =>
+      call("evictPod", "create", "POST", `${pod(namespace, name)}/eviction`, {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name, namespace },
+        deleteOptions: { preconditions: { uid } }
+      }).pipe(Effect.asVoid),
+    deletePod: (namespace, name, uid, gracePeriodSeconds) =>
+      call(
+        "deletePod",
+        "delete",
+        "DELETE",
+        `${pod(namespace, name)}?gracePeriodSeconds=${gracePeriodSeconds}`,
+        {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          preconditions: { uid },
+          gracePeriodSeconds
+        }
+      ).pipe(Effect.asVoid),
+    readConfigMap: (namespace, name) => call("readConfigMap", "get", "GET", cm(namespace, name)),
+    listConfigMaps: (namespace, labelSelector) =>
+      call<List<ConfigMap>>(
+        "listConfigMaps",
+        "list",
+        "GET",
+        `${cm(namespace)}?labelSelector=${enc(labelSelector)}`
+      ).pipe(Effect.map((l) => l.items)),
     upsertConfigMap: (body) => {
       const namespace = body.metadata?.namespace ?? "default"
       const name = body.metadata?.name ?? ""
-      return call("createConfigMap", "create", () =>
-        core.createNamespacedConfigMap({ namespace, body })
-      ).pipe(
+      return call("createConfigMap", "create", "POST", cm(namespace), {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        ...body
+      }).pipe(
         Effect.catchTag("KubeError", (e) =>
           e.code === 409
-            ? call("patchConfigMap", "patch", () =>
-                core.patchNamespacedConfigMap(
-                  { name, namespace, body: { metadata: { labels: body.metadata?.labels }, data: body.data } },
-                  merge
-                )
+            ? call(
+                "patchConfigMap",
+                "patch",
+                "PATCH",
+                cm(namespace, name),
+                { metadata: { labels: body.metadata?.labels }, data: body.data },
+                MERGE
               )
             : Effect.fail(e)
         ),
@@ -203,55 +192,60 @@ export const makeKube = (kc: KubeConfig, instance: string, agent?: Agent): KubeS
       )
     },
     deleteConfigMap: (namespace, name) =>
-      call("deleteConfigMap", "delete", () => core.deleteNamespacedConfigMap({ name, namespace })).pipe(
+      call("deleteConfigMap", "delete", "DELETE", cm(namespace, name)).pipe(
         Effect.asVoid,
         Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.void : Effect.fail(e)))
       ),
     emitNodeEvent: (namespace, e, at) =>
-      call("createEvent", "create", () =>
-        events.createNamespacedEvent({
-          namespace,
-          body: {
-            apiVersion: "events.k8s.io/v1",
-            kind: "Event",
-            // As client-go names them: <object>.<hex nanoseconds>, plus a random suffix against same-ms collisions.
-            metadata: {
-              name: `${e.node.name.slice(0, 200)}.${(BigInt(Date.now()) * 1_000_000n).toString(16)}${Math.random().toString(16).slice(2, 6)}`,
-              namespace
-            },
-            eventTime: new V1MicroTime((at ?? new Date()).getTime()),
-            regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
-            type: e.type,
-            reason: e.reason,
-            action: e.action,
-            note: e.note.slice(0, 1024),
-            reportingController: REPORTING_CONTROLLER,
-            reportingInstance: instance.slice(0, 128)
-          }
-        })
-      ).pipe(Effect.asVoid),
-    readLease: (namespace, name) =>
-      call("readLease", "get", () => coord.readNamespacedLease({ name, namespace })),
+      call("createEvent", "create", "POST", `/apis/events.k8s.io/v1/namespaces/${enc(namespace)}/events`, {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        // As client-go names them: <object>.<hex nanoseconds>, plus a random suffix against same-ms collisions.
+        metadata: {
+          name: `${e.node.name.slice(0, 200)}.${(BigInt(Date.now()) * 1_000_000n).toString(16)}${Math.random().toString(16).slice(2, 6)}`,
+          namespace
+        },
+        eventTime: microTime((at ?? new Date()).getTime()),
+        regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
+        type: e.type,
+        reason: e.reason,
+        action: e.action,
+        note: e.note.slice(0, 1024),
+        reportingController: REPORTING_CONTROLLER,
+        reportingInstance: instance.slice(0, 128)
+      }).pipe(Effect.asVoid),
+    readLease: (namespace, name) => call("readLease", "get", "GET", lease(namespace, name)),
     createLease: (namespace, body) =>
-      call("createLease", "create", () => coord.createNamespacedLease({ namespace, body })),
+      call("createLease", "create", "POST", lease(namespace), {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        ...body
+      }),
     replaceLease: (namespace, name, body) =>
-      call("replaceLease", "update", () => coord.replaceNamespacedLease({ name, namespace, body }))
+      call("replaceLease", "update", "PUT", lease(namespace, name), {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        ...body
+      })
   }
 }
 
-export const loadKubeConfig = (path: string | undefined): KubeConfig => {
-  const kc = new KubeConfig()
-  if (path) kc.loadFromFile(path)
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
-  else kc.loadFromDefault()
-  const server = kc.getCurrentCluster()?.server
-  if (!server || server === "http://localhost:8080")
-    throw new Error("no kubeconfig or in-cluster config found")
-  return kc
+/**
+ * Credentials: `--kubeconfig`, else $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.
+ * Returns the access and the file it came from (undefined in-cluster).
+ */
+export const loadKubeAccess = (
+  path: string | undefined
+): { readonly access: KubeAccess; readonly path: string | undefined } => {
+  if (path) return { access: kubeAccessFromKubeconfig(path), path }
+  if (process.env.KUBERNETES_SERVICE_HOST) return { access: kubeAccessInCluster(), path: undefined }
+  const home = join(homedir(), ".kube", "config")
+  if (existsSync(home)) return { access: kubeAccessFromKubeconfig(home), path: home }
+  throw new Error("no kubeconfig or in-cluster config found (--kubeconfig, KUBECONFIG, service account)")
 }
 
-export const kubeLayer = (kc: KubeConfig, instance: string): Layer.Layer<Kube> =>
-  Layer.succeed(Kube, Kube.of(makeKube(kc, instance)))
+export const kubeLayer = (kubeconfigPath: string, instance: string): Layer.Layer<Kube> =>
+  Layer.succeed(Kube, Kube.of(makeKube(kubeAccessFromKubeconfig(kubeconfigPath), instance, kubeconfigPath)))
 
 /** True for a KubeError with one of the given HTTP codes. */
 export const isCode =

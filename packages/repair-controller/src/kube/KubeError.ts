@@ -1,4 +1,3 @@
-import { ApiException } from "@kubernetes/client-node"
 import { Data } from "effect"
 
 /** A failed Kubernetes API call. `code` is the HTTP status when there was one. */
@@ -9,28 +8,27 @@ export class KubeError extends Data.TaggedError("KubeError")<{
   readonly message: string
 }> {}
 
-export const toKubeError = (operation: string, e: unknown): KubeError => {
-  if (e instanceof ApiException) {
-    let status: { reason?: string; message?: string } = {}
-    if (typeof e.body === "string") {
-      try {
-        status = JSON.parse(e.body) as typeof status
-      } catch {
-        status = { message: e.body }
-      }
-    }
-    return new KubeError({
-      operation,
-      code: e.code,
-      reason: status.reason,
-      message: `${operation}: HTTP ${e.code} ${status.message ?? ""}`.trim()
-    })
+/** A non-2xx answer: the API server's Status (`reason`, `message`) when the body is one. */
+export const httpKubeError = (operation: string, code: number, body: string): KubeError => {
+  let status: { reason?: unknown; message?: unknown } = {}
+  try {
+    status = JSON.parse(body) as typeof status
+  } catch {
+    status = { message: body.slice(0, 500) }
   }
-  const code = (e as { statusCode?: unknown } | null)?.statusCode
   return new KubeError({
     operation,
-    code: typeof code === "number" ? code : undefined,
+    code,
+    reason: typeof status.reason === "string" ? status.reason : undefined,
+    message: `${operation}: HTTP ${code} ${typeof status.message === "string" ? status.message : ""}`.trim()
+  })
+}
+
+/** No HTTP answer at all (connection refused, TLS, timeout, credential plugin). */
+export const transportKubeError = (operation: string, e: unknown): KubeError =>
+  new KubeError({
+    operation,
+    code: undefined,
     reason: undefined,
     message: `${operation}: ${e instanceof Error ? e.message : String(e)}`
   })
-}

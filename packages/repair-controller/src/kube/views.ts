@@ -1,8 +1,8 @@
-/** V1Node / V1Pod -> the plain views the pure core reads. */
-import type { V1Node, V1Pod } from "@kubernetes/client-node"
+/** Node / Pod (wire JSON) -> the plain views the pure core reads. */
 import type { NodeRef } from "../cloud/CloudProvider.ts"
 import type { ConditionView, NodeView } from "../decide/NodeView.ts"
 import type { PodView } from "../repair/drainPlan.ts"
+import type { Node, Pod } from "./types.ts"
 
 const toMs = (d: unknown): number | undefined => {
   if (d instanceof Date) return Number.isNaN(d.getTime()) ? undefined : d.getTime()
@@ -13,7 +13,7 @@ const toMs = (d: unknown): number | undefined => {
   return undefined
 }
 
-export const nodeView = (n: V1Node): NodeView => ({
+export const nodeView = (n: Node): NodeView => ({
   name: n.metadata?.name ?? "",
   ...(n.metadata?.uid !== undefined ? { uid: n.metadata.uid } : {}),
   ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}),
@@ -43,7 +43,7 @@ export const nodeRef = (n: {
   annotations: n.annotations ?? {}
 })
 
-export const podView = (p: V1Pod): PodView => ({
+export const podView = (p: Pod): PodView => ({
   namespace: p.metadata?.namespace ?? "",
   name: p.metadata?.name ?? "",
   uid: p.metadata?.uid ?? "",
@@ -67,7 +67,7 @@ export const podView = (p: V1Pod): PodView => ({
  * reason, the repair and veto annotations, the pool and zone labels, providerID, deletion. Heartbeats change
  * none of these.
  */
-export const nodeSignature = (n: V1Node, poolLabel: string): string => {
+export const nodeSignature = (n: Node, poolLabel: string): string => {
   const conds = (n.status?.conditions ?? [])
     .map((c) => `${c.type}=${c.status}@${toMs(c.lastTransitionTime) ?? ""}#${c.reason ?? ""}`)
     .sort()

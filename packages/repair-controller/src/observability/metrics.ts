@@ -34,6 +34,16 @@ export const zonalShiftQueryFailures = Metric.counter("zonal_shift_query_failure
   description: "activeZonalShifts calls that failed",
   incremental: true
 })
+export const eventsDropped = Metric.counter("events_dropped_total", {
+  description: "Events not written because the backlog was full (a burst of repairs), by reason",
+  incremental: true
+})
+export const drainsInFlight = Metric.gauge("drains_in_flight", {
+  description: "Repairs draining now (bounded by drain.maxConcurrent)"
+})
+export const drainsWaiting = Metric.gauge("drains_waiting", {
+  description: "Tainted repairs waiting for a drain slot, in order of expiry"
+})
 export const evictions = Metric.counter("evictions_total", {
   description: "Eviction outcomes: evicted, pdb-blocked, gone, error, force-deleted",
   incremental: true

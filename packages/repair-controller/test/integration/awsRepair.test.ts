@@ -11,7 +11,8 @@ import {
   deleteNamespace,
   patchNodeCondition,
   uniqueName,
-  waitFor
+  waitFor,
+  kubeconfigPath
 } from "@nodemend/cluster-harness"
 import type { CoreV1Api } from "@kubernetes/client-node"
 import { AdminClient, type FakeCloud } from "@nodemend/fake-cloud"
@@ -21,7 +22,7 @@ import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
 import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
 import { startController } from "../../src/controller/Controller.ts"
-import { Kube, makeKube } from "../../src/kube/Kube.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
 import {
   CLUSTER_ARN,
@@ -163,7 +164,7 @@ beforeAll(async () => {
   // Composed as main.ts does for `cloudProvider: aws`.
   const config = controllerConfig()
   const awsConfig = await Effect.runPromise(decodeAwsConfig(config.aws))
-  const kube = makeKube(kc, `aws-e2e-${process.pid}`)
+  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `aws-e2e-${process.pid}`)
   controller = Effect.runFork(
     startController(config, kube).pipe(
       Effect.andThen(Effect.never),

@@ -1,9 +1,10 @@
 /**
  * Runs the real nodemend-controller binary as a child process against the test cluster, so tests can
- * SIGKILL it mid-repair and start it again.
+ * SIGKILL it mid-repair and start it again: the sources (type stripping) or the shipped bundle, which is
+ * built from the current sources on first use exactly as `npm run build` builds it.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -12,6 +13,38 @@ import { stringify } from "yaml"
 
 const PKG = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = join(PKG, "../../node_modules/.bin/node")
+export const BUNDLE = join(PKG, "dist/nodemend-controller.mjs")
+
+let bundleBuilt = false
+/** Builds dist/nodemend-controller.mjs once per test process (the package's `build` script). */
+export const ensureBundle = (): string => {
+  if (!bundleBuilt) {
+    execFileSync(
+      NODE,
+      [join(PKG, "../../tools/bundle/bundle.mjs"), "src/main.ts", "dist/nodemend-controller.mjs"],
+      {
+        cwd: PKG,
+        stdio: "pipe"
+      }
+    )
+    bundleBuilt = true
+  }
+  return BUNDLE
+}
+
+/** The V8 flags the Deployment runs the controller with (deploy/controller/deployment.yaml `command`). */
+export const deployedNodeFlags = (): string[] => {
+  const yaml = readFileSync(join(PKG, "../../deploy/controller/deployment.yaml"), "utf8")
+  const command = /command:\s*\[([^\]]*)\]/.exec(yaml)?.[1] ?? ""
+  return [...command.matchAll(/"(--[^"]+)"/g)].map((m) => m[1]!)
+}
+
+export interface StartOptions {
+  /** Run the bundle (what ships) instead of the sources. */
+  readonly bundle?: boolean
+  /** V8 flags before the script (e.g. deployedNodeFlags()). */
+  readonly nodeFlags?: ReadonlyArray<string>
+}
 
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -43,7 +76,8 @@ export const writeConfig = (config: unknown): string => {
 export async function startControllerProcess(
   kubeconfig: string,
   config: unknown,
-  identity = `ctl-${Math.random().toString(36).slice(2, 8)}`
+  identity = `ctl-${Math.random().toString(36).slice(2, 8)}`,
+  options: StartOptions = {}
 ): Promise<ControllerProcess> {
   const path = writeConfig(config)
   const port = await freePort()
@@ -51,8 +85,8 @@ export async function startControllerProcess(
   const proc = spawn(
     NODE,
     [
-      "--conditions=source",
-      join(PKG, "src/main.ts"),
+      ...(options.nodeFlags ?? []),
+      ...(options.bundle === true ? [ensureBundle()] : ["--conditions=source", join(PKG, "src/main.ts")]),
       "--config",
       path,
       "--kubeconfig",

@@ -14,7 +14,12 @@ import {
 } from "@nodemend/cluster-harness"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { type ControllerProcess, startControllerProcess } from "./controllerProcess.ts"
+import {
+  type ControllerProcess,
+  deployedNodeFlags,
+  type StartOptions,
+  startControllerProcess
+} from "./controllerProcess.ts"
 import {
   createPdb,
   createPool,
@@ -39,8 +44,8 @@ const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
 let ns = ""
 const running: ControllerProcess[] = []
 
-const start = async (config: unknown, identity?: string) => {
-  const p = await startControllerProcess(kubeconfig, config, identity)
+const start = async (config: unknown, identity?: string, options?: StartOptions) => {
+  const p = await startControllerProcess(kubeconfig, config, identity, options)
   running.push(p)
   return p
 }
@@ -382,12 +387,15 @@ describe("repair controller on a real cluster", () => {
     })
   })
 
-  it("two replicas: one leader acts, the other stands by and takes over when the leader dies", async () => {
+  // Through the shipped bundle with the Deployment's V8 flags: what we ship is what this tests.
+  it("two replicas of the bundle: one leader acts, the other stands by and takes over when the leader dies", async () => {
     const s = scenario("ha")
     const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
     const config = testConfig(ns, s)
-    const a = await start(config, `${s.tag}-a`)
-    const b = await start(config, `${s.tag}-b`)
+    const shipped = { bundle: true, nodeFlags: deployedNodeFlags() }
+    expect(shipped.nodeFlags.length).toBeGreaterThan(0)
+    const a = await start(config, `${s.tag}-a`, shipped)
+    const b = await start(config, `${s.tag}-b`, shipped)
     const lease = `ctl-${s.tag}`
     const holder = await waitFor("a lease holder", () => leaseHolder(c, ns, lease), { timeoutMs: 30_000 })
     const [leader, standby] = holder === a.identity ? [a, b] : [b, a]

@@ -4,7 +4,7 @@
  * zonal shifts are read from a ConfigMap (`data.shifts`: JSON list of {kind, zone, zoneId, expiresAt, applied}).
  */
 import { createHash } from "node:crypto"
-import type { V1Node } from "@kubernetes/client-node"
+import type { Node } from "../../kube/types.ts"
 import { Effect, Layer, Result, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
 import { ZONE_LABEL } from "../../decide/NodeView.ts"
@@ -77,7 +77,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
       }
       if (zone !== undefined) labels[ZONE_LABEL] = zone
       else delete labels[ZONE_LABEL]
-      const body: V1Node = {
+      const body: Node = {
         metadata: {
           name,
           labels,

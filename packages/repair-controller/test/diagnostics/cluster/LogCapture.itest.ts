@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { NodeDiagnosticController } from "../../../../agent/src/diagnostics/NodeDiagnosticController.ts"
 import { makeHostRoot } from "../../../../agent/test/diagnostics/fixtures.ts"
 import { installNodeDiagnosticCrd } from "../../../../agent/test/diagnostics/cluster/crd.ts"
-import { testKubeConfig, uniqueName } from "../../../../agent/test/diagnostics/cluster/kube.ts"
+import {
+  testKubeConfig,
+  testKubeconfigPath,
+  uniqueName
+} from "../../../../agent/test/diagnostics/cluster/kube.ts"
 import {
   startUploadServer,
   type UploadServer
@@ -147,7 +151,7 @@ describe("logCaptureHookLayer", () => {
     const layer = logCaptureHookLayer({
       destination: `${server.base}/bucket/{repairId}/{node}.tar.gz`,
       categories: ["Base"]
-    }).pipe(Layer.provide(kubeLayer(kc, "test")))
+    }).pipe(Layer.provide(kubeLayer(testKubeconfigPath(), "test")))
     const req = (nodeName: string, timeoutMs: number) => ({
       nodeName,
       repairId: "r-1",

@@ -1,0 +1,204 @@
+/**
+ * How the controller reaches the API server: server URL, TLS material and a bearer-token source, from a
+ * kubeconfig file (current context) or the in-cluster service account. Client certificates and keys (files
+ * or inline data), bearer tokens (inline or file, re-read every minute: projected tokens rotate) and exec
+ * credential plugins (e.g. `aws eks get-token`, cached until shortly before they expire).
+ *
+ * Same rules as the agent's packages/agent/src/k8s/kube-access.ts (ADR 0006); a copy, not an import, so the
+ * two binaries do not depend on each other (ADR 0007 names the shared package that should hold both).
+ */
+import { Data, Schema } from "effect"
+import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { dirname, isAbsolute, join } from "node:path"
+import { parse as parseYaml } from "yaml"
+
+export class KubeAccessError extends Data.TaggedError("KubeAccessError")<{ readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+const Named = <S extends Schema.Top>(field: string, inner: S) =>
+  Schema.Struct({ name: Schema.String, [field]: inner } as { name: typeof Schema.String } & Record<string, S>)
+
+const ExecConfig = Schema.Struct({
+  command: Schema.String,
+  args: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
+  env: Schema.optional(
+    Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, value: Schema.String })))
+  ),
+  apiVersion: Schema.optional(Schema.String)
+})
+const ClusterEntry = Schema.Struct({
+  server: Schema.String,
+  "certificate-authority": Schema.optional(Schema.String),
+  "certificate-authority-data": Schema.optional(Schema.String),
+  "insecure-skip-tls-verify": Schema.optional(Schema.Boolean),
+  "tls-server-name": Schema.optional(Schema.String)
+})
+const UserEntry = Schema.Struct({
+  "client-certificate": Schema.optional(Schema.String),
+  "client-certificate-data": Schema.optional(Schema.String),
+  "client-key": Schema.optional(Schema.String),
+  "client-key-data": Schema.optional(Schema.String),
+  token: Schema.optional(Schema.String),
+  tokenFile: Schema.optional(Schema.String),
+  exec: Schema.optional(ExecConfig)
+})
+const Kubeconfig = Schema.Struct({
+  clusters: Schema.Array(Named("cluster", ClusterEntry)),
+  users: Schema.optional(Schema.NullOr(Schema.Array(Named("user", Schema.NullOr(UserEntry))))),
+  contexts: Schema.Array(
+    Named("context", Schema.Struct({ cluster: Schema.String, user: Schema.optional(Schema.String) }))
+  ),
+  "current-context": Schema.String
+})
+const ExecCredential = Schema.Struct({
+  status: Schema.Struct({
+    token: Schema.optional(Schema.String),
+    expirationTimestamp: Schema.optional(Schema.String)
+  })
+})
+
+export interface KubeAccess {
+  readonly server: string
+  readonly ca: Buffer | undefined
+  readonly cert: Buffer | undefined
+  readonly key: Buffer | undefined
+  readonly insecure: boolean
+  readonly serverName: string | undefined
+  /** The bearer token for the next request, if the credentials use one. */
+  readonly token: () => Promise<string | undefined>
+}
+
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+const fromFileOrData = (
+  base: string,
+  file: string | undefined,
+  data: string | undefined
+): Buffer | undefined =>
+  data !== undefined
+    ? Buffer.from(data, "base64")
+    : file !== undefined
+      ? readFileSync(isAbsolute(file) ? file : join(base, file))
+      : undefined
+
+/** Re-reads a token file at most once a minute (projected service-account tokens rotate). */
+const fileToken = (path: string): (() => Promise<string>) => {
+  let cached = ""
+  let readAt = 0
+  return async () => {
+    if (Date.now() - readAt > 60_000) {
+      cached = readFileSync(path, "utf8").trim()
+      readAt = Date.now()
+    }
+    return cached
+  }
+}
+
+const execToken = (exec: typeof ExecConfig.Type, base: string): (() => Promise<string | undefined>) => {
+  let cached: { token: string; until: number } | undefined
+  return () => {
+    if (cached !== undefined && Date.now() < cached.until) return Promise.resolve(cached.token)
+    return new Promise((resolve, reject) => {
+      const env = { ...process.env, ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])) }
+      const command =
+        exec.command.includes("/") && !isAbsolute(exec.command) ? join(base, exec.command) : exec.command
+      execFile(
+        command,
+        [...(exec.args ?? [])],
+        { env, timeout: 30_000, maxBuffer: 1 << 20 },
+        (err, stdout) => {
+          if (err !== null)
+            return reject(
+              new KubeAccessError({ detail: `exec credential plugin ${exec.command} failed: ${err.message}` })
+            )
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(stdout)
+          } catch {
+            return reject(
+              new KubeAccessError({ detail: `exec credential plugin ${exec.command} printed no JSON` })
+            )
+          }
+          const decoded = Schema.decodeUnknownOption(ExecCredential)(parsed)
+          if (decoded._tag === "None" || decoded.value.status.token === undefined)
+            return reject(
+              new KubeAccessError({ detail: `exec credential plugin ${exec.command} returned no token` })
+            )
+          const expires = Date.parse(decoded.value.status.expirationTimestamp ?? "")
+          cached = {
+            token: decoded.value.status.token,
+            until: Number.isFinite(expires) ? expires - 30_000 : Date.now() + 60_000
+          }
+          resolve(cached.token)
+        }
+      )
+    })
+  }
+}
+
+export const kubeAccessFromKubeconfig = (path: string): KubeAccess => {
+  const base = dirname(path)
+  let doc: unknown
+  try {
+    doc = parseYaml(readFileSync(path, "utf8"))
+  } catch (e) {
+    throw new KubeAccessError({ detail: `cannot read kubeconfig ${path}: ${(e as Error).message}` })
+  }
+  const decoded = Schema.decodeUnknownResult(Kubeconfig)(doc)
+  if (decoded._tag === "Failure")
+    throw new KubeAccessError({ detail: `invalid kubeconfig ${path}: ${decoded.failure.message}` })
+  const kc = decoded.success
+  const ctx = kc.contexts.find((c) => c.name === kc["current-context"])?.context as
+    | { cluster: string; user?: string }
+    | undefined
+  if (ctx === undefined)
+    throw new KubeAccessError({ detail: `kubeconfig ${path}: no context "${kc["current-context"]}"` })
+  const cluster = kc.clusters.find((c) => c.name === ctx.cluster)?.cluster as
+    | typeof ClusterEntry.Type
+    | undefined
+  if (cluster === undefined)
+    throw new KubeAccessError({ detail: `kubeconfig ${path}: no cluster "${ctx.cluster}"` })
+  const user = ((kc.users ?? []).find((u) => u.name === ctx.user)?.user ?? {}) as typeof UserEntry.Type
+  const token: () => Promise<string | undefined> =
+    user.token !== undefined
+      ? () => Promise.resolve(user.token)
+      : user.tokenFile !== undefined
+        ? fileToken(isAbsolute(user.tokenFile) ? user.tokenFile : join(base, user.tokenFile))
+        : user.exec !== undefined
+          ? execToken(user.exec, base)
+          : () => Promise.resolve(undefined)
+  return {
+    server: cluster.server.replace(/\/+$/, ""),
+    ca: fromFileOrData(base, cluster["certificate-authority"], cluster["certificate-authority-data"]),
+    cert: fromFileOrData(base, user["client-certificate"], user["client-certificate-data"]),
+    key: fromFileOrData(base, user["client-key"], user["client-key-data"]),
+    insecure: cluster["insecure-skip-tls-verify"] === true,
+    serverName: cluster["tls-server-name"],
+    token
+  }
+}
+
+export const kubeAccessInCluster = (): KubeAccess => {
+  const host = process.env.KUBERNETES_SERVICE_HOST
+  const port = process.env.KUBERNETES_SERVICE_PORT ?? "443"
+  if (host === undefined)
+    throw new KubeAccessError({
+      detail: "no --kubeconfig, no KUBECONFIG and not running in a pod (KUBERNETES_SERVICE_HOST unset)"
+    })
+  return {
+    server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    ca: readFileSync(join(SA_DIR, "ca.crt")),
+    cert: undefined,
+    key: undefined,
+    insecure: false,
+    serverName: undefined,
+    token: fileToken(join(SA_DIR, "token"))
+  }
+}
+
+export const loadKubeAccess = (kubeconfigPath: string | undefined): KubeAccess =>
+  kubeconfigPath === undefined ? kubeAccessInCluster() : kubeAccessFromKubeconfig(kubeconfigPath)
