@@ -66,17 +66,19 @@ describe("default render = deploy/agent + deploy/controller", () => {
   )
 
   it.each(["DaemonSet/nodemend-agent", "Deployment/nodemend-controller"])(
-    "%s keeps the manifest's V8 flags in NODE_OPTIONS",
+    "%s keeps the manifest's V8 flags (NODE_OPTIONS or node's command line)",
     (ref) => {
       const [kind = "", name = ""] = ref.split("/")
-      const nodeOptions = (o: KubeObject) => {
-        const env = (o as unknown as PodTemplateOwner).spec.template.spec.containers[0]?.env
-        return (env as { name: string; value?: string }[] | undefined)?.find((e) => e.name === "NODE_OPTIONS")
-          ?.value
+      const v8Flags = (o: KubeObject) => {
+        const container = (o as unknown as PodTemplateOwner).spec.template.spec.containers[0] ?? {}
+        const env = (container.env ?? []) as { name: string; value?: string }[]
+        const nodeOptions = env.find((e) => e.name === "NODE_OPTIONS")?.value?.split(/\s+/u) ?? []
+        const command = ((container.command ?? []) as string[]).filter((a) => a.startsWith("--max-"))
+        return [...nodeOptions, ...command].filter((f) => f !== "").sort()
       }
-      const expected = nodeOptions(find(manifests, kind, name))
-      expect(expected).toMatch(/--max-semi-space-size=1/u)
-      expect(nodeOptions(find(chart, kind, name))).toBe(expected)
+      const expected = v8Flags(find(manifests, kind, name))
+      expect(expected).toContain("--max-semi-space-size=1")
+      expect(v8Flags(find(chart, kind, name))).toEqual(expected)
     }
   )
 
