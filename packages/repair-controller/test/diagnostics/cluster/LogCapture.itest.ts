@@ -8,6 +8,8 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 // The agent's collector runs in-process for the node under test (test-only cross-package import).
 import { NodeDiagnosticController } from "../../../../agent/src/diagnostics/NodeDiagnosticController.ts"
+import { kubeAccessFromKubeconfig } from "../../../../agent/src/k8s/kube-access.ts"
+import { makeKubeHttp } from "../../../../agent/src/k8s/kube-http.ts"
 import { makeHostRoot } from "../../../../agent/test/diagnostics/fixtures.ts"
 import { installNodeDiagnosticCrd } from "../../../../agent/test/diagnostics/cluster/crd.ts"
 import {
@@ -62,7 +64,7 @@ describe("captureLogsBeforeTermination", () => {
     scopes.push(scope)
     await Effect.runPromise(
       NodeDiagnosticController({
-        kubeConfig: kc,
+        http: makeKubeHttp(kubeAccessFromKubeconfig(testKubeconfigPath())),
         nodeName: node,
         hostRoot,
         workDir,
@@ -140,7 +142,7 @@ describe("logCaptureHookLayer", () => {
     scopes.push(scope)
     await Effect.runPromise(
       NodeDiagnosticController({
-        kubeConfig: kc,
+        http: makeKubeHttp(kubeAccessFromKubeconfig(testKubeconfigPath())),
         nodeName: withAgent,
         hostRoot,
         workDir,
