@@ -1,11 +1,13 @@
 // The README's test command (`npm test`, also what .ci/run calls):
-//   1. lint, typecheck, unit tests and the reason-code contract (turbo, cached);
+//   1. lint, typecheck, unit tests (incl. the Helm chart's, with helm built from source and cached) and the
+//      reason-code contract (turbo, cached);
 //   2. build the control plane (cached under ~/.cache/nodemend), start ONE real local cluster,
 //      run every package's cluster tests against it one package at a time, and stop it.
 // A cluster given by NODEMEND_KUBECONFIG is reused and left running.
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { build } from "../tools/cluster/build.mjs"
+import { build as buildHelm } from "../tools/helm/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 
@@ -21,6 +23,8 @@ const only = process.argv.includes("--unit") ? "unit" : process.argv.includes("-
 let failed = 0
 if (only !== "cluster") {
   failed ||= run(biome, ["check", "."])
+  // The chart tests need helm; building it here (cached no-op) keeps a cold build out of the parallel unit phase.
+  if (!failed) await buildHelm()
   failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])
 }
 if (!failed && only !== "unit") {
