@@ -74,12 +74,18 @@ export const spawnAgent = (
   args: readonly string[],
   {
     flags = AGENT_NODE_FLAGS,
-    fromSource = process.env.AGENT_FROM_SOURCE === "1"
-  }: { readonly flags?: readonly string[]; readonly fromSource?: boolean } = {}
+    fromSource = process.env.AGENT_FROM_SOURCE === "1",
+    env = {}
+  }: {
+    readonly flags?: readonly string[]
+    readonly fromSource?: boolean
+    readonly env?: Readonly<Record<string, string>>
+  } = {}
 ): Agent => {
   const entry = fromSource ? ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")] : [BUNDLE]
   const child = spawn(process.execPath, [...flags, ...entry, ...args], {
     cwd: PACKAGE_DIR,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""

@@ -5,7 +5,7 @@
  *   node --conditions=source bench/footprint.ts [seconds=30] ["<flags>"]...
  *
  * Each variant runs `seconds`, then prints its RSS (VmRSS), peak RSS (VmHWM) and the CPU it used. A
- * variant "source" runs src/main.ts under type stripping (with the deployed flags) for comparison.
+ * variant's `NAME=value` words are environment variables (MALLOC_ARENA_MAX=2). A variant "source" runs src/main.ts under type stripping (with the deployed flags) for comparison.
  * Without variants: the deployed flags, no flags, and source.
  */
 import { readFileSync } from "node:fs"
@@ -33,7 +33,12 @@ try {
   console.log("|---|---|---|---|")
   for (const variant of variants) {
     const fromSource = variant === "source"
-    const flags = (fromSource ? DEPLOYED_NODE_FLAGS : variant).split(" ").filter((f) => f !== "")
+    const words = (fromSource ? DEPLOYED_NODE_FLAGS : variant).split(" ").filter((f) => f !== "")
+    const isEnv = (w: string) => /^[A-Z_]+=/.test(w)
+    const flags = words.filter((w) => !isEnv(w))
+    const env = Object.fromEntries(
+      words.filter(isEnv).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)])
+    )
     const agent = spawnAgent(
       [
         "--node-name",
@@ -45,7 +50,7 @@ try {
         "--health-address",
         "127.0.0.1:0"
       ],
-      { flags, fromSource }
+      { flags, fromSource, env }
     )
     await sleep(seconds * 1000)
     const pid = agent.child.pid!

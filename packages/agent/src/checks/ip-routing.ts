@@ -23,6 +23,7 @@ import type { CommandRunner } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
 import { vpcCniInstalled } from "./ipamd.ts"
+import { getText } from "../platform/node-http.ts"
 
 export const IPAMD_ENIS_URL = "http://localhost:61679/v1/enis"
 const TIMEOUT_MS = 10_000
@@ -190,10 +191,7 @@ export const ipRoutingFindings = (
 
 const fetchText = (url: string): Effect.Effect<string | undefined> =>
   Effect.tryPromise({
-    try: async (signal) => {
-      const res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) })
-      return res.ok ? await res.text() : undefined
-    },
+    try: (signal) => getText(url, TIMEOUT_MS, signal),
     catch: (e) => e
   }).pipe(
     Effect.catch((e) =>

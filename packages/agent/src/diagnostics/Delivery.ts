@@ -6,10 +6,10 @@
  */
 import { createReadStream } from "node:fs"
 import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises"
-import http from "node:http"
 import https from "node:https"
 import { join } from "node:path"
 import { pipeline } from "node:stream/promises"
+import { nodeHttp } from "../platform/node-http.ts"
 import { describeUrl } from "./DestinationPolicy.ts"
 
 /** Relative to the host root; the kubelet's /logs/ handler serves the host's /var/log. */
@@ -66,7 +66,7 @@ export const uploadBundle = async (
   timeoutMs: number
 ): Promise<UploadResult> => {
   const { size } = await stat(bundlePath)
-  const lib = url.protocol === "https:" ? https : http
+  const lib = url.protocol === "https:" ? https : nodeHttp
   const where = describeUrl(url)
   return new Promise<UploadResult>((resolve, reject) => {
     const req = lib.request(

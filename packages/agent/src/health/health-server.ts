@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import { createServer } from "node:http"
+import { nodeHttp } from "../platform/node-http.ts"
 
 export class HealthServerError extends Error {}
 
@@ -37,7 +37,7 @@ export const healthServerLayer = (options: HealthServerOptions): Layer.Layer<Hea
       let ready = false
       yield* Effect.forkScoped(options.ready.pipe(Effect.andThen(Effect.sync(() => (ready = true)))))
       const { host, port } = parseAddress(options.address)
-      const server = createServer((req, res) => {
+      const server = nodeHttp.createServer((req, res) => {
         const path = (req.url ?? "/").split("?")[0]
         if (req.method !== "GET") {
           res.writeHead(405).end()
