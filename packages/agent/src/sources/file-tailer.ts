@@ -3,11 +3,13 @@
  * as fs.watch on the parent directory reports them, follows rotation by inode (drains the old file,
  * then reads the new one from its start) and restarts at 0 when the file is truncated (seen as the
  * size dropping below the read offset; as with tail -F, a truncation refilled past the old offset before
- * the next read cannot be told from an append). A missing file
- * is waited for; if the directory cannot be watched, a 250 ms poll takes over until it can.
+ * the next read cannot be told from an append). A missing file is waited for; a missing directory too,
+ * through a watch of its nearest existing ancestor; if the directory cannot be watched, a 250 ms poll takes
+ * over until it can.
  */
 import { type FSWatcher, promises as fsp, watch } from "node:fs"
 import { basename, dirname } from "node:path"
+import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
 import { makeLineSplitter } from "./line-splitter.ts"
 import type { SourceLog } from "./source-log.ts"
 
@@ -44,6 +46,7 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
   let stopped = false
   let watcher: FSWatcher | undefined
   let poll: NodeJS.Timeout | undefined
+  let appearance: DirectoryAppearance | undefined
   let running: Promise<void> | undefined
   let again = false
 
@@ -147,12 +150,19 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     poll.unref()
   }
 
-  if (!startWatch()) startPoll()
+  if (!startWatch())
+    appearance = whenDirectoryExists(dirname(path), () => {
+      appearance = undefined
+      if (stopped) return
+      if (startWatch()) void poke()
+      else startPoll()
+    })
   const ready = poke()
 
   const stop = async () => {
     stopped = true
     watcher?.close()
+    appearance?.stop()
     if (poll !== undefined) clearInterval(poll)
     await running
     await closeHandle()

@@ -7,6 +7,7 @@
  */
 import { type FSWatcher, promises as fsp, watch } from "node:fs"
 import { join } from "node:path"
+import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
 import { type FileTailer, startFileTailer } from "./file-tailer.ts"
 import type { SourceLog } from "./source-log.ts"
 
@@ -122,6 +123,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
 
   let watcher: FSWatcher | undefined
   let poll: NodeJS.Timeout | undefined
+  let appearance: DirectoryAppearance | undefined
   const startPoll = () => {
     if (poll !== undefined || stopped) return
     poll = setInterval(() => {
@@ -130,7 +132,8 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     }, RESCAN_FALLBACK_MS)
     poll.unref()
   }
-  // Until the pods directory exists (and whenever it cannot be watched), rescan every 250 ms.
+  // Until the pods directory exists, a watch of its nearest ancestor waits for it; whenever it cannot be
+  // watched, rescan every 250 ms.
   const startWatch = async () => {
     const st = await fsp.stat(podsDir).catch(() => undefined)
     if (st?.isDirectory() !== true || stopped || watcher !== undefined) return
@@ -158,7 +161,13 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     }
   }
   await startWatch()
-  if (watcher === undefined) startPoll()
+  if (watcher === undefined)
+    appearance = whenDirectoryExists(podsDir, () => {
+      appearance = undefined
+      void startWatch().then(() => {
+        if (watcher === undefined) startPoll()
+      })
+    })
   await rescan()
 
   return {
@@ -166,6 +175,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     stop: async () => {
       stopped = true
       watcher?.close()
+      appearance?.stop()
       for (const w of dirWatchers.values()) w.close()
       if (poll !== undefined) clearInterval(poll)
       await scanning

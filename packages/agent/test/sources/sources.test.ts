@@ -288,6 +288,25 @@ describe("file tailer", () => {
       await tailer.stop()
     }
   })
+  it("waits for a missing directory and reads a file created in it", async () => {
+    host = makeTestHost()
+    const path = join(host.root, "var/log/aws-routed-eni/ipamd.log")
+    const lines: string[] = []
+    const tailer = startFileTailer({
+      path,
+      onLine: (l) => lines.push(l),
+      onTruncatedLine: () => undefined,
+      log
+    })
+    try {
+      await tailer.ready
+      host.appendFile("var/log/aws-routed-eni/ipamd.log", "first line of a new directory")
+      await waitFor(() => lines.includes("first line of a new directory"), 3000, "file in a new directory")
+    } finally {
+      await tailer.stop()
+    }
+  })
+
   it("loses no line across bursts of appends and rotations", async () => {
     host = makeTestHost()
     const path = join(host.root, "var/log/burst.log")
