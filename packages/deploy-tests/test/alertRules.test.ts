@@ -1,0 +1,126 @@
+// deploy/monitoring/nodemend-alerts.yaml on its own: every expression passes the small PromQL check, every
+// alert says how bad it is and which runbook section to read (a heading that exists in docs/operations.md),
+// and the chart's PrometheusRule (monitoring.prometheusRule.enabled) carries the same groups. Which metric
+// names the expressions may use is checked against the running binaries in test/cluster/alertRules.test.ts.
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import {
+  alertsOf,
+  inspectExpr,
+  markdownAnchors,
+  missingFromExposition,
+  parseExposition,
+  readAlertsFile
+} from "../src/alertRules.ts"
+import { AWS_REQUIRED_VALUES, find, lint, render } from "../src/index.ts"
+import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+
+const file = readAlertsFile()
+const alerts = alertsOf(file)
+
+describe("nodemend-alerts.yaml", () => {
+  it("is a PrometheusRule with one controller and one agent group", () => {
+    expect(file.apiVersion).toBe("monitoring.coreos.com/v1")
+    expect(file.kind).toBe("PrometheusRule")
+    expect(file.spec.groups.map((g) => g.name)).toEqual(["nodemend-controller", "nodemend-agent"])
+    expect(new Set(alerts.map((a) => a.alert)).size).toBe(alerts.length)
+  })
+
+  it.each(alerts.map((a) => [a.alert, a] as const))("%s: expression passes the syntax check", (_, a) => {
+    expect(inspectExpr(a.expr).errors).toEqual([])
+  })
+
+  it("every alert has a severity, a summary and a runbook section that exists", () => {
+    const anchors = markdownAnchors(readFileSync(join(REPO_ROOT, "docs", "operations.md"), "utf8"))
+    for (const a of alerts) {
+      expect(["warning", "critical"], a.alert).toContain(a.labels?.severity)
+      expect(a.annotations?.summary, a.alert).toBeTruthy()
+      const runbook = a.annotations?.runbook ?? ""
+      expect(runbook, a.alert).toMatch(/^docs\/operations\.md#/)
+      expect(anchors, `${a.alert}: ${runbook}`).toContain(runbook.split("#")[1])
+      if (a.for !== undefined) expect(a.for, a.alert).toMatch(/^\d+[smh]$/)
+    }
+  })
+})
+
+describe("the PromQL check", () => {
+  it("finds metric names and matcher labels, not functions, keywords or grouping labels", () => {
+    const info = inspectExpr(
+      '(sum by (pool) (increase(a_total{outcome="x", b=~"y"}[5m])) > 0) and on () max(c) or vector(0)'
+    )
+    expect(info.errors).toEqual([])
+    expect(info.metrics).toEqual(["a_total", "c"])
+    expect(info.matcherLabels).toEqual([
+      { metric: "a_total", label: "outcome" },
+      { metric: "a_total", label: "b" }
+    ])
+  })
+
+  it("reports unbalanced brackets, unknown functions, bad ranges and unclosed strings", () => {
+    expect(inspectExpr("sum(rate(a[5m])").errors).toContain("unclosed (")
+    expect(inspectExpr("rates(a[5m])").errors).toContain("unknown function rates")
+    expect(inspectExpr("rate(a[5 minutes])").errors.join()).toMatch(/bad range/)
+    expect(inspectExpr('a{b="c}').errors.join()).toMatch(/unterminated string/)
+    expect(inspectExpr("max by pool (a)").errors.join()).toMatch(/without a label list/)
+  })
+
+  it("a renamed metric or label is reported against an exposition", () => {
+    const served = parseExposition(
+      '# TYPE a_total counter\na_total{outcome="x"} 1\nc 0\nh_bucket{le="+Inf"} 2\n'
+    )
+    expect(served.get("h_bucket")).toEqual(new Set(["le"]))
+    const rule = { alert: "A", expr: 'increase(a_total{outcome="x"}[5m]) > 0' }
+    expect(missingFromExposition([rule], served)).toEqual([])
+    expect(
+      missingFromExposition([{ ...rule, expr: 'increase(b_total{outcome="x"}[5m]) > 0' }], served)
+    ).toEqual(["A: metric b_total is not served"])
+    expect(
+      missingFromExposition([{ ...rule, expr: 'increase(a_total{result="x"}[5m]) > 0' }], served)
+    ).toEqual(["A: a_total has no label result"])
+  })
+})
+
+describe("the chart's PrometheusRule", () => {
+  it("is off by default", () => {
+    expect(render({ values: AWS_REQUIRED_VALUES }).filter((o) => o.kind === "PrometheusRule")).toEqual([])
+  })
+
+  it("monitoring.prometheusRule.enabled renders the same groups as the file, with the extra labels", () => {
+    const objects = render({
+      namespace: "monitoring-test",
+      values: {
+        ...AWS_REQUIRED_VALUES,
+        monitoring: { prometheusRule: { enabled: true, labels: { release: "kube-prometheus-stack" } } }
+      }
+    })
+    const rule = find(objects, "PrometheusRule", "nodemend") as unknown as typeof file
+    expect(rule.apiVersion).toBe(file.apiVersion)
+    expect(rule.metadata.namespace).toBe("monitoring-test")
+    expect((rule.metadata as { labels?: Record<string, string> }).labels).toMatchObject({
+      release: "kube-prometheus-stack",
+      "app.kubernetes.io/part-of": "nodemend"
+    })
+    expect(rule.spec).toEqual(file.spec)
+  })
+
+  it("helm lint --strict passes with it enabled", () => {
+    const r = lint({ ...AWS_REQUIRED_VALUES, monitoring: { prometheusRule: { enabled: true } } })
+    expect(r.stderr + r.stdout).not.toMatch(/\[ERROR\]|\[WARNING\]/)
+    expect(r.status).toBe(0)
+  })
+
+  it("the schema refuses an unknown monitoring key", () => {
+    expect(() => render({ values: { ...AWS_REQUIRED_VALUES, monitoring: { serviceMonitor: {} } } })).toThrow(
+      /monitoring/
+    )
+  })
+
+  it("a half that is not installed gets no alerts", () => {
+    const agentOnly = render({
+      values: { controller: { enabled: false }, monitoring: { prometheusRule: { enabled: true } } }
+    })
+    const rule = find(agentOnly, "PrometheusRule", "nodemend") as unknown as typeof file
+    expect(rule.spec.groups.map((g) => g.name)).toEqual(["nodemend-agent"])
+  })
+})

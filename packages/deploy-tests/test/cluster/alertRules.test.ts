@@ -1,0 +1,301 @@
+// Every metric (and matcher label) the alert rules in deploy/monitoring/nodemend-alerts.yaml use is one the real
+// binaries serve on /metrics. Effect registers a series on its first update, so each binary is driven through
+// what its alerts watch before it is scraped:
+// - the controller (kwok provider, scoped to this run's Nodes) first in dry-run (WouldRepair), then acting on
+//   one Node with a pod: eviction, terminate, and a replacement that cannot come up in time, so the repair
+//   fails;
+// - the agent on a kwok Node with a temporary host root, with a soft lockup in its kernel log (a finding,
+//   an Event).
+// A metric renamed in the code, or in the rules, fails here.
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, appendFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import {
+  clients,
+  createFakeNode,
+  createTestNamespace,
+  createTestPod,
+  deleteNamespace,
+  deleteRunNodes,
+  kubeconfigPath,
+  patchNodeCondition,
+  RUN_ID,
+  TEST_RUN_LABEL,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { stringify } from "yaml"
+import { REPO_ROOT } from "../../../../tools/cluster/versions.mjs"
+import { inspectExpr, missingFromExposition, parseExposition, readAlertsFile } from "../../src/alertRules.ts"
+
+const NODE = join(REPO_ROOT, "node_modules", ".bin", "node")
+const IT_LABEL = "nodemend.io/alerts-it"
+const POOL_LABEL = "karpenter.sh/nodepool"
+
+const { core } = clients()
+const kubeconfig = kubeconfigPath()
+const tag = uniqueName("alerts").slice(0, 40)
+const scratch = mkdtempSync(join(tmpdir(), "nodemend-alerts-"))
+const groups = readAlertsFile().spec.groups
+const alertsOfGroup = (name: string) => groups.filter((g) => g.name === name).flatMap((g) => g.rules)
+let namespace = ""
+const running: Binary[] = []
+
+interface Binary {
+  readonly proc: ChildProcess
+  readonly port: number
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address()
+      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
+    })
+    s.on("error", reject)
+  })
+
+/** The binary from its sources (Node's type stripping), as the packages' own integration tests run it. */
+const spawnBinary = (main: string, args: ReadonlyArray<string>, port: number): Binary => {
+  const proc = spawn(NODE, ["--conditions=source", join(REPO_ROOT, main), ...args], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()))
+  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
+  const binary: Binary = {
+    proc,
+    port,
+    output: () => out,
+    // SIGKILL: a kwok replacement still waiting in the controller must never be created after the test.
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL")
+      await exited
+    }
+  }
+  running.push(binary)
+  return binary
+}
+
+const scrape = async (b: Binary): Promise<string> => {
+  const res = await fetch(`http://127.0.0.1:${b.port}/metrics`)
+  if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`)
+  return res.text()
+}
+
+/** Scrapes until every name is served (each appears on its first update), or fails with the binary's output. */
+const scrapeUntil = (b: Binary, names: ReadonlyArray<string>, what: string, timeoutMs = 180_000) =>
+  waitFor(
+    what,
+    async () => {
+      if (b.proc.exitCode !== null) throw new Error(`exited ${b.proc.exitCode}:\n${b.output().slice(-4000)}`)
+      const text = await scrape(b).catch(() => "")
+      const served = parseExposition(text)
+      return names.every((n) => served.has(n)) ? text : undefined
+    },
+    { timeoutMs, intervalMs: 250 }
+  ).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}\n--- output ---\n${b.output().slice(-4000)}`)
+  })
+
+const merge = (...texts: string[]) => {
+  const out = new Map<string, Set<string>>()
+  for (const t of texts)
+    for (const [name, labels] of parseExposition(t))
+      out.set(name, new Set([...(out.get(name) ?? []), ...labels]))
+  return out
+}
+
+const setKernelReadyFalse = (name: string) =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status: "False",
+    reason: "ForkFailedOutOfPIDs",
+    message: "fork failed: out of PIDs (alert rules test)",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+beforeAll(async () => {
+  namespace = await createTestNamespace(core, "alerts")
+})
+afterAll(async () => {
+  for (const b of running.splice(0)) await b.stop()
+  await deleteRunNodes(core)
+  if (namespace) await deleteNamespace(core, namespace)
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("alert rules use only metrics the binaries serve", () => {
+  it("nodemend-controller: dry-run, then a repair that drains, terminates and fails", async () => {
+    const node = (
+      await createFakeNode(core, {
+        name: `${tag}-ctl`,
+        labels: { [IT_LABEL]: tag, [POOL_LABEL]: `${tag}-pool`, "topology.kubernetes.io/zone": "test-zone-a" }
+      })
+    ).metadata!.name!
+    // A pod to drain (its phase does not matter: kwok may be slow to start it on a loaded cluster).
+    await createTestPod(core, namespace, { bindTo: node, tolerations: [] })
+    const config = (dryRun: boolean) => ({
+      cloudProvider: "kwok",
+      namespace,
+      dryRun,
+      nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
+      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 1 }],
+      drain: {
+        deadlineSeconds: 3,
+        onDeadline: "force",
+        evictionBackoffInitialMs: 200,
+        evictionBackoffMaxMs: 500
+      },
+      zonalShift: { refreshSeconds: 1 },
+      breaker: { requeueSeconds: 2 },
+      leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+      // The replacement would come up after 10 minutes; the repair gives up waiting after 2 s.
+      kwok: { replacementDelaySeconds: 600, zonalShiftConfigMap: `shifts-${tag}` },
+      replacement: { timeoutSeconds: 2 },
+      resyncSeconds: 30
+    })
+    const start = async (dryRun: boolean) => {
+      const path = join(scratch, `controller-${dryRun ? "dry" : "act"}.yaml`)
+      writeFileSync(path, stringify(config(dryRun)))
+      const port = await freePort()
+      return spawnBinary(
+        "packages/repair-controller/src/main.ts",
+        [
+          "--config",
+          path,
+          "--kubeconfig",
+          kubeconfig,
+          "--identity",
+          `${tag}-${dryRun}`,
+          "--port",
+          String(port)
+        ],
+        port
+      )
+    }
+    await setKernelReadyFalse(node)
+
+    const dry = await start(true)
+    const dryText = await scrapeUntil(
+      dry,
+      [
+        "nodemend_controller_would_repair_total",
+        "nodemend_controller_leader",
+        "nodemend_controller_breaker_open"
+      ],
+      "dry-run WouldRepair"
+    )
+    await dry.stop()
+    // Dry-run wrote nothing: no taint, no repair record.
+    const untouched = await core.readNode({ name: node })
+    expect(untouched.metadata?.annotations?.["nodemend.io/repair"]).toBeUndefined()
+
+    const acting = await start(false)
+    const actText = await scrapeUntil(
+      acting,
+      [
+        "nodemend_controller_repairs_started_total",
+        "nodemend_controller_evictions_total",
+        "nodemend_controller_instance_terminations_total",
+        "nodemend_controller_repairs_failed_total"
+      ],
+      "repair started, drained, terminated, failed"
+    )
+    await acting.stop()
+
+    const served = merge(dryText, actText)
+    expect(missingFromExposition(alertsOfGroup("nodemend-controller"), served)).toEqual([])
+    // The check bites: the same rules against a scrape without one of their metrics report it.
+    const renamed = new Map(served)
+    renamed.delete("nodemend_controller_breaker_open")
+    expect(missingFromExposition(alertsOfGroup("nodemend-controller"), renamed)).toContain(
+      "NodemendBreakerOpen: metric nodemend_controller_breaker_open is not served"
+    )
+  }, 300_000)
+
+  it("nodemend-agent: a kwok Node, a temporary host root and a soft lockup in its kernel log", async () => {
+    const node = (await createFakeNode(core, { name: `${tag}-agent`, labels: { [IT_LABEL]: tag } })).metadata!
+      .name!
+    const root = join(scratch, "host")
+    const write = (rel: string, content: string) => {
+      mkdirSync(dirname(join(root, rel)), { recursive: true })
+      writeFileSync(join(root, rel), content)
+    }
+    write("proc/sys/kernel/random/boot_id", "6a1f0c2e-0000-4000-8000-0000000000a1\n")
+    write("proc/stat", `cpu 0 0 0 0\nbtime ${Math.floor(Date.now() / 1000) - 3600}\n`)
+    write("proc/uptime", "3600.00 3600.00\n")
+    write("proc/1/comm", "systemd\n")
+    write("proc/1/stat", `1 (systemd) S ${Array.from({ length: 50 }, () => "0").join(" ")}\n`)
+    write("proc/sys/net/ipv4/ip_forward", "1\n")
+    write("sys/class/net/lo/flags", "0x49\n")
+    write("sys/class/net/lo/operstate", "unknown\n")
+    write("sys/class/net/lo/address", "00:00:00:00:00:00\n")
+    write("dev/kmsg", "")
+    mkdirSync(join(root, "var/log/journal"), { recursive: true })
+    const port = await freePort()
+    const agent = spawnBinary(
+      "packages/agent/src/main.ts",
+      [
+        "--node-name",
+        node,
+        "--kubeconfig",
+        kubeconfig,
+        "--host-root",
+        root,
+        "--health-address",
+        `127.0.0.1:${port}`
+      ],
+      port
+    )
+    await waitFor(
+      "agent ready",
+      async () => {
+        if (agent.proc.exitCode !== null) throw new Error(`agent exited:\n${agent.output().slice(-4000)}`)
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined)
+        return res?.status === 200 ? true : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 250 }
+    )
+    appendFileSync(
+      join(root, "dev/kmsg"),
+      "4,1,3600000000,-;watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]\n"
+    )
+    const text = await scrapeUntil(
+      agent,
+      [
+        "nodemend_agent_findings_total",
+        "nodemend_agent_events_total",
+        "nodemend_agent_condition_writes_total"
+      ],
+      "agent finding and event"
+    )
+    await agent.stop()
+    expect(text).toMatch(/^nodemend_agent_findings_total\{[^}]*reason="SoftLockup"/m)
+
+    const served = parseExposition(text)
+    expect(missingFromExposition(alertsOfGroup("nodemend-agent"), served)).toEqual([])
+    const renamed = new Map(served)
+    renamed.delete("nodemend_agent_kmsg_sequence_gaps_total")
+    expect(missingFromExposition(alertsOfGroup("nodemend-agent"), renamed)).toContain(
+      "NodemendAgentKmsgSequenceGaps: metric nodemend_agent_kmsg_sequence_gaps_total is not served"
+    )
+  }, 360_000)
+
+  it("every metric the rules use belongs to one of the two binaries", () => {
+    for (const g of groups) {
+      const prefix = g.name === "nodemend-controller" ? "nodemend_controller_" : "nodemend_agent_"
+      for (const a of g.rules)
+        for (const m of inspectExpr(a.expr).metrics) expect(m, a.alert).toMatch(new RegExp(`^${prefix}`))
+    }
+  })
+})
