@@ -13,7 +13,16 @@ import {
   parseExposition,
   readAlertsFile
 } from "../src/alertRules.ts"
-import { AWS_REQUIRED_VALUES, find, lint, render } from "../src/index.ts"
+import {
+  AWS_REQUIRED_VALUES,
+  DEPLOY_DIR,
+  find,
+  type KubeObject,
+  lint,
+  loadManifests,
+  parseObjects,
+  render
+} from "../src/index.ts"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 
 const file = readAlertsFile()
@@ -123,4 +132,40 @@ describe("the chart's PrometheusRule", () => {
     const rule = find(agentOnly, "PrometheusRule", "nodemend") as unknown as typeof file
     expect(rule.spec.groups.map((g) => g.name)).toEqual(["nodemend-agent"])
   })
+})
+
+describe("podmonitors.yaml", () => {
+  type PodMonitor = KubeObject & {
+    spec: {
+      selector: { matchLabels: Record<string, string> }
+      podMetricsEndpoints: { port: string; path: string }[]
+    }
+  }
+  type Workload = KubeObject & {
+    spec: {
+      template: {
+        metadata: { labels: Record<string, string> }
+        spec: { containers: { ports?: { name?: string }[] }[] }
+      }
+    }
+  }
+  const monitors = parseObjects(readFileSync(join(DEPLOY_DIR, "monitoring", "podmonitors.yaml"), "utf8"))
+
+  it.each([
+    ["nodemend-agent", "DaemonSet", loadManifests("agent")],
+    ["nodemend-controller", "Deployment", loadManifests("controller")]
+  ] as const)(
+    "%s: selects the %s's pods in its namespace on a port it declares, at /metrics",
+    (name, kind, objs) => {
+      const monitor = find(monitors, "PodMonitor", name) as PodMonitor
+      const workload = find(objs, kind, name) as Workload
+      expect(monitor.metadata.namespace).toBe(workload.metadata.namespace)
+      expect(workload.spec.template.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels)
+      const ports = workload.spec.template.spec.containers.flatMap((c) => c.ports ?? []).map((p) => p.name)
+      for (const e of monitor.spec.podMetricsEndpoints) {
+        expect(ports).toContain(e.port)
+        expect(e.path).toBe("/metrics")
+      }
+    }
+  )
 })
