@@ -217,6 +217,10 @@ export const parseExposition = (text: string): Map<string, Set<string>> => {
   return out
 }
 
+/** Prometheus text exposition: the `# TYPE` of every metric family. */
+export const exposedTypes = (text: string): Map<string, string> =>
+  new Map([...text.matchAll(/^# TYPE ([A-Za-z_:][A-Za-z0-9_:]*) (\w+)$/gm)].map((m) => [m[1]!, m[2]!]))
+
 /** What an alert uses that the scraped binaries do not serve: unknown metric names and matcher labels. */
 export const missingFromExposition = (
   alerts: ReadonlyArray<AlertRule>,

@@ -7,9 +7,10 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+import { documentedMetrics, OPERATIONS_DOC } from "../src/operationsDoc.ts"
 
 const NODE = join(REPO_ROOT, "node_modules", ".bin", "node")
-const doc = readFileSync(join(REPO_ROOT, "docs", "operations.md"), "utf8")
+const doc = readFileSync(OPERATIONS_DOC, "utf8")
 
 const tsFiles = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, encoding: "utf8" })
@@ -27,13 +28,7 @@ const declared = (pkg: string, prefix: string): string[] =>
 const agentMetrics = declared("agent", "")
 const controllerMetrics = declared("repair-controller", "nodemend_controller_")
 
-/** The first column of the table under a heading that starts with `heading`. */
-const tableNames = (heading: string): string[] => {
-  const start = doc.indexOf(`### ${heading}`)
-  const end = doc.indexOf("\n#", start + 1)
-  const section = doc.slice(start, end < 0 ? undefined : end)
-  return [...section.matchAll(/^\| `([a-z_:]+)` \|/gm)].map((m) => m[1]!)
-}
+const tableNames = (heading: string) => documentedMetrics(heading, doc).map((m) => m.name)
 
 describe("docs/operations.md", () => {
   it("finds the declarations it compares against", () => {

@@ -29,7 +29,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { stringify } from "yaml"
 import { REPO_ROOT } from "../../../../tools/cluster/versions.mjs"
-import { inspectExpr, missingFromExposition, parseExposition, readAlertsFile } from "../../src/alertRules.ts"
+import {
+  exposedTypes,
+  inspectExpr,
+  missingFromExposition,
+  parseExposition,
+  readAlertsFile
+} from "../../src/alertRules.ts"
+import { documentedMetrics } from "../../src/operationsDoc.ts"
 
 const NODE = join(REPO_ROOT, "node_modules", ".bin", "node")
 const IT_LABEL = "nodemend.io/alerts-it"
@@ -112,6 +119,19 @@ const merge = (...texts: string[]) => {
     for (const [name, labels] of parseExposition(t))
       out.set(name, new Set([...(out.get(name) ?? []), ...labels]))
   return out
+}
+
+/** docs/operations.md's reference table says what the scrape shows: type and label names of every served metric. */
+const expectDocumented = (heading: string, texts: ReadonlyArray<string>) => {
+  const served = merge(...texts)
+  const types = new Map(texts.flatMap((t) => [...exposedTypes(t)]))
+  const rows = documentedMetrics(heading).filter((m) => types.has(m.name))
+  expect(rows.length).toBeGreaterThan(0)
+  for (const row of rows) {
+    expect(types.get(row.name), row.name).toBe(row.type)
+    const labels = served.get(row.type === "histogram" ? `${row.name}_count` : row.name) ?? new Set<string>()
+    expect([...labels].sort(), row.name).toEqual([...row.labels].sort())
+  }
 }
 
 const setKernelReadyFalse = (name: string) =>
@@ -214,6 +234,7 @@ describe("alert rules use only metrics the binaries serve", () => {
     await acting.stop()
 
     const served = merge(dryText, actText)
+    expectDocumented("Controller", [dryText, actText])
     expect(missingFromExposition(alertsOfGroup("nodemend-controller"), served)).toEqual([])
     // The check bites: the same rules against a scrape without one of their metrics report it.
     const renamed = new Map(served)
@@ -283,6 +304,7 @@ describe("alert rules use only metrics the binaries serve", () => {
     expect(text).toMatch(/^nodemend_agent_findings_total\{[^}]*reason="SoftLockup"/m)
 
     const served = parseExposition(text)
+    expectDocumented("Agent", [text])
     expect(missingFromExposition(alertsOfGroup("nodemend-agent"), served)).toEqual([])
     const renamed = new Map(served)
     renamed.delete("nodemend_agent_kmsg_sequence_gaps_total")
