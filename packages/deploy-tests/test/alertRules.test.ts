@@ -40,6 +40,22 @@ describe("nodemend-alerts.yaml", () => {
     expect(inspectExpr(a.expr).errors).toEqual([])
   })
 
+  it("every rule has only the fields of the PrometheusRule CRD's rule schema, with its duration format", () => {
+    // monitoring.coreos.com/v1 Rule: alert, expr, for, keep_firing_for, labels, annotations (record is for
+    // recording rules); durations match the CRD's pattern; labels and annotations are string maps.
+    const duration =
+      /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/
+    for (const a of alerts) {
+      expect(
+        Object.keys(a).filter((k) => !["alert", "expr", "for", "labels", "annotations"].includes(k))
+      ).toEqual([])
+      expect(typeof a.expr, a.alert).toBe("string")
+      if (a.for !== undefined) expect(a.for, a.alert).toMatch(duration)
+      for (const v of [...Object.values(a.labels ?? {}), ...Object.values(a.annotations ?? {})])
+        expect(typeof v, a.alert).toBe("string")
+    }
+  })
+
   it("every alert has a severity, a summary and a runbook section that exists", () => {
     const anchors = markdownAnchors(readFileSync(join(REPO_ROOT, "docs", "operations.md"), "utf8"))
     for (const a of alerts) {
@@ -64,6 +80,12 @@ describe("the PromQL check", () => {
       { metric: "a_total", label: "outcome" },
       { metric: "a_total", label: "b" }
     ])
+  })
+
+  it("reads offset and set operators: a series new within the hour", () => {
+    const info = inspectExpr("(increase(x_total[1h]) > 0) or (x_total unless x_total offset 1h)")
+    expect(info.errors).toEqual([])
+    expect(info.metrics).toEqual(["x_total"])
   })
 
   it("reports unbalanced brackets, unknown functions, bad ranges and unclosed strings", () => {
