@@ -16,6 +16,7 @@
  * module is first evaluated: koffi and its native library then load only on nodes whose agent imports
  * the NVIDIA monitor. Only its default import is supported (koffi is CommonJS).
  */
+import { readFileSync, writeFileSync } from "node:fs"
 import { build } from "rolldown"
 import { parseArgs } from "node:util"
 
@@ -55,4 +56,12 @@ await build({
   output: { file: out, format: "esm", minify: true, sourcemap: false, codeSplitting: false },
   logLevel: "warn"
 })
+// V8 keeps a script's source for its whole life, two bytes per character as soon as one character is
+// outside Latin-1: escaping the few non-ASCII characters (an ellipsis, a BOM in string literals) halves it.
+// \uXXXX means the same in string, template and regex literals and in identifiers.
+const code = readFileSync(out, "utf8")
+const ascii = code.replace(/[^\0-\x7f]/gu, (ch) =>
+  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, "0")}`).join("")
+)
+if (ascii !== code) writeFileSync(out, ascii)
 console.log(`[bundle] ${out} in ${Date.now() - started} ms`)
