@@ -2,7 +2,7 @@
  * Decoding of dcgmDiagResponse_v12 (dcgmRunDiagnostic, DCGM 4.2+). The struct is 1.4 MB; only the counted
  * prefix of each array is decoded. Results are read as go-dcgm's RunDiag reads them (the library NMA uses):
  * one per `results[i]`, its test named by the test index, its error the first `errors[]` entry of the same
- * entity id and test id.
+ * entity (group and id) and test id.
  */
 import koffi from "koffi"
 import {
@@ -97,7 +97,13 @@ export const decodeDiagResponse = (buf: Buffer): DiagReport => {
       result: number
       testId: number
     }
-    const error = errors.find((e) => e.entity.entityId === r.entity.entityId && e.testId === r.testId)
+    // an entity is its (group, id) pair: a global (DCGM_FE_NONE 0) error must not attach to GPU 0's result
+    const error = errors.find(
+      (e) =>
+        e.entity.entityGroupId === r.entity.entityGroupId &&
+        e.entity.entityId === r.entity.entityId &&
+        e.testId === r.testId
+    )
     results.push({
       entityGroupId: r.entity.entityGroupId,
       entityId: r.entity.entityId,

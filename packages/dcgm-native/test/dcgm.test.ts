@@ -2,28 +2,12 @@
 // Fixture values: shared/reference/dcgm-nvml.md section 8 (DCGM's own test_policy.py values).
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
-import { beforeEach, inject } from "vitest"
 import { DcgmReturn, EntityGroup, FieldId, HealthSystem } from "../src/constants.ts"
 import { Dcgm } from "../src/dcgm.ts"
 import { GpuDoubleInjector } from "./double/injector.ts"
+import { DcgmDouble, doubles, injector, resetDoublesBeforeEach, standalone, withSession } from "./session.ts"
 
-const doubles = inject("gpuDoubles")
-const injector = new GpuDoubleInjector(doubles)
-const DcgmDouble = Dcgm.layer(doubles.dcgm)
-const standalone = { _tag: "Standalone", address: "127.0.0.1:5555" } as const
-
-beforeEach(() => {
-  injector.reset()
-  injector.setGpuCount(8)
-})
-
-const connected = <A, E>(
-  f: (s: Effect.Success<ReturnType<Dcgm["Service"]["connect"]>>) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function* () {
-    const dcgm = yield* Dcgm
-    return yield* f(yield* dcgm.connect(standalone))
-  }).pipe(Effect.scoped, Effect.provide(DcgmDouble))
+resetDoublesBeforeEach()
 
 describe("library loading", () => {
   it.live("a missing library is LibraryMissing", () =>
@@ -78,7 +62,7 @@ describe("connections", () => {
     }).pipe(Effect.provide(DcgmDouble))
   )
   it.live("a dropped connection fails ping and reads with the DCGM code", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         yield* s.ping
         injector.dropConnections()
@@ -91,7 +75,7 @@ describe("connections", () => {
     )
   )
   it.live("device count follows the double", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         injector.setGpuCount(7)
         expect((yield* s.gpuIds).length).toBe(7)
@@ -99,13 +83,13 @@ describe("connections", () => {
     )
   )
   it.live("health watches are set on every system", () =>
-    connected((s) => s.healthSystems.pipe(Effect.map((h) => expect(h >>> 0).toBe(HealthSystem.ALL))))
+    withSession((s) => s.healthSystems.pipe(Effect.map((h) => expect(h >>> 0).toBe(HealthSystem.ALL))))
   )
 })
 
 describe("policy violations (push path, fired from a foreign pthread)", () => {
   it.live("decodes every condition with the vendor fixture values", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         const collected = yield* s.violations.pipe(Stream.take(7), Stream.runCollect, Effect.forkChild)
         yield* Effect.yieldNow
@@ -142,7 +126,7 @@ describe("policy violations (push path, fired from a foreign pthread)", () => {
     )
   )
   it.live("XIDs 79/48/94/95/119 arrive with their number", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         const collected = yield* s.violations.pipe(Stream.take(5), Stream.runCollect, Effect.forkChild)
         yield* Effect.yieldNow
@@ -186,7 +170,7 @@ describe("policy violations (push path, fired from a foreign pthread)", () => {
 
 describe("field values (polled path)", () => {
   it.live("latest values: healthy 0x1AA as BigInt, blanks, unwatched fields", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         injector.injectField({ entityId: 0, fieldId: FieldId.FABRIC_HEALTH_MASK, value: 0x1aa })
         injector.injectField({
@@ -218,7 +202,7 @@ describe("field values (polled path)", () => {
     )
   )
   it.live("values since a timestamp: XID history and NVSwitch SXids", () =>
-    connected((s) =>
+    withSession((s) =>
       Effect.gen(function* () {
         const now = Date.now() * 1000
         injector.injectField({

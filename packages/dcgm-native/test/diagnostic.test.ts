@@ -3,28 +3,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import koffi from "koffi"
-import { beforeEach, inject } from "vitest"
-import { Dcgm } from "../src/dcgm.ts"
 import { DCGM_SOFTWARE_INDEX, decodeDiagResponse, diagResponseBuffer } from "../src/diag-response.ts"
 import { DiagResponseV12 } from "../src/layouts.ts"
-import { GpuDoubleInjector } from "./double/injector.ts"
+import { injector, resetDoublesBeforeEach, withSession } from "./session.ts"
 
-const doubles = inject("gpuDoubles")
-const injector = new GpuDoubleInjector(doubles)
-const standalone = { _tag: "Standalone", address: "127.0.0.1:5555" } as const
-
-beforeEach(() => {
-  injector.reset()
-  injector.setGpuCount(8)
-})
-
-const withSession = <A, E>(
-  f: (s: Effect.Success<ReturnType<Dcgm["Service"]["connect"]>>) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function* () {
-    const dcgm = yield* Dcgm
-    return yield* f(yield* dcgm.connect(standalone))
-  }).pipe(Effect.scoped, Effect.provide(Dcgm.layer(doubles.dcgm)))
+resetDoublesBeforeEach()
 
 describe("dcgmRunDiagnostic", () => {
   it.live("level 1..4 maps to dcgmDiagnosticLevel_t 10..40; results decode with their errors", () =>
@@ -105,6 +88,25 @@ describe("decodeDiagResponse", () => {
       ["test 12", "Fail", undefined, undefined],
       ["software", "Fail", 6, "A pending retired page has been detected in GPU 3."]
     ])
+  })
+  it("an error of the global entity (DCGM_FE_NONE, id 0) is not GPU 0's", () => {
+    const buf = diagResponseBuffer()
+    buf.writeUInt8(1, 5) // numErrors
+    buf.writeUInt16LE(1, 10) // numResults
+    // results[0]: GPU 0 (DCGM_FE_GPU 1), software, PASS
+    buf.writeUInt32LE(1, RESULTS)
+    buf.writeUInt32LE(0, RESULTS + 4)
+    buf.writeUInt32LE(0, RESULTS + 8)
+    buf.writeUInt32LE(15, RESULTS + 12)
+    // errors[0]: global scope (DCGM_FE_NONE 0, id 0), software; dcgm_errors.h v4.6.0: 64 = DCGM_FR_API_FAIL,
+    // message from DCGM_FR_API_FAIL_MSG
+    buf.writeUInt32LE(0, ERRORS)
+    buf.writeUInt32LE(0, ERRORS + 4)
+    buf.writeUInt32LE(64, ERRORS + 8)
+    buf.write("API call dcgmGetAllDevices failed: 'Host engine connection invalid/disconnected'", ERRORS + 20)
+    buf.writeUInt32LE(15, ERRORS + 532)
+    const [r] = decodeDiagResponse(buf).results
+    expect(r).toMatchObject({ entityGroupId: 1, entityId: 0, result: "Pass", errorCode: undefined })
   })
   it("refuses counts beyond the arrays", () => {
     const buf = diagResponseBuffer()

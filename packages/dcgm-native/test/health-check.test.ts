@@ -2,28 +2,11 @@
 // Incident codes and message formats: NVIDIA/DCGM v4.6.0 dcgmlib/dcgm_errors.h (DCGM_FR_*_MSG).
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { beforeEach, inject } from "vitest"
 import { DcgmErrorCode, EntityGroup, HealthResult, HealthSystem } from "../src/constants.ts"
-import { Dcgm } from "../src/dcgm.ts"
 import { decodeHealthResponse, healthResponseBuffer, healthVerdict } from "../src/health-response.ts"
-import { GpuDoubleInjector } from "./double/injector.ts"
+import { injector, resetDoublesBeforeEach, withSession } from "./session.ts"
 
-const doubles = inject("gpuDoubles")
-const injector = new GpuDoubleInjector(doubles)
-const standalone = { _tag: "Standalone", address: "127.0.0.1:5555" } as const
-
-beforeEach(() => {
-  injector.reset()
-  injector.setGpuCount(8)
-})
-
-const withSession = <A, E>(
-  f: (s: Effect.Success<ReturnType<Dcgm["Service"]["connect"]>>) => Effect.Effect<A, E>
-) =>
-  Effect.gen(function* () {
-    const dcgm = yield* Dcgm
-    return yield* f(yield* dcgm.connect(standalone))
-  }).pipe(Effect.scoped, Effect.provide(Dcgm.layer(doubles.dcgm)))
+resetDoublesBeforeEach()
 
 describe("dcgmHealthCheck", () => {
   it.live("no incidents: Pass and an empty list", () =>

@@ -26,6 +26,17 @@ describe("XID deduplication (callback vs kernel line vs NVML event)", () => {
     expect(normalizePci("PCI:0000:01:00")).toBe("0000:01:00")
     expect(normalizePci("gpu0")).toBeUndefined()
   })
+  it("NVML's busId (8 upper-case domain digits), busIdLegacy and the kernel's %04x form are one GPU", () => {
+    // nvml.h nvmlPciInfo_t: busId "%08X:%02X:%02X.0", busIdLegacy "%04X:%02X:%02X.0"; kernel: PCI:%04x:%02x:%02x
+    const forms = ["00000000:3B:00.0", "0000:3B:00.0", "0000:3b:00", "PCI:0000:3b:00", " 00000000:3b:00 "]
+    expect(new Set(forms.map(normalizePci))).toEqual(new Set(["0000:3b:00"]))
+  })
+  it("a domain above 0xffff keeps every digit (the kernel prints five), apart from domain 0", () => {
+    expect(normalizePci("00010000:2A:00.0")).toBe("10000:2a:00")
+    expect(normalizePci("PCI:10000:2a:00")).toBe("10000:2a:00")
+    expect(normalizePci("00010000:2A:00.0")).not.toBe(normalizePci("00000000:2A:00.0"))
+    expect(normalizePci("0001:2a:00")).toBe("0001:2a:00")
+  })
   it("same XID on the same GPU within 5 s is one detection, whichever path is first", () => {
     expect(
       run([
@@ -81,6 +92,23 @@ describe("XID deduplication (callback vs kernel line vs NVML event)", () => {
 })
 
 describe("xidDedupedSink (the rules engine's kernel-line XIDs through the shared deduplicator)", () => {
+  it("matches an NVML-format sighting against a kernel-format line of the same GPU, not another domain", async () => {
+    const got: Finding[] = []
+    const program = Effect.gen(function* () {
+      const dedupe = yield* XidDeduplicator
+      const sink = xidDedupedSink(dedupe, (fs) => Effect.sync(() => void got.push(...fs)))
+      // NVML event path, busId as nvmlDeviceGetPciInfo_v3 fills it
+      expect(yield* dedupe.admit({ xid: 79, pci: "00000000:3B:00.0", atMs: 1000 })).toBe(true)
+      expect(yield* dedupe.admit({ xid: 79, pci: "00010000:3B:00.0", atMs: 1000 })).toBe(true)
+      yield* sink([
+        xidDetection(79, 2000, "0000:3b:00"), // NVRM: Xid (PCI:0000:3b:00): 79 -> the same GPU: dropped
+        xidDetection(79, 2000, "0000:3c:00") // another bus: kept
+      ])
+    })
+    await Effect.runPromise(program.pipe(Effect.provide(Layer.fresh(XidDeduplicator.layer))))
+    expect(got.map((f) => f.subject)).toEqual(["0000:3c:00"])
+  })
+
   it("drops a kernel-line XID the callback already reported; passes everything else", async () => {
     const got: Finding[] = []
     const program = Effect.gen(function* () {

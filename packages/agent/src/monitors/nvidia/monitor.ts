@@ -309,19 +309,26 @@ const xidFromHistory = (
     : Effect.void
 
 /**
- * PCI address per NVML device index (nvmlDeviceGetPciInfo_v3), looked up once per device and remembered, so
- * NVML XIDs name their GPU the way `NVRM: Xid (PCI:...)` kernel lines and DCGM (field 57) do.
+ * PCI address per NVML device index (nvmlDeviceGetPciInfo_v3), remembered once known, so NVML XIDs name
+ * their GPU the way `NVRM: Xid (PCI:...)` kernel lines and DCGM (field 57) do. A failed lookup is not
+ * remembered: the next XID or poll asks again rather than leaving the GPU unnamed for the agent's life.
  */
 const nvmlPciOf = (nvml: NvmlApi) => {
-  const known = new Map<number, string | undefined>()
-  return (index: number) =>
-    known.has(index)
-      ? Effect.succeed(known.get(index))
+  const known = new Map<number, string>()
+  return (index: number): Effect.Effect<string | undefined> => {
+    const pci = known.get(index)
+    return pci !== undefined
+      ? Effect.succeed(pci)
       : nvml.pciInfo(index).pipe(
           Effect.map((p) => normalizePci(p.busId)),
-          Effect.orElseSucceed(() => undefined),
-          Effect.tap((pci) => Effect.sync(() => known.set(index, pci)))
+          Effect.tap((pci) =>
+            Effect.sync(() => {
+              if (pci !== undefined) known.set(index, pci)
+            })
+          ),
+          Effect.orElseSucceed(() => undefined)
         )
+  }
 }
 
 type PciOf = ReturnType<typeof nvmlPciOf>

@@ -3,7 +3,7 @@
  * field time), the `NVRM: Xid` kernel line (rules engine) and NVML XID events. The same XID on the same GPU
  * within the window is one detection; whichever path reports it first wins.
  *
- * GPUs are matched by PCI address (`dddd:bb:dd`, as the kernel prints it); DCGM's gpuId is mapped to its
+ * GPUs are matched by PCI address (normalizePci: `dddd:bb:dd`, as the kernel prints it); DCGM's gpuId is mapped to its
  * PCI bus id (field 57) by the monitor. When one side cannot name the GPU, the XID number alone matches:
  * over-merging two GPUs' identical XIDs in 5 s loses nothing (the condition is per node), double-reporting would.
  */
@@ -25,12 +25,19 @@ export interface XidDedupeState {
 
 export const emptyXidDedupe: XidDedupeState = { recent: [] }
 
-/** `00000000:2A:00.0` (DCGM), `0000:2a:00` (kernel), `0000:2a:00.0` -> `0000:2a:00`; undefined if not a BDF. */
+/**
+ * One form for a GPU's PCI address, whoever printed it: NVML's busId and DCGM's field 57 (`00000000:2A:00.0`,
+ * eight upper-case domain digits), the kernel's `NVRM: Xid (PCI:0000:2a:00)` (`%04x`, lower case, so a domain
+ * above 0xffff prints five or more digits) and NVML's busIdLegacy (`0000:2A:00.0`) all become
+ * `dddd:bb:dd` with the domain as a number (`%04x`: never truncated, so domain 0x10000 stays apart from 0).
+ * The function is dropped: an XID names the GPU, not a function. Undefined if not a PCI address.
+ */
 export const normalizePci = (raw: string | undefined): string | undefined => {
   if (raw === undefined) return undefined
-  const m = /^(?:PCI:)?([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?$/.exec(raw.trim())
+  const m = /^(?:PCI:)?([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?$/.exec(raw.trim())
   if (m === null) return undefined
-  return `${m[1]!.slice(-4)}:${m[2]}:${m[3]}`.toLowerCase()
+  const domain = Number.parseInt(m[1]!, 16).toString(16).padStart(4, "0")
+  return `${domain}:${m[2]}:${m[3]}`.toLowerCase()
 }
 
 const sameGpu = (a: string | undefined, b: string | undefined) =>

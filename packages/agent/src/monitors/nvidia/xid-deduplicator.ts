@@ -22,16 +22,15 @@ export class XidDeduplicator extends Context.Service<
     XidDeduplicator,
     Effect.gen(function* () {
       const ref = yield* SynchronizedRef.make(emptyXidDedupe)
+      // Every path's PCI address in one form (NVML/DCGM `00000000:2A:00.0` vs the kernel's `0000:2a:00`)
       const admit = (sighting: XidSighting) =>
         SynchronizedRef.modify(ref, (state) => {
-          const r = observeXid(state, sighting)
+          const r = observeXid(state, { ...sighting, pci: normalizePci(sighting.pci) })
           return [r.report, r.state] as const
         })
       const admitDetection = (d: Detection) => {
         const xid = xidOfReason(d.reason)
-        return xid === undefined
-          ? Effect.succeed(true)
-          : admit({ xid, pci: normalizePci(d.subject), atMs: d.observedAtMs })
+        return xid === undefined ? Effect.succeed(true) : admit({ xid, pci: d.subject, atMs: d.observedAtMs })
       }
       return XidDeduplicator.of({ admit, admitDetection })
     })
