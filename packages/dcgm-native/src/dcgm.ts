@@ -33,7 +33,7 @@ import {
   PolicyCallbackProto,
   StructVersion
 } from "./layouts.ts"
-import { callAsync } from "./native-call.ts"
+import { callAsync, callAsyncThen } from "./native-call.ts"
 import {
   DIAG_LEVELS,
   type DiagLevel,
@@ -444,7 +444,10 @@ const openSession = (
         }
         const cb = koffi.register(onValues, koffi.pointer(FieldValueEntityEnumerationProto))
         const next = [0]
-        const rc = yield* callAsync<number>(
+        // Unregistered when the call has returned (DCGM no longer holds the pointer), not when this fiber is
+        // interrupted: unregistering under a running call would crash the process on DCGM's next callback.
+        const rc = yield* callAsyncThen<number>(
+          () => koffi.unregister(cb),
           fns.dcgmGetValuesSince_v2,
           handle,
           group,
@@ -453,9 +456,6 @@ const openSession = (
           next,
           cb,
           null
-        ).pipe(
-          // The call has returned: DCGM no longer holds the pointer.
-          Effect.ensuring(Effect.sync(() => koffi.unregister(cb)))
         )
         yield* check(fns, "dcgmGetValuesSince_v2")(rc)
         return out

@@ -18,6 +18,23 @@ export const callAsync = <R>(fn: NativeFunction, ...args: readonly unknown[]): E
     })
   })
 
+/**
+ * callAsync, and `afterReturn` as soon as the native call has returned, also when the calling fiber was
+ * interrupted meanwhile: a native call cannot be cancelled, so what it uses (a registered callback) must
+ * outlive it, and an interrupted caller must not wait for it (teardown never blocks on a vendor call).
+ */
+export const callAsyncThen = <R>(
+  afterReturn: () => void,
+  fn: NativeFunction,
+  ...args: readonly unknown[]
+): Effect.Effect<R> =>
+  Effect.callback<R>((resume) => {
+    fn.async(...args, (err: unknown, result: R) => {
+      afterReturn()
+      resume(err ? Effect.die(err) : Effect.succeed(result))
+    })
+  })
+
 /** Declares `name`, or returns undefined when the library does not export it (feature detection). */
 export const optionalFunc = (
   lib: LibraryHandle,

@@ -334,9 +334,15 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
                 (s) =>
                   Effect.gen(function* () {
                     state.stopped = true
-                    // never free the set under a wait that is still running on a worker thread
-                    yield* Effect.promise(() => state.inFlight)
-                    yield* callAsync<number>(fns.nvmlEventSetFree, s)
+                    // Never free the set under a wait still running on a worker thread; a wait that does not
+                    // return within its timeout is hung in the driver (a sick GPU): leak the set rather than
+                    // free it under the wait, and do not hold the teardown for it.
+                    const returned = yield* Effect.promise(() => state.inFlight).pipe(
+                      Effect.timeoutOption(waitMs + 1000)
+                    )
+                    if (returned._tag === "Some") yield* callAsync<number>(fns.nvmlEventSetFree, s)
+                    else
+                      yield* Effect.logWarning("nvmlEventSetWait_v2 did not return; event set left allocated")
                   })
               )
               for (const h of handles) {

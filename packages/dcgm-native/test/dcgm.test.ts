@@ -241,4 +241,32 @@ describe("field values (polled path)", () => {
       })
     )
   )
+
+  it.live("an interrupted history read returns at once; its callback lives until DCGM returns", () =>
+    withSession((s) =>
+      Effect.gen(function* () {
+        const now = Date.now() * 1000
+        injector.injectField({
+          entityId: 2,
+          fieldId: FieldId.XID_ERROR,
+          value: 79,
+          timestampUs: now - 1_000_000
+        })
+        injector.setValuesSinceDelayMs(300) // a slow host engine: the callback comes 300 ms into the call
+        const fiber = yield* Effect.forkChild(s.since(now - 60_000_000))
+        yield* Effect.sleep("50 millis")
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        // the caller is not held for the native call (300 ms)
+        expect(Date.now() - started).toBeLessThan(250)
+        // DCGM now calls back: into a callback still registered (an unregistered one kills the process)
+        yield* Effect.sleep("400 millis")
+        injector.setValuesSinceDelayMs(0)
+        const got = yield* s.since(now - 60_000_000)
+        expect(got.filter((r) => r.fieldId === FieldId.XID_ERROR).map((r) => r.value)).toEqual([
+          { _tag: "Int", value: 79n }
+        ])
+      })
+    )
+  )
 })

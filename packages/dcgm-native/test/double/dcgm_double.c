@@ -50,6 +50,8 @@ typedef struct { unsigned int testId, entityGroupId, entityId, result, code; cha
 static diag_result_t diag_results[MAX_DIAG_RESULTS];
 static int diag_result_count = 0;
 static unsigned int last_diag_level = 0;
+/* How long dcgmGetValuesSince_v2 takes before its callbacks (a slow host engine), in ms. */
+static unsigned int values_since_delay_ms = 0;
 
 
 static int handle_index(dcgmHandle_t h) {
@@ -397,7 +399,9 @@ dcgmReturn_t dcgmGetValuesSince_v2(dcgmHandle_t h, dcgmGpuGrp_t grp, dcgmFieldGr
     copy[n++] = samples[s];
     if (samples[s].v.ts + 1 > next) next = samples[s].v.ts + 1;
   }
+  unsigned int delay_ms = values_since_delay_ms;
   pthread_mutex_unlock(&mu);
+  if (delay_ms > 0) usleep(delay_ms * 1000u);
   for (int i = 0; i < n; i++) {
     if (cb(copy[i].entityGroupId, copy[i].entityId, &copy[i].v, 1, userData) < 0) break;
   }
@@ -552,7 +556,7 @@ void nmdouble_reset(void) {
   pthread_mutex_lock(&mu);
   while (in_flight > 0) pthread_cond_wait(&idle_cv, &mu);
   gpu_count = 0; refuse = 0; sample_count = 0; health_systems = 0; incident_count = 0;
-  diag_result_count = 0; last_diag_level = 0;
+  diag_result_count = 0; last_diag_level = 0; values_since_delay_ms = 0;
   memset(policy_condition, 0, sizeof policy_condition);
   memset(fgs, 0, sizeof fgs);
   memset(regs, 0, sizeof regs);
@@ -565,6 +569,10 @@ void nmdouble_set_gpu_count(int n) {
   pthread_mutex_lock(&mu);
   gpu_count = n < 0 ? 0 : (n > DCGM_MAX_NUM_DEVICES ? DCGM_MAX_NUM_DEVICES : n);
   pthread_mutex_unlock(&mu);
+}
+
+void nmdouble_set_values_since_delay_ms(unsigned int ms) {
+  pthread_mutex_lock(&mu); values_since_delay_ms = ms; pthread_mutex_unlock(&mu);
 }
 
 void nmdouble_refuse_connections(int on) { pthread_mutex_lock(&mu); refuse = on; pthread_mutex_unlock(&mu); }

@@ -80,6 +80,7 @@ export class GpuDoubleInjector {
       reset: d.func("nmdouble_reset", "void", []),
       setGpuCount: d.func("nmdouble_set_gpu_count", "void", ["int"]),
       refuse: d.func("nmdouble_refuse_connections", "void", ["int"]),
+      valuesSinceDelay: d.func("nmdouble_set_values_since_delay_ms", "void", ["uint32_t"]),
       drop: d.func("nmdouble_drop_connections", "void", []),
       lastAddress: d.func("nmdouble_last_address", "const char *", []),
       lastUnixSocket: d.func("nmdouble_last_unix_socket", "uint32_t", []),
@@ -142,6 +143,10 @@ export class GpuDoubleInjector {
   }
   setGpuCount(n: number): void {
     this.f.setGpuCount!(n)
+  }
+  /** dcgmGetValuesSince_v2 waits this long before calling back (a slow host engine). */
+  setValuesSinceDelayMs(ms: number): void {
+    this.f.valuesSinceDelay!(ms)
   }
   refuseConnections(on: boolean): void {
     this.f.refuse!(on ? 1 : 0)
