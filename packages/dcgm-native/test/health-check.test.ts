@@ -129,10 +129,11 @@ describe("decodeHealthResponse", () => {
     buf.writeUInt32LE(20, 4)
     buf.writeUInt32LE(1, 8)
     // incident 0 at offset 12: system, health, msg[1024], code @ +1032, entity @ +1036
-    buf.writeUInt32LE(0x20, 12)
+    // DCGM_HEALTH_WATCH_MEM, FAIL, DCGM_FR_VOLATILE_DBE_DETECTED (4) with its DCGM_FR_*_MSG text
+    buf.writeUInt32LE(0x10, 12)
     buf.writeUInt32LE(20, 16)
-    buf.write("SM fault", 20)
-    buf.writeUInt32LE(77, 12 + 1032)
+    buf.write("Detected 2 volatile double-bit ECC error(s) in GPU 6.", 20)
+    buf.writeUInt32LE(4, 12 + 1032)
     buf.writeUInt32LE(1, 12 + 1036)
     buf.writeUInt32LE(6, 12 + 1040)
     // incident 1 (not counted) must not appear
@@ -140,7 +141,14 @@ describe("decodeHealthResponse", () => {
     expect(decodeHealthResponse(buf)).toEqual({
       overallHealth: "Fail",
       incidents: [
-        { system: 0x20, health: "Fail", code: 77, message: "SM fault", entityGroupId: 1, entityId: 6 }
+        {
+          system: 0x10,
+          health: "Fail",
+          code: 4,
+          message: "Detected 2 volatile double-bit ECC error(s) in GPU 6.",
+          entityGroupId: 1,
+          entityId: 6
+        }
       ]
     })
   })

@@ -225,8 +225,10 @@ export const withGrpcConnection = <A, E>(
       }),
     ({ session }) =>
       Effect.sync(() => {
-        session.close()
-        // A peer that never answers the GOAWAY must not keep the socket open.
-        setTimeout(() => session.destroy(), 1000).unref()
+        if (session.destroyed) return
+        // A peer that never answers the GOAWAY must not keep the socket open; a session that closes in time
+        // clears the timer (no wake-up a second after every batch).
+        const force = setTimeout(() => session.destroy(), 1000).unref()
+        session.close(() => clearTimeout(force))
       })
   )

@@ -22,6 +22,10 @@ export interface FakeContainerd {
   readonly requests: string[]
   /** When set, every call waits this long before answering. */
   delayMs: number
+  /** When set, a response body goes out in DATA frames of at most this many bytes, one per tick. */
+  chunkBytes: number
+  /** HTTP/2 connections the server holds open now. */
+  readonly openSessions: () => number
   close(): Promise<void>
 }
 
@@ -47,7 +51,7 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
   const sandboxes = new Map<string, PodSandboxStatus>()
   const requests: string[] = []
   const server = http2.createServer()
-  const state = { delayMs: 0 }
+  const state = { delayMs: 0, chunkBytes: 0 }
   server.on("stream", (stream, headers) => {
     const chunks: Buffer[] = []
     stream.on("data", (b: Buffer) => chunks.push(b))
@@ -69,8 +73,8 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
           )
           return
         }
-        const body = Buffer.concat(chunks)
-        const req = decodePodSandboxStatusRequest(body.subarray(5, 5 + body.readUInt32BE(1)))
+        const request = Buffer.concat(chunks)
+        const req = decodePodSandboxStatusRequest(request.subarray(5, 5 + request.readUInt32BE(1)))
         requests.push(req.podSandboxId)
         const status = sandboxes.get(req.podSandboxId)
         if (status === undefined) {
@@ -87,7 +91,19 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
         }
         stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true })
         stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0", "grpc-message": "" }))
-        stream.end(frame(encodePodSandboxStatusResponse({ status })))
+        const body = frame(encodePodSandboxStatusResponse({ status }))
+        if (state.chunkBytes <= 0) {
+          stream.end(body)
+          return
+        }
+        // one write per tick: each goes out as its own DATA frame (the 5-byte prefix split too)
+        const writeFrom = (at: number) => {
+          if (stream.destroyed) return
+          if (at >= body.length) return void stream.end()
+          stream.write(body.subarray(at, at + state.chunkBytes))
+          setImmediate(() => writeFrom(at + state.chunkBytes))
+        }
+        writeFrom(0)
       }
       if (state.delayMs > 0) setTimeout(answer, state.delayMs)
       else answer()
@@ -112,6 +128,13 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
     set delayMs(v: number) {
       state.delayMs = v
     },
+    get chunkBytes() {
+      return state.chunkBytes
+    },
+    set chunkBytes(v: number) {
+      state.chunkBytes = v
+    },
+    openSessions: () => sessions.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sessions) s.destroy()

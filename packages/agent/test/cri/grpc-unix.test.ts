@@ -4,7 +4,17 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { grpcFrame, unframeUnary, withGrpcConnection } from "../../src/cri/grpc-unix.ts"
-import { type FakeContainerd, startFakeContainerd } from "./fake-containerd.ts"
+import { criRuntimeClient } from "../../src/cri/runtime-client.ts"
+import { type FakeContainerd, sandbox, startFakeContainerd } from "./fake-containerd.ts"
+
+/** Resolves once `pred` holds (polled on real time: the server is a real socket peer), else rejects. */
+const eventually = async (pred: () => boolean, what: string, timeoutMs = 3_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setImmediate(r))
+  }
+}
 
 describe("gRPC over a unix socket", () => {
   let dir: string
@@ -25,6 +35,31 @@ describe("gRPC over a unix socket", () => {
       ).pipe(Effect.flip)
     )
     expect(e).toMatchObject({ _tag: "GrpcStatusError", code: 12, detail: "unknown method" })
+  })
+
+  it("a response split over many DATA frames (the 5-byte prefix too) decodes as one message", async () => {
+    const ips = Array.from({ length: 20 }, (_, i) => `2001:db8::${i + 1}`)
+    server.sandboxes.set("s1", sandbox("s1", "default", "web-0", "10.0.1.5", ips))
+    server.chunkBytes = 3
+    const got = await Effect.runPromise(criRuntimeClient(server.socket).podSandboxStatuses(["s1"]))
+    expect(got.get("s1")?.network).toEqual({ ip: "10.0.1.5", additionalIps: ips })
+  })
+
+  it("the connection is closed after a batch, after a failed call and after a timed-out one", async () => {
+    server.sandboxes.set("s1", sandbox("s1", "default", "web-0", "10.0.1.5"))
+    const client = criRuntimeClient(server.socket, 200)
+    await Effect.runPromise(client.podSandboxStatuses(["s1", "unknown"]))
+    await eventually(() => server.openSessions() === 0, "the session to close after a batch")
+    await Effect.runPromise(
+      withGrpcConnection(server.socket, 1_000, (c) =>
+        c.unary("/runtime.v1.RuntimeService/Nope", new Uint8Array())
+      ).pipe(Effect.flip)
+    )
+    await eventually(() => server.openSessions() === 0, "the session to close after a failed call")
+    server.delayMs = 2_000
+    const e = await Effect.runPromise(client.podSandboxStatuses(["s1"]).pipe(Effect.flip))
+    expect(e._tag).toBe("GrpcTimeout")
+    await eventually(() => server.openSessions() === 0, "the session to close after a timeout")
   })
 
   it("frames messages with a 5-byte prefix and refuses malformed bodies", () => {

@@ -8,7 +8,7 @@ import {
   type PodSandboxStatus,
   sandboxIps
 } from "../../src/cri/pod-sandbox-status.ts"
-import { ProtobufDecodeError, readFields } from "../../src/cri/protobuf.ts"
+import { ProtobufDecodeError, ProtoWriter, readFields } from "../../src/cri/protobuf.ts"
 
 // Strings that survive UTF-8 (no lone surrogates), as protobuf strings must.
 const text = fc.string({ unit: "grapheme", maxLength: 40 })
@@ -105,10 +105,62 @@ describe("CRI protobuf codec", () => {
     expect(decodePodSandboxStatusResponse(bytes).status?.createdAt).toBe(-1n)
   })
 
+  it("reads 64-bit varints to their last bit and refuses a tenth byte that overflows 64 bits", () => {
+    expect(readFields(hex("08" + "ffffffffffffffffff01"))).toEqual([
+      { field: 1, wire: 0, value: 2n ** 64n - 1n }
+    ])
+    expect(readFields(hex("08" + "8080808080808080 8001"))).toEqual([{ field: 1, wire: 0, value: 2n ** 63n }])
+    // non-minimal encodings are legal: 1 written in three bytes
+    expect(readFields(hex("08" + "818000"))).toEqual([{ field: 1, wire: 0, value: 1n }])
+    expect(() => readFields(hex("08" + "ffffffffffffffffff02"))).toThrow(/overflows 64 bits/)
+    expect(() => readFields(hex("08" + "ffffffffffffffffffff01"))).toThrow(ProtobufDecodeError)
+  })
+
+  it("skips unknown fields of every wire type, groups (nested) and packed repeated fields included", () => {
+    // field 7 fixed64, field 8 fixed32, field 9 group { field 1 varint, field 2 group { field 1 "x" } },
+    // field 10 packed repeated int32 [1, 300], then the id (field 1 of PodSandboxStatus) the decoder reads
+    const unknown =
+      "39" +
+      "0102030405060708" +
+      "45" +
+      "01020304" +
+      "4b" +
+      "0801" +
+      "13" +
+      "0a0178" +
+      "14" +
+      "4c" +
+      "5203" +
+      "01ac02"
+    const statusBody = unknown + "0a02" + Buffer.from("s9").toString("hex")
+    const body = "0a" + (statusBody.length / 2).toString(16).padStart(2, "0") + statusBody
+    expect(decodePodSandboxStatusResponse(hex(body)).status?.id).toBe("s9")
+    expect(readFields(hex(unknown)).map((f) => [f.field, f.wire])).toEqual([
+      [7, 1],
+      [8, 5],
+      [10, 2]
+    ])
+  })
+
+  it("writes field numbers above 2^28 with their full tag", () => {
+    // a tag of field 2^28 + 1 as a JS-number shift would overflow into a negative, ten-byte varint
+    const field = 2 ** 28 + 1
+    const bytes = new ProtoWriter().int(field, 1).finish()
+    expect(readFields(bytes)).toEqual([{ field, wire: 0, value: 1n }])
+  })
+
   it("rejects malformed input with a typed error", () => {
     expect(() => readFields(hex("0a05616263"))).toThrow(ProtobufDecodeError) // length past the end
     expect(() => readFields(hex("08ffffffff"))).toThrow(ProtobufDecodeError) // truncated varint
-    expect(() => readFields(hex("0b"))).toThrow(ProtobufDecodeError) // group wire type
+    expect(() => readFields(hex("0b"))).toThrow(ProtobufDecodeError) // a group without its end tag
+    expect(() => readFields(hex("0b" + "14"))).toThrow(/ended by field 2/) // ended by another field's tag
+    expect(() => readFields(hex("0c"))).toThrow(ProtobufDecodeError) // a stray end tag
+    expect(() => readFields(hex("0e00"))).toThrow(/wire type 6/) // wire types 6 and 7 do not exist
+    expect(() => readFields(hex("0b".repeat(100) + "0c".repeat(100)))).toThrow(/nested/)
+    expect(() => readFields(hex("0d0102"))).toThrow(ProtobufDecodeError) // truncated fixed32
+    expect(() => readFields(hex("00"))).toThrow(/field number 0/)
+    // field number 2^29 (one past the largest): tag varint 0x100000000 = 80 80 80 80 10
+    expect(() => readFields(hex("8080808010"))).toThrow(/field number/)
     // a varint where the status message belongs (field 1, wire type 0)
     expect(() => decodePodSandboxStatusResponse(hex("0801"))).toThrow(ProtobufDecodeError)
     // an unknown varint field inside the status is skipped
