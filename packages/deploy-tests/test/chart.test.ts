@@ -66,7 +66,9 @@ describe("helm template", () => {
         "DaemonSet/nodemend-agent",
         "Deployment/nodemend-controller",
         "PodDisruptionBudget/nodemend-controller",
+        "Role/nodemend-agent-events",
         "Role/nodemend-controller",
+        "RoleBinding/nodemend-agent-events",
         "RoleBinding/nodemend-controller",
         "Service/nodemend-controller-metrics",
         "ServiceAccount/nodemend-agent",
@@ -132,9 +134,17 @@ describe("helm template", () => {
       "ClusterRoleBinding/nodemend-agent",
       "ConfigMap/nodemend-agent-config",
       "DaemonSet/nodemend-agent",
+      "Role/nodemend-agent-events",
+      "RoleBinding/nodemend-agent-events",
       "ServiceAccount/nodemend-agent"
     ])
     expect(find(objects, "DaemonSet", "nodemend-agent").metadata.namespace).toBe("kube-system")
+    // Node events live in `default`: the agent's event rights are there, bound to its service account
+    expect(find(objects, "Role", "nodemend-agent-events").metadata.namespace).toBe("default")
+    expect(find(objects, "RoleBinding", "nodemend-agent-events")).toMatchObject({
+      metadata: { namespace: "default" },
+      subjects: [{ kind: "ServiceAccount", name: "nodemend-agent", namespace: "kube-system" }]
+    })
   })
 
   it("controller only: no agent objects", () => {

@@ -39,7 +39,12 @@ describe("default render = deploy/agent + deploy/controller", () => {
     expect(chart.map(key).sort()).toEqual(expected)
   })
 
-  it.each(["ClusterRole/nodemend-agent", "ClusterRole/nodemend-controller", "Role/nodemend-controller"])(
+  it.each([
+    "ClusterRole/nodemend-agent",
+    "Role/nodemend-agent-events",
+    "ClusterRole/nodemend-controller",
+    "Role/nodemend-controller"
+  ])(
     "%s has exactly the manifest's rules",
     (ref) => {
       const [kind = "", name = ""] = ref.split("/")
@@ -49,6 +54,7 @@ describe("default render = deploy/agent + deploy/controller", () => {
 
   it.each([
     "ClusterRoleBinding/nodemend-agent",
+    "RoleBinding/nodemend-agent-events",
     "ClusterRoleBinding/nodemend-controller",
     "RoleBinding/nodemend-controller"
   ])("%s binds the same role to the same subjects", (ref) => {
