@@ -85,14 +85,24 @@ describe("NPA (aws-network-policy-agent.service)", () => {
     ])
   })
 
-  it("systemctl missing or failing: no verdict, nothing emitted", async () => {
+  it("systemctl missing or failing: no verdict, nothing emitted, and what was remembered is kept", async () => {
+    // inactive at 0, systemctl unavailable at 5 and 10 min, inactive again at 15 min
+    let systemctlWorks = true
     const check = npaCheck(
-      recordedRunner(() => "missing"),
+      recordedRunner(() =>
+        systemctlWorks ? { stdout: show("activating", "auto-restart", "exit-code", 7) } : "missing"
+      ),
       T,
       5 * MIN
     )
-    const out = await Effect.runPromise(check.run({ nowMs: 0, pids: Effect.succeed([]) }))
-    expect(out).toEqual([])
+    const runAt = (nowMs: number) => Effect.runPromise(check.run({ nowMs, pids: Effect.succeed([]) }))
+    expect(await runAt(0)).toEqual([])
+    systemctlWorks = false
+    expect(await runAt(5 * MIN)).toEqual([])
+    expect(await runAt(10 * MIN)).toEqual([])
+    systemctlWorks = true
+    // the inactive streak began at 0: a failed systemctl neither ended it nor raised anything
+    expect(reasons(await runAt(15 * MIN))).toEqual(["+NPANotRunning"])
   })
 
   it.effect(

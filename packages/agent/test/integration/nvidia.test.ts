@@ -36,6 +36,8 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
   let watch: NodeConditionWatch
   let scope: Scope.Closeable
   let fiber: Fiber.Fiber<void> | undefined
+  /** Every fabric-mask verdict the monitor reached (a Resolution per healthy GPU per poll). */
+  const fabricVerdicts: Finding[] = []
 
   beforeAll(async () => {
     injector.reset()
@@ -73,7 +75,13 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
         const writer = yield* ConditionWriter
         // Condition detections and resolutions go to the writer (Events are the EventRecorder's).
         const submit = (fs: readonly Finding[]) =>
-          writer.submit(fs.filter((f) => f._tag === "Resolution" || f.severity === "Condition"))
+          Effect.sync(() => {
+            for (const f of fs) if (f.reason === "NvidiaFabricError") fabricVerdicts.push(f)
+          }).pipe(
+            Effect.andThen(
+              writer.submit(fs.filter((f) => f._tag === "Resolution" || f.severity === "Condition"))
+            )
+          )
         return yield* Effect.forkDetach(
           runNvidiaMonitor(
             { settings, instanceType: "p5.48xlarge" },
@@ -99,7 +107,16 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
   it("a healthy 0x1AA fabric mask on every GPU changes nothing", async () => {
     for (let gpu = 0; gpu < 8; gpu++)
       injector.injectField({ entityId: gpu, fieldId: FieldId.FABRIC_HEALTH_MASK, value: 0x1aa })
-    await new Promise((r) => setTimeout(r, 3000)) // three polls
+    // proof that polls read the injected masks: three verdicts per GPU after the injection, all healthy
+    const from = fabricVerdicts.length
+    const deadline = Date.now() + 30_000
+    while (fabricVerdicts.length - from < 3 * 8) {
+      if (Date.now() > deadline) throw new Error("the monitor did not poll the fabric masks")
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const verdicts = fabricVerdicts.slice(from)
+    expect(verdicts.filter((f) => f._tag === "Detection")).toEqual([])
+    expect(new Set(verdicts.map((f) => f.subject)).size).toBe(8)
     expect(watch.latest()).toMatchObject({ status: "True", reason: "NvidiaGPUIsReady" })
     expect(watch.history.some((c) => c.reason === "NvidiaFabricError")).toBe(false)
   })
