@@ -479,15 +479,7 @@ const openSession = (
       const buf = healthResponseBuffer()
       const rc = yield* callAsync<number>(fns.dcgmHealthCheck, handle, DCGM_GROUP_ALL_GPUS, buf)
       if (rc !== DcgmReturn.OK) return yield* callFailed(fns, "dcgmHealthCheck", rc)
-      return yield* Effect.try({
-        try: () => decodeHealthResponse(buf),
-        catch: (e) =>
-          new DcgmCallFailed({
-            call: "dcgmHealthCheck",
-            code: DcgmReturn.GENERIC_ERROR,
-            detail: `undecodable response: ${String(e)}`
-          })
-      })
+      return yield* decodeResponse("dcgmHealthCheck", () => decodeHealthResponse(buf))
     })
 
     const runDiagnostic = (level: DiagLevel) =>
@@ -502,15 +494,7 @@ const openSession = (
         const buf = diagResponseBuffer()
         const rc = yield* callAsync<number>(fn, handle, DCGM_GROUP_ALL_GPUS, DIAG_LEVELS[level], buf)
         if (rc !== DcgmReturn.OK) return yield* callFailed(fns, "dcgmRunDiagnostic", rc)
-        return yield* Effect.try({
-          try: () => decodeDiagResponse(buf),
-          catch: (e) =>
-            new DcgmCallFailed({
-              call: "dcgmRunDiagnostic",
-              code: DcgmReturn.GENERIC_ERROR,
-              detail: `undecodable response: ${String(e)}`
-            })
-        })
+        return yield* decodeResponse("dcgmRunDiagnostic", () => decodeDiagResponse(buf))
       })
 
     return {
@@ -532,6 +516,18 @@ const openSession = (
  * the koffi trampoline: freeing it while DCGM may still call it would be a use-after-free in native code.
  * If DCGM never lets go, the trampoline is leaked on purpose.
  */
+/** A response struct the call filled but that does not decode (counts past its arrays): a failed call. */
+const decodeResponse = <A>(call: string, decode: () => A): Effect.Effect<A, DcgmCallFailed> =>
+  Effect.try({
+    try: decode,
+    catch: (e) =>
+      new DcgmCallFailed({
+        call,
+        code: DcgmReturn.GENERIC_ERROR,
+        detail: `undecodable response: ${String(e)}`
+      })
+  })
+
 const unregisterPolicy = (fns: DcgmFunctions, handle: Handle, conditions: number, ptr: bigint) =>
   Effect.gen(function* () {
     for (let attempt = 0; attempt < 500; attempt++) {
