@@ -3,7 +3,7 @@
 // controller's own config decoders, so a value that renders but would stop a binary at start-up fails here.
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { parseConfigText } from "@nodemend/agent"
+import { CHECK_NAMES, parseConfigText } from "@nodemend/agent"
 import { decodeConfig } from "@nodemend/repair-controller"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
@@ -262,13 +262,52 @@ describe("invalid values fail with the field named", () => {
       { controller: { cloudProvider: "kwok", dryRun: "yes" } },
       /\/controller\/dryRun'.*boolean/u
     ],
-    ["an unknown top-level key", { agents: { enabled: true } }, /additional properties 'agents' not allowed/u]
+    [
+      "an unknown top-level key",
+      { agents: { enabled: true } },
+      /additional properties 'agents' not allowed/u
+    ],
+    [
+      "a misspelt agent monitor",
+      { controller: { enabled: false }, agent: { config: { monitors: { nvida: { enabled: false } } } } },
+      /\/agent\/config\/monitors': additional properties 'nvida' not allowed/u
+    ],
+    [
+      "an unknown agent check",
+      { controller: { enabled: false }, agent: { config: { checks: { "ipamd-stat": { enabled: false } } } } },
+      /\/agent\/config\/checks': additional properties 'ipamd-stat' not allowed/u
+    ],
+    [
+      "an unknown key of an agent check",
+      { controller: { enabled: false }, agent: { config: { checks: { npa: { interval: 60 } } } } },
+      /\/agent\/config\/checks\/npa': additional properties 'interval' not allowed/u
+    ]
   ]
   it.each(refused)("%s", (_what, values, message) => {
     const r = template({ values })
     expect(r.status).not.toBe(0)
     expect(r.stderr).toContain("values don't meet the specifications of the schema")
     expect(r.stderr).toMatch(message)
+  })
+})
+
+describe("the schema's agent config keys are the agent's", () => {
+  const agentConfigSchema = (
+    JSON.parse(readFileSync(join(CHART_DIR, "values.schema.json"), "utf8")) as {
+      properties: {
+        agent: { properties: { config: { properties: Record<string, Record<string, unknown>> } } }
+      }
+    }
+  ).properties.agent.properties.config.properties
+  it("check names: exactly the agent's CHECK_NAMES", () => {
+    const names = Object.keys(agentConfigSchema.checks?.properties as Record<string, unknown>)
+    expect(names.sort()).toEqual([...CHECK_NAMES].sort())
+  })
+  it("monitor names: each one the agent accepts, and the agent refuses the rest", () => {
+    const monitors = Object.keys(agentConfigSchema.monitors?.properties as Record<string, unknown>)
+    for (const m of monitors)
+      expect(Result.isSuccess(parseConfigText(`monitors:\n  ${JSON.stringify(m)}: {}\n`)), m).toBe(true)
+    expect(Result.isSuccess(parseConfigText("monitors:\n  nvida: {}\n"))).toBe(false)
   })
 })
 
