@@ -7,6 +7,7 @@ import {
   emptyXidDedupe,
   normalizePci,
   observeXid,
+  XID_RETENTION_MS,
   type XidSighting
 } from "../../src/monitors/nvidia/xid-dedupe.ts"
 
@@ -78,6 +79,21 @@ describe("XID deduplication (callback vs kernel line vs NVML event)", () => {
         { xid: 95, pci: "0000:2a:00", atMs: 3000 }
       ])
     ).toEqual([true, false])
+  })
+  it("a late report (the polled XID history) still meets the first one after other XIDs came in between", () => {
+    expect(
+      run([
+        { xid: 79, pci: "0000:2a:00", atMs: 1000 }, // DCGM callback
+        { xid: 13, pci: "0000:2a:00", atMs: 61_000 }, // another XID a minute later
+        { xid: 79, pci: "0000:2a:00", atMs: 1000 } // the next poll reads XID 79 from the 5-minute history
+      ])
+    ).toEqual([true, true, false])
+  })
+  it("sightings older than the retention are forgotten, so memory stays bounded in time too", () => {
+    let state = emptyXidDedupe
+    for (const atMs of [0, XID_RETENTION_MS + 1])
+      state = observeXid(state, { xid: 48, pci: undefined, atMs }).state
+    expect(state.recent.map((s) => s.atMs)).toEqual([XID_RETENTION_MS + 1])
   })
   it("XID reasons follow the catalog's fatal list", () => {
     expect(xidDetection(79, 1, "0000:2a:00")).toMatchObject({

@@ -9,6 +9,12 @@
  */
 
 export const XID_DEDUPE_WINDOW_MS = 5000
+/**
+ * How long a sighting is remembered, by its own time against the newest one seen: a path can report an XID
+ * long after it happened (the polled XID history reads a 5-minute window every poll, kernel lines can lag),
+ * and that late report must still meet the first one. Longer than the default look-back window plus a poll.
+ */
+export const XID_RETENTION_MS = 15 * 60_000
 /** Bound on remembered sightings (a storm of distinct XIDs must not grow memory). */
 const MAX_SIGHTINGS = 256
 
@@ -21,9 +27,11 @@ export interface XidSighting {
 
 export interface XidDedupeState {
   readonly recent: readonly XidSighting[]
+  /** The newest sighting time seen (retention is measured from it). */
+  readonly newestMs: number
 }
 
-export const emptyXidDedupe: XidDedupeState = { recent: [] }
+export const emptyXidDedupe: XidDedupeState = { recent: [], newestMs: Number.NEGATIVE_INFINITY }
 
 /**
  * One form for a GPU's PCI address, whoever printed it: NVML's busId and DCGM's field 57 (`00000000:2A:00.0`,
@@ -47,17 +55,17 @@ const sameGpu = (a: string | undefined, b: string | undefined) =>
 export const observeXid = (
   state: XidDedupeState,
   sighting: XidSighting,
-  windowMs: number = XID_DEDUPE_WINDOW_MS
+  windowMs: number = XID_DEDUPE_WINDOW_MS,
+  retentionMs: number = XID_RETENTION_MS
 ): { readonly report: boolean; readonly state: XidDedupeState } => {
-  const live = state.recent.filter(
-    (s) => Math.abs(sighting.atMs - s.atMs) < windowMs || s.atMs > sighting.atMs
-  )
+  const newestMs = Math.max(state.newestMs, sighting.atMs)
+  const live = state.recent.filter((s) => s.atMs > newestMs - retentionMs)
   const duplicate = live.some(
     (s) =>
       s.xid === sighting.xid && sameGpu(s.pci, sighting.pci) && Math.abs(sighting.atMs - s.atMs) < windowMs
   )
   return {
     report: !duplicate,
-    state: { recent: duplicate ? live : [...live, sighting].slice(-MAX_SIGHTINGS) }
+    state: { recent: duplicate ? live : [...live, sighting].slice(-MAX_SIGHTINGS), newestMs }
   }
 }
