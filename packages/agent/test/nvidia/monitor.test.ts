@@ -347,9 +347,12 @@ describe("NVIDIA monitor", () => {
       })
       injector.injectField({ entityId: 2, fieldId: FieldId.XID_ERROR, value: 13, timestampUs: now })
       yield* advanceUntil(h, has("DCGMFieldError856"), "10 seconds", "the poll after the injection")
+      // three more polls, each proven by its device-count verdict (a poll that never ran would prove nothing)
+      const polls = (fs: readonly Finding[]) =>
+        fs.filter((f) => f.reason === "NvidiaDeviceCountMismatch").length
       for (let i = 0; i < 3; i++) {
-        yield* TestClock.adjust("10 seconds")
-        yield* settle
+        const before = polls(yield* Ref.get(h.findings))
+        yield* advanceUntil(h, (fs) => polls(fs) > before, "10 seconds", `poll ${i + 2} after the injection`)
       }
       const fs = yield* Ref.get(h.findings)
       expect(fs.filter((f) => f.reason === "DCGMFieldError856")).toHaveLength(1)
