@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { deployedNodeFlags } from "./deployed-flags.ts"
 
 export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url))
 const REPO = join(PACKAGE_DIR, "../..")
@@ -46,7 +47,7 @@ export interface Agent {
 }
 
 /** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart); override with AGENT_NODE_FLAGS. */
-export const DEPLOYED_NODE_FLAGS = "--max-semi-space-size=1"
+export const DEPLOYED_NODE_FLAGS = deployedNodeFlags().join(" ")
 export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? DEPLOYED_NODE_FLAGS)
   .split(" ")
   .filter((f) => f !== "")

@@ -17,13 +17,14 @@ import {
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { deployedNodeFlags } from "../../bench/deployed-flags.ts"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = process.execPath
 export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
 
-/** The node command line of deploy/agent (DaemonSet command, systemd ExecStart), before the agent's flags. */
-export const DEPLOYED_NODE_FLAGS = ["--max-semi-space-size=1"]
+/** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart). */
+export const DEPLOYED_NODE_FLAGS = deployedNodeFlags()
 
 /** Builds the bundle from the current sources exactly as the package's `build` script does. */
 export const buildBundle = (): void => {
