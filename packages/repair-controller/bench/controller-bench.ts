@@ -2,7 +2,8 @@
  * Repair-controller bench: prints figures, asserts nothing. Against the local cluster (NODEMEND_KUBECONFIG,
  * default <repo>/.nodemend/kubeconfig), with the shipped bundle (built from the current sources) in a child
  * process, run with the Deployment's V8 flags. `HEAP_SNAPSHOT=1` sends SIGUSR2 at the burst's peak (the
- * controller then writes a .heapsnapshot into the package directory; --heap-snapshot-signal is added).
+ * controller then writes a .heapsnapshot into the package directory; --heap-snapshot-signal is added);
+ * `CONTROLLER_LOG=<file>` keeps the controller's log.
  *
  *   NODES=5000 PODS=50000 LATENCY_REPAIRS=50 FAILURES=1000 npm run bench -w @nodemend/repair-controller
  *
@@ -12,7 +13,7 @@
  * and how many of FAILURES simultaneous failures in one pool are acted on versus ceil(20% x pool); then it
  * follows the burst's repairs (up to BURST_FOLLOW_SECONDS) with RSS still sampled, so the peak includes them.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import {
@@ -281,6 +282,7 @@ async function main() {
   ]
   console.log(lines.join("\n"))
   await ctl.kill("SIGTERM")
+  if (process.env.CONTROLLER_LOG) writeFileSync(process.env.CONTROLLER_LOG, ctl.logs())
   if (process.env.KEEP !== "1") {
     log("cleaning up")
     // Pods first, without grace: pods of deleted kwok nodes would otherwise wait for the pod GC (about 10/s).

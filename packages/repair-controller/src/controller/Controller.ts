@@ -75,7 +75,11 @@ const updatePoolMetrics = (env: ControllerEnv) =>
     yield* Metric.update(M.heapUsed, mem.heapUsed)
   })
 
-export const startController = (config: ControllerConfig, kube: KubeShape, workers = 32) =>
+/**
+ * 64 workers: a wave of 100+ simultaneous expiries is tainted in two rounds of parallel patches rather than
+ * four (expiry -> taint p99, docs/performance.md); drains are bounded separately (drain.maxConcurrent).
+ */
+export const startController = (config: ControllerConfig, kube: KubeShape, workers = 64) =>
   Effect.gen(function* () {
     const cloud = yield* CloudProvider
     const logCapture = yield* LogCaptureHook

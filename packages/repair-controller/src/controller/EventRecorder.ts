@@ -3,7 +3,7 @@
  * `default`), with per-key dedupe so that a blocked breaker does not write an Event per requeue. Failures to
  * write an Event are logged and never fail a reconcile.
  */
-import { Effect, Metric, Semaphore } from "effect"
+import { Effect, Metric } from "effect"
 import type { KubeShape, NodeEventInput } from "../kube/Kube.ts"
 import { eventsDropped } from "../observability/metrics.ts"
 
@@ -19,33 +19,42 @@ export interface EventRecorder {
 const EVENT_NAMESPACE = "default"
 
 /** Events waiting to be written at most; beyond it new ones are dropped and counted (as client-go's broadcaster does). */
-export const MAX_PENDING_EVENTS = 1000
+export const MAX_PENDING_EVENTS = 10_000
+const WRITERS = 8
 
 /**
- * Events are written in the background (at most 8 at once) so that a repair step never waits on one; the
- * eventTime is taken when the step happens, so their order for readers is kept. The backlog is bounded: a
- * burst of hundreds of repairs emits faster than 8 writers drain, and each waiting event is a fiber.
+ * Events are written in the background so that a repair step never waits on one; the eventTime is taken when
+ * the step happens, so their order for readers is kept. A burst of hundreds of repairs emits thousands of
+ * events faster than the API server takes them: they wait as plain objects in one bounded queue (about 1 KiB
+ * each) drained by at most 8 writer fibers, not as a fiber per event.
  */
 export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVENTS): EventRecorder => {
   const last = new Map<string, number>()
-  const inFlight = Semaphore.makeUnsafe(8)
-  let pending = 0
+  const queue: Array<{ readonly e: NodeEventInput; readonly at: Date }> = []
+  let writers = 0
+  // Takes the next event, or retires this writer in the same synchronous step (so emit never strands one).
+  const writeNext: Effect.Effect<void> = Effect.suspend(() => {
+    const next = queue.shift()
+    if (next === undefined) {
+      writers--
+      return Effect.void
+    }
+    return kube.emitNodeEvent(EVENT_NAMESPACE, next.e, next.at).pipe(
+      // Any failure, defects included: a writer that died would never take the next event.
+      Effect.catchCause((cause) =>
+        Effect.logWarning("could not write event", { reason: next.e.reason, error: String(cause) })
+      ),
+      Effect.andThen(writeNext)
+    )
+  })
   const emit = (e: NodeEventInput) =>
     Effect.suspend(() => {
-      if (pending >= maxPending)
+      if (queue.length >= maxPending)
         return Metric.update(Metric.withAttributes(eventsDropped, { reason: e.reason }), 1)
-      pending++
-      return inFlight
-        .withPermits(1)(
-          kube
-            .emitNodeEvent(EVENT_NAMESPACE, e, new Date())
-            .pipe(
-              Effect.catch((err) =>
-                Effect.logWarning("could not write event", { reason: e.reason, error: err.message })
-              )
-            )
-        )
-        .pipe(Effect.ensuring(Effect.sync(() => pending--)), Effect.forkDetach, Effect.asVoid)
+      queue.push({ e, at: new Date() })
+      if (writers >= WRITERS) return Effect.void
+      writers++
+      return writeNext.pipe(Effect.forkDetach, Effect.asVoid)
     })
   return {
     emit,
