@@ -84,7 +84,9 @@ export const spawnAgent = (
   } = {}
 ): Agent => {
   const entry = fromSource ? ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")] : [BUNDLE]
-  const child = spawn(process.execPath, [...flags, ...entry, ...args], {
+  // Type stripping runs on WebAssembly, which lite mode turns off.
+  const v8Flags = fromSource ? flags.filter((f) => f !== "--lite-mode") : flags
+  const child = spawn(process.execPath, [...v8Flags, ...entry, ...args], {
     cwd: PACKAGE_DIR,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -5,7 +5,7 @@
  *   node --conditions=source bench/footprint.ts [seconds=30] ["<flags>"]...
  *
  * Each variant runs `seconds`, then prints its RSS (VmRSS), peak RSS (VmHWM) and the CPU it used. A
- * variant's `NAME=value` words are environment variables (MALLOC_ARENA_MAX=2). A variant "source" runs src/main.ts under type stripping (with the deployed flags) for comparison.
+ * variant's `NAME=value` words are environment variables (MALLOC_ARENA_MAX=2). A variant "source" runs src/main.ts under type stripping (with the deployed flags less --lite-mode) for comparison.
  * Without variants: the deployed flags, no flags, and source.
  */
 import { readFileSync } from "node:fs"
