@@ -10,13 +10,17 @@ export type NativeFunction = ReturnType<LibraryHandle["func"]>
 /** A koffi type: a name such as "uint32_t", a TypeObject, or a direction marker. */
 export type TypeSpec = Parameters<typeof koffi.out>[0]
 
+/**
+ * Arguments of native calls still running. koffi hands a Buffer's or typed array's memory to the native
+ * function as it is and keeps no reference to it: a caller interrupted mid-call (a session torn down while a
+ * poll is in flight) would let the GC free memory the vendor library is still writing (heap corruption).
+ * Pinned here from the call until it returns.
+ */
+const pinned = new Set<readonly unknown[]>()
+
 /** The call's return value; a koffi marshalling error (a bug here, not a vendor error) is a defect. */
 export const callAsync = <R>(fn: NativeFunction, ...args: readonly unknown[]): Effect.Effect<R> =>
-  Effect.callback<R>((resume) => {
-    fn.async(...args, (err: unknown, result: R) => {
-      resume(err ? Effect.die(err) : Effect.succeed(result))
-    })
-  })
+  callAsyncThen<R>(() => {}, fn, ...args)
 
 /**
  * callAsync, and `afterReturn` as soon as the native call has returned, also when the calling fiber was
@@ -29,7 +33,9 @@ export const callAsyncThen = <R>(
   ...args: readonly unknown[]
 ): Effect.Effect<R> =>
   Effect.callback<R>((resume) => {
+    pinned.add(args)
     fn.async(...args, (err: unknown, result: R) => {
+      pinned.delete(args)
       afterReturn()
       resume(err ? Effect.die(err) : Effect.succeed(result))
     })

@@ -345,12 +345,17 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
                       yield* Effect.logWarning("nvmlEventSetWait_v2 did not return; event set left allocated")
                   })
               )
-              for (const h of handles) {
-                const rc = yield* callAsync<number>(fns.nvmlDeviceRegisterEvents, h, eventTypes, set)
-                // NOT_SUPPORTED leaves the set usable (some event types on some boards).
-                if (rc !== NvmlReturn.SUCCESS && rc !== NvmlReturn.NOT_SUPPORTED)
-                  return yield* fail("nvmlDeviceRegisterEvents", rc)
-              }
+              // Uninterruptible up to the first wait: an interrupted registration would return at once while
+              // the call still runs on a worker thread, and the release above would free the set under it
+              // (a heap corruption that surfaced as SIGSEGV/SIGABRT in later calls). Registrations are short.
+              const registered = Effect.gen(function* () {
+                for (const h of handles) {
+                  const rc = yield* callAsync<number>(fns.nvmlDeviceRegisterEvents, h, eventTypes, set)
+                  // NOT_SUPPORTED leaves the set usable (some event types on some boards).
+                  if (rc !== NvmlReturn.SUCCESS && rc !== NvmlReturn.NOT_SUPPORTED)
+                    return yield* fail("nvmlDeviceRegisterEvents", rc)
+                }
+              })
               const waitOnce = () =>
                 new Promise<void>((resolve) => {
                   const data = {} as {
@@ -379,7 +384,9 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
                     if (!state.stopped) state.inFlight = waitOnce()
                   })
                 })
-              state.inFlight = waitOnce()
+              yield* Effect.uninterruptible(
+                registered.pipe(Effect.tap(() => Effect.sync(() => (state.inFlight = waitOnce()))))
+              )
             })
           )
 
