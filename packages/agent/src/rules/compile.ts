@@ -141,6 +141,7 @@ export const compileRules = (
   builtin: readonly LogRule[] = LOG_RULES
 ): LogMatcher => {
   const reasonOverrides = overrides.reasons ?? {}
+  const disabledMonitors = new Set(overrides.disabledMonitors ?? [])
   const all = [...builtin, ...(overrides.extraRules ?? []).map(userRuleToLogRule)]
   const ids = new Set<string>()
   for (const rule of all) {
@@ -154,6 +155,7 @@ export const compileRules = (
     const monitor = resolveReason(rule.code)?.entry.monitor ?? monitorOfTemplate(rule.code)
     if (monitor === undefined)
       throw new InvalidRule({ ruleId: rule.id, message: `code ${rule.code} is not in the catalog` })
+    if (disabledMonitors.has(monitor)) return
     if (rule.reasonOf === undefined && reasonOverrides[rule.code]?.disabled === true) return
     const compiled: CompiledRule = {
       id: rule.id,

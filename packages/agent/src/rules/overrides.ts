@@ -41,6 +41,8 @@ export type UserRule = typeof UserRule.Type
 
 export const RuleOverrides = Schema.Struct({
   reasons: Schema.optionalKey(Schema.Record(Schema.String, ReasonOverride)),
+  /** Monitors switched off: their rules are not compiled, and a source only they read is never opened. */
+  disabledMonitors: Schema.optionalKey(Schema.Array(Schema.String)),
   extraRules: Schema.optionalKey(Schema.Array(UserRule))
 })
 export type RuleOverrides = typeof RuleOverrides.Type

@@ -165,3 +165,22 @@ describe("deploy/agent/configmap.yaml", () => {
     expect(c.monitors.kernel.thresholds.zombieCount).toBe(20)
   })
 })
+
+describe("a disabled monitor's log rules", () => {
+  it("are not compiled, so the sources only it reads are never opened", async () => {
+    const { ruleOverridesFromConfig } = await import("../../src/config/rule-overrides.ts")
+    const { compileRules } = await import("../../src/rules/index.ts")
+    const all = compileRules(ruleOverridesFromConfig(ok("{}")))
+    expect(all.sources).toContain("file:/var/log/aws-routed-eni/ipamd.log")
+    expect(all.sources).toContain("podlogs:kube-proxy")
+    const withoutNetworking = compileRules(
+      ruleOverridesFromConfig(ok("monitors: { networking: { enabled: false } }"))
+    )
+    expect(withoutNetworking.sources).not.toContain("file:/var/log/aws-routed-eni/ipamd.log")
+    expect(withoutNetworking.sources).not.toContain("podlogs:kube-proxy")
+    expect(withoutNetworking.sources).toContain("dmesg")
+    expect(
+      withoutNetworking.match("dmesg", "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [x:1]")
+    ).toHaveLength(1)
+  })
+})
