@@ -528,12 +528,22 @@ const decodeResponse = <A>(call: string, decode: () => A): Effect.Effect<A, Dcgm
       })
   })
 
+/**
+ * 10 ms of wall time for a DCGM thread still inside our callback to leave it. Deliberately not Clock: this
+ * waits on a native thread, not on logical time, and under a TestClock a Clock sleep in a teardown would
+ * never end (a test interrupting the monitor while a callback was finishing hung).
+ */
+const vendorThreadPause = Effect.callback<void>((resume) => {
+  const timer = setTimeout(() => resume(Effect.void), 10)
+  return Effect.sync(() => clearTimeout(timer))
+})
+
 const unregisterPolicy = (fns: DcgmFunctions, handle: Handle, conditions: number, ptr: bigint) =>
   Effect.gen(function* () {
     for (let attempt = 0; attempt < 500; attempt++) {
       const rc = yield* callAsync<number>(fns.dcgmPolicyUnregister, handle, DCGM_GROUP_ALL_GPUS, conditions)
       if (rc === DcgmReturn.IN_USE) {
-        yield* Effect.sleep("10 millis")
+        yield* vendorThreadPause
         continue
       }
       if (rc === DcgmReturn.OK || rc === DcgmReturn.CONNECTION_NOT_VALID) koffi.unregister(ptr)

@@ -324,12 +324,25 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
               const n = yield* deviceCount
               const handles: bigint[] = []
               for (let i = 0; i < n; i++) handles.push(yield* device(i))
+              // The wait running on a worker thread now; the release frees the set only once it has returned.
               const state = { stopped: false, inFlight: Promise.resolve() }
+              // Created and registered on every device inside the (uninterruptible) acquisition: an interrupted
+              // registration would return at once while the call still ran on a worker thread, and the release
+              // would free the set under it (a heap corruption that surfaced as SIGSEGV/SIGABRT in later calls).
               const set = yield* Effect.acquireRelease(
                 Effect.gen(function* () {
                   const out: unknown[] = [null]
                   yield* check("nvmlEventSetCreate")(yield* callAsync<number>(fns.nvmlEventSetCreate, out))
-                  return out[0]
+                  const created = out[0]
+                  for (const h of handles) {
+                    const rc = yield* callAsync<number>(fns.nvmlDeviceRegisterEvents, h, eventTypes, created)
+                    // NOT_SUPPORTED leaves the set usable (some event types on some boards).
+                    if (rc !== NvmlReturn.SUCCESS && rc !== NvmlReturn.NOT_SUPPORTED) {
+                      yield* callAsync<number>(fns.nvmlEventSetFree, created)
+                      return yield* fail("nvmlDeviceRegisterEvents", rc)
+                    }
+                  }
+                  return created
                 }),
                 (s) =>
                   Effect.gen(function* () {
@@ -345,17 +358,6 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
                       yield* Effect.logWarning("nvmlEventSetWait_v2 did not return; event set left allocated")
                   })
               )
-              // Uninterruptible up to the first wait: an interrupted registration would return at once while
-              // the call still runs on a worker thread, and the release above would free the set under it
-              // (a heap corruption that surfaced as SIGSEGV/SIGABRT in later calls). Registrations are short.
-              const registered = Effect.gen(function* () {
-                for (const h of handles) {
-                  const rc = yield* callAsync<number>(fns.nvmlDeviceRegisterEvents, h, eventTypes, set)
-                  // NOT_SUPPORTED leaves the set usable (some event types on some boards).
-                  if (rc !== NvmlReturn.SUCCESS && rc !== NvmlReturn.NOT_SUPPORTED)
-                    return yield* fail("nvmlDeviceRegisterEvents", rc)
-                }
-              })
               const waitOnce = () =>
                 new Promise<void>((resolve) => {
                   const data = {} as {
@@ -384,9 +386,8 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
                     if (!state.stopped) state.inFlight = waitOnce()
                   })
                 })
-              yield* Effect.uninterruptible(
-                registered.pipe(Effect.tap(() => Effect.sync(() => (state.inFlight = waitOnce()))))
-              )
+              // unless the release has already run (a scope closed without interrupting this fiber first)
+              if (!state.stopped) state.inFlight = waitOnce()
             })
           )
 

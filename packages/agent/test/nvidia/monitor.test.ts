@@ -317,7 +317,11 @@ describe("NVIDIA monitor", () => {
         yield* Ref.set(h.findings, [])
         yield* advanceUntil(h, has("NvidiaDeviceCountMismatch"), "300 seconds", "second poll")
         const fs = yield* Ref.get(h.findings)
-        expect(fs.filter((f) => f.reason === "NvidiaFabricError").map((f) => f._tag)).toEqual(["Resolution"])
+        // one verdict per poll that ran (stepping the clock can let a second poll in before the check): all
+        // of them Resolutions, never a Detection
+        const fabric = fs.filter((f) => f.reason === "NvidiaFabricError")
+        expect(fabric.length).toBeGreaterThan(0)
+        expect(fabric.filter((f) => f._tag !== "Resolution")).toEqual([])
         expect(
           fs.find((f) => f.reason === "FabricManagerNotRunning" && f._tag === "Detection")
         ).toMatchObject({
