@@ -7,7 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ConditionPatchEntry, CurrentCondition } from "./condition-state.ts"
-import { KubeAccessError, loadKubeAccess } from "./kube-access.ts"
+import { KubeAccessError, loadKubeAccess } from "@nodemend/kube-access"
 import { type KubeError, type KubeHttp, makeKubeHttp, microTime } from "./kube-http.ts"
 
 export { KubeError } from "./kube-http.ts"

@@ -4,7 +4,7 @@
  */
 import { Data, Effect } from "effect"
 import { Agent, request } from "node:https"
-import type { KubeAccess } from "./kube-access.ts"
+import type { KubeAccess } from "@nodemend/kube-access"
 
 export class KubeError extends Data.TaggedError("KubeError")<{
   readonly operation: string

@@ -7,7 +7,7 @@
 import { clients, kubeconfigPath, RUN_ID, waitFor } from "@nodemend/cluster-harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { kubeAccessFromKubeconfig } from "../../src/k8s/kube-access.ts"
+import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { makeKubeHttp } from "../../src/k8s/kube-http.ts"
 import { listWatch } from "../../src/k8s/list-watch.ts"
 

@@ -27,7 +27,7 @@ import {
 import { startUploadServer, type UploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
 import { makeHostRoot, plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
 import { NodeDiagnosticController } from "../../../agent/src/diagnostics/NodeDiagnosticController.ts"
-import { kubeAccessFromKubeconfig } from "../../../agent/src/k8s/kube-access.ts"
+import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { makeKubeHttp } from "../../../agent/src/k8s/kube-http.ts"
 import { run } from "../../src/cli.ts"
 import { NodeDiagnosticGVR as GVR } from "@nodemend/agent/diagnostics/NodeDiagnostic"

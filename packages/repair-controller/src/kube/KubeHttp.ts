@@ -9,7 +9,7 @@
  */
 import { Agent, request } from "node:https"
 import type { IncomingMessage } from "node:http"
-import type { KubeAccess } from "./KubeAccess.ts"
+import type { KubeAccess } from "@nodemend/kube-access"
 
 export const REQUEST_TIMEOUT_MS = 30_000
 /** A watch with no bytes (not even a bookmark, sent about once a minute) for this long is dead. */

@@ -8,7 +8,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 // The agent's collector runs in-process for the node under test (test-only cross-package import).
 import { NodeDiagnosticController } from "../../../../agent/src/diagnostics/NodeDiagnosticController.ts"
-import { kubeAccessFromKubeconfig } from "../../../../agent/src/k8s/kube-access.ts"
+import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { makeKubeHttp } from "../../../../agent/src/k8s/kube-http.ts"
 import { makeHostRoot } from "../../../../agent/test/diagnostics/fixtures.ts"
 import { installNodeDiagnosticCrd } from "../../../../agent/test/diagnostics/cluster/crd.ts"

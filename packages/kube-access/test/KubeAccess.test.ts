@@ -2,8 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { KubeAccessError, kubeAccessFromKubeconfig } from "../../src/k8s/kube-access.ts"
-import { microTime } from "../../src/k8s/kube-http.ts"
+import { KubeAccessError, kubeAccessFromKubeconfig } from "../src/KubeAccess.ts"
 
 let dir: string
 beforeEach(() => {
@@ -73,11 +72,5 @@ describe("kubeconfig", () => {
     expect(() => kubeAccessFromKubeconfig(join(dir, "missing"))).toThrow(KubeAccessError)
     writeFileSync(join(dir, "bad"), "current-context: nope\nclusters: []\ncontexts: []\n")
     expect(() => kubeAccessFromKubeconfig(join(dir, "bad"))).toThrow(/no context "nope"/)
-  })
-})
-
-describe("MicroTime", () => {
-  it("has exactly six fractional digits", () => {
-    expect(microTime(Date.parse("2026-11-30T05:00:00.123Z"))).toBe("2026-11-30T05:00:00.123000Z")
   })
 })

@@ -1,12 +1,12 @@
 /**
- * How the agent reaches the API server: server URL, TLS material and a bearer token source, from a
+ * How nodemend's binaries (agent, controller) reach the API server: server URL, TLS material and a bearer token source, from a
  * kubeconfig file (current context) or the in-cluster service account. Supports what node credentials
  * use: client certificates and keys (files or inline data), bearer tokens (inline or file), and exec
  * credential plugins (e.g. `aws eks get-token`), whose tokens are cached until shortly before they expire.
  *
- * The agent talks to the API server through this and node:https rather than @kubernetes/client-node:
- * four calls do not justify ~45 MiB of generated client in a DaemonSet on every node, and a keep-alive
- * agent reuses one TLS connection (client-node 2.0.1 opens a new one per request).
+ * Both binaries talk to the API server through this and node:https rather than @kubernetes/client-node
+ * (ADR 0006, ADR 0007): its generated models cost tens of MiB at import, and a keep-alive agent reuses one
+ * TLS connection (client-node 2.0.1 opens a new one per request).
  */
 import { Data, Schema } from "effect"
 import { execFile } from "node:child_process"
@@ -188,7 +188,7 @@ export const kubeAccessInCluster = (): KubeAccess => {
   const port = process.env.KUBERNETES_SERVICE_PORT ?? "443"
   if (host === undefined)
     throw new KubeAccessError({
-      detail: "no --kubeconfig and not running in a pod (KUBERNETES_SERVICE_HOST unset)"
+      detail: "no kubeconfig given and not running in a pod (KUBERNETES_SERVICE_HOST unset)"
     })
   return {
     server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
