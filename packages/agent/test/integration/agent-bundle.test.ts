@@ -82,7 +82,8 @@ describe("the bundled agent on a GPU node", () => {
     if (nodeName) await deleteNode(core, nodeName)
   })
 
-  it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
+  let config = ""
+  beforeAll(async () => {
     buildBundle()
     const doubles = buildGpuDoubles()
     nodeName = (await createFakeNode(core)).metadata!.name!
@@ -93,15 +94,18 @@ describe("the bundled agent on a GPU node", () => {
       "proc/bus/pci/devices",
       `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
     )
-    const config = join(host.root, "agent.yaml")
+    config = join(host.root, "agent.yaml")
     writeFileSync(
       config,
       `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`
     )
+  }, 300_000)
+
+  it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
     agent = startAgent({
       nodeName,
       kubeconfig: kubeconfigPath(),
-      hostRoot: host.root,
+      hostRoot: host!.root,
       config,
       env: { NMDOUBLE_NVML_DEVICES: "8" },
       bundle: true
