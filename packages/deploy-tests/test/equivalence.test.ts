@@ -44,13 +44,10 @@ describe("default render = deploy/agent + deploy/controller", () => {
     "Role/nodemend-agent-events",
     "ClusterRole/nodemend-controller",
     "Role/nodemend-controller"
-  ])(
-    "%s has exactly the manifest's rules",
-    (ref) => {
-      const [kind = "", name = ""] = ref.split("/")
-      expect(find(chart, kind, name).rules).toEqual(find(manifests, kind, name).rules)
-    }
-  )
+  ])("%s has exactly the manifest's rules", (ref) => {
+    const [kind = "", name = ""] = ref.split("/")
+    expect(find(chart, kind, name).rules).toEqual(find(manifests, kind, name).rules)
+  })
 
   it.each([
     "ClusterRoleBinding/nodemend-agent",
