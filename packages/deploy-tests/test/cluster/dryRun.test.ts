@@ -60,12 +60,9 @@ describe("server-side dry run of the rendered chart", () => {
     expect(stored).toHaveLength(objects.length)
     // What the server would store still carries what the chart says (nothing was pruned as unknown).
     const ds = find(stored, "DaemonSet", "nodemend-agent") as unknown as {
-      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } }
+      spec: { template: { spec: { containers: { command: string[] }[] } } }
     }
-    expect(ds.spec.template.spec.containers[0]?.env).toContainEqual({
-      name: "NODE_OPTIONS",
-      value: "--max-semi-space-size=1"
-    })
+    expect(ds.spec.template.spec.containers[0]?.command).toContain("--max-semi-space-size=1")
     const crd = JSON.stringify(find(stored, "CustomResourceDefinition", "nodediagnostics.nodemend.io"))
     expect(crd).toContain("x-kubernetes-validations")
   })
