@@ -63,26 +63,47 @@ describe("dcgmRunDiagnostic", () => {
 describe("decodeDiagResponse", () => {
   const RESULTS = koffi.offsetof(DiagResponseV12, "results")
   const ERRORS = koffi.offsetof(DiagResponseV12, "errors")
-  it("matches errors by entity id and test id, names unknown test ids, fails closed on unknown verdicts", () => {
+  interface Entity {
+    readonly group: number
+    readonly id: number
+    readonly testId: number
+  }
+  /** A response holding these results (dcgmDiagEntityResult_v1: entity @0, result @8, testId @12, 16 bytes)
+   * and errors (dcgmDiagError_v1: entity @0, code @8, msg @20, testId @532, 536 bytes), written byte by byte. */
+  const response = (
+    results: ReadonlyArray<Entity & { readonly result: number }>,
+    errors: ReadonlyArray<Entity & { readonly code: number; readonly msg: string }>
+  ): Buffer => {
     const buf = diagResponseBuffer()
-    buf.writeUInt8(1, 5) // numErrors
-    buf.writeUInt16LE(2, 10) // numResults
-    // results[0]: GPU 2, test 12 (RIST, not named by go-dcgm), verdict 9 (not a dcgmDiagResult_t)
-    buf.writeUInt32LE(1, RESULTS)
-    buf.writeUInt32LE(2, RESULTS + 4)
-    buf.writeUInt32LE(9, RESULTS + 8)
-    buf.writeUInt32LE(12, RESULTS + 12)
-    // results[1]: GPU 3, software, FAIL
-    buf.writeUInt32LE(1, RESULTS + 16)
-    buf.writeUInt32LE(3, RESULTS + 20)
-    buf.writeUInt32LE(3, RESULTS + 24)
-    buf.writeUInt32LE(15, RESULTS + 28)
-    // errors[0]: GPU 3, code 6 @8, msg @20, testId 15 @532
-    buf.writeUInt32LE(1, ERRORS)
-    buf.writeUInt32LE(3, ERRORS + 4)
-    buf.writeUInt32LE(6, ERRORS + 8)
-    buf.write("A pending retired page has been detected in GPU 3.", ERRORS + 20)
-    buf.writeUInt32LE(15, ERRORS + 532)
+    buf.writeUInt8(errors.length, 5) // numErrors
+    buf.writeUInt16LE(results.length, 10) // numResults
+    results.forEach((r, i) => {
+      const at = RESULTS + i * 16
+      buf.writeUInt32LE(r.group, at)
+      buf.writeUInt32LE(r.id, at + 4)
+      buf.writeUInt32LE(r.result, at + 8)
+      buf.writeUInt32LE(r.testId, at + 12)
+    })
+    errors.forEach((e, i) => {
+      const at = ERRORS + i * 536
+      buf.writeUInt32LE(e.group, at)
+      buf.writeUInt32LE(e.id, at + 4)
+      buf.writeUInt32LE(e.code, at + 8)
+      buf.write(e.msg, at + 20)
+      buf.writeUInt32LE(e.testId, at + 532)
+    })
+    return buf
+  }
+  it("matches errors by entity id and test id, names unknown test ids, fails closed on unknown verdicts", () => {
+    const buf = response(
+      [
+        // GPU 2, test 12 (RIST, not named by go-dcgm), verdict 9 (not a dcgmDiagResult_t)
+        { group: 1, id: 2, result: 9, testId: 12 },
+        // GPU 3, software, FAIL
+        { group: 1, id: 3, result: 3, testId: 15 }
+      ],
+      [{ group: 1, id: 3, code: 6, msg: "A pending retired page has been detected in GPU 3.", testId: 15 }]
+    )
     const r = decodeDiagResponse(buf).results
     expect(r.map((x) => [x.testName, x.result, x.errorCode, x.errorMessage])).toEqual([
       ["test 12", "Fail", undefined, undefined],
@@ -90,21 +111,21 @@ describe("decodeDiagResponse", () => {
     ])
   })
   it("an error of the global entity (DCGM_FE_NONE, id 0) is not GPU 0's", () => {
-    const buf = diagResponseBuffer()
-    buf.writeUInt8(1, 5) // numErrors
-    buf.writeUInt16LE(1, 10) // numResults
-    // results[0]: GPU 0 (DCGM_FE_GPU 1), software, PASS
-    buf.writeUInt32LE(1, RESULTS)
-    buf.writeUInt32LE(0, RESULTS + 4)
-    buf.writeUInt32LE(0, RESULTS + 8)
-    buf.writeUInt32LE(15, RESULTS + 12)
-    // errors[0]: global scope (DCGM_FE_NONE 0, id 0), software; dcgm_errors.h v4.6.0: 64 = DCGM_FR_API_FAIL,
-    // message from DCGM_FR_API_FAIL_MSG
-    buf.writeUInt32LE(0, ERRORS)
-    buf.writeUInt32LE(0, ERRORS + 4)
-    buf.writeUInt32LE(64, ERRORS + 8)
-    buf.write("API call dcgmGetAllDevices failed: 'Host engine connection invalid/disconnected'", ERRORS + 20)
-    buf.writeUInt32LE(15, ERRORS + 532)
+    const buf = response(
+      // GPU 0 (DCGM_FE_GPU 1), software, PASS
+      [{ group: 1, id: 0, result: 0, testId: 15 }],
+      // global scope (DCGM_FE_NONE 0, id 0), software; dcgm_errors.h v4.6.0: 64 = DCGM_FR_API_FAIL,
+      // message from DCGM_FR_API_FAIL_MSG
+      [
+        {
+          group: 0,
+          id: 0,
+          code: 64,
+          msg: "API call dcgmGetAllDevices failed: 'Host engine connection invalid/disconnected'",
+          testId: 15
+        }
+      ]
+    )
     const [r] = decodeDiagResponse(buf).results
     expect(r).toMatchObject({ entityGroupId: 1, entityId: 0, result: "Pass", errorCode: undefined })
   })
