@@ -309,8 +309,10 @@ export const LOG_RULES: readonly LogRule[] = [
     code: "NvidiaXID{code}Error",
     reasonOf: (groups) => xidReason(Number(groups.code)),
     literals: ["NVRM: Xid"],
+    // Driver kernel_rc.c: `(PCI:DDDD:BB:DD)`, with MIG attribution `(PCI:DDDD:BB:DD GPU-I:gg[ GPU-CI:cc])`;
+    // older drivers omit `PCI:`; a domain above 0xffff prints more than four digits.
     pattern:
-      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (?<code>\d{1,5}),/,
+      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?: GPU-I:[0-9a-fA-F]+(?: GPU-CI:[0-9a-fA-F]+)?)?\): (?<code>\d{1,5}),/,
     subject: "{pci}"
   },
   {
