@@ -164,6 +164,27 @@ describe("helm template", () => {
     expect(config.kwok).toMatchObject({ replacementDelaySeconds: 1, zonalShiftConfigMap: "zs" })
   })
 
+  it("only the kwok provider may create Nodes and patch their status (least privilege for aws)", () => {
+    const nodeRules = (objects: ReadonlyArray<KubeObject>) => {
+      const role = objects.find(
+        (o) => o.kind === "ClusterRole" && o.metadata?.name === "nodemend-controller"
+      ) as
+        | { rules: ReadonlyArray<{ resources: ReadonlyArray<string>; verbs: ReadonlyArray<string> }> }
+        | undefined
+      expect(role).toBeDefined()
+      return {
+        nodes: role?.rules.find((r) => r.resources.includes("nodes"))?.verbs ?? [],
+        status: role?.rules.find((r) => r.resources.includes("nodes/status"))?.verbs ?? []
+      }
+    }
+    const aws = nodeRules(render({ values: AWS_REQUIRED_VALUES }))
+    expect(aws.nodes).not.toContain("create")
+    expect(aws.status).toEqual([])
+    const kwok = nodeRules(render({ values: { controller: { cloudProvider: "kwok" } } }))
+    expect(kwok.nodes).toContain("create")
+    expect(kwok.status).toEqual(["patch"])
+  })
+
   it("agent config values reach the ConfigMap and the agent accepts them", () => {
     const objects = render({
       values: {
