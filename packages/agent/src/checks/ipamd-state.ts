@@ -101,7 +101,10 @@ const sameAddress = (a: string, b: string) =>
   a.replace(/\/(32|128)$/, "").toLowerCase() === b.replace(/\/(32|128)$/, "").toLowerCase()
 
 /**
- * The decision: one finding per pod whose sandbox IPs do not include its allocation's address.
+ * The decision: one finding per pod whose sandbox IPs include none of its allocations' addresses.
+ * A pod with several allocations (multi-NIC pods get one per interface) is consistent when any of them is
+ * among the sandbox's IPs: the runtime reports only the default interface's addresses (containerd takes
+ * the CNI result's `eth0`), so a secondary interface's address is never there and is no conflict.
  * Sandboxes the runtime does not know (absent from `sandboxes`) and sandboxes without IPs are skipped.
  */
 export const inconsistentAllocations = (
@@ -109,12 +112,15 @@ export const inconsistentAllocations = (
   sandboxes: ReadonlyMap<string, SandboxIps>,
   nowMs: number
 ): Finding[] => {
+  const consistent = new Set<string>()
+  for (const a of allocations) {
+    if (sandboxes.get(a.containerID)?.ips.some((ip) => sameAddress(ip, a.ip))) consistent.add(a.containerID)
+  }
   const out: Finding[] = []
   const seen = new Set<string>()
   for (const a of allocations) {
     const s = sandboxes.get(a.containerID)
-    if (s === undefined || s.ips.length === 0) continue
-    if (s.ips.some((ip) => sameAddress(ip, a.ip))) continue
+    if (s === undefined || s.ips.length === 0 || consistent.has(a.containerID)) continue
     const pod = `${a.namespace || s.namespace}/${a.name || s.name}`
     if (seen.has(pod)) continue
     seen.add(pod)

@@ -68,16 +68,27 @@ describe("ipam.json decoding", () => {
       { containerID: "b", ip: "10.0.1.6", namespace: "default", name: "bad" },
       { containerID: "c", ip: "10.0.1.7", namespace: "default", name: "gone" },
       { containerID: "d", ip: "10.0.1.8", namespace: "default", name: "no-ip" },
-      { containerID: "e", ip: "2001:DB8::1", namespace: "", name: "" }
+      { containerID: "e", ip: "2001:DB8::1", namespace: "", name: "" },
+      // a multi-NIC pod: one allocation per interface; the runtime reports only eth0's address
+      { containerID: "f", ip: "10.0.1.10", namespace: "ml", name: "multi-nic" },
+      { containerID: "f", ip: "10.0.2.10", namespace: "ml", name: "multi-nic" },
+      // a multi-NIC pod whose runtime IP matches none of its allocations is still a conflict
+      { containerID: "g", ip: "10.0.1.11", namespace: "ml", name: "multi-bad" },
+      { containerID: "g", ip: "10.0.2.11", namespace: "ml", name: "multi-bad" }
     ]
     const sandboxes = new Map([
       ["a", { ips: ["10.0.1.5"], namespace: "default", name: "ok" }],
       ["b", { ips: ["10.0.1.99"], namespace: "default", name: "bad" }],
       ["d", { ips: [], namespace: "default", name: "no-ip" }],
-      ["e", { ips: ["10.0.9.9", "2001:db8::1"], namespace: "kube-system", name: "dual" }]
+      ["e", { ips: ["10.0.9.9", "2001:db8::1"], namespace: "kube-system", name: "dual" }],
+      ["f", { ips: ["10.0.1.10"], namespace: "ml", name: "multi-nic" }],
+      ["g", { ips: ["10.0.3.3"], namespace: "ml", name: "multi-bad" }]
     ])
     const fs = inconsistentAllocations(allocations, sandboxes, 0)
-    expect(reasons(fs)).toEqual(["+IPAMDInconsistentState@default/bad"])
+    expect(reasons(fs)).toEqual([
+      "+IPAMDInconsistentState@default/bad",
+      "+IPAMDInconsistentState@ml/multi-bad"
+    ])
     expect(fs[0]).toMatchObject({
       message: "Internal IPAMD state has conflicting IP addresses for pod default/bad",
       severity: "Event",
