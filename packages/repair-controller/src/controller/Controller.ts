@@ -17,6 +17,7 @@ import { makeEventRecorder } from "./EventRecorder.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
 import { makeRepairStore } from "./RepairStore.ts"
+import { makeTaintFirst } from "./TaintFirst.ts"
 import { makeWorkQueue } from "./WorkQueue.ts"
 
 export interface ControllerHandle {
@@ -99,6 +100,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       events: makeEventRecorder(kube),
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
+      taintFirst: makeTaintFirst(),
       shifts: yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" }),
       expiredAt: new Map(),
       backoff: new Map(),

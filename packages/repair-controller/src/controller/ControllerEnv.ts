@@ -9,6 +9,7 @@ import type { DrainPool } from "./DrainPool.ts"
 import type { EventRecorder } from "./EventRecorder.ts"
 import type { NodeCache } from "./NodeCache.ts"
 import type { RepairStore } from "./RepairStore.ts"
+import type { TaintFirst } from "./TaintFirst.ts"
 import type { WorkQueue } from "./WorkQueue.ts"
 
 export interface ControllerEnv {
@@ -22,6 +23,8 @@ export interface ControllerEnv {
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool
+  /** Drains wait while taints are written (and briefly after). */
+  readonly taintFirst: TaintFirst
   readonly shifts: Ref.Ref<ShiftObservation>
   /** Toleration expiry of repairs this process started, for the decision-latency metric. */
   readonly expiredAt: Map<string, number>

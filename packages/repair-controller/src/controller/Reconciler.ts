@@ -63,12 +63,16 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
       const action = nextAction(r, env.config, now)
-      // Parked without a drain slot: woken (queue.add) when one is handed to it, in order of expiry.
-      if (
-        (action._tag === "Drain" || action._tag === "ForceDrain") &&
-        !env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))
-      )
-        return
+      if (action._tag === "Drain" || action._tag === "ForceDrain") {
+        // Taints first: other nodes' taints are being written (or just were); drain a moment later.
+        const hold = env.taintFirst.drainHoldMs(now)
+        if (hold > 0) {
+          env.queue.addAfter(r.node.name, hold)
+          return
+        }
+        // Parked without a drain slot: woken (queue.add) when one is handed to it, in order of expiry.
+        if (!env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))) return
+      }
       const outcome = yield* executeAction(env, r, action)
       if (outcome._tag === "Wait") {
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
@@ -231,7 +235,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
         })
         // Fast path: record + taint in one write; on a stale cache, the step-by-step path (record, then taint).
         const tainted = advance(record, { _tag: "Tainted" }, now)
-        const fast = yield* recordAndTaint(env, tainted)
+        const fast = yield* env.taintFirst.tainting(recordAndTaint(env, tainted))
         if (fast) {
           env.store.remember(tainted)
           env.expiredAt.delete(record.id)

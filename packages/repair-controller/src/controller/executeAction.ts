@@ -193,15 +193,17 @@ export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Actio
     const now = yield* Clock.currentTimeMillis
     switch (action._tag) {
       case "Taint": {
-        const changed = yield* setTaint(env, r.node.name, true).pipe(
-          Effect.catchTag("KubeError", (e) =>
-            e.code === 404
-              ? Effect.succeed("gone" as const)
-              : e.code === 409 || e.code === 422
-                ? Effect.succeed("conflict" as const)
-                : Effect.fail(e)
+        const changed = yield* env.taintFirst
+          .tainting(setTaint(env, r.node.name, true))
+          .pipe(
+            Effect.catchTag("KubeError", (e) =>
+              e.code === 404
+                ? Effect.succeed("gone" as const)
+                : e.code === 409 || e.code === 422
+                  ? Effect.succeed("conflict" as const)
+                  : Effect.fail(e)
+            )
           )
-        )
         if (changed === "gone")
           return fact({ _tag: "Aborted", why: "node disappeared before it was tainted" })
         if (changed === "conflict") return wait(0)

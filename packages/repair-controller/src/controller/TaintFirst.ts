@@ -1,0 +1,38 @@
+/**
+ * Taints go ahead of drains. While a taint is being written, and for a short quiet period after the last one,
+ * drain steps wait: a wave of expiries arrives spread over a second or two (conditions written at slightly
+ * different times), and the first nodes' drains (a list and up to ten evictions each) would otherwise load the
+ * API server exactly when the next nodes' taints need it. A drain is minutes long; two seconds cost nothing.
+ */
+import { Clock, Effect } from "effect"
+
+export const QUIET_AFTER_TAINT_MS = 2000
+
+export interface TaintFirst {
+  /** Runs a taint write, counted as in flight while it runs. */
+  readonly tainting: <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** How long a drain step should wait now (0: go). */
+  readonly drainHoldMs: (now: number) => number
+}
+
+export const makeTaintFirst = (quietMs = QUIET_AFTER_TAINT_MS): TaintFirst => {
+  let inFlight = 0
+  let lastAt = Number.NEGATIVE_INFINITY
+  return {
+    tainting: (write) =>
+      Effect.suspend(() => {
+        inFlight++
+        return write.pipe(
+          Effect.ensuring(
+            Clock.currentTimeMillis.pipe(
+              Effect.map((now) => {
+                inFlight--
+                lastAt = now
+              })
+            )
+          )
+        )
+      }),
+    drainHoldMs: (now) => (inFlight > 0 ? quietMs : Math.max(0, lastAt + quietMs - now))
+  }
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import { makeTaintFirst, QUIET_AFTER_TAINT_MS } from "../src/controller/TaintFirst.ts"
+
+describe("TaintFirst (TestClock)", () => {
+  it.effect("drains wait while a taint is in flight and for the quiet period after the last one", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(10_000)
+      const gate = makeTaintFirst()
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(0)
+
+      const release = yield* Deferred.make<void>()
+      const write = yield* Effect.forkChild(gate.tainting(Deferred.await(release)))
+      yield* Effect.yieldNow
+      yield* TestClock.adjust("5 seconds")
+      // Still writing: hold for a full quiet period, however long the write takes.
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(QUIET_AFTER_TAINT_MS)
+
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(write)
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(QUIET_AFTER_TAINT_MS)
+      yield* TestClock.adjust("1500 millis")
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(500)
+      yield* TestClock.adjust("500 millis")
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(0)
+    })
+  )
+
+  it.effect("a failed taint write also ends its hold", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0)
+      const gate = makeTaintFirst()
+      const exit = yield* Effect.exit(gate.tainting(Effect.fail("conflict")))
+      expect(exit._tag).toBe("Failure")
+      yield* TestClock.adjust(`${QUIET_AFTER_TAINT_MS} millis`)
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(0)
+    })
+  )
+})
