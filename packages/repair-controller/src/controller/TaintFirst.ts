@@ -24,8 +24,8 @@ export const makeTaintFirst = (quietMs = QUIET_AFTER_TAINT_MS): TaintFirst => {
         inFlight++
         return write.pipe(
           Effect.ensuring(
-            Clock.currentTimeMillis.pipe(
-              Effect.map((now) => {
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.sync(() => {
                 inFlight--
                 lastAt = now
               })
