@@ -8,10 +8,10 @@
 //   an Event).
 // A metric renamed in the code, or in the rules, fails here.
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, appendFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import {
   clients,
   createFakeNode,
@@ -27,6 +27,7 @@ import {
   waitFor
 } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { stringify } from "yaml"
 import { REPO_ROOT } from "../../../../tools/cluster/versions.mjs"
 import {
@@ -247,22 +248,8 @@ describe("alert rules use only metrics the binaries serve", () => {
   it("nodemend-agent: a kwok Node, a temporary host root and a soft lockup in its kernel log", async () => {
     const node = (await createFakeNode(core, { name: `${tag}-agent`, labels: { [IT_LABEL]: tag } })).metadata!
       .name!
-    const root = join(scratch, "host")
-    const write = (rel: string, content: string) => {
-      mkdirSync(dirname(join(root, rel)), { recursive: true })
-      writeFileSync(join(root, rel), content)
-    }
-    write("proc/sys/kernel/random/boot_id", "6a1f0c2e-0000-4000-8000-0000000000a1\n")
-    write("proc/stat", `cpu 0 0 0 0\nbtime ${Math.floor(Date.now() / 1000) - 3600}\n`)
-    write("proc/uptime", "3600.00 3600.00\n")
-    write("proc/1/comm", "systemd\n")
-    write("proc/1/stat", `1 (systemd) S ${Array.from({ length: 50 }, () => "0").join(" ")}\n`)
-    write("proc/sys/net/ipv4/ip_forward", "1\n")
-    write("sys/class/net/lo/flags", "0x49\n")
-    write("sys/class/net/lo/operstate", "unknown\n")
-    write("sys/class/net/lo/address", "00:00:00:00:00:00\n")
-    write("dev/kmsg", "")
-    mkdirSync(join(root, "var/log/journal"), { recursive: true })
+    const host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000a1")
+    const root = host.root
     const port = await freePort()
     const agent = spawnBinary(
       "packages/agent/src/main.ts",
@@ -287,10 +274,7 @@ describe("alert rules use only metrics the binaries serve", () => {
       },
       { timeoutMs: 120_000, intervalMs: 250 }
     )
-    appendFileSync(
-      join(root, "dev/kmsg"),
-      "4,1,3600000000,-;watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]\n"
-    )
+    host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
     const text = await scrapeUntil(
       agent,
       [
@@ -301,6 +285,7 @@ describe("alert rules use only metrics the binaries serve", () => {
       "agent finding and event"
     )
     await agent.stop()
+    host.cleanup()
     expect(text).toMatch(/^nodemend_agent_findings_total\{[^}]*reason="SoftLockup"/m)
 
     const served = parseExposition(text)
