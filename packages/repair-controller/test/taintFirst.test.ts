@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { makeTaintFirst, QUIET_AFTER_TAINT_MS } from "../src/controller/TaintFirst.ts"
+import { MAX_DRAIN_HOLD_MS, makeTaintFirst, QUIET_AFTER_TAINT_MS } from "../src/controller/TaintFirst.ts"
 
 describe("TaintFirst (TestClock)", () => {
   it.effect("drains wait while a taint is in flight and for the quiet period after the last one", () =>
@@ -35,6 +35,37 @@ describe("TaintFirst (TestClock)", () => {
       expect(exit._tag).toBe("Failure")
       yield* TestClock.adjust(`${QUIET_AFTER_TAINT_MS} millis`)
       expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(0)
+    })
+  )
+})
+
+describe("TaintFirst: bounded hold (TestClock)", () => {
+  it.effect("a steady trickle of taints does not starve drains past the maximum hold", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0)
+      const gate = makeTaintFirst()
+      // A taint every second, forever: the quiet period alone would never end.
+      for (let t = 0; t < MAX_DRAIN_HOLD_MS; t += 1000) {
+        yield* gate.tainting(Effect.void)
+        expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBeGreaterThan(0)
+        yield* TestClock.adjust("1 second")
+      }
+      yield* gate.tainting(Effect.void)
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(0)
+    })
+  )
+
+  it.effect("after a quiet period a new run of taints holds drains again", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0)
+      const gate = makeTaintFirst()
+      for (let t = 0; t <= MAX_DRAIN_HOLD_MS; t += 1000) {
+        yield* gate.tainting(Effect.void)
+        yield* TestClock.adjust("1 second")
+      }
+      yield* TestClock.adjust(`${QUIET_AFTER_TAINT_MS} millis`)
+      yield* gate.tainting(Effect.void)
+      expect(gate.drainHoldMs(yield* Clock.currentTimeMillis)).toBe(QUIET_AFTER_TAINT_MS)
     })
   )
 })

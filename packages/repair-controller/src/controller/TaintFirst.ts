@@ -3,10 +3,14 @@
  * drain steps wait: a wave of expiries arrives spread over a second or two (conditions written at slightly
  * different times), and the first nodes' drains (a list and up to ten evictions each) would otherwise load the
  * API server exactly when the next nodes' taints need it. A drain is minutes long; two seconds cost nothing.
+ * The hold is bounded: a steady trickle of failures (a taint every second or so) would otherwise keep the
+ * quiet period from ever ending and starve every drain, so drains go ahead once a hold has lasted `maxHoldMs`.
  */
 import { Clock, Effect } from "effect"
 
 export const QUIET_AFTER_TAINT_MS = 2000
+/** The longest drains wait behind one unbroken run of taint writes. */
+export const MAX_DRAIN_HOLD_MS = 10_000
 
 export interface TaintFirst {
   /** Runs a taint write, counted as in flight while it runs. */
@@ -15,12 +19,16 @@ export interface TaintFirst {
   readonly drainHoldMs: (now: number) => number
 }
 
-export const makeTaintFirst = (quietMs = QUIET_AFTER_TAINT_MS): TaintFirst => {
+export const makeTaintFirst = (quietMs = QUIET_AFTER_TAINT_MS, maxHoldMs = MAX_DRAIN_HOLD_MS): TaintFirst => {
   let inFlight = 0
   let lastAt = Number.NEGATIVE_INFINITY
+  /** When the current hold (an unbroken run of taint writes and their quiet periods) began. */
+  let holdSince = Number.NEGATIVE_INFINITY
+  const quietHoldMs = (now: number) => (inFlight > 0 ? quietMs : Math.max(0, lastAt + quietMs - now))
   return {
     tainting: (write) =>
-      Effect.suspend(() => {
+      Effect.flatMap(Clock.currentTimeMillis, (start) => {
+        if (quietHoldMs(start) === 0) holdSince = start
         inFlight++
         return write.pipe(
           Effect.ensuring(
@@ -33,6 +41,6 @@ export const makeTaintFirst = (quietMs = QUIET_AFTER_TAINT_MS): TaintFirst => {
           )
         )
       }),
-    drainHoldMs: (now) => (inFlight > 0 ? quietMs : Math.max(0, lastAt + quietMs - now))
+    drainHoldMs: (now) => Math.min(quietHoldMs(now), Math.max(0, holdSince + maxHoldMs - now))
   }
 }
