@@ -3,7 +3,7 @@
  * replace carrying resourceVersion, so a stale write gets 409. Expiry is judged on the local clock from
  * when this replica last saw the record change, so clock skew between replicas does not matter.
  */
-import { Effect, Metric, Schedule } from "effect"
+import { Clock, Duration, Effect, Metric, Option, Schedule } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
 import { type Lease, microTime } from "../kube/types.ts"
 import { isLeader } from "../observability/metrics.ts"
@@ -98,15 +98,28 @@ export const acquireLeadership = (kube: KubeShape, o: LeaseOptions) =>
     return lock
   })
 
-/** Renews forever; returns (so the caller can stop) once renewal has failed for a whole lease duration. */
+/**
+ * Renews forever; returns (so the caller can stop) once renewal has failed for 80% of a lease duration (client-go's
+ * renew deadline). Each attempt is cut off at that deadline: one request may hang for the HTTP timeout (30 s),
+ * longer than a lease (15 s), and a replica waiting on it would go on leading after another one took the lease.
+ */
 export const holdLeadership = (lock: ReturnType<typeof makeLeaseLock>, o: LeaseOptions) =>
   Effect.gen(function* () {
-    let lastOk = Date.now()
+    const renewDeadlineMs = o.leaseDurationSeconds * 1000 * 0.8
+    let lastOk = yield* Clock.currentTimeMillis
     for (;;) {
       yield* Effect.sleep(`${o.renewIntervalSeconds} seconds`)
-      const ok = yield* lock.tryAcquireOrRenew.pipe(Effect.catch(() => Effect.succeed(false)))
-      if (ok) lastOk = Date.now()
-      else if (Date.now() - lastOk > o.leaseDurationSeconds * 1000 * 0.8) {
+      const left = lastOk + renewDeadlineMs - (yield* Clock.currentTimeMillis)
+      const ok =
+        left > 0 &&
+        (yield* lock.tryAcquireOrRenew.pipe(
+          Effect.timeoutOption(Duration.millis(left)),
+          Effect.map((renewed) => Option.getOrElse(renewed, () => false)),
+          Effect.catch(() => Effect.succeed(false))
+        ))
+      const now = yield* Clock.currentTimeMillis
+      if (ok) lastOk = now
+      else if (now - lastOk >= renewDeadlineMs) {
         yield* Metric.update(isLeader, 0)
         yield* Effect.logError("lost leadership", { identity: o.identity })
         return
