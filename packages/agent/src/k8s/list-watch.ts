@@ -93,6 +93,9 @@ export const listWatch = (options: ListWatchOptions): Effect.Effect<never> =>
     )
     const watch = (from: string) => {
       let expired = false
+      // Any other ERROR event (e.g. 504 "Too large resource version" after an etcd restore) ends the watch too;
+      // re-watching from the same version at once would loop hot, so it backs off like an HTTP error.
+      let errorCode: number | undefined
       return http
         .watch(
           `watch ${path}`,
@@ -108,6 +111,7 @@ export const listWatch = (options: ListWatchOptions): Effect.Effect<never> =>
             const { type, object } = event.value
             if (type === "ERROR") {
               if (object.code === 410) expired = true
+              else errorCode = object.code ?? 500
               return
             }
             resourceVersion = object.metadata?.resourceVersion ?? resourceVersion
@@ -115,7 +119,16 @@ export const listWatch = (options: ListWatchOptions): Effect.Effect<never> =>
           },
           idleMs
         )
-        .pipe(Effect.map((): WatchEnd => (expired ? { _tag: "Expired" } : { _tag: "Ended" })))
+        .pipe(
+          Effect.map(
+            (): WatchEnd =>
+              expired
+                ? { _tag: "Expired" }
+                : errorCode !== undefined
+                  ? { _tag: "HttpError", code: errorCode }
+                  : { _tag: "Ended" }
+          )
+        )
     }
 
     return yield* Effect.suspend(() => (resourceVersion === undefined ? list : watch(resourceVersion))).pipe(

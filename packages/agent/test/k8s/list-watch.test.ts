@@ -113,4 +113,30 @@ describe("listWatch", () => {
         yield* Fiber.interrupt(fiber)
       })
   )
+
+  effectIt.effect(
+    "a watch ended by a non-410 ERROR event (504 too large resource version) backs off, not a hot loop",
+    () =>
+      Effect.gen(function* () {
+        const tooLarge = { type: "ERROR", object: { kind: "Status", code: 504, reason: "Timeout" } }
+        const { http, requests } = scripted([{ events: [tooLarge] }, { events: [tooLarge] }])
+        const fiber = yield* listWatch({
+          http,
+          path: "/api/v1/configmaps",
+          query: {},
+          onObject: () => undefined
+        }).pipe(Effect.forkChild)
+        yield* settle
+        expect(requests).toEqual(["LIST null", "WATCH rv=20"])
+        yield* advance("999 millis")
+        expect(requests).toHaveLength(2)
+        yield* advance("1 millis")
+        expect(requests).toEqual(["LIST null", "WATCH rv=20", "WATCH rv=20"])
+        yield* advance("1999 millis")
+        expect(requests).toHaveLength(3)
+        yield* advance("1 millis")
+        expect(requests).toHaveLength(4)
+        yield* Fiber.interrupt(fiber)
+      })
+  )
 })
