@@ -58,6 +58,8 @@ export const makeNodeCache = (
   let synced = false
   let resync: NodeJS.Timeout | undefined
   let loop: Promise<void> | undefined
+  /** The server ended the last watch with a non-410 ERROR event: re-watching at once would loop hot. */
+  let watchErrored = false
 
   const seen = (n: Node) => {
     const name = n.metadata?.name
@@ -114,7 +116,11 @@ export const makeNodeCache = (
     if (e.type === "ERROR") {
       // 410 Gone: our resourceVersion is older than the watch cache keeps; start over with a list.
       if (obj.code === 410) resourceVersion = undefined
-      else log("warn", "node watch error event", { status: JSON.stringify(e.object).slice(0, 300) })
+      else {
+        // e.g. 504 "Too large resource version" (after an etcd restore): the same watch fails the same way.
+        watchErrored = true
+        log("warn", "node watch error event", { status: JSON.stringify(e.object).slice(0, 300) })
+      }
       return
     }
     const rv = obj.metadata?.resourceVersion
@@ -145,6 +151,10 @@ export const makeNodeCache = (
           onEvent,
           abort.signal
         )
+        if (watchErrored) {
+          watchErrored = false
+          await sleep(RETRY_MS)
+        }
       } catch (e) {
         if (abort.signal.aborted) return
         if (e instanceof HttpStatusError && e.statusCode === 410) {
