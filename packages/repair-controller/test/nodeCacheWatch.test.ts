@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { defaultConfig } from "../src/config/ControllerConfig.ts"
 import { makeNodeCache } from "../src/controller/NodeCache.ts"
@@ -51,5 +52,41 @@ describe("NodeCache watch loop", () => {
     await vi.advanceTimersByTimeAsync(1)
     expect(watches()).toBe(2)
     await cache.stop()
+  })
+
+  it("retries through an API outage leave no abort listeners behind", async () => {
+    vi.useFakeTimers()
+    const signals = new Set<AbortSignal>()
+    const add = AbortSignal.prototype.addEventListener
+    const spy = vi.spyOn(AbortSignal.prototype, "addEventListener").mockImplementation(function (
+      this: AbortSignal,
+      ...args: Parameters<AbortSignal["addEventListener"]>
+    ) {
+      signals.add(this)
+      return add.apply(this, args)
+    })
+    try {
+      const { http } = scripted([], 0)
+      const down: KubeHttp = {
+        ...http,
+        watch: async () => {
+          throw new Error("connect ECONNREFUSED")
+        }
+      }
+      const cache = makeNodeCache(
+        down,
+        defaultConfig(),
+        () => undefined,
+        () => undefined
+      )
+      await cache.start()
+      // 30 failed watches, 2 s apart.
+      await vi.advanceTimersByTimeAsync(60_000)
+      const most = Math.max(0, ...[...signals].map((s) => getEventListeners(s, "abort").length))
+      expect(most).toBeLessThanOrEqual(1)
+      await cache.stop()
+    } finally {
+      spy.mockRestore()
+    }
   })
 })

@@ -133,13 +133,18 @@ export const makeNodeCache = (
     seen(obj)
   }
 
+  // The abort listener goes when the pause ends: one left per retry would pile up through an API outage.
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms)
-      abort.signal.addEventListener("abort", () => {
+      const wake = () => {
         clearTimeout(t)
         resolve()
-      })
+      }
+      const t = setTimeout(() => {
+        abort.signal.removeEventListener("abort", wake)
+        resolve()
+      }, ms)
+      abort.signal.addEventListener("abort", wake, { once: true })
     })
 
   const watchLoop = async () => {
