@@ -70,6 +70,19 @@ export const buildBundle = (): void => {
   )
 }
 
+/** The agent's command line for `node` against the bench cluster, health server on a free port. */
+export const agentArgs = (node: string, hostRoot: string, extra: readonly string[] = []): string[] => [
+  "--node-name",
+  node,
+  "--kubeconfig",
+  kubeconfigPath(),
+  "--host-root",
+  hostRoot,
+  ...extra,
+  "--health-address",
+  "127.0.0.1:0"
+]
+
 /** The shipped agent; AGENT_FROM_SOURCE=1 runs src/main.ts under type stripping instead (comparison). */
 export const spawnAgent = (
   args: readonly string[],

@@ -13,10 +13,10 @@ import {
   buildBundle,
   createKwokNode,
   DEPLOYED_NODE_FLAGS,
-  kubeconfigPath,
   makeClients,
   processUsage,
   sleep,
+  agentArgs,
   spawnAgent
 } from "./agent-harness.ts"
 
@@ -39,19 +39,7 @@ try {
     const env = Object.fromEntries(
       words.filter(isEnv).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)])
     )
-    const agent = spawnAgent(
-      [
-        "--node-name",
-        node,
-        "--kubeconfig",
-        kubeconfigPath(),
-        "--host-root",
-        "/",
-        "--health-address",
-        "127.0.0.1:0"
-      ],
-      { flags, fromSource, env }
-    )
+    const agent = spawnAgent(agentArgs(node, "/"), { flags, fromSource, env })
     await sleep(seconds * 1000)
     const pid = agent.child.pid!
     const usage = processUsage(pid)

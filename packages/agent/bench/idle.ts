@@ -17,10 +17,10 @@ import {
   AGENT_NODE_FLAGS,
   buildBundle,
   createKwokNode,
-  kubeconfigPath,
   makeClients,
   processUsage,
   sleep,
+  agentArgs,
   spawnAgent
 } from "./agent-harness.ts"
 
@@ -35,16 +35,7 @@ const dir = mkdtempSync(join(tmpdir(), "nodemend-bench-"))
 
 try {
   // Phase 1: defaults.
-  const agent = spawnAgent([
-    "--node-name",
-    node,
-    "--kubeconfig",
-    kubeconfigPath(),
-    "--host-root",
-    "/",
-    "--health-address",
-    "127.0.0.1:0"
-  ])
+  const agent = spawnAgent(agentArgs(node, "/"))
   await sleep(warmupSeconds * 1000)
   const pid = agent.child.pid!
   const u0 = processUsage(pid)
@@ -69,20 +60,7 @@ try {
   // Phase 2: every check at 1 s, spacing from the scheduler's own log.
   const config = join(dir, "fast.yaml")
   writeFileSync(config, `checks:\n${CHECK_NAMES.map((n) => `  ${n}: { intervalSeconds: 1 }`).join("\n")}\n`)
-  const fast = spawnAgent([
-    "--node-name",
-    node,
-    "--kubeconfig",
-    kubeconfigPath(),
-    "--host-root",
-    "/",
-    "--config",
-    config,
-    "--health-address",
-    "127.0.0.1:0",
-    "--log-level",
-    "Debug"
-  ])
+  const fast = spawnAgent(agentArgs(node, "/", ["--config", config, "--log-level", "Debug"]))
   await sleep(scheduleSeconds * 1000)
   await fast.stop()
   const runs = fast

@@ -16,10 +16,10 @@ import { dirname, join } from "node:path"
 import {
   buildBundle,
   createKwokNode,
-  kubeconfigPath,
   makeClients,
   percentile,
   sleep,
+  agentArgs,
   spawnAgent
 } from "./agent-harness.ts"
 
@@ -59,18 +59,7 @@ const watch = await new Watch(kc).watch(
   () => undefined
 )
 
-const agent = spawnAgent([
-  "--node-name",
-  node,
-  "--kubeconfig",
-  kubeconfigPath(),
-  "--host-root",
-  root,
-  "--config",
-  join(root, "config.yaml"),
-  "--health-address",
-  "127.0.0.1:0"
-])
+const agent = spawnAgent(agentArgs(node, root, ["--config", join(root, "config.yaml")]))
 try {
   for (let t = 0; ; t += 100) {
     const n = await core.readNode({ name: node })
