@@ -94,9 +94,11 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
       splitter.flush()
     }
     await drain(h)
-    // Rotation: the path now names another inode (or nothing). Drain the old one first (done above).
+    // Rotation: the path now names another inode (or nothing). Drain the old one again first: a writer may
+    // have appended to it after the drain above and before the rename that the stat sees.
     const current = await fsp.stat(path).catch(() => undefined)
     if (current === undefined || current.ino !== ino) {
+      await drain(h)
       splitter.flush()
       await closeHandle()
       log("info", "log file rotated; following the new file", { path })
