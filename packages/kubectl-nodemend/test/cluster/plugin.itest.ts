@@ -2,82 +2,37 @@
 // each test node, a loopback server standing in for S3 (PUT + GET twin). kwok nodes have no kubelet, so the
 // `node` destination's proxy download is covered by the unit test of its path.
 import { execFile } from "node:child_process"
-import { mkdtemp, readdir, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readdir } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import {
-  CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
-  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   V1MicroTime
 } from "@kubernetes/client-node"
-import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { installNodeDiagnosticCrd } from "../../../agent/test/diagnostics/cluster/crd.ts"
 import {
-  testKubeConfig,
-  testKubeconfigPath,
-  uniqueName
-} from "../../../agent/test/diagnostics/cluster/kube.ts"
-import { startUploadServer, type UploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
-import { makeHostRoot, plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
-import { NodeDiagnosticController } from "../../../agent/src/diagnostics/NodeDiagnosticController.ts"
-import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
-import { makeKubeHttp } from "../../../agent/src/k8s/kube-http.ts"
+  type CollectorFixture,
+  startCollectorFixture
+} from "../../../agent/test/diagnostics/cluster/collectorFixture.ts"
+import { testKubeconfigPath, uniqueName } from "../../../agent/test/diagnostics/cluster/kube.ts"
+import { plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
 import { run } from "../../src/cli.ts"
 import { NodeDiagnosticGVR as GVR } from "@nodemend/agent/diagnostics/NodeDiagnostic"
 
-let kc: KubeConfig
 let kubeconfig: string
-let core: CoreV1Api
-let server: UploadServer
-let hostRoot: string
-let workDir: string
-const scopes: Scope.Closeable[] = []
-const nodes: string[] = []
+let env: CollectorFixture
 
 beforeAll(async () => {
   kubeconfig = testKubeconfigPath()
-  kc = testKubeConfig()
-  core = kc.makeApiClient(CoreV1Api)
-  await installNodeDiagnosticCrd(kc)
-  server = await startUploadServer()
-  hostRoot = await makeHostRoot()
-  workDir = await mkdtemp(join(tmpdir(), "nodemend-plugin-"))
+  env = await startCollectorFixture("plugin")
 })
 afterAll(async () => {
-  for (const s of scopes) await Effect.runPromise(Scope.close(s, Exit.void))
-  for (const name of nodes) await core.deleteNode({ name }).catch(() => undefined)
-  await server?.close()
-  await rm(hostRoot, { recursive: true, force: true })
-  await rm(workDir, { recursive: true, force: true })
+  await env?.close()
 })
-
-const createNode = async (labels: Record<string, string> = {}) => {
-  const name = uniqueName("plugin-node")
-  await core.createNode({ body: { metadata: { name, labels: { "nodemend.io/test": "plugin", ...labels } } } })
-  nodes.push(name)
-  return name
-}
-
-const startAgent = async (nodeName: string) => {
-  const scope = await Effect.runPromise(Scope.make())
-  scopes.push(scope)
-  await Effect.runPromise(
-    NodeDiagnosticController({
-      http: makeKubeHttp(kubeAccessFromKubeconfig(kubeconfig)),
-      nodeName,
-      hostRoot,
-      workDir,
-      destinationAllowlist: ["127.0.0.1"]
-    }).pipe(Scope.provide(scope))
-  )
-}
 
 const cli = async (...argv: string[]) => {
   const out: string[] = []
@@ -93,7 +48,7 @@ const tarList = async (file: string) =>
   (await promisify(execFile)("tar", ["-tzf", file])).stdout.trim().split("\n")
 
 const diagnosticGone = async (name: string) =>
-  kc
+  env.kc
     .makeApiClient(CustomObjectsApi)
     .getClusterCustomObject({ ...GVR, name })
     .then(
@@ -104,12 +59,12 @@ const diagnosticGone = async (name: string) =>
 describe("kubectl nodemend logs", () => {
   it("collects from nodes chosen by selector, downloads through the URL's GET twin, and cleans up", async () => {
     const pool = uniqueName("pool")
-    const a = await createNode({ "karpenter.sh/nodepool": pool })
-    const b = await createNode({ "karpenter.sh/nodepool": pool })
-    await startAgent(a)
-    await startAgent(b)
-    const out = join(workDir, "bundles")
-    const url = `${server.base}/bucket/{node}.tar.gz?X-Amz-Signature=abc`
+    const a = await env.createNode({ "karpenter.sh/nodepool": pool })
+    const b = await env.createNode({ "karpenter.sh/nodepool": pool })
+    await env.startCollector(a)
+    await env.startCollector(b)
+    const out = join(env.workDir, "bundles")
+    const url = `${env.server.base}/bucket/{node}.tar.gz?X-Amz-Signature=abc`
     const r = await cli(
       "logs",
       "-l",
@@ -141,14 +96,14 @@ describe("kubectl nodemend logs", () => {
   })
 
   it("says clearly when a node does not exist", async () => {
-    const r = await cli("logs", "no-such-node-xyz", "-o", workDir)
+    const r = await cli("logs", "no-such-node-xyz", "-o", env.workDir)
     expect(r.code).toBe(1)
     expect(r.err).toContain("node not found: no-such-node-xyz")
   })
 
   it("times out clearly when no agent answers, and still cleans up", async () => {
-    const n = await createNode()
-    const r = await cli("logs", n, "-o", workDir, "--timeout", "2s")
+    const n = await env.createNode()
+    const r = await cli("logs", n, "-o", env.workDir, "--timeout", "2s")
     expect(r.code).toBe(1)
     expect(r.out).toContain(
       `FAIL ${n}: ${n}: timed out after 2s; the nodemend agent on ${n} never picked it up`
@@ -157,14 +112,14 @@ describe("kubectl nodemend logs", () => {
   })
 
   it("reports the agent's refusal of a destination outside its allowlist", async () => {
-    const n = await createNode()
-    await startAgent(n)
-    const port = new URL(server.base).port
+    const n = await env.createNode()
+    await env.startCollector(n)
+    const port = new URL(env.server.base).port
     const r = await cli(
       "logs",
       n,
       "-o",
-      workDir,
+      env.workDir,
       "--timeout",
       "30s",
       "--destination-url",
@@ -176,22 +131,22 @@ describe("kubectl nodemend logs", () => {
 
   it("node destination: the agent keeps the bundle on the node; the proxy download error is reported clearly", async () => {
     // kwok nodes have no kubelet, so the API server cannot proxy to them; a real node serves /logs/nodemend/.
-    const n = await createNode()
-    await startAgent(n)
-    const r = await cli("logs", n, "-o", workDir, "--timeout", "30s", "--categories", "Base")
+    const n = await env.createNode()
+    await env.startCollector(n)
+    const r = await cli("logs", n, "-o", env.workDir, "--timeout", "30s", "--categories", "Base")
     expect(r.code).toBe(1)
     expect(r.err).toMatch(/(Success|SuccessWithErrors) \(/)
     expect(r.out).toContain(`/api/v1/nodes/${n}/proxy/logs/nodemend/${n}-logs.tar.gz answered`)
     const { existsSync } = await import("node:fs")
-    expect(existsSync(join(hostRoot, "var/log/nodemend", `${n}-logs.tar.gz`))).toBe(true)
+    expect(existsSync(join(env.hostRoot, "var/log/nodemend", `${n}-logs.tar.gz`))).toBe(true)
     expect(await diagnosticGone(n)).toBe(true)
   })
 
   it("downloads through the API server with the kubeconfig's credentials (same client as the proxy path)", async () => {
     const { downloadThroughApiServer } = await import("../../src/download.ts")
     const { readFile } = await import("node:fs/promises")
-    const file = join(workDir, "version.json")
-    await downloadThroughApiServer(kc, "/version", file, 10_000)
+    const file = join(env.workDir, "version.json")
+    await downloadThroughApiServer(env.kc, "/version", file, 10_000)
     expect(JSON.parse(await readFile(file, "utf8")).gitVersion).toMatch(/^v1\./)
   })
 
@@ -211,8 +166,11 @@ describe("kubectl nodemend logs", () => {
 describe("kubectl nodemend status and timeline", () => {
   it("shows our conditions, the repair phase, the breaker per pool, and a node's history in order", async () => {
     const pool = uniqueName("pool")
-    const n = await createNode({ "karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": "us-west-2a" })
-    await core.patchNodeStatus(
+    const n = await env.createNode({
+      "karpenter.sh/nodepool": pool,
+      "topology.kubernetes.io/zone": "us-west-2a"
+    })
+    await env.core.patchNodeStatus(
       {
         name: n,
         body: {
@@ -232,7 +190,7 @@ describe("kubectl nodemend status and timeline", () => {
       },
       setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
     )
-    await core.patchNode(
+    await env.core.patchNode(
       {
         name: n,
         body: {
@@ -251,8 +209,8 @@ describe("kubectl nodemend status and timeline", () => {
       },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
     )
-    const node = await core.readNode({ name: n })
-    await kc.makeApiClient(EventsV1Api).createNamespacedEvent({
+    const node = await env.core.readNode({ name: n })
+    await env.kc.makeApiClient(EventsV1Api).createNamespacedEvent({
       namespace: "default",
       body: {
         metadata: { generateName: `${n}-`, namespace: "default" },

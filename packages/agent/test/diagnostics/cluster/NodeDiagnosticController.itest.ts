@@ -2,63 +2,32 @@
 // that node collects from a temp host root and delivers; assertions on the status and on what arrived.
 import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { makeKubeHttp } from "../../../src/k8s/kube-http.ts"
-import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
-import { testKubeConfig, testKubeconfigPath, uniqueName, waitFor } from "./kube.ts"
-import { Effect, Exit, Scope } from "effect"
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { uniqueName, waitFor } from "./kube.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Collector, defaultCollectors } from "../../../src/diagnostics/Collectors.ts"
 import { nodeBundleName, NODE_BUNDLE_DIR } from "../../../src/diagnostics/Delivery.ts"
 import { ERRORS_FILE } from "../../../src/diagnostics/LogBundle.ts"
 import { type CompletedState, NodeDiagnosticGVR } from "../../../src/diagnostics/NodeDiagnostic.ts"
-import { NodeDiagnosticController } from "../../../src/diagnostics/NodeDiagnosticController.ts"
-import { leakyAgentState, makeHostRoot, plantedValues } from "../fixtures.ts"
-import { installNodeDiagnosticCrd } from "./crd.ts"
-import { startUploadServer, type UploadServer } from "./uploadServer.ts"
+import { leakyAgentState, plantedValues } from "../fixtures.ts"
+import { type CollectorFixture, startCollectorFixture } from "./collectorFixture.ts"
 
-let kc: KubeConfig
+let env: CollectorFixture
 let custom: CustomObjectsApi
-let server: UploadServer
-let hostRoot: string
-let workDir: string
-const scopes: Scope.Closeable[] = []
 
 beforeAll(async () => {
-  kc = testKubeConfig()
-  custom = kc.makeApiClient(CustomObjectsApi)
-  await installNodeDiagnosticCrd(kc)
-  server = await startUploadServer()
-  hostRoot = await makeHostRoot()
-  workDir = await mkdtemp(join(tmpdir(), "nodemend-ctl-"))
+  env = await startCollectorFixture("ctl")
+  custom = env.kc.makeApiClient(CustomObjectsApi)
 })
 afterAll(async () => {
-  for (const s of scopes) await Effect.runPromise(Scope.close(s, Exit.void))
-  await server?.close()
-  await rm(hostRoot, { recursive: true, force: true })
-  await rm(workDir, { recursive: true, force: true })
+  await env?.close()
 })
 
-const startAgent = async (nodeName: string, collectors?: (root: string) => ReadonlyArray<Collector>) => {
-  const scope = await Effect.runPromise(Scope.make())
-  scopes.push(scope)
-  await Effect.runPromise(
-    NodeDiagnosticController({
-      // The agent's own lean client, as in the binary.
-      http: makeKubeHttp(kubeAccessFromKubeconfig(testKubeconfigPath())),
-      nodeName,
-      hostRoot,
-      workDir,
-      agentState: leakyAgentState,
-      destinationAllowlist: ["127.0.0.1"],
-      ...(collectors ? { collectors } : {})
-    }).pipe(Scope.provide(scope))
-  )
-}
+const startAgent = (nodeName: string, collectors?: (root: string) => ReadonlyArray<Collector>) =>
+  env.startCollector(nodeName, { agentState: leakyAgentState, ...(collectors ? { collectors } : {}) })
 
 const createDiagnostic = (name: string, destination: string, categories?: string[]) =>
   custom.createClusterCustomObject({
@@ -85,7 +54,7 @@ const waitCompleted = (name: string, generation = 1): Promise<CompletedState> =>
   )
 
 const tarList = async (bytes: Buffer) => {
-  const f = join(workDir, `${uniqueName("b")}.tar.gz`)
+  const f = join(env.workDir, `${uniqueName("b")}.tar.gz`)
   await writeFile(f, bytes)
   return execFileSync("tar", ["-tzf", f], { encoding: "utf8" }).trim().split("\n")
 }
@@ -94,12 +63,12 @@ describe("NodeDiagnosticController", () => {
   it("uploads a redacted bundle to an allowed URL and reports it in the status", async () => {
     const node = uniqueName("diag-node")
     await startAgent(node)
-    await createDiagnostic(node, `${server.base}/bucket/${node}.tar.gz?X-Amz-Signature=abc`)
+    await createDiagnostic(node, `${env.server.base}/bucket/${node}.tar.gz?X-Amz-Signature=abc`)
     const done = await waitCompleted(node)
     expect(["Success", "SuccessWithErrors"]).toContain(done.reason)
     expect(done.message).toContain(`uploaded`)
     expect(done.message).not.toContain("X-Amz-Signature")
-    const body = server.objects.get(`/bucket/${node}.tar.gz`)
+    const body = env.server.objects.get(`/bucket/${node}.tar.gz`)
     expect(body).toBeDefined()
     const names = await tarList(body!)
     for (const f of [
@@ -119,14 +88,14 @@ describe("NodeDiagnosticController", () => {
   it("refuses a URL outside the allowlist with a Failure and makes no request", async () => {
     const node = uniqueName("diag-node")
     await startAgent(node)
-    const before = server.requests.length
+    const before = env.server.requests.length
     // localhost is loopback but not in this agent's allowlist (only 127.0.0.1 is).
-    const port = new URL(server.base).port
+    const port = new URL(env.server.base).port
     await createDiagnostic(node, `http://localhost:${port}/bucket/${node}.tar.gz`)
     const done = await waitCompleted(node)
     expect(done.reason).toBe("Failure")
     expect(done.message).toMatch(/not in the agent's allowlist/)
-    expect(server.requests.length).toBe(before)
+    expect(env.server.requests.length).toBe(before)
     await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
   })
 
@@ -143,11 +112,11 @@ describe("NodeDiagnosticController", () => {
       hung,
       ...defaultCollectors({ hostRoot: root }).filter((c) => c.category === "Base")
     ])
-    await createDiagnostic(node, `${server.base}/bucket/${node}.tar.gz`, ["Base", "System"])
+    await createDiagnostic(node, `${env.server.base}/bucket/${node}.tar.gz`, ["Base", "System"])
     const done = await waitCompleted(node)
     expect(done.reason).toBe("SuccessWithErrors")
     expect(done.message).toContain("hung-dmesg")
-    const names = await tarList(server.objects.get(`/bucket/${node}.tar.gz`)!)
+    const names = await tarList(env.server.objects.get(`/bucket/${node}.tar.gz`)!)
     expect(names).toContain(`${node}/${ERRORS_FILE}`)
     expect(names).toContain(`${node}/system/meminfo.txt`)
     await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
@@ -159,16 +128,16 @@ describe("NodeDiagnosticController", () => {
     await createDiagnostic(node, "node", ["Base"])
     const first = await waitCompleted(node)
     expect(first.message).toContain(`/api/v1/nodes/${node}/proxy/logs/nodemend/${node}-logs.tar.gz`)
-    const onHost = join(hostRoot, NODE_BUNDLE_DIR, nodeBundleName(node))
+    const onHost = join(env.hostRoot, NODE_BUNDLE_DIR, nodeBundleName(node))
     expect(existsSync(onHost)).toBe(true)
     expect(await tarList(await readFile(onHost))).toContain(`${node}/system/meminfo.txt`)
 
-    server.denied.add(`/bucket/${node}-2.tar.gz`)
+    env.server.denied.add(`/bucket/${node}-2.tar.gz`)
     await custom.patchClusterCustomObject(
       {
         ...NodeDiagnosticGVR,
         name: node,
-        body: { spec: { logCapture: { destination: `${server.base}/bucket/${node}-2.tar.gz` } } }
+        body: { spec: { logCapture: { destination: `${env.server.base}/bucket/${node}-2.tar.gz` } } }
       },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
     )
