@@ -1,9 +1,8 @@
 // Vitest globalSetup: one real local cluster per test run (or reuse NODEMEND_KUBECONFIG).
 //
-//   // vitest.config.ts of a package with cluster tests
-//   import { fileURLToPath } from "node:url"
-//   export default defineConfig({ test: {
-//     globalSetup: [fileURLToPath(import.meta.resolve("@nodemend/cluster-harness/globalSetup"))] } })
+//   // vitest.config.ts of a package with cluster tests (./vitestConfig.ts names this file as globalSetup)
+//   import { clusterTestSettings } from "@nodemend/cluster-harness/vitest"
+//   export default defineConfig({ ...sourceResolve, test: clusterTestSettings({ include, timeoutMs: 60_000 }) })
 //
 // Tests read the kubeconfig with `kubeconfigPath()` from "@nodemend/cluster-harness".
 import { existsSync, readdirSync, rmSync } from "node:fs"

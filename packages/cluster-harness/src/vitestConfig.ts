@@ -1,0 +1,23 @@
+// The `test` settings of a package's cluster-test vitest config: this harness's globalSetup (one real cluster
+// per run, or the one NODEMEND_KUBECONFIG names) and per-test and per-hook timeouts sized for a real control
+// plane. A config spreads them next to `sourceResolve`:
+//
+//   export default defineConfig({ ...sourceResolve, test: clusterTestSettings({ include: [...], timeoutMs: 60_000 }) })
+import { fileURLToPath } from "node:url"
+
+export interface ClusterTestOptions {
+  readonly include: string[]
+  /** Bound on each test and each hook. */
+  readonly timeoutMs: number
+  /** false: one test file at a time (files whose controllers or agents would see each other's Nodes). */
+  readonly fileParallelism?: boolean
+}
+
+export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: ClusterTestOptions) => ({
+  include,
+  // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
+  globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],
+  testTimeout: timeoutMs,
+  hookTimeout: timeoutMs,
+  ...(fileParallelism === undefined ? {} : { fileParallelism })
+})
