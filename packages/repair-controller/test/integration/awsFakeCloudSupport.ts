@@ -29,8 +29,32 @@ export async function fakeCloudCli(cloud: FakeCloud, ...args: string[]): Promise
   return JSON.parse(stdout)
 }
 
-/** Deletes every Node the fake cloud created or adopted (they carry its instances' providerIDs). */
-export async function deleteFakeCloudNodes(core: CoreV1Api, cloud: FakeCloud): Promise<void> {
+/** Injects `count` throttling errors into the EC2 `action` through the CLI. */
+export async function throttleEc2(cloud: FakeCloud, action: string, count: number): Promise<void> {
+  await fakeCloudCli(
+    cloud,
+    "fault",
+    "throttle",
+    "--target",
+    "ec2",
+    "--action",
+    action,
+    "--count",
+    String(count)
+  )
+}
+
+/** Starts a zonal shift away from `zone` through the CLI; returns its id. */
+export async function startZonalShift(cloud: FakeCloud, zone: string, ...args: string[]): Promise<string> {
+  const shift = (await fakeCloudCli(cloud, "shift", "start", "--zone", zone, ...args)) as {
+    zonalShiftId: string
+  }
+  return shift.zonalShiftId
+}
+
+/** Deletes every Node the fake cloud created or adopted (they carry its instances' providerIDs), then stops it. */
+export async function stopClusterFakeCloud(core: CoreV1Api, cloud: FakeCloud): Promise<void> {
   const names = new Set(cloud.store.describe([]).map((i) => i.nodeName))
   await Promise.all([...names].map((name) => core.deleteNode({ name }).catch(() => undefined)))
+  await cloud.close()
 }

@@ -18,10 +18,13 @@ import { AwsCloudProvider, makeAwsClients } from "../../src/cloud/aws/AwsCloudPr
 import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
 import {
   CLUSTER_ARN,
-  deleteFakeCloudNodes,
   fakeCloudCli,
-  startClusterFakeCloud
+  startClusterFakeCloud,
+  startZonalShift,
+  stopClusterFakeCloud,
+  throttleEc2
 } from "./awsFakeCloudSupport.ts"
+import { waitForNodeGone } from "./helpers.ts"
 
 const { kc, core } = clients()
 let cloud: FakeCloud
@@ -63,8 +66,7 @@ beforeAll(async () => {
   )
 })
 afterAll(async () => {
-  await deleteFakeCloudNodes(core, cloud)
-  await cloud.close()
+  await stopClusterFakeCloud(core, cloud)
 })
 
 describe("AwsCloudProvider + fake cloud + real cluster", () => {
@@ -118,29 +120,14 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
   it("terminate -> instance terminated and its Node deleted; a second terminate changes nothing", async () => {
     const node = await refOf(replacementNode)
     expect(await run((p) => p.terminate(node))).toBe("terminated")
-    await waitFor(`node ${replacementNode} deleted`, async () =>
-      core.readNode({ name: replacementNode }).then(
-        () => false,
-        () => true
-      )
-    )
+    await waitForNodeGone(core, replacementNode)
     expect(await run((p) => p.terminate(node))).toBe("terminated")
     const id = node.providerID.split("/").pop()!
     expect((await admin.stats()).terminationsStarted[id]).toBe(1)
   })
 
   it("throttling injected through the CLI is retried; still exactly one termination", async () => {
-    await fakeCloudCli(
-      cloud,
-      "fault",
-      "throttle",
-      "--target",
-      "ec2",
-      "--action",
-      "TerminateInstances",
-      "--count",
-      "2"
-    )
+    await throttleEc2(cloud, "TerminateInstances", 2)
     const node = await refOf(seed)
     const id = node.providerID.split("/").pop()!
     const before = (await admin.stats()).calls.TerminateInstances ?? 0
@@ -148,29 +135,22 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
     const stats = await admin.stats()
     expect((stats.calls.TerminateInstances ?? 0) - before).toBe(3)
     expect(stats.terminationsStarted[id]).toBe(1)
-    await waitFor(`node ${seed} deleted`, async () =>
-      core.readNode({ name: seed }).then(
-        () => false,
-        () => true
-      )
-    )
+    await waitForNodeGone(core, seed)
     await deleteNode(core, seed)
   })
 
   it("zonal shift and autoshift on/off through the CLI -> activeZonalShifts follows", async () => {
     expect(await run((p) => p.activeZonalShifts)).toEqual([])
-    const shift = (await fakeCloudCli(cloud, "shift", "start", "--zone", "us-west-2b", "--minutes", "5")) as {
-      zonalShiftId: string
-    }
+    const shiftId = await startZonalShift(cloud, "us-west-2b", "--minutes", "5")
     expect(await run((p) => p.activeZonalShifts)).toEqual([
       expect.objectContaining({
         kind: "zonal-shift",
         zoneId: "usw2-az2",
         zone: "us-west-2b",
-        id: shift.zonalShiftId
+        id: shiftId
       })
     ])
-    await fakeCloudCli(cloud, "shift", "cancel", shift.zonalShiftId)
+    await fakeCloudCli(cloud, "shift", "cancel", shiftId)
     await fakeCloudCli(cloud, "autoshift", "start", "--zone", "usw2-az3")
     expect(await run((p) => p.activeZonalShifts)).toEqual([
       expect.objectContaining({ kind: "autoshift", zoneId: "usw2-az3" })

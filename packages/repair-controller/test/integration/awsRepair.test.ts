@@ -26,10 +26,13 @@ import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
 import {
   CLUSTER_ARN,
-  deleteFakeCloudNodes,
   fakeCloudCli,
-  startClusterFakeCloud
+  startClusterFakeCloud,
+  startZonalShift,
+  stopClusterFakeCloud,
+  throttleEc2
 } from "./awsFakeCloudSupport.ts"
+import { isReady, readNodeOrUndefined, waitForNodeGone } from "./helpers.ts"
 
 const { kc, core } = clients()
 const POOL_LABEL = "karpenter.sh/nodepool"
@@ -61,20 +64,7 @@ const waitForEvent = (node: string, reason: string, timeoutMs = 60_000) =>
       intervalMs: 250
     }
   )
-const nodeGone = (name: string, timeoutMs = 60_000) =>
-  waitFor(
-    `node ${name} deleted`,
-    () =>
-      core.readNode({ name }).then(
-        () => false,
-        () => true
-      ),
-    { timeoutMs }
-  )
-const ready = async (name: string) =>
-  (await core.readNode({ name }).catch(() => undefined))?.status?.conditions?.some(
-    (c) => c.type === "Ready" && c.status === "True"
-  ) === true
+const ready = async (name: string) => isReady(await readNodeOrUndefined(core, name))
 const setCondition = (type: string, name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {
     type,
@@ -181,8 +171,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (controller) await Effect.runPromise(Fiber.interrupt(controller))
   if (cloud) {
-    await deleteFakeCloudNodes(core, cloud)
-    await cloud.close()
+    await stopClusterFakeCloud(core, cloud)
   }
   await deleteNamespace(core, ns)
 })
@@ -194,7 +183,7 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     const launchesBefore = (await admin.stats()).launches
     await setKernelReady(target, "False")
     await waitForEvent(target, "RepairStarted")
-    await nodeGone(target)
+    await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
     const stats = await admin.stats()
     expect(stats.terminationsStarted[id]).toBe(1)
@@ -208,9 +197,7 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
   it("a zonal shift started with the CLI stops repairs; cancelling it resumes them", async () => {
     const target = nodes[1]!
     const id = instanceOf(target).instanceId
-    const shift = (await fakeCloudCli(cloud, "shift", "start", "--zone", instanceOf(target).zone.name)) as {
-      zonalShiftId: string
-    }
+    const shiftId = await startZonalShift(cloud, instanceOf(target).zone.name)
     await new Promise((r) => setTimeout(r, 3000)) // refreshSeconds 1 + cacheSeconds 1
     await setKernelReady(target, "False")
     await waitForEvent(target, "RepairStandDown", 30_000)
@@ -219,9 +206,9 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     expect((await admin.stats()).terminationsStarted[id]).toBeUndefined()
     expect(await core.readNode({ name: target }).then(() => true)).toBe(true)
 
-    await fakeCloudCli(cloud, "shift", "cancel", shift.zonalShiftId)
+    await fakeCloudCli(cloud, "shift", "cancel", shiftId)
     await waitForEvent(target, "RepairStarted", 30_000)
-    await nodeGone(target)
+    await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
     expect((await admin.stats()).terminationsStarted[id]).toBe(1)
   }, 150_000)
@@ -229,20 +216,10 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
   it("throttling injected with the CLI -> retried; exactly one termination", async () => {
     const target = nodes[2]!
     const id = instanceOf(target).instanceId
-    await fakeCloudCli(
-      cloud,
-      "fault",
-      "throttle",
-      "--target",
-      "ec2",
-      "--action",
-      "TerminateInstances",
-      "--count",
-      "2"
-    )
+    await throttleEc2(cloud, "TerminateInstances", 2)
     const callsBefore = (await admin.stats()).calls.TerminateInstances ?? 0
     await setKernelReady(target, "False")
-    await nodeGone(target)
+    await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
     const stats = await admin.stats()
     expect(stats.terminationsStarted[id]).toBe(1)
