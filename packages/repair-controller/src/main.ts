@@ -99,20 +99,30 @@ const program = (values: CliOptions) =>
         }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
       : undefined
     state = "leading"
-    // Built into the program's scope, not provided to startController alone: the cloud provider's resources
-    // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
-    const services = yield* Layer.build(
-      Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
-        Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+    const runController = Effect.gen(function* () {
+      // Built into the program's scope, not provided to startController alone: the cloud provider's resources
+      // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
+      const services = yield* Layer.build(
+        Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
+          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+        )
       )
-    )
-    const handle = yield* startController(config, kube).pipe(Effect.provide(services))
-    synced = handle.synced
-    if (lock === undefined) return yield* Effect.never
-    yield* holdLeadership(lock, lease)
-    // Like client-go: a replica that lost the lease exits, and its restart stands by.
+      const handle = yield* startController(config, kube).pipe(Effect.provide(services))
+      synced = handle.synced
+      return yield* Effect.never
+    })
+    if (lock === undefined) return yield* runController
+    // Renewal runs from the moment the lease is won, alongside the start (whose first Node list may be retried
+    // for as long as the API server is away): a leader that stopped renewing while starting would lose the
+    // lease to a standby and then act beside it.
+    const end = yield* Effect.raceFirst(holdLeadership(lock, lease), runController)
+    // Like client-go: a replica that lost the lease exits (its workers stop with the program's scope), and its
+    // restart stands by.
     return yield* new LostLeadership({
-      message: `${identity} lost the lease ${lease.namespace}/${lease.name}`
+      message:
+        end._tag === "Superseded"
+          ? `${identity} lost the lease ${lease.namespace}/${lease.name} to ${end.holder}`
+          : `${identity} could not renew the lease ${lease.namespace}/${lease.name} within its renew deadline`
     })
   }).pipe(Effect.scoped, Effect.provide(Logger.layer([Logger.consoleJson])))
 

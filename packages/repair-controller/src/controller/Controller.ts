@@ -14,6 +14,7 @@ import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { makeDrainPool } from "./DrainPool.ts"
 import { makeEventRecorder } from "./EventRecorder.ts"
+import { initialListFailed, retryInitialList } from "./initialSync.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
 import { makeRepairStore } from "./RepairStore.ts"
@@ -111,7 +112,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       Effect.catch((e) => Effect.logError("could not read repair journals", { error: e.message }))
     )
     yield* refreshShifts(env)
-    yield* Effect.tryPromise(() => cache.start()).pipe(Effect.orDie)
+    // Retried with backoff until it succeeds (initialSync.ts); /readyz stays 503 until then.
+    yield* retryInitialList(Effect.tryPromise({ try: () => cache.start(), catch: initialListFailed }))
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => cache.stop().catch(() => undefined)).pipe(
         Effect.andThen(Effect.sync(() => queue.shutdown()))

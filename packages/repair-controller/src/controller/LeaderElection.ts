@@ -2,10 +2,16 @@
  * Leader election on a coordination.k8s.io Lease (as client-go's leaderelection does it). Read, then create or
  * replace carrying resourceVersion, so a stale write gets 409. Expiry is judged on the local clock from
  * when this replica last saw the record change, so clock skew between replicas does not matter.
+ *
+ * One departure from client-go: a leader that reads another holder on the Lease steps down at once. client-go
+ * only marks itself not-leader and keeps polling until its renew deadline, but every poll in that window
+ * fails the same way (the other holder's lease is fresh for a whole lease duration, longer than the renew
+ * deadline), so waiting buys nothing and leaves two replicas tainting, draining and terminating meanwhile.
  */
 import { Clock, Duration, Effect, Metric, Option, Schedule } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
-import { type Lease, microTime } from "../kube/types.ts"
+import type { KubeError } from "../kube/KubeError.ts"
+import { type Lease, type LeaseSpec, microTime } from "../kube/types.ts"
 import { isLeader } from "../observability/metrics.ts"
 
 export interface LeaseOptions {
@@ -16,62 +22,125 @@ export interface LeaseOptions {
   readonly renewIntervalSeconds: number
 }
 
-export const makeLeaseLock = (kube: KubeShape, o: LeaseOptions) => {
+/** What to do with the Lease as read (pure). */
+export type LeaseStep =
+  | { readonly _tag: "Create" }
+  /** Ours: write a new renewTime. */
+  | { readonly _tag: "Renew" }
+  /** Nobody holds it, or the holder let it expire: write ourselves in. */
+  | { readonly _tag: "TakeOver" }
+  /** Another holder, and its lease is still running on our clock. */
+  | { readonly _tag: "HeldByOther"; readonly holder: string }
+
+/**
+ * `observedAtMs`: when this replica first saw the record as it is now (local clock). An empty holder is
+ * nobody (a released lease), as in client-go.
+ */
+export const leaseStep = (
+  spec: LeaseSpec | undefined,
+  identity: string,
+  observedAtMs: number,
+  nowMs: number,
+  defaultDurationSeconds: number
+): LeaseStep => {
+  if (spec === undefined) return { _tag: "Create" }
+  const holder = spec.holderIdentity ?? ""
+  if (holder === identity) return { _tag: "Renew" }
+  if (holder === "") return { _tag: "TakeOver" }
+  const validUntil = observedAtMs + (spec.leaseDurationSeconds ?? defaultDurationSeconds) * 1000
+  return nowMs < validUntil ? { _tag: "HeldByOther", holder } : { _tag: "TakeOver" }
+}
+
+/** What one attempt on the Lease came to. */
+export type LeaseAttempt =
+  | { readonly _tag: "Leading" }
+  /** Another replica holds it: read so, or read so right after losing a write (409) to it. */
+  | { readonly _tag: "HeldByOther"; readonly holder: string }
+  /** A write lost a race (409) but the record does not name another holder; the next attempt reads again. */
+  | { readonly _tag: "Contended" }
+
+const LEADING: LeaseAttempt = { _tag: "Leading" }
+const CONTENDED: LeaseAttempt = { _tag: "Contended" }
+
+export interface LeaseLock {
+  readonly tryAcquireOrRenew: Effect.Effect<LeaseAttempt, KubeError>
+}
+
+export const makeLeaseLock = (kube: KubeShape, o: LeaseOptions): LeaseLock => {
   let seen = ""
   let seenAt = 0
-  /** true while this replica holds the lease. */
+  /** Notes when the record last changed (local clock): expiry is counted from there. */
+  const observe = (s: LeaseSpec) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      const record = `${s.holderIdentity ?? ""}|${String(s.renewTime ?? "")}`
+      if (record !== seen) {
+        seen = record
+        seenAt = now
+      }
+    })
+  const isConflict = (e: KubeError) => e.code === 409
+  /** After a lost write: who holds it now decides between "step down" and "try again". */
+  const afterConflict = Effect.gen(function* () {
+    const lease = yield* kube.readLease(o.namespace, o.name)
+    const s = lease.spec ?? {}
+    yield* observe(s)
+    const holder = s.holderIdentity ?? ""
+    return holder !== "" && holder !== o.identity ? ({ _tag: "HeldByOther", holder } as const) : CONTENDED
+  })
+
   const tryAcquireOrRenew = Effect.gen(function* () {
-    const now = microTime()
     const existing = yield* kube.readLease(o.namespace, o.name).pipe(
       Effect.map((l): Lease | undefined => l),
       Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed(undefined) : Effect.fail(e)))
     )
-    if (existing === undefined) {
-      const spec = {
-        holderIdentity: o.identity,
-        leaseDurationSeconds: o.leaseDurationSeconds,
-        acquireTime: now,
-        renewTime: now,
-        leaseTransitions: 0
+    if (existing?.spec !== undefined) yield* observe(existing.spec)
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = microTime(nowMs)
+    const step = leaseStep(
+      existing === undefined ? undefined : (existing.spec ?? {}),
+      o.identity,
+      seenAt,
+      nowMs,
+      o.leaseDurationSeconds
+    )
+    switch (step._tag) {
+      case "HeldByOther":
+        return step
+      case "Create": {
+        const spec = {
+          holderIdentity: o.identity,
+          leaseDurationSeconds: o.leaseDurationSeconds,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: 0
+        }
+        // AlreadyExists: another replica created it first; the next attempt reads who.
+        return yield* kube
+          .createLease(o.namespace, { metadata: { name: o.name, namespace: o.namespace }, spec })
+          .pipe(
+            Effect.as(LEADING),
+            Effect.catchTag("KubeError", (e) => (isConflict(e) ? Effect.succeed(CONTENDED) : Effect.fail(e)))
+          )
       }
-      return yield* kube
-        .createLease(o.namespace, { metadata: { name: o.name, namespace: o.namespace }, spec })
-        .pipe(
-          Effect.as(true),
-          Effect.catchTag("KubeError", (e) => (e.code === 409 ? Effect.succeed(false) : Effect.fail(e)))
+      case "Renew":
+      case "TakeOver": {
+        const s = existing?.spec ?? {}
+        const mine = step._tag === "Renew"
+        const spec = {
+          ...s,
+          holderIdentity: o.identity,
+          leaseDurationSeconds: o.leaseDurationSeconds,
+          renewTime: now,
+          acquireTime: mine ? s.acquireTime : now,
+          leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1)
+        }
+        return yield* kube.replaceLease(o.namespace, o.name, { ...existing, spec }).pipe(
+          Effect.tap(() => observe(spec)),
+          Effect.as(LEADING),
+          Effect.catchTag("KubeError", (e) => (isConflict(e) ? afterConflict : Effect.fail(e)))
         )
+      }
     }
-    const s = existing.spec ?? {}
-    const record = `${s.holderIdentity}|${String(s.renewTime ?? "")}`
-    if (record !== seen) {
-      seen = record
-      seenAt = Date.now()
-    }
-    const mine = s.holderIdentity === o.identity
-    if (
-      !mine &&
-      s.holderIdentity &&
-      Date.now() < seenAt + (s.leaseDurationSeconds ?? o.leaseDurationSeconds) * 1000
-    )
-      return false
-    const spec = {
-      ...s,
-      holderIdentity: o.identity,
-      leaseDurationSeconds: o.leaseDurationSeconds,
-      renewTime: now,
-      acquireTime: mine ? s.acquireTime : now,
-      leaseTransitions: (s.leaseTransitions ?? 0) + (mine ? 0 : 1)
-    }
-    return yield* kube.replaceLease(o.namespace, o.name, { ...existing, spec }).pipe(
-      Effect.tap(() =>
-        Effect.sync(() => {
-          seen = `${o.identity}|${now}`
-          seenAt = Date.now()
-        })
-      ),
-      Effect.as(true),
-      Effect.catchTag("KubeError", (e) => (e.code === 409 ? Effect.succeed(false) : Effect.fail(e)))
-    )
   })
   return { tryAcquireOrRenew }
 }
@@ -86,10 +155,10 @@ export const acquireLeadership = (kube: KubeShape, o: LeaseOptions) =>
     })
     yield* lock.tryAcquireOrRenew.pipe(
       Effect.catch((e) =>
-        Effect.logWarning("lease attempt failed", { error: e.message }).pipe(Effect.as(false))
+        Effect.logWarning("lease attempt failed", { error: e.message }).pipe(Effect.as(CONTENDED))
       ),
       Effect.repeat({
-        until: (leading) => leading,
+        until: (a) => a._tag === "Leading",
         schedule: Schedule.spaced(`${o.renewIntervalSeconds} seconds`)
       })
     )
@@ -98,31 +167,41 @@ export const acquireLeadership = (kube: KubeShape, o: LeaseOptions) =>
     return lock
   })
 
+/** Why holdLeadership returned. */
+export type LeadershipEnd =
+  | { readonly _tag: "Superseded"; readonly holder: string }
+  | { readonly _tag: "RenewDeadlinePassed" }
+
 /**
- * Renews forever; returns (so the caller can stop) once renewal has failed for 80% of a lease duration (client-go's
- * renew deadline). Each attempt is cut off at that deadline: one request may hang for the HTTP timeout (30 s),
- * longer than a lease (15 s), and a replica waiting on it would go on leading after another one took the lease.
+ * Renews forever; returns (so the caller stops acting) the moment an attempt finds another holder on the
+ * Lease, or once renewal has failed for 80% of a lease duration (client-go's renew deadline). Each attempt is
+ * cut off at that deadline: one request may hang for the HTTP timeout (30 s), longer than a lease (15 s), and
+ * a replica waiting on it would go on leading after another one took the lease.
  */
-export const holdLeadership = (lock: ReturnType<typeof makeLeaseLock>, o: LeaseOptions) =>
+export const holdLeadership = (lock: LeaseLock, o: LeaseOptions) =>
   Effect.gen(function* () {
     const renewDeadlineMs = o.leaseDurationSeconds * 1000 * 0.8
     let lastOk = yield* Clock.currentTimeMillis
+    const stepDown = (end: LeadershipEnd) =>
+      Metric.update(isLeader, 0).pipe(
+        Effect.andThen(Effect.logError("lost leadership", { identity: o.identity, ...end })),
+        Effect.as(end)
+      )
     for (;;) {
       yield* Effect.sleep(`${o.renewIntervalSeconds} seconds`)
       const left = lastOk + renewDeadlineMs - (yield* Clock.currentTimeMillis)
-      const ok =
-        left > 0 &&
-        (yield* lock.tryAcquireOrRenew.pipe(
-          Effect.timeoutOption(Duration.millis(left)),
-          Effect.map((renewed) => Option.getOrElse(renewed, () => false)),
-          Effect.catch(() => Effect.succeed(false))
-        ))
+      const attempt: LeaseAttempt =
+        left > 0
+          ? yield* lock.tryAcquireOrRenew.pipe(
+              Effect.timeoutOption(Duration.millis(left)),
+              Effect.map((a) => Option.getOrElse(a, () => CONTENDED)),
+              Effect.catch(() => Effect.succeed(CONTENDED))
+            )
+          : CONTENDED
       const now = yield* Clock.currentTimeMillis
-      if (ok) lastOk = now
-      else if (now - lastOk >= renewDeadlineMs) {
-        yield* Metric.update(isLeader, 0)
-        yield* Effect.logError("lost leadership", { identity: o.identity })
-        return
-      }
+      if (attempt._tag === "HeldByOther")
+        return yield* stepDown({ _tag: "Superseded", holder: attempt.holder })
+      if (attempt._tag === "Leading") lastOk = now
+      else if (now - lastOk >= renewDeadlineMs) return yield* stepDown({ _tag: "RenewDeadlinePassed" })
     }
   })

@@ -10,6 +10,7 @@ import { apiRequests } from "../observability/metrics.ts"
 import { type KubeAccess, kubeAccessFromKubeconfig, kubeAccessInCluster } from "@nodemend/kube-access"
 import { httpKubeError, type KubeError, transportKubeError } from "./KubeError.ts"
 import { type KubeHttp, makeKubeHttp } from "./KubeHttp.ts"
+import { type ListExpired, listAllPages } from "./pagedList.ts"
 import { type ConfigMap, type Lease, type List, microTime, type Node, type Pod } from "./types.ts"
 
 export interface NodeEventInput {
@@ -36,7 +37,8 @@ export interface KubeShape {
   /** JSON patch guarded by `test /metadata/resourceVersion` (taints have no merge key). */
   readonly jsonPatchNode: (name: string, ops: ReadonlyArray<object>) => Effect.Effect<Node, KubeError>
   readonly patchNodeStatus: (name: string, status: object) => Effect.Effect<Node, KubeError>
-  readonly listPodsOnNode: (nodeName: string) => Effect.Effect<ReadonlyArray<Pod>, KubeError>
+  /** Paged; an expired continue token restarts the list, a few times at most (then ListExpired). */
+  readonly listPodsOnNode: (nodeName: string) => Effect.Effect<ReadonlyArray<Pod>, KubeError | ListExpired>
   readonly evictPod: (namespace: string, name: string, uid: string) => Effect.Effect<void, KubeError>
   readonly deletePod: (
     namespace: string,
@@ -68,10 +70,15 @@ const SMP = "application/strategic-merge-patch+json"
 const MERGE = "application/merge-patch+json"
 const JSON_PATCH = "application/json-patch+json"
 
+/**
+ * `podPageSize`: pods per page of a pod list (500, client-go's pager default; the cluster tests page by 2 to
+ * get continue tokens from a handful of pods).
+ */
 export const makeKube = (
   access: KubeAccess,
   instance: string,
-  kubeconfigPath: string | undefined = undefined
+  kubeconfigPath: string | undefined = undefined,
+  podPageSize = 500
 ): KubeShape => {
   const http = makeKubeHttp(access, "nodemend-controller/0.1")
   const call = <A>(
@@ -105,22 +112,24 @@ export const makeKube = (
     `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases${name === undefined ? "" : `/${enc(name)}`}`
   const pod = (namespace: string, name: string) => `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`
 
+  // An expired continue token (410) restarts the list from the first page (pagedList.ts).
   const listPodsOnNode = (nodeName: string) =>
-    Effect.gen(function* () {
-      const out: Pod[] = []
-      let cont: string | undefined
-      do {
-        const page = yield* call<List<Pod>>(
+    listAllPages(
+      "listPods",
+      (cont) =>
+        call<List<Pod>>(
           "listPods",
           "list",
           "GET",
-          `/api/v1/pods?fieldSelector=${enc(`spec.nodeName=${nodeName}`)}&limit=500${cont ? `&continue=${enc(cont)}` : ""}`
-        )
-        out.push(...page.items)
-        cont = page.metadata?.continue || undefined
-      } while (cont !== undefined)
-      return out as ReadonlyArray<Pod>
-    })
+          `/api/v1/pods?fieldSelector=${enc(`spec.nodeName=${nodeName}`)}&limit=${podPageSize}${cont ? `&continue=${enc(cont)}` : ""}`
+        ),
+      (restart, e) =>
+        Effect.logWarning("pod list continue token expired; listing again from the first page", {
+          node: nodeName,
+          restart,
+          error: e.message
+        })
+    )
 
   return {
     kubeconfigPath,

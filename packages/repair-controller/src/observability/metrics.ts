@@ -60,6 +60,11 @@ export const apiRequests = Metric.counter("api_requests_total", {
   description: "Kubernetes API requests made by the controller",
   incremental: true
 })
+export const initialNodeListFailures = Metric.counter("initial_node_list_failures_total", {
+  description:
+    "Failed first Node lists at start, by HTTP status (none: no answer); the controller retries and stays unready",
+  incremental: true
+})
 export const isLeader = Metric.gauge("leader", { description: "1 while this replica holds the lease" })
 export const activeRepairs = Metric.gauge("active_repairs", { description: "Repairs in progress" })
 export const residentMemory = Metric.gauge("process_resident_memory_bytes", { description: "Process RSS" })
