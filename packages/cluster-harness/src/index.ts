@@ -149,6 +149,19 @@ export async function createFakeNode(core: CoreV1Api, opts: FakeNodeOptions = {}
   return node
 }
 
+/**
+ * Creates a Node that kwok animates and waits until kwok reports it Ready: kwok writes the Node's status
+ * first, so a writer started after this does not race it. Slow when other suites load the cluster.
+ */
+export async function createReadyFakeNode(
+  core: CoreV1Api,
+  opts: FakeNodeOptions = {},
+  { timeoutMs = 200_000 }: WaitOptions = {}
+): Promise<V1Node> {
+  const node = await createFakeNode(core, opts)
+  return waitForNodeCondition(core, node.metadata?.name ?? "", "Ready", "True", { timeoutMs })
+}
+
 export async function deleteNode(core: CoreV1Api, name: string): Promise<void> {
   await core.deleteNode({ name }).catch((e: unknown) => {
     if (errorCode(e) !== 404) throw e

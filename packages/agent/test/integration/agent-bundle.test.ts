@@ -6,20 +6,20 @@
  */
 import {
   clients,
-  createFakeNode,
+  createReadyFakeNode,
   deleteNode,
-  kubeconfigPath,
   waitFor,
   waitForNodeCondition
 } from "@nodemend/cluster-harness"
-import { readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
 import {
   BUNDLE,
   buildBundle,
+  failWithAgentOutput,
   type FakeHost,
+  H100_PCI_DEVICES,
   makeFakeHost,
   type RunningAgent,
   startAgent
@@ -33,12 +33,12 @@ describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
 
   beforeAll(async () => {
     buildBundle()
-    nodeName = (await createFakeNode(core)).metadata!.name!
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d1")
-    const config = join(host.root, "agent.yaml")
-    writeFileSync(config, "monitors:\n  kernel:\n    reasons:\n      SoftLockup: { severity: Condition }\n")
-    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config, bundle: true })
+    const config = host.writeConfig(
+      "monitors:\n  kernel:\n    reasons:\n      SoftLockup: { severity: Condition }\n"
+    )
+    agent = startAgent({ nodeName, hostRoot: host.root, config, bundle: true })
   }, 300_000)
   afterAll(async () => {
     await agent?.stop()
@@ -48,9 +48,7 @@ describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
 
   it("turns a kmsg fault line into KernelReady=False and loads neither client-node nor koffi", async () => {
     await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 }).catch(
-      (e: unknown) => {
-        throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
-      }
+      failWithAgentOutput(agent)
     )
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:123]")
     const condition = await waitFor(
@@ -86,17 +84,10 @@ describe("the bundled agent on a GPU node", () => {
   beforeAll(async () => {
     buildBundle()
     const doubles = buildGpuDoubles()
-    nodeName = (await createFakeNode(core)).metadata!.name!
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d2")
-    // An NVIDIA H100 bound to the nvidia driver (bus/devfn, vendor+device, irq, 7 BARs, 7 sizes, driver).
-    host.write(
-      "proc/bus/pci/devices",
-      `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
-    )
-    config = join(host.root, "agent.yaml")
-    writeFileSync(
-      config,
+    host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
+    config = host.writeConfig(
       `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`
     )
   }, 300_000)
@@ -104,7 +95,6 @@ describe("the bundled agent on a GPU node", () => {
   it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
     agent = startAgent({
       nodeName,
-      kubeconfig: kubeconfigPath(),
       hostRoot: host!.root,
       config,
       env: { NMDOUBLE_NVML_DEVICES: "8" },
@@ -119,9 +109,7 @@ describe("the bundled agent on a GPU node", () => {
         return c?.status === "True" ? c : undefined
       },
       { timeoutMs: 60_000, intervalMs: 100 }
-    ).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
-    })
+    ).catch(failWithAgentOutput(agent))
     expect(ready.reason).toBe("NvidiaGPUIsReady")
     expect(readFileSync(`/proc/${agent.child.pid}/maps`, "utf8")).toMatch(/koffi/)
   })

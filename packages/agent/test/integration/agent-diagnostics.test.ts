@@ -10,9 +10,8 @@ import { join } from "node:path"
 import { CustomObjectsApi } from "@kubernetes/client-node"
 import {
   clients,
-  createFakeNode,
+  createReadyFakeNode,
   deleteNode,
-  kubeconfigPath,
   waitFor,
   waitForNodeCondition
 } from "@nodemend/cluster-harness"
@@ -20,7 +19,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { NodeDiagnosticGVR } from "../../src/diagnostics/NodeDiagnostic.ts"
 import { installNodeDiagnosticCrd } from "../diagnostics/cluster/crd.ts"
 import { startUploadServer, type UploadServer } from "../diagnostics/cluster/uploadServer.ts"
-import { type FakeHost, makeFakeHost, type RunningAgent, startAgent } from "./agent-process.ts"
+import {
+  type FakeHost,
+  failWithAgentOutput,
+  makeFakeHost,
+  type RunningAgent,
+  startAgent
+} from "./agent-process.ts"
 
 describe("nodemend-agent serves NodeDiagnostic log captures", () => {
   const { kc, core } = clients()
@@ -33,12 +38,10 @@ describe("nodemend-agent serves NodeDiagnostic log captures", () => {
   beforeAll(async () => {
     await installNodeDiagnosticCrd(kc)
     server = await startUploadServer()
-    nodeName = (await createFakeNode(core)).metadata!.name!
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost("1c2d3e4f-0000-4000-8000-0000000d1a90")
-    const config = join(host.root, "agent.yaml")
-    writeFileSync(config, 'diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
-    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config })
+    const config = host.writeConfig('diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
+    agent = startAgent({ nodeName, hostRoot: host.root, config })
     await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 })
   }, 300_000)
   afterAll(async () => {
@@ -71,9 +74,7 @@ describe("nodemend-agent serves NodeDiagnostic log captures", () => {
         return o.status?.captureStatuses?.find((s) => s.type === "Log")?.state.completed
       },
       { timeoutMs: 60_000, intervalMs: 250 }
-    ).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\nagent output:\n${agent.output().slice(-3000)}`)
-    })
+    ).catch(failWithAgentOutput(agent))
     expect(["Success", "SuccessWithErrors"]).toContain(completed.reason)
     const bundle = server.objects.get(path)
     expect(bundle, "bundle uploaded").toBeDefined()

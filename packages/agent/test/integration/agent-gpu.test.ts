@@ -6,21 +6,21 @@
 import { EventsV1Api, type V1Node } from "@kubernetes/client-node"
 import {
   clients,
-  createFakeNode,
+  createReadyFakeNode,
   deleteNode,
-  kubeconfigPath,
   waitFor,
   waitForNodeCondition
 } from "@nodemend/cluster-harness"
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
-import { type FakeHost, makeFakeHost, type RunningAgent, startAgent } from "./agent-process.ts"
-
-// /proc/bus/pci/devices with an NVIDIA H100 (vendor 10de) bound to the nvidia driver (format: bus/devfn,
-// vendor+device, irq, 7 BARs, 7 sizes, driver).
-const PCI_DEVICES = `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
+import {
+  type FakeHost,
+  H100_PCI_DEVICES,
+  makeFakeHost,
+  type RunningAgent,
+  startAgent
+} from "./agent-process.ts"
+import { nodeEvents } from "./node-events.ts"
 
 describe("nodemend-agent with the NVIDIA monitor", () => {
   const { kc, core } = clients()
@@ -31,14 +31,10 @@ describe("nodemend-agent with the NVIDIA monitor", () => {
 
   const cond = (n: V1Node) => n.status?.conditions?.find((c) => c.type === "AcceleratedHardwareReady")
   const setUp = async (config: string, env: Record<string, string> = {}) => {
-    const node = await createFakeNode(core)
-    nodeName = node.metadata!.name!
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost("5b0e9d1c-0000-4000-8000-00000000a1a1")
-    host.write("proc/bus/pci/devices", PCI_DEVICES)
-    const file = join(host.root, "agent.yaml")
-    writeFileSync(file, config)
-    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config: file, env })
+    host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
+    agent = startAgent({ nodeName, hostRoot: host.root, config: host.writeConfig(config), env })
   }
   afterEach(async () => {
     await agent?.stop()
@@ -88,13 +84,7 @@ describe("nodemend-agent with the NVIDIA monitor", () => {
     )
     const ev = await waitFor(
       "NvidiaMonitorNotWatching event",
-      async () =>
-        (
-          await events.listNamespacedEvent({
-            namespace: "default",
-            fieldSelector: `regarding.name=${nodeName}`
-          })
-        ).items.find((e) => e.reason === "NvidiaMonitorNotWatching"),
+      async () => (await nodeEvents(events, nodeName)).find((e) => e.reason === "NvidiaMonitorNotWatching"),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev.note).toMatch(/^NVIDIA GPUs are not monitored: /)

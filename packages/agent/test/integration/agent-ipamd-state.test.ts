@@ -4,19 +4,18 @@
  * IPAMD's ipam.json) and a gRPC double of containerd listening on <host-root>/run/containerd/containerd.sock.
  */
 import { EventsV1Api } from "@kubernetes/client-node"
-import {
-  clients,
-  createFakeNode,
-  deleteNode,
-  kubeconfigPath,
-  waitFor,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
-import { writeFileSync } from "node:fs"
+import { clients, createReadyFakeNode, deleteNode, waitFor } from "@nodemend/cluster-harness"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeContainerd, sandbox, startFakeContainerd } from "../cri/fake-containerd.ts"
-import { type FakeHost, makeFakeHost, type RunningAgent, startAgent } from "./agent-process.ts"
+import {
+  type FakeHost,
+  failWithAgentOutput,
+  makeFakeHost,
+  type RunningAgent,
+  startAgent
+} from "./agent-process.ts"
+import { nodeEvents } from "./node-events.ts"
 
 const BOOT = "6a1f0c2e-0000-4000-8000-0000000000c1"
 
@@ -29,9 +28,7 @@ describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
   let agent: RunningAgent | undefined
 
   beforeAll(async () => {
-    const node = await createFakeNode(core)
-    nodeName = node.metadata!.name!
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost(BOOT)
     host.write("var/log/pods/kube-system_aws-node-k8s2x_7c1d/aws-vpc-cni-init/0.log", "")
     host.write("proc/4321/comm", "aws-k8s-agent\n")
@@ -80,23 +77,14 @@ describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
   })
 
   it("a pod whose sandbox IP differs from IPAMD's allocation becomes an Event on the Node; NetworkingReady stays True", async () => {
-    const config = join(host.root, "agent-config.yaml")
-    writeFileSync(config, "checks:\n  ipamd-state: { intervalSeconds: 1 }\n")
-    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config })
-    const list = async () =>
-      (
-        await events.listNamespacedEvent({
-          namespace: "default",
-          fieldSelector: `regarding.name=${nodeName}`
-        })
-      ).items
+    const config = host.writeConfig("checks:\n  ipamd-state: { intervalSeconds: 1 }\n")
+    agent = startAgent({ nodeName, hostRoot: host.root, config })
+    const list = () => nodeEvents(events, nodeName)
     const ev = await waitFor(
       "IPAMDInconsistentState event",
       async () => (await list()).find((e) => e.reason === "IPAMDInconsistentState"),
       { timeoutMs: 30_000, intervalMs: 200 }
-    ).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
-    })
+    ).catch(failWithAgentOutput(agent))
     expect(ev).toMatchObject({
       type: "Warning",
       note: "Internal IPAMD state has conflicting IP addresses for pod prod/api-0",

@@ -17,6 +17,7 @@ import {
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { kubeconfigPath } from "@nodemend/cluster-harness"
 import { deployedNodeFlags } from "../../bench/deployed-flags.ts"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
@@ -38,9 +39,17 @@ export const JOURNAL_REMOTE = [
   "/usr/lib/systemd/systemd-journal-remote"
 ].find((p) => existsSync(p))
 
+/**
+ * /proc/bus/pci/devices with an NVIDIA H100 (vendor 10de) bound to the nvidia driver (format: bus/devfn,
+ * vendor+device, irq, 7 BARs, 7 sizes, driver): what makes the agent start its NVIDIA monitor.
+ */
+export const H100_PCI_DEVICES = `5300\t10de2330\t0\t${Array.from({ length: 14 }, () => "0").join("\t")}\tnvidia\n`
+
 export interface FakeHost {
   readonly root: string
   write(rel: string, content: string): void
+  /** Writes the agent's config file (YAML) into the host root; returns its path for `--config`. */
+  writeConfig(yaml: string): string
   remove(rel: string): void
   setBootId(id: string): void
   appendKmsg(text: string): void
@@ -71,6 +80,10 @@ export const makeFakeHost = (bootId: string): FakeHost => {
   return {
     root,
     write,
+    writeConfig: (yaml) => {
+      write("agent.yaml", yaml)
+      return join(root, "agent.yaml")
+    },
     remove: (rel) => rmSync(join(root, rel), { recursive: true, force: true }),
     setBootId: (id) => write("proc/sys/kernel/random/boot_id", `${id}\n`),
     appendKmsg: (text) => {
@@ -110,7 +123,8 @@ export interface RunningAgent {
 
 export const startAgent = (args: {
   readonly nodeName: string
-  readonly kubeconfig: string
+  /** Default: the test cluster's (kubeconfigPath()). */
+  readonly kubeconfig?: string
   readonly hostRoot: string
   readonly config?: string
   readonly extraArgs?: readonly string[]
@@ -125,7 +139,7 @@ export const startAgent = (args: {
     "--node-name",
     args.nodeName,
     "--kubeconfig",
-    args.kubeconfig,
+    args.kubeconfig ?? kubeconfigPath(),
     "--host-root",
     args.hostRoot,
     "--health-address",
@@ -156,3 +170,10 @@ export const startAgent = (args: {
     }
   }
 }
+
+/** A catch handler for a wait on the agent's effect: the error carries the tail of the agent's output. */
+export const failWithAgentOutput =
+  (agent: RunningAgent | undefined) =>
+  (e: unknown): never => {
+    throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
+  }

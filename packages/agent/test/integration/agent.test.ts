@@ -3,24 +3,17 @@
  * host root. One Node and one sequence: each step builds on the state the previous one left.
  */
 import { EventsV1Api, type V1Node, type V1NodeCondition } from "@kubernetes/client-node"
-import {
-  clients,
-  createFakeNode,
-  deleteNode,
-  kubeconfigPath,
-  waitFor,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { clients, createReadyFakeNode, deleteNode, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  failWithAgentOutput,
   JOURNAL_REMOTE,
   makeFakeHost,
   startAgent,
   type FakeHost,
   type RunningAgent
 } from "./agent-process.ts"
+import { nodeEvents } from "./node-events.ts"
 
 const BOOT_1 = "6a1f0c2e-0000-4000-8000-000000000001"
 const BOOT_2 = "6a1f0c2e-0000-4000-8000-000000000002"
@@ -42,14 +35,12 @@ describe("nodemend-agent against a real API server", () => {
   let nodeName = ""
   let host: FakeHost
   let agent: RunningAgent | undefined
-  let config = ""
 
   const cond = (n: V1Node, type: string): V1NodeCondition | undefined =>
     n.status?.conditions?.find((c) => c.type === type)
   const readNode = () => core.readNode({ name: nodeName })
   const start = (configText = BASE_CONFIG) => {
-    writeFileSync(config, configText)
-    agent = startAgent({ nodeName, kubeconfig: kubeconfigPath(), hostRoot: host.root, config })
+    agent = startAgent({ nodeName, hostRoot: host.root, config: host.writeConfig(configText) })
     return agent
   }
   const stop = async () => {
@@ -68,17 +59,12 @@ describe("nodemend-agent against a real API server", () => {
         return c?.status === status && (reason === undefined || c.reason === reason) ? c : undefined
       },
       { timeoutMs: 30_000, intervalMs: 100 }
-    ).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\nagent output:\n${agent?.output().slice(-4000)}`)
-    })
+    ).catch(failWithAgentOutput(agent))
 
   beforeAll(async () => {
-    const node = await createFakeNode(core)
-    nodeName = node.metadata!.name!
-    // kwok plays the kubelet: wait for its Ready (slow when other suites load the cluster).
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 200_000 })
+    // kwok plays the kubelet: start after its Ready.
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     host = makeFakeHost(BOOT_1)
-    config = join(host.root, "agent-config.yaml")
   }, 240_000)
   afterAll(async () => {
     await stop()
@@ -97,13 +83,7 @@ describe("nodemend-agent against a real API server", () => {
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
     const ev = await waitFor(
       "SoftLockup event",
-      async () =>
-        (
-          await events.listNamespacedEvent({
-            namespace: "default",
-            fieldSelector: `regarding.name=${nodeName}`
-          })
-        ).items.find((e) => e.reason === "SoftLockup"),
+      async () => (await nodeEvents(events, nodeName)).find((e) => e.reason === "SoftLockup"),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev).toMatchObject({
@@ -119,20 +99,14 @@ describe("nodemend-agent against a real API server", () => {
     const ev = await waitFor(
       "SoftLockup series",
       async () =>
-        (
-          await events.listNamespacedEvent({
-            namespace: "default",
-            fieldSelector: `regarding.name=${nodeName}`
-          })
-        ).items.find((e) => e.reason === "SoftLockup" && (e.series?.count ?? 0) >= 2),
+        (await nodeEvents(events, nodeName)).find(
+          (e) => e.reason === "SoftLockup" && (e.series?.count ?? 0) >= 2
+        ),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev.series?.count).toBe(2)
-    const all = await events.listNamespacedEvent({
-      namespace: "default",
-      fieldSelector: `regarding.name=${nodeName}`
-    })
-    expect(all.items.filter((e) => e.reason === "SoftLockup")).toHaveLength(1)
+    const all = await nodeEvents(events, nodeName)
+    expect(all.filter((e) => e.reason === "SoftLockup")).toHaveLength(1)
   })
 
   it.skipIf(JOURNAL_REMOTE === undefined)(

@@ -6,13 +6,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import {
-  clients,
-  createFakeNode,
-  deleteNode,
-  kubeconfigPath,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
+import { clients, createReadyFakeNode, deleteNode, kubeconfigPath } from "@nodemend/cluster-harness"
 import { FieldId, HealthResult, HealthSystem } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
 import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
@@ -43,10 +37,8 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
     injector.reset()
     injector.setGpuCount(8)
     injector.nvmlSetDeviceCount(8)
-    const node = await createFakeNode(core)
-    nodeName = node.metadata!.name!
     // kwok writes its own status first; start after it so the two writers do not race on a fresh Node
-    await waitForNodeCondition(core, nodeName, "Ready", "True", { timeoutMs: 180_000 })
+    nodeName = (await createReadyFakeNode(core)).metadata!.name!
     watch = await watchNodeCondition(kc, core, nodeName, TYPE)
 
     const hostRoot = mkdtempSync(join(tmpdir(), "nodemend-nvidia-it-"))
