@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 
 /** "yes" / "no" from timedatectl; anything else is "cannot tell". */
@@ -22,17 +22,27 @@ export const clockSyncCheck = (runner: CommandRunner["Service"], intervalMs: num
   intervalMs,
   run: (tick) =>
     runner.run("timedatectl", ["show", "--property=NTPSynchronized", "--value"], { timeoutMs: 5000 }).pipe(
-      Effect.map((r) =>
-        r.exitCode === 0 && parseNtpSynchronized(r.stdout) === false
-          ? [
-              detection(
-                "ClockUnsynchronized",
-                "The kernel clock is not synchronized to any time source (STA_UNSYNC); time drift may break time-sensitive workloads",
-                tick.nowMs
-              )
-            ]
-          : []
+      Effect.flatMap((r) =>
+        r.exitCode !== 0
+          ? Effect.logWarning("timedatectl failed; clock sync not watched this run", {
+              error: exitDetail(r)
+            }).pipe(Effect.as([]))
+          : Effect.succeed(
+              parseNtpSynchronized(r.stdout) === false
+                ? [
+                    detection(
+                      "ClockUnsynchronized",
+                      "The kernel clock is not synchronized to any time source (STA_UNSYNC); time drift may break time-sensitive workloads",
+                      tick.nowMs
+                    )
+                  ]
+                : []
+            )
       ),
-      Effect.catch(() => Effect.succeed([]))
+      Effect.catch((e) =>
+        Effect.logWarning("timedatectl failed; clock sync not watched this run", { error: e.message }).pipe(
+          Effect.as([])
+        )
+      )
     )
 })

@@ -19,11 +19,20 @@ export class CommandError extends Data.TaggedError("CommandError")<{
 export interface CommandResult {
   readonly stdout: string
   readonly exitCode: number
+  /** Kept so a failing command's warning can say why (`System has not been booted with systemd ...`). */
+  readonly stderr: string
 }
 
 export interface BinaryCommandResult {
   readonly stdout: Buffer
   readonly exitCode: number
+  readonly stderr: string
+}
+
+/** A command that ran but did not succeed, in words for a warning: exit code and stderr (trimmed, bounded). */
+export const exitDetail = (r: { readonly exitCode: number; readonly stderr: string }): string => {
+  const err = r.stderr.trim().replace(/\s*\n\s*/g, "; ")
+  return err === "" ? `exit ${r.exitCode}` : `exit ${r.exitCode}: ${err.slice(0, 500)}`
 }
 
 export class CommandRunner extends Context.Service<
@@ -53,7 +62,10 @@ const exec = <Out extends string | Buffer>(
   args: readonly string[],
   timeoutMs: number | undefined,
   encoding: "utf8" | "buffer"
-): Effect.Effect<{ readonly stdout: Out; readonly exitCode: number }, CommandError> =>
+): Effect.Effect<
+  { readonly stdout: Out; readonly exitCode: number; readonly stderr: string },
+  CommandError
+> =>
   Effect.callback((resume) => {
     const [file, argv] = hostRoot === "/" ? [command, [...args]] : ["chroot", [hostRoot, command, ...args]]
     const label = [command, ...args].join(" ")
@@ -66,15 +78,17 @@ const exec = <Out extends string | Buffer>(
         maxBuffer: MAX_OUTPUT_BYTES,
         encoding
       },
-      (error, stdout) => {
+      (error, stdout, stderr) => {
         const out = stdout as unknown as Out
-        if (error === null) return resume(Effect.succeed({ stdout: out, exitCode: 0 }))
+        const err = stderr.toString()
+        if (error === null) return resume(Effect.succeed({ stdout: out, exitCode: 0, stderr: err }))
         const e = error as NodeJS.ErrnoException & { killed?: boolean; code?: number | string }
         if (e.killed === true)
           return resume(
             Effect.fail(new CommandError({ command: label, detail: "timed out", exitCode: undefined }))
           )
-        if (typeof e.code === "number") return resume(Effect.succeed({ stdout: out, exitCode: e.code }))
+        if (typeof e.code === "number")
+          return resume(Effect.succeed({ stdout: out, exitCode: e.code, stderr: err }))
         resume(Effect.fail(new CommandError({ command: label, detail: e.message, exitCode: undefined })))
       }
     )

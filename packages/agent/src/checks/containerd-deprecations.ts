@@ -5,7 +5,7 @@
 import { Effect, Schema } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 
 const Deprecation = Schema.Struct({
@@ -42,14 +42,22 @@ export const containerdDeprecationsCheck = (
   intervalMs,
   run: (tick) =>
     runner.run("ctr", ["deprecations", "list", "--format", "json"], { timeoutMs: 10_000 }).pipe(
-      Effect.map((r) =>
+      Effect.flatMap((r) =>
         r.exitCode !== 0
-          ? []
-          : recentDeprecations(r.stdout, tick.nowMs).map(
-              (d): Finding =>
-                detection("DeprecatedContainerdConfiguration", `${d.id}: ${d.message}`, tick.nowMs, d.id)
+          ? Effect.logWarning("ctr deprecations list failed", { error: exitDetail(r) }).pipe(
+              Effect.as([] as Finding[])
+            )
+          : Effect.succeed(
+              recentDeprecations(r.stdout, tick.nowMs).map(
+                (d): Finding =>
+                  detection("DeprecatedContainerdConfiguration", `${d.id}: ${d.message}`, tick.nowMs, d.id)
+              )
             )
       ),
-      Effect.catch(() => Effect.succeed([]))
+      Effect.catch((e) =>
+        Effect.logWarning("ctr deprecations list failed", { error: e.message }).pipe(
+          Effect.as([] as Finding[])
+        )
+      )
     )
 })

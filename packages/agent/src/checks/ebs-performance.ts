@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
 
@@ -66,8 +66,16 @@ export const ebsPerformanceCheck = (
                 )
               )
             )
-          const counters = r?.exitCode === 0 ? decodeEbsStats(r.stdout) : undefined
-          if (counters === undefined) continue
+          if (r === undefined) continue
+          if (r.exitCode !== 0) {
+            yield* Effect.logWarning("nvme get-log failed", { ctrl, error: exitDetail(r) })
+            continue
+          }
+          const counters = decodeEbsStats(r.stdout)
+          if (counters === undefined) {
+            yield* Effect.logWarning("nvme log page 0xD0 is not an EBS statistics page", { ctrl })
+            continue
+          }
           const before = previous.get(vol)
           previous.set(vol, counters)
           if (before === undefined) continue

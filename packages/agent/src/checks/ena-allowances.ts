@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { makeCounterTracker } from "./counter-tracker.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
@@ -56,7 +56,11 @@ export const enaAllowancesCheck = (
                 Effect.logWarning("ethtool failed", { iface, error: e.message }).pipe(Effect.as(undefined))
               )
             )
-          if (result === undefined || result.exitCode === NO_STATS_EXIT || result.exitCode !== 0) continue
+          if (result === undefined || result.exitCode === NO_STATS_EXIT) continue
+          if (result.exitCode !== 0) {
+            yield* Effect.logWarning("ethtool failed", { iface, error: exitDetail(result) })
+            continue
+          }
           const stats = parseEthtoolStats(result.stdout)
           for (const [stat, { reason, burst }] of Object.entries(ENA_ALLOWANCES)) {
             const value = stats.get(stat)

@@ -1,11 +1,11 @@
 /**
  * MissingIPRules, MissingIPRoutes and MissingDefaultRoutes (reference 2.5). Only where the AWS VPC CNI is
  * installed (same detection as the IPAMD check). Every pod IP that IPAMD's introspection endpoint
- * (`GET http://localhost:61679/v1/enis`) reports as assigned (non-empty IPAM key) must have an `ip rule`
+ * (`GET http://127.0.0.1:61679/v1/enis`) reports as assigned (non-empty IPAM key) must have an `ip [-6] rule`
  * (`512: from all to <ip> lookup main` or `1536: from <ip> lookup <table>`); an IP that has its rule must
  * also have a `<ip> dev <dev> scope link` route (IPv6: `... metric 1024 pref medium`) in
- * `ip [-6] route show table all`, the family taken from the first IP; every table named by a 1536 rule
- * must have an IPv4 `default via ... table <t>` route.
+ * `ip [-6] route show table all`, the family taken from the first IP; with IPv4 pods, every table named
+ * by a 1536 rule must have an IPv4 `default via ... table <t>` route.
  *
  * `{prefix}` in the messages: NMA writes `secondary ` when the IP's ENI is the *primary* one (inverted).
  * nodemend writes `secondary ` when the IP's ENI is a secondary ENI (IsPrimary false) and nothing for
@@ -19,13 +19,19 @@
 import { Effect, Schema } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
 import { vpcCniInstalled } from "./ipamd.ts"
 import { getText } from "../platform/node-http.ts"
 
-export const IPAMD_ENIS_URL = "http://localhost:61679/v1/enis"
+/**
+ * The VPC CNI's INTROSPECTION_BIND_ADDRESS default (EKS docs, "amazon-vpc-cni-k8s" environment variables).
+ * NMA asks `localhost`; we ask the address IPAMD binds: with no IPv4 address besides loopback (getaddrinfo's
+ * AI_ADDRCONFIG) or `::1` listed first in /etc/hosts, `localhost` does not reach it (found running the check
+ * in a network namespace, real-commands.test.ts).
+ */
+export const IPAMD_ENIS_URL = "http://127.0.0.1:61679/v1/enis"
 const TIMEOUT_MS = 10_000
 
 const IPAMKey = Schema.Struct({
@@ -95,7 +101,9 @@ export interface IPRules {
 const RULE_TO_MAIN = /^512:\s+from all to (\S+) lookup main\b/
 const RULE_FROM = /^1536:\s+from (\S+) lookup (\S+)/
 const ROUTE_V4 = /^(\S+) dev \S+.* scope link\b/
-const ROUTE_V6 = /^(\S+) dev \S+.* metric 1024 pref medium\b/
+// iproute2 puts flags between metric and pref (`2001:db8::5 dev v0 metric 1024 linkdown pref medium` while
+// the pod's host veth has no carrier; seen with iproute2 6.1.0): the route is there all the same.
+const ROUTE_V6 = /^(\S+) dev \S+.* metric 1024\b.* pref medium\b/
 const DEFAULT_ROUTE = /^default via \S+ dev \S+.* table (\w+)/
 
 /** `ip rule` output (`ip rule` prints `<priority>:\t<selector> lookup <table>`). */
@@ -175,7 +183,8 @@ export const ipRoutingFindings = (
     }
   }
   const { defaultTables } = parseRoutes(ipv4RoutesText, false)
-  for (const table of rules.tables) {
+  // IPv4 only, as in NMA: the tables of IPv6 rules would need IPv6 default routes.
+  for (const table of ipv6 ? [] : rules.tables) {
     if (defaultTables.has(table)) continue
     out.push(
       detection(
@@ -209,7 +218,13 @@ export const ipRoutingCheck = (
 ): PeriodicCheck => {
   const ip = (args: readonly string[]) =>
     runner.run("ip", args, { timeoutMs: TIMEOUT_MS }).pipe(
-      Effect.map((r) => (r.exitCode === 0 ? r.stdout : undefined)),
+      Effect.flatMap((r) =>
+        r.exitCode === 0
+          ? Effect.succeed(r.stdout)
+          : Effect.logWarning(`ip ${args.join(" ")} failed`, { error: exitDetail(r) }).pipe(
+              Effect.as(undefined)
+            )
+      ),
       Effect.catch((e) => Effect.logWarning("ip failed", { error: e.message }).pipe(Effect.as(undefined)))
     )
   return {
@@ -222,11 +237,13 @@ export const ipRoutingCheck = (
         const body = yield* fetchText(enisUrl)
         const pods = body === undefined ? undefined : assignedPodIPs(body)
         if (pods === undefined) return [] as Finding[]
-        const rules = yield* ip(["rule"])
+        // An IPv6 pod's rules are IPv6 rules: `ip rule` lists IPv4 ones only (found running the check
+        // against real `ip`; every IPv6 pod read as MissingIPRules).
+        const ipv6 = pods[0]?.ip.includes(":") === true
+        const rules = yield* ip(ipv6 ? ["-6", "rule"] : ["rule"])
         if (rules === undefined) return [] as Finding[]
         const ipv4 = yield* ip(["route", "show", "table", "all"])
         if (ipv4 === undefined) return [] as Finding[]
-        const ipv6 = pods[0]?.ip.includes(":") === true
         const routes = ipv6 ? yield* ip(["-6", "route", "show", "table", "all"]) : ipv4
         if (routes === undefined) return [] as Finding[]
         return ipRoutingFindings(pods, rules, routes, ipv4, tick.nowMs)

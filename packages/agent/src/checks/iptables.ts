@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 
 export interface IptablesRule {
@@ -148,11 +148,12 @@ export const iptablesCheck = (
             .run(cmd, [], { timeoutMs: 10_000 })
             .pipe(
               Effect.catch((e) =>
-                Effect.logWarning("iptables-save failed", { error: e.message }).pipe(Effect.as(undefined))
+                Effect.logWarning(`${cmd} failed`, { error: e.message }).pipe(Effect.as(undefined))
               )
             )
-          if (r !== undefined && r.exitCode === 0)
-            out.push(...iptablesFindings(r.stdout, allowed, tick.nowMs))
+          if (r === undefined) continue
+          if (r.exitCode !== 0) yield* Effect.logWarning(`${cmd} failed`, { error: exitDetail(r) })
+          else out.push(...iptablesFindings(r.stdout, allowed, tick.nowMs))
         }
         return out
       })

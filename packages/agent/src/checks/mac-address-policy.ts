@@ -13,7 +13,7 @@
 import { Effect, Schema } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
 import { vpcCniInstalled } from "./ipamd.ts"
@@ -87,7 +87,11 @@ export const macAddressPolicyCheck = (
 ): PeriodicCheck => {
   const stdoutOf = (command: string, args: readonly string[]) =>
     runner.run(command, args, { timeoutMs: 10_000 }).pipe(
-      Effect.map((r) => (r.exitCode === 0 ? r.stdout : undefined)),
+      Effect.flatMap((r) =>
+        r.exitCode === 0
+          ? Effect.succeed(r.stdout)
+          : Effect.logWarning(`${command} failed`, { error: exitDetail(r) }).pipe(Effect.as(undefined))
+      ),
       Effect.catch((e) =>
         Effect.logWarning(`${command} failed`, { error: e.message }).pipe(Effect.as(undefined))
       )

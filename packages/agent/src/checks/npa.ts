@@ -15,7 +15,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection, resolution } from "./finding.ts"
 
 export const NPA_UNIT = "aws-network-policy-agent.service"
@@ -135,10 +135,18 @@ export const npaCheck = (
               )
             )
           )
-        // systemctl itself unavailable or timed out: no verdict this run, memory kept.
+        // systemctl unavailable, timed out, or failing (it exits non-zero when it cannot reach systemd,
+        // "System has not been booted with systemd"; a unit that is not installed exits 0 with
+        // LoadState=not-found): no verdict this run, memory kept. Reading a failure as "not installed"
+        // would resolve a reported NPANotRunning and restart its 15-minute streak.
         if (r === undefined) return [] as Finding[]
-        const state = r.exitCode === 0 ? parseUnitState(r.stdout) : undefined
-        const step = npaStep(memory, state, thresholds, tick.nowMs)
+        if (r.exitCode !== 0) {
+          yield* Effect.logWarning("systemctl show failed; npa not watching this run", {
+            error: exitDetail(r)
+          })
+          return [] as Finding[]
+        }
+        const step = npaStep(memory, parseUnitState(r.stdout), thresholds, tick.nowMs)
         memory = step.memory
         return step.findings
       })

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 
 export const parseSystemctlShow = (stdout: string): Map<string, number> => {
@@ -48,8 +48,16 @@ export const systemdRestartsCheck = (
       Effect.gen(function* () {
         const r = yield* runner
           .run("systemctl", ["show", "--property=Id,NRestarts", "*.service"], { timeoutMs: 10_000 })
-          .pipe(Effect.catch(() => Effect.succeed(undefined)))
-        if (r === undefined || r.exitCode !== 0) return []
+          .pipe(
+            Effect.catch((e) =>
+              Effect.logWarning("systemctl show failed", { error: e.message }).pipe(Effect.as(undefined))
+            )
+          )
+        if (r === undefined) return []
+        if (r.exitCode !== 0) {
+          yield* Effect.logWarning("systemctl show failed", { error: exitDetail(r) })
+          return []
+        }
         const current = parseSystemctlShow(r.stdout)
         const out: Finding[] = []
         if (previous !== undefined) {

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
-import type { CommandRunner } from "./command-runner.ts"
+import { type CommandRunner, exitDetail } from "./command-runner.ts"
 import { detection } from "./finding.ts"
 import type { HostFiles } from "./host-files.ts"
 
@@ -48,8 +48,18 @@ export const xfsFragmentationCheck = (
               Effect.logWarning("xfs_db failed", { dev, error: e.message }).pipe(Effect.as(undefined))
             )
           )
-        const avg = r?.exitCode === 0 ? parseAverageFreeExtent(r.stdout) : undefined
-        if (avg !== undefined && avg < minAverage)
+        if (r === undefined) continue
+        if (r.exitCode !== 0) {
+          yield* Effect.logWarning("xfs_db failed", { dev, error: exitDetail(r) })
+          continue
+        }
+        const avg = parseAverageFreeExtent(r.stdout)
+        if (avg === undefined)
+          yield* Effect.logWarning("xfs_db printed no average free extent size", {
+            dev,
+            output: r.stdout.slice(0, 500)
+          })
+        else if (avg < minAverage)
           out.push(
             detection(
               "XFSSmallAverageClusterSize",

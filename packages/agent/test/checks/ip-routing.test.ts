@@ -155,6 +155,18 @@ describe("ip routing (MissingIPRules, MissingIPRoutes, MissingDefaultRoutes)", (
     ])
   })
 
+  it("a route whose link is down is still there (iproute2 prints `linkdown` between metric and pref)", () => {
+    // Captured from iproute2 6.1.0 on Debian 12: `ip -6 route add 2001:db8::5 dev v0` and
+    // `ip route add 10.0.1.5 dev v0 scope link` with v0's veth peer down.
+    const v6 = "2001:db8::5 dev v0 metric 1024 linkdown pref medium\n"
+    const v4 = "10.0.1.5 dev v0 scope link linkdown \n"
+    const rule = (ip: string) => `512:\tfrom all to ${ip} lookup main\n`
+    expect(
+      ipRoutingFindings([{ ip: "2001:db8::5", primaryEni: true }], rule("2001:db8::5"), v6, v4, 0)
+    ).toEqual([])
+    expect(ipRoutingFindings([{ ip: "10.0.1.5", primaryEni: true }], rule("10.0.1.5"), v4, v4, 0)).toEqual([])
+  })
+
   describe("end to end", () => {
     let host: HostRoot
     let server: Server
@@ -191,6 +203,54 @@ describe("ip routing (MissingIPRules, MissingIPRoutes, MissingDefaultRoutes)", (
       const f = await runAt(ipRoutingCheck(host.files, r, 5 * MIN, url), host.files, 0)
       expect(reasons(f)).toEqual(["+MissingDefaultRoutes@3"])
       expect(r.calls).toEqual(["ip rule", "ip route show table all"])
+    })
+
+    it("IPv6 pods are checked against `ip -6 rule` (`ip rule` lists IPv4 rules only)", async () => {
+      // Captured from iproute2 6.1.0 on Debian 12 after `ip -6 rule add from all to 2001:db8::5 lookup main
+      // priority 512` and `ip -6 route add 2001:db8::5 dev v0`; plain `ip rule` shows none of it.
+      const v6Enis = JSON.stringify({
+        ENIs: {
+          "eni-1": {
+            IsPrimary: true,
+            IPv6Cidrs: {
+              "2001:db8::/80": {
+                IPAddresses: {
+                  "2001:db8::5": {
+                    Address: "2001:db8::5",
+                    IPAMKey: { networkName: "aws-cni", containerID: "c1", ifName: "eth0" }
+                  }
+                }
+              }
+            }
+          }
+        }
+      })
+      server.removeAllListeners("request")
+      server.on("request", (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(v6Enis)
+      })
+      host.mkdir("var/log/pods/kube-system_aws-node-abcde_1234/aws-vpc-cni-init")
+      const r = recordedRunner((_cmd, args) =>
+        args.join(" ") === "-6 rule"
+          ? {
+              stdout:
+                "0:\tfrom all lookup local\n512:\tfrom all to 2001:db8::5 lookup main\n32766:\tfrom all lookup main\n"
+            }
+          : args.join(" ") === "rule"
+            ? {
+                stdout:
+                  "0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"
+              }
+            : args[0] === "-6"
+              ? {
+                  stdout:
+                    "2001:db8::5 dev v0 metric 1024 pref medium\nlocal ::1 dev lo table local proto kernel metric 0 pref medium\n"
+                }
+              : { stdout: "" }
+      )
+      expect(await runAt(ipRoutingCheck(host.files, r, 5 * MIN, url), host.files, 0)).toEqual([])
+      expect(r.calls).toEqual(["ip -6 rule", "ip route show table all", "ip -6 route show table all"])
     })
 
     it("does nothing without the VPC CNI", async () => {

@@ -105,6 +105,32 @@ describe("NPA (aws-network-policy-agent.service)", () => {
     expect(reasons(await runAt(15 * MIN))).toEqual(["+NPANotRunning"])
   })
 
+  it("systemctl exiting non-zero (cannot reach systemd) is no verdict either: a reported NPANotRunning stays", async () => {
+    // Captured from systemd 252 (252.39-1~deb12u2) on Debian 12 without systemd as PID 1: exit 1, empty
+    // stdout. The unit not being installed is different: exit 0 with LoadState=not-found (NOT_FOUND).
+    const unreachable = {
+      stdout: "",
+      exitCode: 1,
+      stderr:
+        "System has not been booted with systemd as init system (PID 1). Can't operate.\nFailed to connect to bus: Host is down\n"
+    }
+    let reachable = true
+    const check = npaCheck(
+      recordedRunner(() => (reachable ? { stdout: show("failed", "failed", "exit-code", 7) } : unreachable)),
+      T,
+      5 * MIN
+    )
+    const runAt = (nowMs: number) => Effect.runPromise(check.run({ nowMs, pids: Effect.succeed([]) }))
+    expect(await runAt(0)).toEqual([])
+    expect(reasons(await runAt(15 * MIN))).toEqual(["+NPANotRunning"])
+    reachable = false
+    // no "-NPANotRunning": systemctl failing says nothing about NPA
+    expect(await runAt(20 * MIN)).toEqual([])
+    reachable = true
+    // and the streak was not restarted: still not running, reported again at once
+    expect(reasons(await runAt(25 * MIN))).toEqual(["+NPANotRunning"])
+  })
+
   it.effect(
     "through the scheduler on TestClock: NPANotRunning fires on the first poll >= 15 min after the first inactive one",
     () =>

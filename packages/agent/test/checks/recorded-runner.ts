@@ -1,8 +1,10 @@
-/** A CommandRunner that answers from recorded command output (the real runner is exercised in main). */
+/** A CommandRunner that answers from recorded command output (real-commands.test.ts runs the real ones). */
 import { Effect } from "effect"
 import { CommandError, type CommandRunner } from "../../src/checks/command-runner.ts"
 
-export type Recording = { readonly stdout: string | Buffer; readonly exitCode?: number } | "missing"
+export type Recording =
+  | { readonly stdout: string | Buffer; readonly exitCode?: number; readonly stderr?: string }
+  | "missing"
 
 export const recordedRunner = (
   answer: (command: string, args: readonly string[]) => Recording
@@ -11,7 +13,10 @@ export const recordedRunner = (
   const reply = (
     command: string,
     args: readonly string[]
-  ): Effect.Effect<{ readonly stdout: string | Buffer; readonly exitCode?: number }, CommandError> => {
+  ): Effect.Effect<
+    { readonly stdout: string | Buffer; readonly exitCode?: number; readonly stderr?: string },
+    CommandError
+  > => {
     calls.push([command, ...args].join(" "))
     const r = answer(command, args)
     return r === "missing"
@@ -22,13 +27,18 @@ export const recordedRunner = (
     calls,
     run: (command, args) =>
       reply(command, args).pipe(
-        Effect.map((r) => ({ stdout: r.stdout.toString(), exitCode: r.exitCode ?? 0 }))
+        Effect.map((r) => ({
+          stdout: r.stdout.toString(),
+          exitCode: r.exitCode ?? 0,
+          stderr: r.stderr ?? ""
+        }))
       ),
     runBinary: (command, args) =>
       reply(command, args).pipe(
         Effect.map((r) => ({
           stdout: Buffer.isBuffer(r.stdout) ? r.stdout : Buffer.from(r.stdout),
-          exitCode: r.exitCode ?? 0
+          exitCode: r.exitCode ?? 0,
+          stderr: r.stderr ?? ""
         }))
       )
   }
