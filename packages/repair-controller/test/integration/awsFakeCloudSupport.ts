@@ -1,17 +1,31 @@
 // Shared pieces of the AWS-provider cluster tests: a fake cloud whose instances are kwok Nodes in the
-// test cluster, its CLI, and cleanup of the Nodes it made.
+// test cluster, with its admin client and its CLI, and cleanup of the Nodes it made.
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import type { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
-import { type FakeCloud, kwokNodeMirror, startFakeCloud } from "@nodemend/fake-cloud"
+import { AdminClient, type FakeCloud, kwokNodeMirror, startFakeCloud } from "@nodemend/fake-cloud"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/nodemend-e2e"
 const FAKE_CLOUD_MAIN = fileURLToPath(new URL("../../../fake-cloud/src/main.ts", import.meta.url))
 const NODE = fileURLToPath(new URL("../../../../node_modules/.bin/node", import.meta.url))
 
-export function startClusterFakeCloud(kc: KubeConfig): Promise<FakeCloud> {
-  return startFakeCloud({
+export interface ClusterFakeCloud {
+  readonly url: string
+  readonly store: FakeCloud["store"]
+  readonly admin: AdminClient
+  /** Runs the `nodemend-fake-cloud` CLI against this cloud; returns its parsed JSON output. */
+  cli(...args: string[]): Promise<unknown>
+  /** Injects `count` throttling errors into the EC2 `action` through the CLI. */
+  throttleEc2(action: string, count: number): Promise<void>
+  /** Starts a zonal shift away from `zone` through the CLI; returns its id. */
+  startZonalShift(zone: string, ...args: string[]): Promise<string>
+  /** Deletes every Node the cloud created or adopted (they carry its instances' providerIDs), then stops it. */
+  stop(): Promise<void>
+}
+
+export async function startClusterFakeCloud(kc: KubeConfig, core: CoreV1Api): Promise<ClusterFakeCloud> {
+  const cloud = await startFakeCloud({
     region: "us-west-2",
     bootDelayMs: 300,
     terminateDelayMs: 300,
@@ -19,42 +33,26 @@ export function startClusterFakeCloud(kc: KubeConfig): Promise<FakeCloud> {
     mirror: kwokNodeMirror(kc, "us-west-2"),
     log: (m) => console.warn(`fake-cloud: ${m}`)
   })
-}
-
-/** Runs the `nodemend-fake-cloud` CLI against `cloud`; returns its parsed JSON output. */
-export async function fakeCloudCli(cloud: FakeCloud, ...args: string[]): Promise<unknown> {
-  const { stdout } = await promisify(execFile)(NODE, [FAKE_CLOUD_MAIN, ...args, "--endpoint", cloud.url], {
-    encoding: "utf8"
-  })
-  return JSON.parse(stdout)
-}
-
-/** Injects `count` throttling errors into the EC2 `action` through the CLI. */
-export async function throttleEc2(cloud: FakeCloud, action: string, count: number): Promise<void> {
-  await fakeCloudCli(
-    cloud,
-    "fault",
-    "throttle",
-    "--target",
-    "ec2",
-    "--action",
-    action,
-    "--count",
-    String(count)
-  )
-}
-
-/** Starts a zonal shift away from `zone` through the CLI; returns its id. */
-export async function startZonalShift(cloud: FakeCloud, zone: string, ...args: string[]): Promise<string> {
-  const shift = (await fakeCloudCli(cloud, "shift", "start", "--zone", zone, ...args)) as {
-    zonalShiftId: string
+  const cli = async (...args: string[]): Promise<unknown> => {
+    const { stdout } = await promisify(execFile)(NODE, [FAKE_CLOUD_MAIN, ...args, "--endpoint", cloud.url], {
+      encoding: "utf8"
+    })
+    return JSON.parse(stdout)
   }
-  return shift.zonalShiftId
-}
-
-/** Deletes every Node the fake cloud created or adopted (they carry its instances' providerIDs), then stops it. */
-export async function stopClusterFakeCloud(core: CoreV1Api, cloud: FakeCloud): Promise<void> {
-  const names = new Set(cloud.store.describe([]).map((i) => i.nodeName))
-  await Promise.all([...names].map((name) => core.deleteNode({ name }).catch(() => undefined)))
-  await cloud.close()
+  return {
+    url: cloud.url,
+    store: cloud.store,
+    admin: new AdminClient(cloud.url),
+    cli,
+    throttleEc2: async (action, count) => {
+      await cli("fault", "throttle", "--target", "ec2", "--action", action, "--count", String(count))
+    },
+    startZonalShift: async (zone, ...args) =>
+      ((await cli("shift", "start", "--zone", zone, ...args)) as { zonalShiftId: string }).zonalShiftId,
+    stop: async () => {
+      const names = new Set(cloud.store.describe([]).map((i) => i.nodeName))
+      await Promise.all([...names].map((name) => core.deleteNode({ name }).catch(() => undefined)))
+      await cloud.close()
+    }
+  }
 }

@@ -10,25 +10,16 @@ import {
   waitFor,
   waitForNodeCondition
 } from "@nodemend/cluster-harness"
-import { AdminClient, type FakeCloud } from "@nodemend/fake-cloud"
 import { Effect, type Layer, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CloudProvider, type NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { AwsCloudProvider, makeAwsClients } from "../../src/cloud/aws/AwsCloudProvider.ts"
 import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
-import {
-  CLUSTER_ARN,
-  fakeCloudCli,
-  startClusterFakeCloud,
-  startZonalShift,
-  stopClusterFakeCloud,
-  throttleEc2
-} from "./awsFakeCloudSupport.ts"
+import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import { waitForNodeGone } from "./helpers.ts"
 
 const { kc, core } = clients()
-let cloud: FakeCloud
-let admin: AdminClient
+let cloud: ClusterFakeCloud
 let layer: Layer.Layer<CloudProvider>
 const POOL = uniqueName("awsprov")
 
@@ -50,8 +41,7 @@ const refOf = async (name: string): Promise<NodeRef> => {
 }
 
 beforeAll(async () => {
-  cloud = await startClusterFakeCloud(kc)
-  admin = new AdminClient(cloud.url)
+  cloud = await startClusterFakeCloud(kc, core)
   const config = Schema.decodeUnknownSync(AwsConfig)({
     region: "us-west-2",
     clusterArn: CLUSTER_ARN,
@@ -66,7 +56,7 @@ beforeAll(async () => {
   )
 })
 afterAll(async () => {
-  await stopClusterFakeCloud(core, cloud)
+  await cloud.stop()
 })
 
 describe("AwsCloudProvider + fake cloud + real cluster", () => {
@@ -85,7 +75,7 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
       },
       annotations: { "nodemend.io/launch-template-id": "lt-0123456789abcdef0" }
     })
-    const adopted = await fakeCloudCli(cloud, "adopt", seed)
+    const adopted = await cloud.cli("adopt", seed)
     expect(adopted).toMatchObject({ nodeName: seed, zone: "us-west-2b", instanceType: "p5.48xlarge" })
     const node = await refOf(seed)
     expect(node.providerID).toMatch(/^aws:\/\/\/us-west-2b\/i-[0-9a-f]{17}$/)
@@ -123,16 +113,16 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
     await waitForNodeGone(core, replacementNode)
     expect(await run((p) => p.terminate(node))).toBe("terminated")
     const id = node.providerID.split("/").pop()!
-    expect((await admin.stats()).terminationsStarted[id]).toBe(1)
+    expect((await cloud.admin.stats()).terminationsStarted[id]).toBe(1)
   })
 
   it("throttling injected through the CLI is retried; still exactly one termination", async () => {
-    await throttleEc2(cloud, "TerminateInstances", 2)
+    await cloud.throttleEc2("TerminateInstances", 2)
     const node = await refOf(seed)
     const id = node.providerID.split("/").pop()!
-    const before = (await admin.stats()).calls.TerminateInstances ?? 0
+    const before = (await cloud.admin.stats()).calls.TerminateInstances ?? 0
     expect(await run((p) => p.terminate(node))).toBe("terminated")
-    const stats = await admin.stats()
+    const stats = await cloud.admin.stats()
     expect((stats.calls.TerminateInstances ?? 0) - before).toBe(3)
     expect(stats.terminationsStarted[id]).toBe(1)
     await waitForNodeGone(core, seed)
@@ -141,7 +131,7 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
 
   it("zonal shift and autoshift on/off through the CLI -> activeZonalShifts follows", async () => {
     expect(await run((p) => p.activeZonalShifts)).toEqual([])
-    const shiftId = await startZonalShift(cloud, "us-west-2b", "--minutes", "5")
+    const shiftId = await cloud.startZonalShift("us-west-2b", "--minutes", "5")
     expect(await run((p) => p.activeZonalShifts)).toEqual([
       expect.objectContaining({
         kind: "zonal-shift",
@@ -150,12 +140,12 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
         id: shiftId
       })
     ])
-    await fakeCloudCli(cloud, "shift", "cancel", shiftId)
-    await fakeCloudCli(cloud, "autoshift", "start", "--zone", "usw2-az3")
+    await cloud.cli("shift", "cancel", shiftId)
+    await cloud.cli("autoshift", "start", "--zone", "usw2-az3")
     expect(await run((p) => p.activeZonalShifts)).toEqual([
       expect.objectContaining({ kind: "autoshift", zoneId: "usw2-az3" })
     ])
-    await fakeCloudCli(cloud, "autoshift", "end", "--zone", "usw2-az3")
+    await cloud.cli("autoshift", "end", "--zone", "usw2-az3")
     expect(await run((p) => p.activeZonalShifts)).toEqual([])
   })
 })

@@ -15,7 +15,6 @@ import {
   kubeconfigPath
 } from "@nodemend/cluster-harness"
 import type { CoreV1Api } from "@kubernetes/client-node"
-import { AdminClient, type FakeCloud } from "@nodemend/fake-cloud"
 import { Effect, Fiber, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
@@ -24,22 +23,14 @@ import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
 import { startController } from "../../src/controller/Controller.ts"
 import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
-import {
-  CLUSTER_ARN,
-  fakeCloudCli,
-  startClusterFakeCloud,
-  startZonalShift,
-  stopClusterFakeCloud,
-  throttleEc2
-} from "./awsFakeCloudSupport.ts"
+import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import { isReady, readNodeOrUndefined, waitForNodeGone } from "./helpers.ts"
 
 const { kc, core } = clients()
 const POOL_LABEL = "karpenter.sh/nodepool"
 const POOL = uniqueName("awsrepair").slice(0, 40)
 let ns = ""
-let cloud: FakeCloud
-let admin: AdminClient
+let cloud: ClusterFakeCloud
 let controller: Fiber.Fiber<unknown, unknown> | undefined
 const nodes: string[] = []
 
@@ -119,8 +110,7 @@ beforeAll(async () => {
   process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
   process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
   ns = await createTestNamespace(core, "awsctl")
-  cloud = await startClusterFakeCloud(kc)
-  admin = new AdminClient(cloud.url)
+  cloud = await startClusterFakeCloud(kc, core)
 
   // The pool: 5 instances launched through EC2 RunInstances (as a node group would), one per zone round-robin.
   const ec2 = new Ec2Sdk.EC2Client({
@@ -171,7 +161,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (controller) await Effect.runPromise(Fiber.interrupt(controller))
   if (cloud) {
-    await stopClusterFakeCloud(core, cloud)
+    await cloud.stop()
   }
   await deleteNamespace(core, ns)
 })
@@ -180,12 +170,12 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
   it("condition False -> terminate once via TerminateInstances -> replacement via RunInstances Ready", async () => {
     const target = nodes[0]!
     const id = instanceOf(target).instanceId
-    const launchesBefore = (await admin.stats()).launches
+    const launchesBefore = (await cloud.admin.stats()).launches
     await setKernelReady(target, "False")
     await waitForEvent(target, "RepairStarted")
     await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
-    const stats = await admin.stats()
+    const stats = await cloud.admin.stats()
     expect(stats.terminationsStarted[id]).toBe(1)
     expect(stats.launches - launchesBefore).toBe(1)
     const replacement = cloud.store.describe([]).find((i) => i.tags["nodemend.io/replaces"] === id)!
@@ -197,31 +187,31 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
   it("a zonal shift started with the CLI stops repairs; cancelling it resumes them", async () => {
     const target = nodes[1]!
     const id = instanceOf(target).instanceId
-    const shiftId = await startZonalShift(cloud, instanceOf(target).zone.name)
+    const shiftId = await cloud.startZonalShift(instanceOf(target).zone.name)
     await new Promise((r) => setTimeout(r, 3000)) // refreshSeconds 1 + cacheSeconds 1
     await setKernelReady(target, "False")
     await waitForEvent(target, "RepairStandDown", 30_000)
     await new Promise((r) => setTimeout(r, 5000)) // well past the 3 s toleration
     expect(await events(core, target, "RepairStarted")).toEqual([])
-    expect((await admin.stats()).terminationsStarted[id]).toBeUndefined()
+    expect((await cloud.admin.stats()).terminationsStarted[id]).toBeUndefined()
     expect(await core.readNode({ name: target }).then(() => true)).toBe(true)
 
-    await fakeCloudCli(cloud, "shift", "cancel", shiftId)
+    await cloud.cli("shift", "cancel", shiftId)
     await waitForEvent(target, "RepairStarted", 30_000)
     await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
-    expect((await admin.stats()).terminationsStarted[id]).toBe(1)
+    expect((await cloud.admin.stats()).terminationsStarted[id]).toBe(1)
   }, 150_000)
 
   it("throttling injected with the CLI -> retried; exactly one termination", async () => {
     const target = nodes[2]!
     const id = instanceOf(target).instanceId
-    await throttleEc2(cloud, "TerminateInstances", 2)
-    const callsBefore = (await admin.stats()).calls.TerminateInstances ?? 0
+    await cloud.throttleEc2("TerminateInstances", 2)
+    const callsBefore = (await cloud.admin.stats()).calls.TerminateInstances ?? 0
     await setKernelReady(target, "False")
     await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
-    const stats = await admin.stats()
+    const stats = await cloud.admin.stats()
     expect(stats.terminationsStarted[id]).toBe(1)
     expect((stats.calls.TerminateInstances ?? 0) - callsBefore).toBe(3)
   }, 120_000)
@@ -237,10 +227,10 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
       const now = await bootId()
       return now !== undefined && now !== before
     })
-    expect((await admin.stats()).reboots[id]).toBe(1)
+    expect((await cloud.admin.stats()).reboots[id]).toBe(1)
     await setCondition("AcceleratedHardwareReady", target, "True")
     await waitForEvent(target, "RepairSucceeded", 90_000)
-    expect((await admin.stats()).terminationsStarted[id]).toBeUndefined()
+    expect((await cloud.admin.stats()).terminationsStarted[id]).toBeUndefined()
     expect(await ready(target)).toBe(true)
   }, 150_000)
 })
