@@ -2,6 +2,8 @@
  * UnexpectedRejectRule and PortConflict (reference 2.5) from the host's `iptables-save` and
  * `ip6tables-save`: every appended REJECT/DROP rule outside NMA's allowlist (kube-proxy, Calico, the
  * VPC CNI's own rules, plus `allowedIPTablesChains` from config), and any DNAT of the kubelet port 10250.
+ * When iptables-nft says legacy tables are present too, `iptables-legacy-save` is read as well (NMA reads
+ * `iptables-save` only, so it never sees those rules).
  */
 import { Effect } from "effect"
 import type { Finding } from "../model.ts"
@@ -130,12 +132,24 @@ export const iptablesFindings = (text: string, allowed: ReadonlySet<string>, now
   return out
 }
 
+/** iptables-nft 1.8.x: `# Warning: iptables-legacy tables present, use iptables-legacy-save to see them`. */
+const LEGACY_PRESENT = /legacy tables present/
+
 export const iptablesCheck = (
   runner: CommandRunner["Service"],
   allowedChains: readonly string[],
   intervalMs: number
 ): PeriodicCheck => {
   const allowed = new Set(allowedChains)
+  const save = (cmd: string) =>
+    runner.run(cmd, [], { timeoutMs: 10_000 }).pipe(
+      Effect.flatMap((r) =>
+        r.exitCode === 0
+          ? Effect.succeed(r)
+          : Effect.logWarning(`${cmd} failed`, { error: exitDetail(r) }).pipe(Effect.as(undefined))
+      ),
+      Effect.catch((e) => Effect.logWarning(`${cmd} failed`, { error: e.message }).pipe(Effect.as(undefined)))
+    )
   return {
     name: "iptables",
     monitor: "networking",
@@ -143,17 +157,16 @@ export const iptablesCheck = (
     run: (tick) =>
       Effect.gen(function* () {
         const out: Finding[] = []
-        for (const cmd of ["iptables-save", "ip6tables-save"]) {
-          const r = yield* runner
-            .run(cmd, [], { timeoutMs: 10_000 })
-            .pipe(
-              Effect.catch((e) =>
-                Effect.logWarning(`${cmd} failed`, { error: e.message }).pipe(Effect.as(undefined))
-              )
-            )
+        for (const family of ["iptables", "ip6tables"]) {
+          const r = yield* save(`${family}-save`)
           if (r === undefined) continue
-          if (r.exitCode !== 0) yield* Effect.logWarning(`${cmd} failed`, { error: exitDetail(r) })
-          else out.push(...iptablesFindings(r.stdout, allowed, tick.nowMs))
+          out.push(...iptablesFindings(r.stdout, allowed, tick.nowMs))
+          // iptables-nft saves only the nf_tables rules; rules made with iptables-legacy stay in force but
+          // show up only as this warning (stderr, exit 0), so they are read from the legacy tool too.
+          if (LEGACY_PRESENT.test(r.stderr) || LEGACY_PRESENT.test(r.stdout)) {
+            const legacy = yield* save(`${family}-legacy-save`)
+            if (legacy !== undefined) out.push(...iptablesFindings(legacy.stdout, allowed, tick.nowMs))
+          }
         }
         return out
       })

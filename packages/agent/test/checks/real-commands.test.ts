@@ -10,6 +10,7 @@
  * command: that an interface is bound to the `ena` driver, that the VPC CNI is installed, that the OS is
  * Ubuntu, that an NVMe controller is an EBS volume. The commands the checks run are always the real ones.
  */
+import { spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -98,6 +99,42 @@ describe("iptables: real iptables-save / ip6tables-save", () => {
       })
       await ns.sh("iptables -F INPUT && iptables -t nat -F PREROUTING && ip6tables -F INPUT")
       expect(await ns.tick(10 * MIN)).toEqual({ findings: [], logs: [] })
+    }
+  )
+})
+
+/** iptables-legacy needs the kernel's ip_tables/ip6_tables (x_tables) modules, which not every kernel has. */
+const legacyIptablesWorks =
+  !missing("iptables-legacy", "ip6tables-legacy", "iptables-legacy-save", "ip6tables-legacy-save") &&
+  spawnSync("unshare", ["--net", "sh", "-c", "iptables-legacy -L -n && ip6tables-legacy -L -n"], {
+    stdio: "ignore"
+  }).status === 0
+
+describe("iptables: rules made with iptables-legacy on an nf_tables host", () => {
+  it.skipIf(!legacyIptablesWorks || missing("iptables-save", "ip6tables-save"))(
+    "are read from iptables-legacy-save when iptables-save says legacy tables are present",
+    async () => {
+      const ns = await namespace()
+      await ns.build("iptables")
+      await ns.sh(`
+        set -e
+        iptables-legacy -A INPUT -s 10.9.0.0/16 -j DROP
+        ip6tables-legacy -A INPUT -p tcp --dport 80 -j REJECT
+        iptables -A INPUT -s 10.8.0.0/16 -j DROP
+      `)
+      // what iptables-save itself shows: only its own rule, and a warning on stderr
+      expect(await ns.sh("iptables-save 2>&1 >/dev/null")).toContain("iptables-legacy tables present")
+      expect(await ns.sh("iptables-save | grep -c '^-A' || true")).toBe("1\n")
+      const { findings, logs } = await ns.tick(0)
+      expect(logs).toEqual([])
+      expect(subjects(findings)).toEqual([
+        ["UnexpectedRejectRule", "-A INPUT -s 10.8.0.0/16 -j DROP"],
+        ["UnexpectedRejectRule", "-A INPUT -s 10.9.0.0/16 -j DROP"],
+        [
+          "UnexpectedRejectRule",
+          "-A INPUT -p tcp -m tcp --dport 80 -j REJECT --reject-with icmp6-port-unreachable"
+        ]
+      ])
     }
   )
 })
