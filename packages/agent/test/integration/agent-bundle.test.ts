@@ -4,59 +4,38 @@
  * holds no @kubernetes/client-node and the process never mapped koffi (no NVIDIA hardware or library on
  * the test host).
  */
-import {
-  clients,
-  createReadyFakeNode,
-  deleteNode,
-  waitFor,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
+import { clients, waitFor, waitForNodeCondition } from "@nodemend/cluster-harness"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
-import {
-  BUNDLE,
-  buildBundle,
-  failWithAgentOutput,
-  type FakeHost,
-  H100_PCI_DEVICES,
-  makeFakeHost,
-  type RunningAgent,
-  startAgent
-} from "./agent-process.ts"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { BUNDLE, buildBundle, failWithAgentOutput, H100_PCI_DEVICES } from "./agent-process.ts"
 
 describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
   const { core } = clients()
-  let nodeName = ""
-  let host: FakeHost
-  let agent: RunningAgent | undefined
+  let node: AgentNode | undefined
 
   beforeAll(async () => {
     buildBundle()
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d1")
-    const config = host.writeConfig(
-      "monitors:\n  kernel:\n    reasons:\n      SoftLockup: { severity: Condition }\n"
-    )
-    agent = startAgent({ nodeName, hostRoot: host.root, config, bundle: true })
+    node = await createAgentNode(core, "5b0d1e00-0000-4000-8000-00000000b0d1")
+    node.start("monitors:\n  kernel:\n    reasons:\n      SoftLockup: { severity: Condition }\n", {
+      bundle: true
+    })
   }, 300_000)
   afterAll(async () => {
-    await agent?.stop()
-    host?.cleanup()
-    if (nodeName) await deleteNode(core, nodeName)
+    await node?.close()
   })
 
   it("turns a kmsg fault line into KernelReady=False and loads neither client-node nor koffi", async () => {
-    await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 }).catch(
+    const { name, host, agent } = node!
+    await waitForNodeCondition(core, name, "KernelReady", "True", { timeoutMs: 60_000 }).catch(
       failWithAgentOutput(agent)
     )
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:123]")
     const condition = await waitFor(
       "KernelReady=False/SoftLockup",
       async () => {
-        const c = (await core.readNode({ name: nodeName })).status?.conditions?.find(
-          (x) => x.type === "KernelReady"
-        )
+        const c = (await core.readNode({ name })).status?.conditions?.find((x) => x.type === "KernelReady")
         return c?.status === "False" && c.reason === "SoftLockup" ? c : undefined
       },
       { timeoutMs: 30_000, intervalMs: 100 }
@@ -71,39 +50,27 @@ describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
 
 describe("the bundled agent on a GPU node", () => {
   const { core } = clients()
-  let nodeName = ""
-  let host: FakeHost | undefined
-  let agent: RunningAgent | undefined
+  let node: AgentNode | undefined
   afterAll(async () => {
-    await agent?.stop()
-    host?.cleanup()
-    if (nodeName) await deleteNode(core, nodeName)
+    await node?.close()
   })
 
   let config = ""
   beforeAll(async () => {
     buildBundle()
     const doubles = buildGpuDoubles()
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost("5b0d1e00-0000-4000-8000-00000000b0d2")
-    host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
-    config = host.writeConfig(
-      `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`
-    )
+    node = await createAgentNode(core, "5b0d1e00-0000-4000-8000-00000000b0d2")
+    node.host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
+    config = `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`
   }, 300_000)
 
   it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
-    agent = startAgent({
-      nodeName,
-      hostRoot: host!.root,
-      config,
-      env: { NMDOUBLE_NVML_DEVICES: "8" },
-      bundle: true
-    })
+    const name = node!.name
+    const agent = node!.start(config, { env: { NMDOUBLE_NVML_DEVICES: "8" }, bundle: true })
     const ready = await waitFor(
       "AcceleratedHardwareReady=True",
       async () => {
-        const c = (await core.readNode({ name: nodeName })).status?.conditions?.find(
+        const c = (await core.readNode({ name })).status?.conditions?.find(
           (x) => x.type === "AcceleratedHardwareReady"
         )
         return c?.status === "True" ? c : undefined

@@ -8,48 +8,34 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CustomObjectsApi } from "@kubernetes/client-node"
-import {
-  clients,
-  createReadyFakeNode,
-  deleteNode,
-  waitFor,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
+import { clients, waitFor, waitForNodeCondition } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { NodeDiagnosticGVR } from "../../src/diagnostics/NodeDiagnostic.ts"
 import { installNodeDiagnosticCrd } from "../diagnostics/cluster/crd.ts"
 import { startUploadServer, type UploadServer } from "../diagnostics/cluster/uploadServer.ts"
-import {
-  type FakeHost,
-  failWithAgentOutput,
-  makeFakeHost,
-  type RunningAgent,
-  startAgent
-} from "./agent-process.ts"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { failWithAgentOutput } from "./agent-process.ts"
 
 describe("nodemend-agent serves NodeDiagnostic log captures", () => {
   const { kc, core } = clients()
   const custom = kc.makeApiClient(CustomObjectsApi)
   let server: UploadServer
-  let host: FakeHost
-  let agent: RunningAgent
+  let node: AgentNode | undefined
   let nodeName = ""
 
   beforeAll(async () => {
     await installNodeDiagnosticCrd(kc)
     server = await startUploadServer()
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost("1c2d3e4f-0000-4000-8000-0000000d1a90")
-    const config = host.writeConfig('diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
-    agent = startAgent({ nodeName, hostRoot: host.root, config })
+    node = await createAgentNode(core, "1c2d3e4f-0000-4000-8000-0000000d1a90")
+    nodeName = node.name
+    node.start('diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
     await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 })
   }, 300_000)
   afterAll(async () => {
-    await agent?.stop()
+    await node?.stop()
     await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: nodeName }).catch(() => undefined)
     await server?.close()
-    host?.cleanup()
-    if (nodeName) await deleteNode(core, nodeName)
+    await node?.close()
   })
 
   it("uploads a bundle with the agent state and reports completion", async () => {
@@ -74,7 +60,7 @@ describe("nodemend-agent serves NodeDiagnostic log captures", () => {
         return o.status?.captureStatuses?.find((s) => s.type === "Log")?.state.completed
       },
       { timeoutMs: 60_000, intervalMs: 250 }
-    ).catch(failWithAgentOutput(agent))
+    ).catch(failWithAgentOutput(node?.agent))
     expect(["Success", "SuccessWithErrors"]).toContain(completed.reason)
     const bundle = server.objects.get(path)
     expect(bundle, "bundle uploaded").toBeDefined()

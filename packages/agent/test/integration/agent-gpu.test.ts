@@ -4,54 +4,39 @@
  * devices but neither library, the condition stays absent and one NvidiaMonitorNotWatching Event says why.
  */
 import { EventsV1Api, type V1Node } from "@kubernetes/client-node"
-import {
-  clients,
-  createReadyFakeNode,
-  deleteNode,
-  waitFor,
-  waitForNodeCondition
-} from "@nodemend/cluster-harness"
+import { clients, waitFor, waitForNodeCondition } from "@nodemend/cluster-harness"
 import { afterEach, describe, expect, it } from "vitest"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
-import {
-  type FakeHost,
-  H100_PCI_DEVICES,
-  makeFakeHost,
-  type RunningAgent,
-  startAgent
-} from "./agent-process.ts"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { H100_PCI_DEVICES } from "./agent-process.ts"
 import { nodeEvents } from "./node-events.ts"
 
 describe("nodemend-agent with the NVIDIA monitor", () => {
   const { kc, core } = clients()
   const events = kc.makeApiClient(EventsV1Api)
-  let host: FakeHost | undefined
-  let agent: RunningAgent | undefined
-  let nodeName = ""
+  let node: AgentNode | undefined
 
   const cond = (n: V1Node) => n.status?.conditions?.find((c) => c.type === "AcceleratedHardwareReady")
   const setUp = async (config: string, env: Record<string, string> = {}) => {
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost("5b0e9d1c-0000-4000-8000-00000000a1a1")
-    host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
-    agent = startAgent({ nodeName, hostRoot: host.root, config: host.writeConfig(config), env })
+    node = await createAgentNode(core, "5b0e9d1c-0000-4000-8000-00000000a1a1")
+    node.host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
+    return { name: node.name, host: node.host, agent: node.start(config, { env }) }
   }
   afterEach(async () => {
-    await agent?.stop()
-    host?.cleanup()
-    if (nodeName) await deleteNode(core, nodeName)
+    await node?.close()
+    node = undefined
   })
 
   it("NVML present: AcceleratedHardwareReady=True, then an XID 79 kernel line sets it False", async () => {
     const doubles = buildGpuDoubles()
-    await setUp(
+    const { name, host, agent } = await setUp(
       `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n`,
       { NMDOUBLE_NVML_DEVICES: "8" }
     )
     const ready = await waitFor(
       "AcceleratedHardwareReady=True",
       async () => {
-        const c = cond(await core.readNode({ name: nodeName }))
+        const c = cond(await core.readNode({ name }))
         return c?.status === "True" ? c : undefined
       },
       { timeoutMs: 60_000, intervalMs: 100 }
@@ -60,17 +45,17 @@ describe("nodemend-agent with the NVIDIA monitor", () => {
     // The condition is written before the log readers start; a line appended earlier would be before their start.
     await waitFor(
       "the log monitors to start",
-      async () => agent!.output().includes("log monitors") || undefined,
+      async () => agent.output().includes("log monitors") || undefined,
       {
         timeoutMs: 30_000,
         intervalMs: 100
       }
     )
-    host!.appendKmsg("NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
+    host.appendKmsg("NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
     const bad = await waitFor(
       "AcceleratedHardwareReady=False",
       async () => {
-        const c = cond(await core.readNode({ name: nodeName }))
+        const c = cond(await core.readNode({ name }))
         return c?.status === "False" ? c : undefined
       },
       { timeoutMs: 30_000, intervalMs: 100 }
@@ -79,17 +64,17 @@ describe("nodemend-agent with the NVIDIA monitor", () => {
   })
 
   it("NVIDIA devices but neither DCGM nor NVML: no condition, one NvidiaMonitorNotWatching Event", async () => {
-    await setUp(
+    const { name } = await setUp(
       "monitors:\n  nvidia:\n    nvmlLibraryPath: /nonexistent/libnvidia-ml.so.1\n    dcgmLibraryPath: /nonexistent/libdcgm.so.4\n"
     )
     const ev = await waitFor(
       "NvidiaMonitorNotWatching event",
-      async () => (await nodeEvents(events, nodeName)).find((e) => e.reason === "NvidiaMonitorNotWatching"),
+      async () => (await nodeEvents(events, name)).find((e) => e.reason === "NvidiaMonitorNotWatching"),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev.note).toMatch(/^NVIDIA GPUs are not monitored: /)
     // The other conditions are written, AcceleratedHardwareReady never is (absent = not watching).
-    await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 30_000 })
-    expect(cond(await core.readNode({ name: nodeName }))).toBeUndefined()
+    await waitForNodeCondition(core, name, "KernelReady", "True", { timeoutMs: 30_000 })
+    expect(cond(await core.readNode({ name }))).toBeUndefined()
   })
 })

@@ -4,17 +4,12 @@
  * IPAMD's ipam.json) and a gRPC double of containerd listening on <host-root>/run/containerd/containerd.sock.
  */
 import { EventsV1Api } from "@kubernetes/client-node"
-import { clients, createReadyFakeNode, deleteNode, waitFor } from "@nodemend/cluster-harness"
+import { clients, waitFor } from "@nodemend/cluster-harness"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeContainerd, sandbox, startFakeContainerd } from "../cri/fake-containerd.ts"
-import {
-  type FakeHost,
-  failWithAgentOutput,
-  makeFakeHost,
-  type RunningAgent,
-  startAgent
-} from "./agent-process.ts"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { failWithAgentOutput } from "./agent-process.ts"
 import { nodeEvents } from "./node-events.ts"
 
 const BOOT = "6a1f0c2e-0000-4000-8000-0000000000c1"
@@ -22,14 +17,12 @@ const BOOT = "6a1f0c2e-0000-4000-8000-0000000000c1"
 describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
   const { kc, core } = clients()
   const events = kc.makeApiClient(EventsV1Api)
-  let nodeName = ""
-  let host: FakeHost
+  let node: AgentNode
   let containerd: FakeContainerd
-  let agent: RunningAgent | undefined
 
   beforeAll(async () => {
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost(BOOT)
+    node = await createAgentNode(core, BOOT)
+    const host = node.host
     host.write("var/log/pods/kube-system_aws-node-k8s2x_7c1d/aws-vpc-cni-init/0.log", "")
     host.write("proc/4321/comm", "aws-k8s-agent\n")
     host.write(
@@ -70,16 +63,14 @@ describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
   }, 240_000)
 
   afterAll(async () => {
-    await agent?.stop()
+    await node?.stop()
     await containerd?.close()
-    await deleteNode(core, nodeName)
-    host?.cleanup()
+    await node?.close()
   })
 
   it("a pod whose sandbox IP differs from IPAMD's allocation becomes an Event on the Node; NetworkingReady stays True", async () => {
-    const config = host.writeConfig("checks:\n  ipamd-state: { intervalSeconds: 1 }\n")
-    agent = startAgent({ nodeName, hostRoot: host.root, config })
-    const list = () => nodeEvents(events, nodeName)
+    const agent = node.start("checks:\n  ipamd-state: { intervalSeconds: 1 }\n")
+    const list = () => nodeEvents(events, node.name)
     const ev = await waitFor(
       "IPAMDInconsistentState event",
       async () => (await list()).find((e) => e.reason === "IPAMDInconsistentState"),
@@ -90,7 +81,7 @@ describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
       note: "Internal IPAMD state has conflicting IP addresses for pod prod/api-0",
       reportingController: "nodemend.io/agent"
     })
-    expect(ev.regarding).toMatchObject({ kind: "Node", name: nodeName })
+    expect(ev.regarding).toMatchObject({ kind: "Node", name: node.name })
     // The runtime was asked over gRPC about every allocation; the unknown sandbox was not a fault and
     // the matching pod produced nothing.
     expect(containerd.requests).toEqual(expect.arrayContaining(["sb-web", "sb-api", "sb-deleted"]))
@@ -102,7 +93,7 @@ describe("nodemend-agent: IPAMDInconsistentState from the CRI runtime", () => {
     const networking = await waitFor(
       "NetworkingReady written",
       async () =>
-        (await core.readNode({ name: nodeName })).status?.conditions?.find(
+        (await core.readNode({ name: node.name })).status?.conditions?.find(
           (c) => c.type === "NetworkingReady"
         ),
       { timeoutMs: 30_000, intervalMs: 200 }

@@ -3,16 +3,10 @@
  * host root. One Node and one sequence: each step builds on the state the previous one left.
  */
 import { EventsV1Api, type V1Node, type V1NodeCondition } from "@kubernetes/client-node"
-import { clients, createReadyFakeNode, deleteNode, waitFor } from "@nodemend/cluster-harness"
+import { clients, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  failWithAgentOutput,
-  JOURNAL_REMOTE,
-  makeFakeHost,
-  startAgent,
-  type FakeHost,
-  type RunningAgent
-} from "./agent-process.ts"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { failWithAgentOutput, JOURNAL_REMOTE } from "./agent-process.ts"
 import { nodeEvents } from "./node-events.ts"
 
 const BOOT_1 = "6a1f0c2e-0000-4000-8000-000000000001"
@@ -32,21 +26,12 @@ const OURS = ["KernelReady", "ContainerRuntimeReady", "NetworkingReady", "Storag
 describe("nodemend-agent against a real API server", () => {
   const { kc, core } = clients()
   const events = kc.makeApiClient(EventsV1Api)
-  let nodeName = ""
-  let host: FakeHost
-  let agent: RunningAgent | undefined
+  let node: AgentNode
 
   const cond = (n: V1Node, type: string): V1NodeCondition | undefined =>
     n.status?.conditions?.find((c) => c.type === type)
-  const readNode = () => core.readNode({ name: nodeName })
-  const start = (configText = BASE_CONFIG) => {
-    agent = startAgent({ nodeName, hostRoot: host.root, config: host.writeConfig(configText) })
-    return agent
-  }
-  const stop = async () => {
-    await agent?.stop()
-    agent = undefined
-  }
+  const readNode = () => core.readNode({ name: node.name })
+  const start = (config = BASE_CONFIG) => node.start(config)
   const kubeletReadyUntouched = async () => {
     const ready = cond(await readNode(), "Ready")
     expect(ready).toMatchObject({ status: "True", reason: "KubeletReady" })
@@ -59,17 +44,13 @@ describe("nodemend-agent against a real API server", () => {
         return c?.status === status && (reason === undefined || c.reason === reason) ? c : undefined
       },
       { timeoutMs: 30_000, intervalMs: 100 }
-    ).catch(failWithAgentOutput(agent))
+    ).catch(failWithAgentOutput(node.agent))
 
   beforeAll(async () => {
-    // kwok plays the kubelet: start after its Ready.
-    nodeName = (await createReadyFakeNode(core)).metadata!.name!
-    host = makeFakeHost(BOOT_1)
+    node = await createAgentNode(core, BOOT_1)
   }, 240_000)
   afterAll(async () => {
-    await stop()
-    await deleteNode(core, nodeName)
-    host?.cleanup()
+    await node?.close()
   })
 
   it("writes its four conditions True and leaves kubelet's alone", async () => {
@@ -80,10 +61,10 @@ describe("nodemend-agent against a real API server", () => {
   })
 
   it("a soft lockup in kmsg becomes a SoftLockup Event on the Node", async () => {
-    host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+    node.host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
     const ev = await waitFor(
       "SoftLockup event",
-      async () => (await nodeEvents(events, nodeName)).find((e) => e.reason === "SoftLockup"),
+      async () => (await nodeEvents(events, node.name)).find((e) => e.reason === "SoftLockup"),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev).toMatchObject({
@@ -91,28 +72,28 @@ describe("nodemend-agent against a real API server", () => {
       note: "CPU stuck for 23s",
       reportingController: "nodemend.io/agent"
     })
-    expect(ev.regarding).toMatchObject({ kind: "Node", name: nodeName })
+    expect(ev.regarding).toMatchObject({ kind: "Node", name: node.name })
   })
 
   it("a repeat of the same fault raises the Event's series count instead of creating another", async () => {
-    host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+    node.host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
     const ev = await waitFor(
       "SoftLockup series",
       async () =>
-        (await nodeEvents(events, nodeName)).find(
+        (await nodeEvents(events, node.name)).find(
           (e) => e.reason === "SoftLockup" && (e.series?.count ?? 0) >= 2
         ),
       { timeoutMs: 30_000, intervalMs: 200 }
     )
     expect(ev.series?.count).toBe(2)
-    const all = await nodeEvents(events, nodeName)
+    const all = await nodeEvents(events, node.name)
     expect(all.filter((e) => e.reason === "SoftLockup")).toHaveLength(1)
   })
 
   it.skipIf(JOURNAL_REMOTE === undefined)(
     "a fork failure in the kubelet journal sets KernelReady=False/ForkFailedOutOfPIDs",
     async () => {
-      host.writeJournal(
+      node.host.writeJournal(
         "kubelet",
         'E1130 05:00:00.000000 1234 kuberuntime_manager.go:1] "Failed" err="fork/exec /usr/bin/runc: resource temporarily unavailable"'
       )
@@ -123,15 +104,15 @@ describe("nodemend-agent against a real API server", () => {
   )
 
   it("IPAMD missing on a VPC CNI node sets NetworkingReady=False; the process coming back restores True", async () => {
-    host.write("var/log/pods/kube-system_aws-node-abcde_0f0f/aws-vpc-cni-init/0.log", "")
+    node.host.write("var/log/pods/kube-system_aws-node-abcde_0f0f/aws-vpc-cni-init/0.log", "")
     await waitCondition("NetworkingReady", "False", "IPAMDNotRunning")
-    host.write("proc/4321/comm", "aws-k8s-agent\n")
+    node.host.write("proc/4321/comm", "aws-k8s-agent\n")
     await waitCondition("NetworkingReady", "True", "NetworkingIsReady")
     await kubeletReadyUntouched()
   })
 
   it("a severity override turns a periodic finding into a condition", async () => {
-    host.write("proc/sys/fs/file-nr", "9000\t0\t10000\n")
+    node.host.write("proc/sys/fs/file-nr", "9000\t0\t10000\n")
     try {
       const c = await waitFor(
         "KernelReady=False with ApproachingMaxOpenFiles",
@@ -146,7 +127,7 @@ describe("nodemend-agent against a real API server", () => {
       )
     } finally {
       // The fault goes away, but nothing reports it resolved: the condition stays as it is.
-      host.write("proc/sys/fs/file-nr", "100\t0\t10000\n")
+      node.host.write("proc/sys/fs/file-nr", "100\t0\t10000\n")
     }
   })
 
@@ -154,11 +135,11 @@ describe("nodemend-agent against a real API server", () => {
     await waitCondition("KernelReady", "False")
     await new Promise((r) => setTimeout(r, 1500)) // let the last open-files run land
     const kept = cond(await readNode(), "KernelReady")!
-    await stop()
+    await node.stop()
     start()
     await waitFor(
       "agent ready again",
-      async () => (agent!.output().includes("periodic checks") ? true : undefined),
+      async () => (node.agent!.output().includes("periodic checks") ? true : undefined),
       {
         timeoutMs: 30_000
       }
@@ -173,15 +154,15 @@ describe("nodemend-agent against a real API server", () => {
   })
 
   it("a new boot id returns KernelReady to True", async () => {
-    await stop()
-    host.setBootId(BOOT_2)
+    await node.stop()
+    node.host.setBootId(BOOT_2)
     start()
     await waitCondition("KernelReady", "True", "KernelIsReady")
     await kubeletReadyUntouched()
   })
 
   it("a disabled monitor's condition disappears; the others stay", async () => {
-    await stop()
+    await node.stop()
     start("monitors:\n  networking: { enabled: false }\n")
     await waitFor(
       "NetworkingReady gone",
@@ -198,11 +179,11 @@ describe("nodemend-agent against a real API server", () => {
   })
 
   it("an invalid config exits non-zero naming the field", async () => {
-    await stop()
+    await node.stop()
     const bad = start("monitors:\n  kernel: { enabeld: true }\n")
     const code = await bad.exited
     expect(code).toBe(2)
     expect(bad.output()).toContain("monitors.kernel.enabeld")
-    agent = undefined
+    await node.stop()
   })
 })
