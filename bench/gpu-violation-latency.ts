@@ -12,9 +12,6 @@
  * previous was observed). Not included: DCGM's own sampling (policy fields are sampled every 10 s on a real
  * host engine), which no agent can shorten.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { type V1Node, Watch } from "@kubernetes/client-node"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
 import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
@@ -32,6 +29,7 @@ import { NvidiaLibraries } from "../packages/agent/src/monitors/nvidia/libraries
 import { runNvidiaMonitor } from "../packages/agent/src/monitors/nvidia/monitor.ts"
 import { NvidiaMonitorSettings } from "../packages/agent/src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../packages/agent/src/monitors/nvidia/xid-deduplicator.ts"
+import { hostWithGpus } from "../packages/agent/test/nvidia/gpu-host.ts"
 
 const faults = Number(process.argv[2] ?? 250)
 const warmup = Number(process.argv[3] ?? 20)
@@ -47,14 +45,10 @@ const { kc, core } = makeClients()
 const node = `bench-gpu-${Date.now().toString(36)}`
 await createKwokNode(core, node)
 
-const hostRoot = mkdtempSync(join(tmpdir(), "nodemend-gpu-bench-"))
-mkdirSync(join(hostRoot, "dev"))
-for (let i = 0; i < 8; i++) writeFileSync(join(hostRoot, "dev", `nvidia${i}`), "")
-writeFileSync(join(hostRoot, "dev", "nvidiactl"), "")
 const settings = Schema.decodeUnknownSync(NvidiaMonitorSettings)({
   dcgmLibraryPath: doubles.dcgm,
   nvmlLibraryPath: doubles.nvml,
-  hostRoot
+  hostRoot: hostWithGpus(8)
 })
 
 const seen = new Map<number, number>()

@@ -3,9 +3,6 @@
  * libnvidia-ml.so.1) -> monitor -> ConditionWriter -> Node status, observed through a watch. One kwok Node,
  * one sequence. Needs the cluster harness (globalSetup in vitest.integration.config.ts).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { clients, createReadyFakeNode, deleteNode, kubeconfigPath } from "@nodemend/cluster-harness"
 import { FieldId, HealthResult, HealthSystem } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
@@ -18,6 +15,7 @@ import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
 import { runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
+import { hostWithGpus } from "../nvidia/gpu-host.ts"
 import { type NodeConditionWatch, watchNodeCondition } from "./node-condition-watch.ts"
 
 const TYPE = "AcceleratedHardwareReady"
@@ -41,14 +39,10 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
     nodeName = (await createReadyFakeNode(core)).metadata!.name!
     watch = await watchNodeCondition(kc, core, nodeName, TYPE)
 
-    const hostRoot = mkdtempSync(join(tmpdir(), "nodemend-nvidia-it-"))
-    mkdirSync(join(hostRoot, "dev"))
-    for (let i = 0; i < 8; i++) writeFileSync(join(hostRoot, "dev", `nvidia${i}`), "")
-    writeFileSync(join(hostRoot, "dev", "nvidiactl"), "")
     const settings = Schema.decodeUnknownSync(NvidiaMonitorSettings)({
       dcgmLibraryPath: doubles.dcgm,
       nvmlLibraryPath: doubles.nvml,
-      hostRoot,
+      hostRoot: hostWithGpus(8),
       pollSeconds: 1,
       windowSeconds: 300
     })

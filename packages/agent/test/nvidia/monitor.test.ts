@@ -1,9 +1,6 @@
 // The NVIDIA monitor end to end against the C test doubles of libdcgm.so.4 / libnvidia-ml.so.1, with the
 // TestClock driving grace periods, backoff and polls. Native calls complete in real time, so the test
 // lets real time pass (TestClock.withLive) while it waits for their effects.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { FieldId, HealthResult, HealthSystem, NvmlEventType } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
@@ -15,17 +12,10 @@ import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
 import { type NvidiaMonitorStatus, runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
+import { hostWithGpus } from "./gpu-host.ts"
 
 const doubles = buildGpuDoubles()
 const injector = new GpuDoubleInjector(doubles)
-
-const hostWithGpus = (n: number): string => {
-  const root = mkdtempSync(join(tmpdir(), "nodemend-nvidia-host-"))
-  mkdirSync(join(root, "dev"))
-  for (let i = 0; i < n; i++) writeFileSync(join(root, "dev", `nvidia${i}`), "")
-  writeFileSync(join(root, "dev", "nvidiactl"), "")
-  return root
-}
 
 const settings = (over: Record<string, unknown> = {}) =>
   Schema.decodeUnknownSync(NvidiaMonitorSettings)({
