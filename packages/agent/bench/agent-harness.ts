@@ -4,10 +4,15 @@
  * against it with the deployed V8 flags.
  */
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import {
+  BUNDLE,
+  buildBundle as buildBundleAsScripted,
+  type RunningAgent,
+  spawnNode
+} from "../test/integration/agent-process.ts"
 import { deployedNodeFlags } from "./deployed-flags.ts"
 
 export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url))
@@ -40,34 +45,15 @@ export const createKwokNode = async (core: CoreV1Api, name: string): Promise<voi
     .catch(() => undefined)
 }
 
-export interface Agent {
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly stop: () => Promise<void>
-}
-
 /** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart); override with AGENT_NODE_FLAGS. */
 export const DEPLOYED_NODE_FLAGS = deployedNodeFlags().join(" ")
 export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? DEPLOYED_NODE_FLAGS)
   .split(" ")
   .filter((f) => f !== "")
 
-export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
-
-/** Builds the bundle from the current sources, as the package's `build` script does. */
+/** Builds the bundle from the current sources, as the package's `build` script does (not when running the sources). */
 export const buildBundle = (): void => {
-  if (process.env.AGENT_FROM_SOURCE === "1") return
-  execFileSync(
-    process.execPath,
-    [
-      join(REPO, "tools/bundle/bundle.mjs"),
-      "src/main.ts",
-      "dist/nodemend-agent.mjs",
-      "--lazy-external",
-      "koffi"
-    ],
-    { cwd: PACKAGE_DIR, stdio: ["ignore", "ignore", "inherit"] }
-  )
+  if (process.env.AGENT_FROM_SOURCE !== "1") buildBundleAsScripted()
 }
 
 /** The agent's command line for `node` against the bench cluster, health server on a free port. */
@@ -95,31 +81,11 @@ export const spawnAgent = (
     readonly fromSource?: boolean
     readonly env?: Readonly<Record<string, string>>
   } = {}
-): Agent => {
+): RunningAgent => {
   const entry = fromSource ? ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")] : [BUNDLE]
   // Type stripping runs on WebAssembly, which lite mode turns off.
   const v8Flags = fromSource ? flags.filter((f) => f !== "--lite-mode") : flags
-  const child = spawn(process.execPath, [...v8Flags, ...entry, ...args], {
-    cwd: PACKAGE_DIR,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  child.stdout?.on("data", (b: Buffer) => {
-    out += b.toString()
-  })
-  child.stderr?.on("data", (b: Buffer) => {
-    out += b.toString()
-  })
-  const exited = new Promise<void>((r) => child.on("exit", () => r()))
-  return {
-    child,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null) child.kill("SIGTERM")
-      await exited
-    }
-  }
+  return spawnNode([...v8Flags, ...entry, ...args], env)
 }
 
 const CLK_TCK = 100

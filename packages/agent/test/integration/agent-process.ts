@@ -147,9 +147,17 @@ export const startAgent = (args: {
     ...(args.config === undefined ? [] : ["--config", args.config]),
     ...(args.extraArgs ?? [])
   ]
+  return spawnNode(argv, args.env)
+}
+
+/** Spawns Node.js (this process's binary) with `argv` in the package dir, collecting stdout and stderr. */
+export const spawnNode = (
+  argv: readonly string[],
+  env: Readonly<Record<string, string>> = {}
+): RunningAgent => {
   const child = spawn(NODE, argv, {
     cwd: PACKAGE_DIR,
-    env: { ...process.env, ...args.env },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""
