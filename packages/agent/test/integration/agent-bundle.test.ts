@@ -4,12 +4,12 @@
  * holds no @kubernetes/client-node and the process never mapped koffi (no NVIDIA hardware or library on
  * the test host).
  */
-import { clients, waitFor, waitForNodeCondition } from "@nodemend/cluster-harness"
+import { clients } from "@nodemend/cluster-harness"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
 import { type AgentNode, createAgentNode } from "./agent-node.ts"
-import { BUNDLE, buildBundle, failWithAgentOutput, H100_PCI_DEVICES } from "./agent-process.ts"
+import { BUNDLE, buildBundle, H100_PCI_DEVICES } from "./agent-process.ts"
 
 describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
   const { core } = clients()
@@ -27,19 +27,10 @@ describe("the bundled agent (dist/nodemend-agent.mjs)", () => {
   })
 
   it("turns a kmsg fault line into KernelReady=False and loads neither client-node nor koffi", async () => {
-    const { name, host, agent } = node!
-    await waitForNodeCondition(core, name, "KernelReady", "True", { timeoutMs: 60_000 }).catch(
-      failWithAgentOutput(agent)
-    )
+    const { host, agent, waitForCondition } = node!
+    await waitForCondition("KernelReady", "True", { timeoutMs: 60_000 })
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:123]")
-    const condition = await waitFor(
-      "KernelReady=False/SoftLockup",
-      async () => {
-        const c = (await core.readNode({ name })).status?.conditions?.find((x) => x.type === "KernelReady")
-        return c?.status === "False" && c.reason === "SoftLockup" ? c : undefined
-      },
-      { timeoutMs: 30_000, intervalMs: 100 }
-    )
+    const condition = await waitForCondition("KernelReady", "False", { reason: "SoftLockup" })
     expect(condition.message).toContain("stuck for 22s")
     const maps = readFileSync(`/proc/${agent!.child.pid}/maps`, "utf8")
     expect(maps).not.toMatch(/koffi/)
@@ -65,18 +56,8 @@ describe("the bundled agent on a GPU node", () => {
   }, 300_000)
 
   it("loads koffi from outside the bundle when NVIDIA devices are present, and NVML drives AcceleratedHardwareReady", async () => {
-    const name = node!.name
     const agent = node!.start(config, { env: { NMDOUBLE_NVML_DEVICES: "8" }, bundle: true })
-    const ready = await waitFor(
-      "AcceleratedHardwareReady=True",
-      async () => {
-        const c = (await core.readNode({ name })).status?.conditions?.find(
-          (x) => x.type === "AcceleratedHardwareReady"
-        )
-        return c?.status === "True" ? c : undefined
-      },
-      { timeoutMs: 60_000, intervalMs: 100 }
-    ).catch(failWithAgentOutput(agent))
+    const ready = await node!.waitForCondition("AcceleratedHardwareReady", "True", { timeoutMs: 60_000 })
     expect(ready.reason).toBe("NvidiaGPUIsReady")
     expect(readFileSync(`/proc/${agent.child.pid}/maps`, "utf8")).toMatch(/koffi/)
   })

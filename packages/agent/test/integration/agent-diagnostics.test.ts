@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CustomObjectsApi } from "@kubernetes/client-node"
-import { clients, waitFor, waitForNodeCondition } from "@nodemend/cluster-harness"
+import { clients, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { NodeDiagnosticGVR } from "../../src/diagnostics/NodeDiagnostic.ts"
 import { installNodeDiagnosticCrd } from "../diagnostics/cluster/crd.ts"
@@ -29,7 +29,7 @@ describe("nodemend-agent serves NodeDiagnostic log captures", () => {
     node = await createAgentNode(core, "1c2d3e4f-0000-4000-8000-0000000d1a90")
     nodeName = node.name
     node.start('diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
-    await waitForNodeCondition(core, nodeName, "KernelReady", "True", { timeoutMs: 60_000 })
+    await node.waitForCondition("KernelReady", "True", { timeoutMs: 60_000 })
   }, 300_000)
   afterAll(async () => {
     await node?.stop()

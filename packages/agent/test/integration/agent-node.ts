@@ -2,9 +2,15 @@
  * The unit every agent cluster test runs: a kwok Node that kwok reports Ready, a fake host root for it, and
  * the agent binary started for that Node with a config written into the host root.
  */
-import type { CoreV1Api } from "@kubernetes/client-node"
-import { createReadyFakeNode, deleteNode } from "@nodemend/cluster-harness"
-import { type FakeHost, makeFakeHost, type RunningAgent, startAgent } from "./agent-process.ts"
+import type { CoreV1Api, V1NodeCondition } from "@kubernetes/client-node"
+import { condition, createReadyFakeNode, deleteNode, waitFor } from "@nodemend/cluster-harness"
+import {
+  type FakeHost,
+  failWithAgentOutput,
+  makeFakeHost,
+  type RunningAgent,
+  startAgent
+} from "./agent-process.ts"
 
 export interface AgentNode {
   readonly name: string
@@ -17,6 +23,15 @@ export interface AgentNode {
     options?: { readonly env?: Readonly<Record<string, string>>; readonly bundle?: boolean }
   ): RunningAgent
   stop(): Promise<void>
+  /**
+   * Waits until the Node's condition `type` has `status` (and `reason`, when given); on a timeout the error
+   * carries the tail of the agent's output. Default timeout 30 s.
+   */
+  waitForCondition(
+    type: string,
+    status: string,
+    options?: { readonly reason?: string; readonly timeoutMs?: number }
+  ): Promise<V1NodeCondition>
   /** Stops the agent, removes the host root and deletes the Node. */
   close(): Promise<void>
 }
@@ -45,6 +60,15 @@ export const createAgentNode = async (core: CoreV1Api, bootId: string): Promise<
       return agent
     },
     stop,
+    waitForCondition: (type, status, { reason, timeoutMs = 30_000 } = {}) =>
+      waitFor(
+        `${type}=${status}${reason === undefined ? "" : `/${reason}`}`,
+        async () => {
+          const c = condition(await core.readNode({ name }), type)
+          return c?.status === status && (reason === undefined || c.reason === reason) ? c : undefined
+        },
+        { timeoutMs, intervalMs: 100 }
+      ).catch(failWithAgentOutput(agent)),
     close: async () => {
       await stop()
       host.cleanup()

@@ -6,7 +6,7 @@ import { EventsV1Api, type V1Node, type V1NodeCondition } from "@kubernetes/clie
 import { clients, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AgentNode, createAgentNode } from "./agent-node.ts"
-import { failWithAgentOutput, JOURNAL_REMOTE } from "./agent-process.ts"
+import { JOURNAL_REMOTE } from "./agent-process.ts"
 import { nodeEvents } from "./node-events.ts"
 
 const BOOT_1 = "6a1f0c2e-0000-4000-8000-000000000001"
@@ -36,16 +36,6 @@ describe("nodemend-agent against a real API server", () => {
     const ready = cond(await readNode(), "Ready")
     expect(ready).toMatchObject({ status: "True", reason: "KubeletReady" })
   }
-  const waitCondition = (type: string, status: string, reason?: string) =>
-    waitFor(
-      `${type}=${status}${reason ? `/${reason}` : ""}`,
-      async () => {
-        const c = cond(await readNode(), type)
-        return c?.status === status && (reason === undefined || c.reason === reason) ? c : undefined
-      },
-      { timeoutMs: 30_000, intervalMs: 100 }
-    ).catch(failWithAgentOutput(node.agent))
-
   beforeAll(async () => {
     node = await createAgentNode(core, BOOT_1)
   }, 240_000)
@@ -55,7 +45,7 @@ describe("nodemend-agent against a real API server", () => {
 
   it("writes its four conditions True and leaves kubelet's alone", async () => {
     start()
-    for (const type of OURS) await waitCondition(type, "True")
+    for (const type of OURS) await node.waitForCondition(type, "True")
     expect(cond(await readNode(), "AcceleratedHardwareReady")).toBeUndefined()
     await kubeletReadyUntouched()
   })
@@ -97,7 +87,7 @@ describe("nodemend-agent against a real API server", () => {
         "kubelet",
         'E1130 05:00:00.000000 1234 kuberuntime_manager.go:1] "Failed" err="fork/exec /usr/bin/runc: resource temporarily unavailable"'
       )
-      const c = await waitCondition("KernelReady", "False", "ForkFailedOutOfPIDs")
+      const c = await node.waitForCondition("KernelReady", "False", { reason: "ForkFailedOutOfPIDs" })
       expect(c.message).toContain(`[boot-id=${BOOT_1}]`)
       await kubeletReadyUntouched()
     }
@@ -105,23 +95,16 @@ describe("nodemend-agent against a real API server", () => {
 
   it("IPAMD missing on a VPC CNI node sets NetworkingReady=False; the process coming back restores True", async () => {
     node.host.write("var/log/pods/kube-system_aws-node-abcde_0f0f/aws-vpc-cni-init/0.log", "")
-    await waitCondition("NetworkingReady", "False", "IPAMDNotRunning")
+    await node.waitForCondition("NetworkingReady", "False", { reason: "IPAMDNotRunning" })
     node.host.write("proc/4321/comm", "aws-k8s-agent\n")
-    await waitCondition("NetworkingReady", "True", "NetworkingIsReady")
+    await node.waitForCondition("NetworkingReady", "True", { reason: "NetworkingIsReady" })
     await kubeletReadyUntouched()
   })
 
   it("a severity override turns a periodic finding into a condition", async () => {
     node.host.write("proc/sys/fs/file-nr", "9000\t0\t10000\n")
     try {
-      const c = await waitFor(
-        "KernelReady=False with ApproachingMaxOpenFiles",
-        async () => {
-          const k = cond(await readNode(), "KernelReady")
-          return k?.status === "False" && k.reason === "ApproachingMaxOpenFiles" ? k : undefined
-        },
-        { timeoutMs: 30_000, intervalMs: 100 }
-      )
+      const c = await node.waitForCondition("KernelReady", "False", { reason: "ApproachingMaxOpenFiles" })
       expect(c.message).toContain(
         "ApproachingMaxOpenFiles: Approaching Exhaustion of max open file descriptors. 9000 of 10000"
       )
@@ -132,7 +115,7 @@ describe("nodemend-agent against a real API server", () => {
   })
 
   it("an agent restart on the same boot keeps KernelReady False with its transition time", async () => {
-    await waitCondition("KernelReady", "False")
+    await node.waitForCondition("KernelReady", "False")
     await new Promise((r) => setTimeout(r, 1500)) // let the last open-files run land
     const kept = cond(await readNode(), "KernelReady")!
     await node.stop()
@@ -157,7 +140,7 @@ describe("nodemend-agent against a real API server", () => {
     await node.stop()
     node.host.setBootId(BOOT_2)
     start()
-    await waitCondition("KernelReady", "True", "KernelIsReady")
+    await node.waitForCondition("KernelReady", "True", { reason: "KernelIsReady" })
     await kubeletReadyUntouched()
   })
 
