@@ -28,12 +28,14 @@ const UNSHARE = [
   "private"
 ]
 
+/** Whether `script` succeeds in throwaway namespaces (what the kernel and the tools allow here). */
+export const worksInNamespace = (script: string): boolean =>
+  hasCommand("unshare") &&
+  spawnSync("unshare", [...UNSHARE, "sh", "-c", script], { stdio: "ignore", timeout: 20_000 }).status === 0
+
 /** Whether this machine lets us make the namespaces (root with CAP_SYS_ADMIN, unshare and nsenter present). */
 export const namespacesPermitted: boolean =
-  hasCommand("unshare") &&
-  hasCommand("nsenter") &&
-  spawnSync("unshare", [...UNSHARE, "sh", "-c", "mount -t sysfs sysfs /sys"], { stdio: "ignore" }).status ===
-    0
+  hasCommand("nsenter") && worksInNamespace("mount -t sysfs sysfs /sys")
 
 export interface LogLine {
   readonly level: string
