@@ -56,7 +56,7 @@ const LEGACY = kernel(
 // 300 MiB is mkfs.xfs's minimum; the image stays sparse
 const XFS = kernel(
   commands("mkfs.xfs", "xfs_db", "xfs_io", "xfs_freeze", "fallocate", "findmnt", "truncate"),
-  'd=$(mktemp -d) && trap "rm -rf $d" EXIT && truncate -s 300M $d/i && mkfs.xfs -q $d/i && mkdir $d/m && mount -o loop $d/i $d/m',
+  'd=$(mktemp -d) && trap "umount $d/m; rm -rf $d" EXIT && truncate -s 300M $d/i && mkfs.xfs -q $d/i && mkdir $d/m && mount -o loop $d/i $d/m',
   "cannot loop-mount an XFS image here"
 )
 /** These tests are about systemd being unreachable (containers, CI); where it runs they would ask it. */
