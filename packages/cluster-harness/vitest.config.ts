@@ -1,11 +1,7 @@
 import { defineConfig } from "vitest/config"
+import { clusterTestSettings } from "./src/vitestConfig.ts"
 
+// Starts one real cluster per run (or reuses NODEMEND_KUBECONFIG).
 export default defineConfig({
-  test: {
-    include: ["test/**/*.test.ts"],
-    // Starts one real cluster per run (or reuses NODEMEND_KUBECONFIG).
-    globalSetup: ["@nodemend/cluster-harness/globalSetup"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000
-  }
+  test: clusterTestSettings({ include: ["test/**/*.test.ts"], timeoutMs: 60_000 })
 })

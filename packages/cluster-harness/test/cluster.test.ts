@@ -15,6 +15,7 @@ import {
   clients,
   condition,
   createFakeNode,
+  createReadyFakeNode,
   createTestNamespace,
   createTestPod,
   deleteNamespace,
@@ -145,6 +146,12 @@ describe("kwok nodes", () => {
     expect(lease.spec?.renewTime).toBeTruthy()
   })
 
+  it("createReadyFakeNode returns the Node once kwok reports it Ready", async () => {
+    const n = await createReadyFakeNode(core, { labels: { "nodemend.io/harness": "ready" } })
+    expect(condition(n, "Ready")?.status).toBe("True")
+    expect(n.metadata?.labels?.["nodemend.io/harness"]).toBe("ready")
+  })
+
   it("a pod scheduled onto it by kube-scheduler reaches Running", async () => {
     await waitForNodeCondition(core, node)
     const pod = await createTestPod(core, ns, { nodeName: node })
@@ -220,6 +227,16 @@ describe("disruption", () => {
     return names
   }
 
+  /** A PDB keeping at least one pod labelled app=<app>: minAvailable, since maxUnavailable needs a controller's scale and the pods are bare. */
+  async function createPdb(app: string): Promise<string> {
+    const name = uniqueName("pdb")
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: { metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } }
+    })
+    return name
+  }
+
   async function pdbSettled(name: string, expectedPods: number) {
     return waitFor(`PDB ${name} status`, async () => {
       const pdb = await policy.readNamespacedPodDisruptionBudget({ name, namespace: ns })
@@ -234,12 +251,7 @@ describe("disruption", () => {
     await waitForNodeCondition(core, node)
     const app = uniqueName("web")
     await runningPods(app, 3)
-    const name = uniqueName("pdb")
-    await policy.createNamespacedPodDisruptionBudget({
-      namespace: ns,
-      body: { metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } }
-    })
-    const pdb = await pdbSettled(name, 3)
+    const pdb = await pdbSettled(await createPdb(app), 3)
     expect(pdb.status?.currentHealthy).toBe(3)
     expect(pdb.status?.desiredHealthy).toBe(1)
     expect(pdb.status?.disruptionsAllowed).toBe(2)
@@ -249,12 +261,7 @@ describe("disruption", () => {
     await waitForNodeCondition(core, node)
     const app = uniqueName("db")
     const [pod] = await runningPods(app, 1)
-    const name = uniqueName("pdb")
-    await policy.createNamespacedPodDisruptionBudget({
-      namespace: ns,
-      // minAvailable (not maxUnavailable): the pods are bare, and maxUnavailable needs a controller's scale.
-      body: { metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } }
-    })
+    const name = await createPdb(app)
     const pdb = await pdbSettled(name, 1)
     expect(pdb.status?.disruptionsAllowed).toBe(0)
     const evict = (podName: string) =>
