@@ -107,18 +107,21 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       backoff: new Map(),
       launched: new Set()
     }
-    yield* env.store.loadJournal.pipe(
-      Effect.retry({ times: 5 }),
-      Effect.catch((e) => Effect.logError("could not read repair journals", { error: e.message }))
-    )
-    yield* refreshShifts(env)
-    // Retried with backoff until it succeeds (initialSync.ts); /readyz stays 503 until then.
+    // The first Node list goes first, retried with backoff for as long as the API server is away
+    // (initialSync.ts; /readyz stays 503 meanwhile): the journal read and the shift query after it then meet an
+    // API server that answers, rather than giving up on the journals of repairs in flight. Nothing reconciles
+    // before the workers start below, so the Nodes it enqueues wait for the journals.
     yield* retryInitialList(Effect.tryPromise({ try: () => cache.start(), catch: initialListFailed }))
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => cache.stop().catch(() => undefined)).pipe(
         Effect.andThen(Effect.sync(() => queue.shutdown()))
       )
     )
+    yield* env.store.loadJournal.pipe(
+      Effect.retry({ times: 5 }),
+      Effect.catch((e) => Effect.logError("could not read repair journals", { error: e.message }))
+    )
+    yield* refreshShifts(env)
     for (const name of env.store.journalNodeNames()) queue.add(name)
     yield* Effect.logInfo("controller started", {
       nodes: cache.names().length,

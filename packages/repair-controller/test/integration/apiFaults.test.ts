@@ -148,6 +148,8 @@ describe("controller start with the API server unreachable", () => {
     )
     expect(ready).toBe("synced")
     expect(ctl.logs()).toMatch(/controller started.*"nodes":2/)
+    // The journals of repairs in flight were read once the API server answered, not given up on.
+    expect(ctl.logs()).not.toMatch(/could not read repair journals/)
   })
 })
 
