@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import {
   BUNDLE,
   buildBundle as buildBundleAsScripted,
+  DEPLOYED_ENV,
   type RunningAgent,
   spawnNode
 } from "../test/integration/agent-process.ts"
@@ -69,13 +70,16 @@ export const agentArgs = (node: string, hostRoot: string, extra: readonly string
   "127.0.0.1:0"
 ]
 
-/** The shipped agent; AGENT_FROM_SOURCE=1 runs src/main.ts under type stripping instead (comparison). */
+/**
+ * The shipped agent with the deployed flags and environment; AGENT_FROM_SOURCE=1 runs src/main.ts under
+ * type stripping instead (comparison).
+ */
 export const spawnAgent = (
   args: readonly string[],
   {
     flags = AGENT_NODE_FLAGS,
     fromSource = process.env.AGENT_FROM_SOURCE === "1",
-    env = {}
+    env = DEPLOYED_ENV
   }: {
     readonly flags?: readonly string[]
     readonly fromSource?: boolean
@@ -90,13 +94,24 @@ export const spawnAgent = (
 
 const CLK_TCK = 100
 
-/** utime + stime of a process in seconds, and its resident set in bytes. */
-export const processUsage = (pid: number): { cpuSeconds: number; rssBytes: number } => {
+/**
+ * utime + stime of a process in seconds, its resident set in bytes, and the set's two parts: anonymous
+ * (heaps, stacks) and file-backed (pages of the node binary and shared libraries).
+ */
+export const processUsage = (
+  pid: number
+): { cpuSeconds: number; rssBytes: number; anonBytes: number; fileBytes: number } => {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
   const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   const ticks = Number(rest[11]) + Number(rest[12])
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1])
-  return { cpuSeconds: ticks / CLK_TCK, rssBytes: rssKb * 1024 }
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) * 1024
+  return {
+    cpuSeconds: ticks / CLK_TCK,
+    rssBytes: kib("VmRSS"),
+    anonBytes: kib("RssAnon"),
+    fileBytes: kib("RssFile")
+  }
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

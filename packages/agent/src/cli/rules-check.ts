@@ -10,7 +10,6 @@
  *   file/podlogs: the file's lines as they are.
  * Exit codes: 0 done, 2 invalid config or rules, 64 usage error.
  */
-import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { Effect, Result } from "effect"
 import { applyOverrides, isMonitorEnabled, reasonOverride } from "../config/overrides.ts"
@@ -132,7 +131,10 @@ export const runRulesCheck = async (
   if (!engine.matcher.sources.includes(source))
     stderr.write(`nodemend-agent rules check: note: no rule reads ${source}; every line prints -\n`)
 
-  const lines = createInterface({ input: stdin, crlfDelay: Number.POSITIVE_INFINITY })
+  // Only this subcommand reads lines from stdin; the agent itself never loads node:readline.
+  const lines = process
+    .getBuiltinModule("node:readline")
+    .createInterface({ input: stdin, crlfDelay: Number.POSITIVE_INFINITY })
   const start = Date.now()
   let n = 0
   for await (const line of lines) {

@@ -6,8 +6,11 @@
  * percent-encoded. Every call is bounded by a timeout (also sent as `grpc-timeout`).
  */
 import { Data, Effect } from "effect"
-import http2 from "node:http2"
+import type http2 from "node:http2"
 import net from "node:net"
+
+/** nghttp2's CANCEL error code (RFC 9113 section 7), so cancelling needs no import of node:http2. */
+const NGHTTP2_CANCEL = 0x8
 
 /** The socket is not there or nobody listens on it: the runtime is not reachable. */
 export class GrpcUnavailable extends Data.TaggedError("GrpcUnavailable")<{
@@ -139,7 +142,7 @@ const unaryOn = (
     stream.on("data", (b: Buffer) => {
       size += b.length
       if (size > MAX_RESPONSE_BYTES) {
-        stream.close(http2.constants.NGHTTP2_CANCEL)
+        stream.close(NGHTTP2_CANCEL)
         done(
           Effect.fail(new GrpcProtocolError({ method, detail: `response over ${MAX_RESPONSE_BYTES} bytes` }))
         )
@@ -185,7 +188,7 @@ const unaryOn = (
     })
     stream.end(grpcFrame(request))
     return Effect.sync(() => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL)
+      if (!stream.closed) stream.close(NGHTTP2_CANCEL)
     })
   }).pipe(
     Effect.timeoutOrElse({
@@ -205,7 +208,10 @@ export const withGrpcConnection = <A, E>(
 ): Effect.Effect<A, E | GrpcError> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const session = http2.connect("http://localhost", { createConnection: () => net.connect(socket) })
+      // Loaded on first use: an agent without a CRI socket to read never pays for node:http2.
+      const session = process
+        .getBuiltinModule("node:http2")
+        .connect("http://localhost", { createConnection: () => net.connect(socket) })
       let failure: Error | undefined
       // Without a listener a connect error (ENOENT, ECONNREFUSED) would be thrown as an uncaught exception.
       session.on("error", (e) => {

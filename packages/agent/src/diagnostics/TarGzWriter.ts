@@ -7,7 +7,7 @@ import { createReadStream } from "node:fs"
 import { stat } from "node:fs/promises"
 import type { Readable, Writable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { createGzip, type Gzip } from "node:zlib"
+import type { Gzip } from "node:zlib"
 
 const BLOCK = 512
 
@@ -107,7 +107,8 @@ export class TarGzWriter {
   private finished = false
 
   constructor(sink: Writable, options: { level?: number } = {}) {
-    this.gzip = createGzip({ level: options.level ?? 6 })
+    // node:zlib is loaded by the first bundle, not by every agent at start (the idle footprint).
+    this.gzip = process.getBuiltinModule("node:zlib").createGzip({ level: options.level ?? 6 })
     this.done = pipeline(this.gzip, sink)
     // Surface a sink failure from whichever call is in progress; `finish` rethrows it.
     this.done.catch(() => undefined)

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { kubeconfigPath } from "@nodemend/cluster-harness"
-import { deployedNodeFlags } from "../../bench/deployed-flags.ts"
+import { deployedEnv, deployedNodeFlags } from "../../bench/deployed-flags.ts"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = process.execPath
@@ -26,6 +26,8 @@ export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
 
 /** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart). */
 export const DEPLOYED_NODE_FLAGS = deployedNodeFlags()
+/** The DaemonSet's literal environment (UV_THREADPOOL_SIZE, glibc malloc tuning), also the systemd unit's. */
+export const DEPLOYED_ENV = deployedEnv()
 
 /** Builds the bundle from the current sources exactly as the package's `build` script does. */
 export const buildBundle = (): void => {
@@ -147,7 +149,7 @@ export const startAgent = (args: {
     ...(args.config === undefined ? [] : ["--config", args.config]),
     ...(args.extraArgs ?? [])
   ]
-  return spawnNode(argv, args.env)
+  return spawnNode(argv, args.bundle === true ? { ...DEPLOYED_ENV, ...args.env } : args.env)
 }
 
 /** Spawns Node.js (this process's binary) with `argv` in the package dir, collecting stdout and stderr. */
