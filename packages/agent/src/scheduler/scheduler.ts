@@ -9,6 +9,7 @@ import { Clock, Duration, Effect, Metric, Random } from "effect"
 import { checkDurationMs, checkRunsTotal, inc } from "../health/metrics.ts"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck, TickContext } from "./periodic-check.ts"
+import { makeQuietRepeats } from "./quiet-repeats.ts"
 
 export const JITTER_FRACTION = 0.2
 
@@ -25,6 +26,8 @@ export interface SchedulerOptions {
 
 interface Slot {
   readonly check: PeriodicCheck
+  /** The check's warnings, once per distinct cause per hour (a missing host tool is not news every run). */
+  readonly quiet: ReturnType<typeof makeQuietRepeats>
   due: number
 }
 
@@ -58,7 +61,8 @@ const runOne = (slot: Slot, tick: TickContext, options: SchedulerOptions) =>
           Effect.andThen(inc(checkRunsTotal, { check: slot.check.name, outcome: "defect" })),
           Effect.as([] as readonly Finding[])
         )
-      )
+      ),
+      slot.quiet
     )
     yield* Metric.update(
       Metric.withAttributes(checkDurationMs, { check: slot.check.name }),
@@ -83,7 +87,7 @@ export const runScheduler = (options: SchedulerOptions): Effect.Effect<never> =>
     const slots: Slot[] = []
     for (const check of options.checks) {
       const offset = Math.floor((yield* Random.next) * JITTER_FRACTION * check.intervalMs)
-      slots.push({ check, due: start + offset })
+      slots.push({ check, quiet: makeQuietRepeats(), due: start + offset })
     }
     let lastEnd = Number.NEGATIVE_INFINITY
     if (slots.length === 0) return yield* Effect.never

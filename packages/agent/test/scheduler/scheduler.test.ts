@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Random } from "effect"
+import { Effect, Fiber, Logger, Random } from "effect"
 import { TestClock } from "effect/testing"
 import type { Finding } from "../../src/model.ts"
 import { CheckError, type PeriodicCheck } from "../../src/scheduler/periodic-check.ts"
@@ -122,4 +122,53 @@ describe("scheduler", () => {
       expect(got.length).toBeGreaterThanOrEqual(4)
     })
   )
+})
+
+describe("a check's repeated warnings", () => {
+  const captured = (lines: string[]) =>
+    Logger.layer([
+      Logger.make((o) => {
+        lines.push(`${o.logLevel} ${JSON.stringify(o.message)}`)
+      })
+    ])
+
+  it.effect("the same warning is logged once an hour, a different one at once; every run still runs", () => {
+    const lines: string[] = []
+    let runs = 0
+    let message = "timedatectl failed"
+    const noisy = check("clock-sync", 300_000, () =>
+      Effect.logWarning(message, { error: "exit 1" }).pipe(
+        Effect.andThen(Effect.sync(() => runs++)),
+        Effect.as([])
+      )
+    )
+    return Effect.gen(function* () {
+      const { fiber } = yield* start([noisy])
+      yield* TestClock.adjust("59 minutes")
+      const sameWithinAnHour = lines.filter((l) => l.includes("timedatectl failed")).length
+      expect(runs).toBeGreaterThanOrEqual(11)
+      expect(sameWithinAnHour).toBe(1)
+      yield* TestClock.adjust("6 minutes")
+      expect(lines.filter((l) => l.includes("timedatectl failed"))).toHaveLength(2)
+      message = "timedatectl timed out"
+      yield* TestClock.adjust("5 minutes")
+      expect(lines.filter((l) => l.includes("timedatectl timed out"))).toHaveLength(1)
+      expect(lines.every((l) => l.startsWith("Warn "))).toBe(true)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(captured(lines)))
+  })
+
+  it.effect("a failing check's 'periodic check failed' warning is quieted the same way, per check", () => {
+    const lines: string[] = []
+    const failing = (name: string) =>
+      check(name, 300_000, () => Effect.fail(new CheckError({ check: name, detail: "no such file" })))
+    return Effect.gen(function* () {
+      const { fiber } = yield* start([failing("zram"), failing("zombies")])
+      yield* TestClock.adjust("30 minutes")
+      const failed = lines.filter((l) => l.includes("periodic check failed"))
+      expect(failed.filter((l) => l.includes('"zram"'))).toHaveLength(1)
+      expect(failed.filter((l) => l.includes('"zombies"'))).toHaveLength(1)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(captured(lines)))
+  })
 })
