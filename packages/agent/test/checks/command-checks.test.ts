@@ -73,6 +73,46 @@ describe("ENA allowances (ethtool -S)", () => {
     expect(runner.calls).toEqual(["ethtool -S eth0", "ethtool -S eth0", "ethtool -S eth0"])
   })
 
+  // NMA's reason and burst per counter (reference 2.5), written out here rather than read from the check.
+  it.each([
+    ["bw_in_allowance_exceeded", "BandwidthInExceeded", 180],
+    ["bw_out_allowance_exceeded", "BandwidthOutExceeded", 100],
+    ["conntrack_allowance_exceeded", "ConntrackExceeded", 100],
+    ["linklocal_allowance_exceeded", "LinkLocalExceeded", 100],
+    ["pps_allowance_exceeded", "PPSExceeded", 320]
+  ] as const)("%s: an increase of its burst passes, one more fires %s", async (stat, reason, burst) => {
+    host.link("sys/class/net/eth0/device/driver", "../../../../bus/pci/drivers/ena")
+    const values: Record<string, number> = {
+      bw_in_allowance_exceeded: 5000,
+      bw_out_allowance_exceeded: 6000,
+      pps_allowance_exceeded: 7000,
+      conntrack_allowance_exceeded: 8000,
+      linklocal_allowance_exceeded: 9000
+    }
+    const stats = () =>
+      `NIC statistics:\n${Object.entries(values)
+        .map(([k, v]) => `     ${k}: ${v}`)
+        .join("\n")}\n     conntrack_allowance_available: 136812\n`
+    const check = enaAllowancesCheck(
+      host.files,
+      recordedRunner(() => ({ stdout: stats() })),
+      5 * MIN
+    )
+    expect(await runAt(check, host.files, 0)).toEqual([])
+    const start = values[stat]!
+    values[stat] = start + burst
+    expect(await runAt(check, host.files, 1000)).toEqual([])
+    // One second refills 1/600 of a token: the next increase is beyond the budget.
+    values[stat] = start + burst + 1
+    const f = await runAt(check, host.files, 2000)
+    expect(reasons(f)).toEqual([`+${reason}@eth0`])
+    expect(f[0]).toMatchObject({
+      conditionType: "NetworkingReady",
+      severity: "Event",
+      message: `${stat} increased on interface "eth0" from ${start + burst} to ${start + burst + 1}`
+    })
+  })
+
   it("exit 94 (no statistics) and a missing ethtool are tolerated", async () => {
     host.link("sys/class/net/eth0/device/driver", "../../../../bus/pci/drivers/ena")
     const none = recordedRunner(() => ({ stdout: "", exitCode: 94 }))
@@ -357,4 +397,34 @@ describe("EBS performance (NVMe log page 0xD0)", () => {
       "nvme get-log /dev/nvme1 --log-id=0xd0 --log-len=4096 --raw-binary"
     ])
   })
+  // Offsets of the "Amazon EBS detailed performance statistics" counters, and NMA's reason and message
+  // for each (reference 2.7), written out here rather than read from the check.
+  it.each([
+    [0, "EBSVolumeIOPSExceeded", "exceeded configured IOPS"],
+    [1, "EBSVolumeThroughputExceeded", "exceeded configured throughput"],
+    [2, "EBSInstanceIOPSExceeded", "exceeded instance IOPS"],
+    [3, "EBSInstanceThroughputExceeded", "exceeded instance throughput"]
+  ] as const)(
+    "counter %i above the threshold fires %s; at the threshold it is silent",
+    async (i, reason, what) => {
+      host.write("sys/class/nvme/nvme2/model", "Amazon Elastic Block Store              \n")
+      host.write("sys/class/nvme/nvme2/serial", "vol0fedcba9876543210\n")
+      const counters = [1_000_000_000n, 2_000_000_000n, 3_000_000_000n, 4_000_000_000n]
+      const runner = recordedRunner(() => ({
+        stdout: page(counters[0]!, counters[1]!, counters[2]!, counters[3]!)
+      }))
+      const check = ebsPerformanceCheck(host.files, runner, 50, 10 * MIN)
+      expect(await runAt(check, host.files, 0)).toEqual([])
+      counters[i] = counters[i]! + 50_000_000n
+      expect(await runAt(check, host.files, 10 * MIN)).toEqual([])
+      counters[i] = counters[i]! + 61_500_000n
+      const f = await runAt(check, host.files, 20 * MIN)
+      expect(reasons(f)).toEqual([`+${reason}@vol-0fedcba9876543210`])
+      expect(f[0]).toMatchObject({
+        conditionType: "StorageReady",
+        severity: "Event",
+        message: `Volume vol-0fedcba9876543210 (nvme2) reported ${what} for 61.5s`
+      })
+    }
+  )
 })

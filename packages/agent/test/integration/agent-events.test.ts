@@ -1,0 +1,76 @@
+/**
+ * Event budgets are per monitor (issue #8: "a token budget per monitor so one noisy monitor cannot starve
+ * the others"): the kernel monitor spends its budget and stays throttled while the storage monitor's Event
+ * still gets through. Also: what the agent logs is JSON, one object per line.
+ */
+import { EventsV1Api } from "@kubernetes/client-node"
+import { clients, waitFor } from "@nodemend/cluster-harness"
+import { resolveReason } from "@nodemend/reason-codes"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type AgentNode, createAgentNode } from "./agent-node.ts"
+import { nodeEvents } from "./node-events.ts"
+
+const BOOT = "6a1f0c2e-0000-4000-8000-00000000e7e7"
+const KERNEL_BURST = 2
+/** The kernel monitor may create two Events, then one an hour; the others keep the default budget. */
+const CONFIG = `
+monitors:
+  kernel:
+    events: { burst: ${KERNEL_BURST}, refillSeconds: 3600 }
+`
+
+describe("nodemend-agent: Event budgets per monitor", () => {
+  const { kc, core } = clients()
+  const events = kc.makeApiClient(EventsV1Api)
+  let node: AgentNode
+
+  beforeAll(async () => {
+    node = await createAgentNode(core, BOOT)
+    node.start(CONFIG)
+    await node.waitForCondition("StorageReady", "True")
+  }, 240_000)
+  afterAll(async () => {
+    await node?.close()
+  })
+
+  it("a kernel monitor over its budget is throttled; the storage monitor's Event still gets through", async () => {
+    // Five distinct soft lockups (distinct messages, so no series aggregation): kernel Events beyond the
+    // burst are refused by the kernel monitor's bucket.
+    for (let s = 21; s <= 25; s++)
+      node.host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${s - 20} stuck for ${s}s! [kworker/${s}:1:99]`)
+    // Then a storage fault: a shared budget would have been spent by the kernel monitor by now.
+    node.host.appendKmsg(
+      "I/O error, dev nvme0n1, sector 131209936 op 0x0:(READ) flags 0x80700 phys_seg 25 prio class 0"
+    )
+    const io = await waitFor(
+      "BlockDeviceIOError event",
+      async () => (await nodeEvents(events, node.name)).find((e) => e.reason === "BlockDeviceIOError"),
+      { timeoutMs: 30_000, intervalMs: 200 }
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nagent output:\n${node.agent?.output().slice(-4000)}`)
+    })
+    expect(io.note).toBe(
+      "I/O error detected on block device nvme0n1 at sector 131209936, indicating a failed physical drive or EBS volume"
+    )
+    // The recorder handles detections in order, so every soft lockup was decided before the storage Event.
+    const all = await nodeEvents(events, node.name)
+    const kernel = all.filter((e) => resolveReason(e.reason ?? "")?.entry.monitor === "kernel")
+    expect(kernel).toHaveLength(KERNEL_BURST)
+    expect(all.filter((e) => e.reason === "SoftLockup").length).toBeGreaterThanOrEqual(1)
+  })
+
+  it("logs JSON, one object per line, with a message and a level", () => {
+    const lines = node
+      .agent!.output()
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) {
+      let parsed: unknown
+      expect(() => {
+        parsed = JSON.parse(line)
+      }, line).not.toThrow()
+      expect(parsed, line).toMatchObject({ message: expect.anything(), level: expect.any(String) })
+    }
+  })
+})
