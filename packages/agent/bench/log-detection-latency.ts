@@ -107,7 +107,7 @@ if (hasJournal) {
 
 const m = monitors.metrics()
 console.log(
-  `lines read ${m.linesRead}, detections ${m.detections}, dropped ${m.linesDropped + m.findingsDropped}`
+  `lines read ${m.linesRead}, detections ${m.detections}, dropped ${m.findingsDropped}`
 )
 await Effect.runPromise(Scope.close(scope, Exit.void))
 rmSync(root, { recursive: true, force: true })

@@ -14,8 +14,6 @@ import type { SourceLog } from "./source-log.ts"
 
 export interface SourceCounters {
   linesRead: number
-  /** Lines a subscriber could not take (its bounded buffer was full). */
-  linesDropped: number
   /** Lines longer than the line bound, delivered cut. */
   linesTruncated: number
   malformed: number
@@ -28,8 +26,6 @@ export type SourceStatus = "starting" | "watching" | "not-watching"
 export interface LogHub {
   readonly sources: readonly LogSourceId[]
   readonly subscribe: (source: LogSourceId, listener: (record: LogRecord) => void) => () => void
-  /** For subscribers with a bounded buffer: record lines they had to drop. */
-  readonly countDropped: (source: LogSourceId, lines: number) => void
   readonly counters: () => Readonly<Partial<Record<LogSourceId, Readonly<SourceCounters>>>>
   readonly status: () => Readonly<Partial<Record<LogSourceId, SourceStatus>>>
   readonly stop: () => Promise<void>
@@ -46,7 +42,6 @@ export interface LogHubOptions {
 
 const zero = (): SourceCounters => ({
   linesRead: 0,
-  linesDropped: 0,
   linesTruncated: 0,
   malformed: 0,
   kmsgSequenceGaps: 0
@@ -153,7 +148,6 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
       set.add(listener)
       return () => set.delete(listener)
     },
-    countDropped: (source, lines) => bump(source, "linesDropped", lines),
     counters: () => Object.fromEntries([...counters].map(([k, v]) => [k, { ...v }])),
     status: () => Object.fromEntries(status),
     stop: async () => {

@@ -21,9 +21,6 @@ export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Co
   linesRead: Metric.counter("nodemend_agent_log_lines_read_total", {
     description: "Log lines read, per source"
   }),
-  linesDropped: Metric.counter("nodemend_agent_log_lines_dropped_total", {
-    description: "Log lines a subscriber dropped because its bounded buffer was full, per source"
-  }),
   linesTruncated: Metric.counter("nodemend_agent_log_lines_truncated_total", {
     description: "Log lines longer than the line bound, delivered cut, per source"
   }),
@@ -51,7 +48,6 @@ export interface LogMonitorsOptions {
 
 export interface LogMetrics {
   readonly linesRead: number
-  readonly linesDropped: number
   readonly linesTruncated: number
   readonly malformed: number
   readonly kmsgSequenceGaps: number
@@ -169,7 +165,6 @@ export const makeLogMonitors = (
       const sum = (k: keyof SourceCounters) => Object.values(bySource).reduce((n, c) => n + (c?.[k] ?? 0), 0)
       return {
         linesRead: sum("linesRead"),
-        linesDropped: sum("linesDropped"),
         linesTruncated: sum("linesTruncated"),
         malformed: sum("malformed"),
         kmsgSequenceGaps: sum("kmsgSequenceGaps"),

@@ -101,7 +101,6 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     expect(xid.observedAtMs).toBeLessThan(1_700_000_000_000 + 3_600_000)
     const m = monitors.metrics()
     expect(m.linesRead).toBeGreaterThan(FAULT_LINES.length)
-    expect(m.linesDropped).toBe(0)
     expect(m.findingsDropped).toBe(0)
   }, 30_000)
 
