@@ -1,11 +1,13 @@
 /**
  * The resident memory Node 24 needs for the agent's kind of I/O before any agent code: the same flags and
  * environment as deploy/agent, one keep-alive TLS connection to the API server holding a watch on a Node
- * and making requests, an HTTP server, an inotify watch, child processes, /proc reads. Compared with the
- * agent (bench/footprint.ts), it says how much of the agent's RSS is the runtime and how much is ours.
+ * and making requests, an HTTP server, an inotify watch, child processes, /proc reads. Also the smallest
+ * Effect program shaped like the agent (bench/effect-floor-program.ts, bundled like the agent). Compared
+ * with the agent (bench/footprint.ts), it says how much of the agent's RSS is the runtime and how much is ours.
  *
  *   node --conditions=source bench/runtime-floor.ts [seconds=30]
  */
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -16,17 +18,19 @@ import {
   DEPLOYED_NODE_FLAGS,
   kubeconfigPath,
   makeClients,
+  PACKAGE_DIR,
   processUsage,
   sleep
 } from "./agent-harness.ts"
 
-// The program under measurement: plain JavaScript, node: builtins only.
+// The program under measurement: plain JavaScript, node: builtins only, loaded as the agent loads them
+// (process.getBuiltinModule: an ESM import of node:http would also load undici, ~3 MiB, as the agent avoids).
 const FLOOR_PROGRAM = `
-import { readFileSync, watch } from "node:fs"
-import { readFile } from "node:fs/promises"
-import https from "node:https"
-import http from "node:http"
-import { execFile } from "node:child_process"
+const { readFileSync, watch } = process.getBuiltinModule("node:fs")
+const { readFile } = process.getBuiltinModule("node:fs/promises")
+const https = process.getBuiltinModule("node:https")
+const http = process.getBuiltinModule("node:http")
+const { execFile } = process.getBuiltinModule("node:child_process")
 const [dir, server, node] = process.argv.slice(2)
 const tls = { ca: readFileSync(dir + "/ca"), cert: readFileSync(dir + "/cert"), key: readFileSync(dir + "/key"), agent: new https.Agent({ keepAlive: true }) }
 const get = (path) => new Promise((ok, fail) => https.get(server + path, tls, (r) => { r.resume(); r.on("end", ok) }).on("error", fail))
@@ -49,6 +53,17 @@ writeFileSync(join(dir, "ca"), access.ca)
 writeFileSync(join(dir, "cert"), access.cert)
 writeFileSync(join(dir, "key"), access.key)
 writeFileSync(join(dir, "floor.mjs"), FLOOR_PROGRAM)
+// An ES module like the agent's bundle (an ESM entry starts Node's ESM loader: ~3 MiB over `node -e`).
+writeFileSync(join(dir, "bare.mjs"), "setInterval(() => {}, 1000)\n")
+execFileSync(
+  process.execPath,
+  [
+    join(PACKAGE_DIR, "../../tools/bundle/bundle.mjs"),
+    "bench/effect-floor-program.ts",
+    join(dir, "effect.mjs")
+  ],
+  { cwd: PACKAGE_DIR, stdio: ["ignore", "ignore", "inherit"] }
+)
 const { core } = makeClients()
 const node = `bench-floor-${Date.now().toString(36)}`
 await createKwokNode(core, node)
@@ -61,8 +76,12 @@ try {
   )
   console.log("|---|---|")
   for (const [label, argv] of [
-    ["bare Node 24 (a timer)", [...flags, "-e", "setInterval(() => {}, 1000)"]],
-    ["the agent's I/O without the agent", [...flags, join(dir, "floor.mjs"), dir, access.server, node]]
+    ["bare Node 24 (an ES module with a timer)", [...flags, join(dir, "bare.mjs")]],
+    ["the smallest Effect program shaped like the agent (no I/O)", [...flags, join(dir, "effect.mjs")]],
+    [
+      "the agent's I/O without the agent (no Effect)",
+      [...flags, join(dir, "floor.mjs"), dir, access.server, node]
+    ]
   ] as const) {
     const run = spawnNode(argv, DEPLOYED_ENV)
     await sleep(seconds * 1000)
