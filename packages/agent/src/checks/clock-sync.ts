@@ -1,8 +1,12 @@
 /**
  * ClockUnsynchronized (reference 2.3). NMA calls adjtimex(2) and tests STA_UNSYNC; Node has no binding
- * for that syscall. We ask `timedatectl show -p NTPSynchronized --value` on the host instead: timedated
- * answers from the same adjtimex status (its ntp_synced() tests STA_UNSYNC and maxerror), whichever NTP
- * client (chrony, timesyncd, ntpd) disciplines the clock. When timedatectl is unavailable (no systemd, no
+ * for that syscall. We ask `timedatectl show -p NTPSynchronized --value` on the host instead, which
+ * answers from adjtimex too, whichever NTP client (chrony, timesyncd, ntpd) disciplines the clock:
+ * timedated's ntp_synced() is `maxerror < 16 s` and ignores STA_UNSYNC "as it may have been set to
+ * prevent the kernel from touching the RTC" (systemd src/timedate/timedated.c). The kernel itself sets
+ * STA_UNSYNC once maxerror passes 16 s (NTP_PHASE_LIMIT, kernel/time/ntp.c), so both verdicts agree on a
+ * clock nothing disciplines; they differ only where a daemon sets STA_UNSYNC on purpose, where NMA's test
+ * fires on a synchronised clock and ours stays silent. When timedatectl is unavailable (no systemd, no
  * D-Bus) the check reports nothing, as NMA does when adjtimex fails.
  */
 import { Effect } from "effect"
