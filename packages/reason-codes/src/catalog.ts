@@ -188,7 +188,8 @@ export const CATALOG = [
     severity: "Event",
     monitor: "kernel",
     description: "The kernel clock is not synchronized to any time source.",
-    trigger: "every 5 min: adjtimex(2) maxerror >= 16 s, read as timedated's NTPSynchronized (the bound past which the kernel sets STA_UNSYNC)",
+    trigger:
+      "every 5 min: adjtimex(2) maxerror >= 16 s, read as timedated's NTPSynchronized (the bound past which the kernel sets STA_UNSYNC)",
     message:
       "The kernel clock is not synchronized to any time source (STA_UNSYNC); time drift may break time-sensitive workloads",
     since: V,
