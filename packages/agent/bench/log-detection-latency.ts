@@ -106,8 +106,6 @@ if (hasJournal) {
 } else console.log("journal: skipped (needs journalctl and systemd-journal-remote)")
 
 const m = monitors.metrics()
-console.log(
-  `lines read ${m.linesRead}, detections ${m.detections}, dropped ${m.findingsDropped}`
-)
+console.log(`lines read ${m.linesRead}, detections ${m.detections}, dropped ${m.findingsDropped}`)
 await Effect.runPromise(Scope.close(scope, Exit.void))
 rmSync(root, { recursive: true, force: true })
