@@ -3,11 +3,14 @@
 // Nodes), the repair controller with `cloudProvider: aws` pointed at the fake cloud, and the node agent for one
 // GPU node (NVML from the test double, kernel log in a temp host root). A GPU falls off the bus (XID 79 in the
 // kernel log); the agent sets AcceleratedHardwareReady=False, the controller waits out the toleration, taints,
-// drains, terminates the instance through EC2 and waits for the replacement to be Ready.
-import { spawn } from "node:child_process"
+// drains, terminates the instance through EC2 and waits for the replacement to be Ready. The agent and the
+// controller run as they ship: their bundles (built here as their build scripts build them) with the V8 flags
+// and environment of their manifests in deploy/.
+import { execFileSync, spawn } from "node:child_process"
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
+import { parseAllDocuments } from "yaml"
 import { build } from "../tools/cluster/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
@@ -22,11 +25,35 @@ const say = (msg) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padSt
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const children = []
 
-const start = (name, args, env = {}) => {
+/** `node` arguments and environment: a package's sources (the fake cloud, a test double) ... */
+const fromSource = (entry) => ({ nodeArgs: ["--conditions=source", entry], env: {} })
+
+/**
+ * ... or a shipped binary: its bundle, built as the package's build script builds it, run with the V8 flags
+ * and literal environment of its manifest's workload's first container (`node <flags> /opt/nodemend/dist/<bundle>`).
+ */
+const shipped = (pkg, manifest) => {
+  const dir = join(REPO_ROOT, "packages", pkg)
+  const script = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).scripts.build
+  const bundling = script.slice(script.indexOf("node ../../tools/bundle/bundle.mjs")).split(" ").slice(1)
+  execFileSync(NODE, bundling, { cwd: dir, stdio: ["ignore", "ignore", "inherit"] })
+  const workload = parseAllDocuments(readFileSync(join(REPO_ROOT, "deploy", manifest), "utf8"))
+    .map((d) => d.toJS())
+    .find((o) => o?.kind === "Deployment" || o?.kind === "DaemonSet")
+  const container = workload.spec.template.spec.containers[0]
+  return {
+    nodeArgs: [...container.command.slice(1).filter((a) => a.startsWith("--")), join(dir, bundling[2])],
+    env: Object.fromEntries(
+      (container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value])
+    )
+  }
+}
+
+const start = (name, { nodeArgs, env: runtimeEnv }, args, env = {}) => {
   const log = join(DEMO, `${name}.log`)
-  const child = spawn(NODE, ["--conditions=source", ...args], {
+  const child = spawn(NODE, [...nodeArgs, ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...runtimeEnv, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout.on("data", (d) => appendFileSync(log, d))
@@ -84,8 +111,7 @@ try {
 
   // The fake cloud: EC2 Query + ARC REST-JSON on loopback; each instance is a kwok Node.
   const urlFile = join(DEMO, "fake-cloud.url")
-  start("fake-cloud", [
-    "packages/fake-cloud/src/main.ts",
+  start("fake-cloud", fromSource("packages/fake-cloud/src/main.ts"), [
     "serve",
     "--kubeconfig",
     cluster.kubeconfig,
@@ -173,8 +199,8 @@ try {
   )
   start(
     "agent",
+    shipped("agent", "agent/daemonset.yaml"),
     [
-      "packages/agent/src/main.ts",
       "--node-name",
       victim,
       "--kubeconfig",
@@ -225,13 +251,8 @@ try {
   )
   start(
     "controller",
-    [
-      "packages/repair-controller/src/main.ts",
-      "--config",
-      join(DEMO, "controller.yaml"),
-      "--kubeconfig",
-      cluster.kubeconfig
-    ],
+    shipped("repair-controller", "controller/deployment.yaml"),
+    ["--config", join(DEMO, "controller.yaml"), "--kubeconfig", cluster.kubeconfig],
     awsEnv
   )
   await sleep(3000)
