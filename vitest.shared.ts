@@ -5,3 +5,11 @@ export const sourceResolve = {
   resolve: { conditions },
   ssr: { resolve: { conditions } }
 }
+
+// Unit tests of a package whose cluster tests live in test/integration (run by its vitest.integration.config.ts).
+export const unitTestSettings = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  include: ["test/**/*.test.ts"],
+  exclude: ["test/integration/**", "**/node_modules/**"]
+}
