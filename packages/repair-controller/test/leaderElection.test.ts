@@ -22,13 +22,23 @@ const lease = {
   renewIntervalSeconds: 2
 }
 
+/** Moves the TestClock one second at a time, so the fibers under test run at every tick. */
+const tickSeconds = (seconds: number) =>
+  Effect.gen(function* () {
+    for (let s = 0; s < seconds; s++) yield* TestClock.adjust("1 second")
+  })
+
+/** Holds leadership (in a child fiber) with a lock whose every acquire-or-renew is `attempt`. */
+const holdWith = (attempt: Effect.Effect<LeaseAttempt>) =>
+  Effect.forkChild(holdLeadership({ tryAcquireOrRenew: attempt }, lease))
+
 describe("holdLeadership (TestClock)", () => {
   it.effect("a renewal that never answers ends leadership within the lease duration", () =>
     Effect.gen(function* () {
       // The API server stops answering (a request may hang for the 30 s HTTP timeout, longer than the lease).
-      const hold = yield* Effect.forkChild(holdLeadership({ tryAcquireOrRenew: Effect.never }, lease))
+      const hold = yield* holdWith(Effect.never)
       // Another replica may take the lease 15 s after our last renewal: we must have stopped by then.
-      for (let s = 0; s < lease.leaseDurationSeconds; s++) yield* TestClock.adjust("1 second")
+      yield* tickSeconds(lease.leaseDurationSeconds)
       expect(hold.pollUnsafe()).toBeDefined()
       yield* Fiber.join(hold)
     })
@@ -36,10 +46,8 @@ describe("holdLeadership (TestClock)", () => {
 
   it.effect("renewals that succeed keep leadership", () =>
     Effect.gen(function* () {
-      const hold = yield* Effect.forkChild(
-        holdLeadership({ tryAcquireOrRenew: Effect.succeed(LEADING) }, lease)
-      )
-      for (let s = 0; s < 60; s++) yield* TestClock.adjust("1 second")
+      const hold = yield* holdWith(Effect.succeed(LEADING))
+      yield* tickSeconds(60)
       expect(hold.pollUnsafe()).toBeUndefined()
       yield* Fiber.interrupt(hold)
     })
@@ -47,12 +55,10 @@ describe("holdLeadership (TestClock)", () => {
 
   it.effect("renewals that fail end leadership after the renew deadline, not before", () =>
     Effect.gen(function* () {
-      const hold = yield* Effect.forkChild(
-        holdLeadership({ tryAcquireOrRenew: Effect.succeed(CONTENDED) }, lease)
-      )
-      for (let s = 0; s < 10; s++) yield* TestClock.adjust("1 second")
+      const hold = yield* holdWith(Effect.succeed(CONTENDED))
+      yield* tickSeconds(10)
       expect(hold.pollUnsafe()).toBeUndefined()
-      for (let s = 0; s < 5; s++) yield* TestClock.adjust("1 second")
+      yield* tickSeconds(5)
       expect(hold.pollUnsafe()).toBeDefined()
     })
   )
@@ -118,6 +124,23 @@ describe("leaseStep", () => {
   })
 })
 
+/**
+ * A lock that holds the lease, and whose next renewal loses its write (409): `writer` overwrites the lease just
+ * before that one replace is judged.
+ */
+const leaderLosingNextRenewalTo = (writer: string) =>
+  Effect.gen(function* () {
+    const store = leaseStore()
+    const lock = makeLeaseLock(store.kube, lease)
+    expect(yield* lock.tryAcquireOrRenew).toEqual(LEADING)
+    let once = true
+    store.hooks.beforeReplace = () => {
+      if (once) store.overwriteHolder(writer)
+      once = false
+    }
+    return lock
+  })
+
 describe("makeLeaseLock", () => {
   it.effect("a leader whose lease was overwritten by another holder reads HeldByOther", () =>
     Effect.gen(function* () {
@@ -133,29 +156,15 @@ describe("makeLeaseLock", () => {
 
   it.effect("a renewal that loses its write (409) to another holder reads HeldByOther at once", () =>
     Effect.gen(function* () {
-      const store = leaseStore()
-      const lock = makeLeaseLock(store.kube, lease)
-      expect(yield* lock.tryAcquireOrRenew).toEqual(LEADING)
-      let once = true
-      store.hooks.beforeReplace = () => {
-        if (once) store.overwriteHolder("other")
-        once = false
-      }
+      const lock = yield* leaderLosingNextRenewalTo("other")
       expect(yield* lock.tryAcquireOrRenew).toEqual({ _tag: "HeldByOther", holder: "other" })
     })
   )
 
   it.effect("a lost write (409) whose re-read still names us is only Contended", () =>
     Effect.gen(function* () {
-      const store = leaseStore()
-      const lock = makeLeaseLock(store.kube, lease)
-      expect(yield* lock.tryAcquireOrRenew).toEqual(LEADING)
-      let once = true
-      store.hooks.beforeReplace = () => {
-        // e.g. our own earlier renewal that timed out on our side but reached the server
-        if (once) store.overwriteHolder(lease.identity)
-        once = false
-      }
+      // e.g. our own earlier renewal that timed out on our side but reached the server
+      const lock = yield* leaderLosingNextRenewalTo(lease.identity)
       expect(yield* lock.tryAcquireOrRenew).toEqual(CONTENDED)
       expect(yield* lock.tryAcquireOrRenew).toEqual(LEADING)
     })
@@ -171,7 +180,7 @@ describe("holdLeadership steps down at once (TestClock)", () => {
         const lock = makeLeaseLock(store.kube, lease)
         expect(yield* lock.tryAcquireOrRenew).toEqual(LEADING)
         const hold = yield* Effect.forkChild(holdLeadership(lock, lease))
-        for (let s = 0; s < 5; s++) yield* TestClock.adjust("1 second")
+        yield* tickSeconds(5)
         expect(hold.pollUnsafe()).toBeUndefined()
         // t = 5 s: another replica takes the lease. The next renewal is at t = 6 s; the renew deadline is 12 s.
         store.overwriteHolder("other")
