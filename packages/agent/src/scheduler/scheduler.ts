@@ -9,7 +9,7 @@ import { Clock, Duration, Effect, Metric, Random } from "effect"
 import { checkDurationMs, checkRunsTotal, inc } from "../health/metrics.ts"
 import type { Finding } from "../model.ts"
 import type { PeriodicCheck, TickContext } from "./periodic-check.ts"
-import { makeQuietRepeats } from "./quiet-repeats.ts"
+import { makeQuietRepeats, type QuietRepeats } from "./quiet-repeats.ts"
 
 export const JITTER_FRACTION = 0.2
 
@@ -27,7 +27,7 @@ export interface SchedulerOptions {
 interface Slot {
   readonly check: PeriodicCheck
   /** The check's warnings, once per distinct cause per hour (a missing host tool is not news every run). */
-  readonly quiet: ReturnType<typeof makeQuietRepeats>
+  readonly quiet: QuietRepeats
   due: number
 }
 

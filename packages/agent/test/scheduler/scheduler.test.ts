@@ -3,6 +3,7 @@ import { Effect, Fiber, Logger, Random } from "effect"
 import { TestClock } from "effect/testing"
 import type { Finding } from "../../src/model.ts"
 import { CheckError, type PeriodicCheck } from "../../src/scheduler/periodic-check.ts"
+import { makeQuietRepeats } from "../../src/scheduler/quiet-repeats.ts"
 import { runScheduler } from "../../src/scheduler/scheduler.ts"
 
 interface Run {
@@ -171,4 +172,23 @@ describe("a check's repeated warnings", () => {
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(captured(lines)))
   })
+})
+
+describe("makeQuietRepeats", () => {
+  it.effect(
+    "remembers at most the last hour of distinct warnings (a message that changes every run cannot grow it)",
+    () => {
+      const quiet = makeQuietRepeats(60 * 60 * 1000)
+      const lines: string[] = []
+      const logger = Logger.layer([Logger.make((o) => void lines.push(String(o.message)))])
+      return Effect.gen(function* () {
+        for (let run = 0; run < 48; run++) {
+          yield* quiet(Effect.logWarning(`ctr failed: pid ${run}`))
+          yield* TestClock.adjust("5 minutes")
+        }
+        expect(lines).toHaveLength(48)
+        expect(quiet.remembered()).toBeLessThanOrEqual(12)
+      }).pipe(Effect.provide(logger))
+    }
+  )
 })
