@@ -190,23 +190,14 @@ export class GpuDoubleInjector {
     readonly status?: number
     readonly timestampUs?: number
   }): void {
-    this.f.init!()
-    const out = [0]
-    const params = Buffer.alloc(16)
-    params.writeUInt32LE(StructVersion.connectV2Params, 0)
-    const rc = this.f.connect!("injector", params, out) as number
-    if (rc !== 0) throw new Error(`injector connect failed: ${rc}`)
-    const fv = {
+    this.injectFieldValue(opts.entityGroupId ?? 1, opts.entityId, {
       version: StructVersion.fieldValueV1,
       fieldId: opts.fieldId,
       fieldType: FieldType.INT64,
       status: opts.status ?? 0,
       ts: opts.timestampUs ?? Date.now() * 1000,
       value: { i64: opts.value }
-    }
-    const irc = this.f.inject!(out[0], opts.entityGroupId ?? 1, opts.entityId, fv) as number
-    this.f.disconnect!(out[0])
-    if (irc !== 0) throw new Error(`dcgmEntityInjectFieldValue failed: ${irc}`)
+    })
   }
 
   /** Injects a string sample (e.g. DCGM_FI_DEV_PCI_BUS_ID, field 57). */
@@ -216,21 +207,25 @@ export class GpuDoubleInjector {
     readonly value: string
     readonly timestampUs?: number
   }): void {
-    this.f.init!()
-    const out = [0]
-    const params = Buffer.alloc(16)
-    params.writeUInt32LE(StructVersion.connectV2Params, 0)
-    const rc = this.f.connect!("injector", params, out) as number
-    if (rc !== 0) throw new Error(`injector connect failed: ${rc}`)
-    const fv = {
+    this.injectFieldValue(1, opts.entityId, {
       version: StructVersion.fieldValueV1,
       fieldId: opts.fieldId,
       fieldType: FieldType.STRING,
       status: 0,
       ts: opts.timestampUs ?? Date.now() * 1000,
       value: { str: opts.value }
-    }
-    const irc = this.f.inject!(out[0], 1, opts.entityId, fv) as number
+    })
+  }
+
+  /** One dcgmEntityInjectFieldValue call on a connection of its own (dcgmConnect_v2 ... dcgmDisconnect). */
+  private injectFieldValue(entityGroupId: number, entityId: number, fv: object): void {
+    this.f.init!()
+    const out = [0]
+    const params = Buffer.alloc(16)
+    params.writeUInt32LE(StructVersion.connectV2Params, 0)
+    const rc = this.f.connect!("injector", params, out) as number
+    if (rc !== 0) throw new Error(`injector connect failed: ${rc}`)
+    const irc = this.f.inject!(out[0], entityGroupId, entityId, fv) as number
     this.f.disconnect!(out[0])
     if (irc !== 0) throw new Error(`dcgmEntityInjectFieldValue failed: ${irc}`)
   }
