@@ -252,6 +252,10 @@ describe.skipIf(!kmsgReadable)("kmsg reader on the real character device", () =>
   })
 })
 
+/** Tails `path` into `lines`, ignoring overlong lines. */
+const tailInto = (path: string, lines: string[]) =>
+  startFileTailer({ path, onLine: (l) => lines.push(l), onTruncatedLine: () => undefined, log })
+
 describe("file tailer", () => {
   it("follows appends, rotation by rename, truncation, and a file created later", async () => {
     host = makeTestHost()
@@ -292,12 +296,7 @@ describe("file tailer", () => {
     host = makeTestHost()
     const path = join(host.root, "var/log/aws-routed-eni/ipamd.log")
     const lines: string[] = []
-    const tailer = startFileTailer({
-      path,
-      onLine: (l) => lines.push(l),
-      onTruncatedLine: () => undefined,
-      log
-    })
+    const tailer = tailInto(path, lines)
     try {
       await tailer.ready
       host.appendFile("var/log/aws-routed-eni/ipamd.log", "first line of a new directory")
@@ -312,12 +311,7 @@ describe("file tailer", () => {
     const path = join(host.root, "var/log/burst.log")
     host.appendFile("var/log/burst.log", "history")
     const lines: string[] = []
-    const tailer = startFileTailer({
-      path,
-      onLine: (l) => lines.push(l),
-      onTruncatedLine: () => undefined,
-      log
-    })
+    const tailer = tailInto(path, lines)
     try {
       await tailer.ready
       let n = 0
@@ -339,12 +333,7 @@ describe("file tailer", () => {
     host = makeTestHost()
     host.appendFile("var/log/x.log", "history")
     const lines: string[] = []
-    const tailer = startFileTailer({
-      path: join(host.root, "var/log/x.log"),
-      onLine: (l) => lines.push(l),
-      onTruncatedLine: () => undefined,
-      log
-    })
+    const tailer = tailInto(join(host.root, "var/log/x.log"), lines)
     try {
       await tailer.ready
       host.appendFile("var/log/x.log", "new")
@@ -391,19 +380,29 @@ describe("pod log reader", () => {
   })
 })
 
+/** Journal reader options: kubelet's entries, each dropped; malformed and overlong lines ignored. */
+const kubeletJournalOptions = {
+  identifiers: ["kubelet"],
+  onEntry: () => undefined,
+  onMalformed: () => undefined,
+  onTruncatedLine: () => undefined,
+  log
+}
+/** Starts a kubelet journal reader on `hostRoot` that collects each entry's message in `got`. */
+const readKubeletJournal = (hostRoot: string, got: string[]) =>
+  startJournalReader({
+    ...kubeletJournalOptions,
+    hostRoot,
+    onEntry: (_ident, message) => got.push(message),
+    onWatching: () => undefined
+  })
+
 describe("journal reader", () => {
-  const base = {
-    identifiers: ["kubelet"],
-    onEntry: () => undefined,
-    onMalformed: () => undefined,
-    onTruncatedLine: () => undefined,
-    log
-  }
   it("is not watching when journalctl is missing", async () => {
     host = makeTestHost()
     const watching: boolean[] = []
     const reader = await startJournalReader({
-      ...base,
+      ...kubeletJournalOptions,
       hostRoot: host.root,
       journalctl: "/nonexistent/journalctl",
       onWatching: (w) => watching.push(w)
@@ -416,7 +415,7 @@ describe("journal reader", () => {
   it("is not watching when the host has no journal directory", async () => {
     const watching: boolean[] = []
     const reader = await startJournalReader({
-      ...base,
+      ...kubeletJournalOptions,
       hostRoot: "/nonexistent-host",
       onWatching: (w) => watching.push(w)
     })
@@ -429,7 +428,7 @@ describe("journal reader", () => {
       host = makeTestHost()
       const got: { ident: string; message: string; at: number }[] = []
       const reader = await startJournalReader({
-        ...base,
+        ...kubeletJournalOptions,
         identifiers: ["kubelet", "systemd"],
         hostRoot: host.root,
         onEntry: (ident, message, at) => got.push({ ident, message, at }),
@@ -461,15 +460,7 @@ describe.skipIf(!CAN_WRITE_JOURNAL)("journal reader on real host layouts", () =>
     rmSync(join(host.root, "var/log/journal"), { recursive: true })
     mkdirSync(join(host.root, "run/log/journal"), { recursive: true })
     const got: string[] = []
-    const reader = await startJournalReader({
-      identifiers: ["kubelet"],
-      hostRoot: host.root,
-      onEntry: (_ident, message) => got.push(message),
-      onMalformed: () => undefined,
-      onTruncatedLine: () => undefined,
-      onWatching: () => undefined,
-      log
-    })
+    const reader = await readKubeletJournal(host.root, got)
     try {
       host.writeJournal([{ identifier: "kubelet", message: "volatile journal" }], {
         dir: "run/log/journal/0123456789abcdef0123456789abcdef"
@@ -486,15 +477,7 @@ describe.skipIf(!CAN_WRITE_JOURNAL)("journal reader restarts", () => {
   it("restarts journalctl after its last cursor: nothing lost, nothing repeated", async () => {
     host = makeTestHost()
     const got: string[] = []
-    const reader = await startJournalReader({
-      identifiers: ["kubelet"],
-      hostRoot: host.root,
-      onEntry: (_ident, message) => got.push(message),
-      onMalformed: () => undefined,
-      onTruncatedLine: () => undefined,
-      onWatching: () => undefined,
-      log
-    })
+    const reader = await readKubeletJournal(host.root, got)
     try {
       host.writeJournal([{ identifier: "kubelet", message: "before the crash" }])
       await waitFor(() => got.length === 1, 10_000, "first entry")
