@@ -52,137 +52,199 @@ describe("struct versions (MAKE_DCGM_VERSION / NVML_STRUCT_VERSION)", () => {
   })
 })
 
+type StructType = Parameters<typeof koffi.sizeof>[0]
+
+/** What one struct must measure: its size and alignment where given, and each named member's offset. */
+interface StructLayout {
+  readonly type: StructType
+  readonly size?: number
+  readonly align?: number
+  readonly offsets?: Readonly<Record<string, number>>
+}
+
+/** The documented numbers of a layout, without its type. */
+const documented = ({ type: _, offsets = {}, ...rest }: StructLayout) => ({ ...rest, offsets })
+/** What koffi computes for each number the layout documents. */
+const measured = ({ type, size, align, offsets = {} }: StructLayout) => ({
+  ...(size === undefined ? {} : { size: koffi.sizeof(type) }),
+  ...(align === undefined ? {} : { align: koffi.alignof(type) }),
+  offsets: Object.fromEntries(Object.keys(offsets).map((member) => [member, koffi.offsetof(type, member)]))
+})
+
+/** One test per row: every struct of the row measures as documented. */
+const layoutTests = (rows: ReadonlyArray<readonly [title: string, structs: ReadonlyArray<StructLayout>]>) =>
+  it.each(rows)("%s", (_title, structs) => {
+    for (const struct of structs) expect(measured(struct)).toEqual(documented(struct))
+  })
+
 describe("DCGM layouts", () => {
-  it("dcgmPolicy_t: 144 bytes, parms at 32, params 16 bytes with the union at 8", () => {
-    expect(koffi.sizeof(Policy)).toBe(144)
-    expect(koffi.alignof(Policy)).toBe(8)
-    expect(koffi.offsetof(Policy, "response")).toBe(24)
-    expect(koffi.offsetof(Policy, "parms")).toBe(32)
-    expect(koffi.sizeof(PolicyConditionParams)).toBe(16)
-    expect(koffi.offsetof(PolicyConditionParams, "val")).toBe(8)
-  })
-  it("dcgmPolicyCallbackResponse_v2: 32 bytes, val at 8, gpuId at 24", () => {
-    expect(koffi.sizeof(PolicyCallbackResponse)).toBe(32)
-    expect(koffi.alignof(PolicyCallbackResponse)).toBe(8)
-    expect(koffi.offsetof(PolicyCallbackResponse, "condition")).toBe(4)
-    expect(koffi.offsetof(PolicyCallbackResponse, "val")).toBe(8)
-    expect(koffi.offsetof(PolicyCallbackResponse, "gpuId")).toBe(24)
-  })
-  it("union members: 16 bytes, timestamp at 0", () => {
-    expect(koffi.sizeof(PolicyConditionDbe)).toBe(16)
-    expect(koffi.offsetof(PolicyConditionDbe, "location")).toBe(8)
-    expect(koffi.offsetof(PolicyConditionDbe, "numerrors")).toBe(12)
-    expect(koffi.offsetof(PolicyConditionMpr, "dbepages")).toBe(12)
-    expect(koffi.offsetof(PolicyConditionNvlink, "fieldId")).toBe(8)
-    expect(koffi.offsetof(PolicyConditionNvlink, "counter")).toBe(12)
-    expect(koffi.offsetof(PolicyConditionXid, "errnum")).toBe(8)
-    expect(koffi.sizeof(PolicyConditionXid)).toBe(16)
-  })
-  it("dcgmFieldValue_v1: 4120 bytes, ts at 16, value at 24", () => {
-    expect(koffi.sizeof(FieldValueV1)).toBe(4120)
-    expect(koffi.offsetof(FieldValueV1, "fieldId")).toBe(4)
-    expect(koffi.offsetof(FieldValueV1, "fieldType")).toBe(6)
-    expect(koffi.offsetof(FieldValueV1, "status")).toBe(8)
-    expect(koffi.offsetof(FieldValueV1, "ts")).toBe(16)
-    expect(koffi.offsetof(FieldValueV1, "value")).toBe(24)
-  })
-  it("dcgmFieldValue_v2: 4128 bytes, fieldId at 12, status at 16, ts at 24, value at 32", () => {
-    expect(koffi.sizeof(FieldValueV2)).toBe(4128)
-    expect(koffi.offsetof(FieldValueV2, "entityGroupId")).toBe(4)
-    expect(koffi.offsetof(FieldValueV2, "entityId")).toBe(8)
-    expect(koffi.offsetof(FieldValueV2, "fieldId")).toBe(12)
-    expect(koffi.offsetof(FieldValueV2, "fieldType")).toBe(14)
-    expect(koffi.offsetof(FieldValueV2, "status")).toBe(16)
-    expect(koffi.offsetof(FieldValueV2, "ts")).toBe(24)
-    expect(koffi.offsetof(FieldValueV2, "value")).toBe(32)
-  })
-  it("connection parameter structs", () => {
-    expect(koffi.sizeof(ConnectV2Params)).toBe(16)
-    expect(koffi.offsetof(ConnectV2Params, "addressIsUnixSocket")).toBe(12)
-    expect(koffi.sizeof(HostengineHealth)).toBe(8)
-  })
+  layoutTests([
+    [
+      "dcgmPolicy_t: 144 bytes, parms at 32, params 16 bytes with the union at 8",
+      [
+        { type: Policy, size: 144, align: 8, offsets: { response: 24, parms: 32 } },
+        { type: PolicyConditionParams, size: 16, offsets: { val: 8 } }
+      ]
+    ],
+    [
+      "dcgmPolicyCallbackResponse_v2: 32 bytes, val at 8, gpuId at 24",
+      [{ type: PolicyCallbackResponse, size: 32, align: 8, offsets: { condition: 4, val: 8, gpuId: 24 } }]
+    ],
+    [
+      "union members: 16 bytes, timestamp at 0",
+      [
+        { type: PolicyConditionDbe, size: 16, offsets: { location: 8, numerrors: 12 } },
+        { type: PolicyConditionMpr, offsets: { dbepages: 12 } },
+        { type: PolicyConditionNvlink, offsets: { fieldId: 8, counter: 12 } },
+        { type: PolicyConditionXid, size: 16, offsets: { errnum: 8 } }
+      ]
+    ],
+    [
+      "dcgmFieldValue_v1: 4120 bytes, ts at 16, value at 24",
+      [
+        {
+          type: FieldValueV1,
+          size: 4120,
+          offsets: { fieldId: 4, fieldType: 6, status: 8, ts: 16, value: 24 }
+        }
+      ]
+    ],
+    [
+      "dcgmFieldValue_v2: 4128 bytes, fieldId at 12, status at 16, ts at 24, value at 32",
+      [
+        {
+          type: FieldValueV2,
+          size: 4128,
+          offsets: {
+            entityGroupId: 4,
+            entityId: 8,
+            fieldId: 12,
+            fieldType: 14,
+            status: 16,
+            ts: 24,
+            value: 32
+          }
+        }
+      ]
+    ],
+    [
+      "connection parameter structs",
+      [
+        { type: ConnectV2Params, size: 16, offsets: { addressIsUnixSocket: 12 } },
+        { type: HostengineHealth, size: 8 }
+      ]
+    ]
+  ])
 })
 
 describe("DCGM health response (dcgm_structs.h v4.6.0, derivation in src/layouts.ts)", () => {
-  it("dcgmDiagErrorDetail_t: msg[1024] then code at 1024, 1028 bytes", () => {
-    expect(koffi.sizeof(DiagErrorDetail)).toBe(1028)
-    expect(koffi.offsetof(DiagErrorDetail, "code")).toBe(1024)
-  })
-  it("dcgmIncidentInfo_t: 1044 bytes, error at 8, entityInfo at 1036", () => {
-    expect(koffi.sizeof(IncidentInfo)).toBe(1044)
-    expect(koffi.alignof(IncidentInfo)).toBe(4)
-    expect(koffi.offsetof(IncidentInfo, "health")).toBe(4)
-    expect(koffi.offsetof(IncidentInfo, "error")).toBe(8)
-    expect(koffi.offsetof(IncidentInfo, "entityInfo")).toBe(1036)
-  })
-  it("dcgmHealthResponse_v5: incidents at 12, 1024 slots, 1,069,068 bytes", () => {
-    expect(koffi.offsetof(HealthResponseV5, "overallHealth")).toBe(4)
-    expect(koffi.offsetof(HealthResponseV5, "incidentCount")).toBe(8)
-    expect(koffi.offsetof(HealthResponseV5, "incidents")).toBe(12)
-    expect(koffi.sizeof(HealthResponseV5)).toBe(1_069_068)
-  })
+  layoutTests([
+    [
+      "dcgmDiagErrorDetail_t: msg[1024] then code at 1024, 1028 bytes",
+      [{ type: DiagErrorDetail, size: 1028, offsets: { code: 1024 } }]
+    ],
+    [
+      "dcgmIncidentInfo_t: 1044 bytes, error at 8, entityInfo at 1036",
+      [{ type: IncidentInfo, size: 1044, align: 4, offsets: { health: 4, error: 8, entityInfo: 1036 } }]
+    ],
+    [
+      "dcgmHealthResponse_v5: incidents at 12, 1024 slots, 1,069,068 bytes",
+      [
+        {
+          type: HealthResponseV5,
+          size: 1_069_068,
+          offsets: { overallHealth: 4, incidentCount: 8, incidents: 12 }
+        }
+      ]
+    ]
+  ])
 })
 
 describe("DCGM diag response (dcgm_structs.h v4.6.0, derivation in src/layouts.ts)", () => {
-  it("dcgmDiagTestRun_v2: 4336 bytes, resultIndices at 234, auxData at 2284", () => {
-    expect(koffi.sizeof(DiagTestRunV2)).toBe(4336)
-    expect(koffi.offsetof(DiagTestRunV2, "result")).toBe(64)
-    expect(koffi.offsetof(DiagTestRunV2, "numResults")).toBe(72)
-    expect(koffi.offsetof(DiagTestRunV2, "errorIndices")).toBe(74)
-    expect(koffi.offsetof(DiagTestRunV2, "infoIndices")).toBe(106)
-    expect(koffi.offsetof(DiagTestRunV2, "resultIndices")).toBe(234)
-    expect(koffi.offsetof(DiagTestRunV2, "auxData")).toBe(2284)
-  })
-  it("per-entity records", () => {
-    expect(koffi.sizeof(DiagEntityV1)).toBe(272)
-    expect(koffi.sizeof(DiagErrorV1)).toBe(536)
-    expect(koffi.offsetof(DiagErrorV1, "msg")).toBe(20)
-    expect(koffi.offsetof(DiagErrorV1, "testId")).toBe(532)
-    expect(koffi.sizeof(DiagInfoV1)).toBe(524)
-    expect(koffi.sizeof(DiagEntityResultV1)).toBe(16)
-    expect(koffi.offsetof(DiagEntityResultV1, "testId")).toBe(12)
-  })
-  it("dcgmDiagResponse_v12: 1,399,484 bytes (as v11), arrays at the header's offsets", () => {
-    expect(koffi.offsetof(DiagResponseV12, "numEntities")).toBe(8)
-    expect(koffi.offsetof(DiagResponseV12, "numResults")).toBe(10)
-    expect(koffi.offsetof(DiagResponseV12, "tests")).toBe(12)
-    expect(koffi.offsetof(DiagResponseV12, "entities")).toBe(86_732)
-    expect(koffi.offsetof(DiagResponseV12, "errors")).toBe(365_260)
-    expect(koffi.offsetof(DiagResponseV12, "info")).toBe(382_412)
-    expect(koffi.offsetof(DiagResponseV12, "results")).toBe(449_484)
-    expect(koffi.offsetof(DiagResponseV12, "categories")).toBe(777_164)
-    expect(koffi.offsetof(DiagResponseV12, "dcgmVersion")).toBe(777_264)
-    expect(koffi.offsetof(DiagResponseV12, "driverVersion")).toBe(777_276)
-    expect(koffi.sizeof(DiagResponseV12)).toBe(1_399_484)
-  })
+  layoutTests([
+    [
+      "dcgmDiagTestRun_v2: 4336 bytes, resultIndices at 234, auxData at 2284",
+      [
+        {
+          type: DiagTestRunV2,
+          size: 4336,
+          offsets: {
+            result: 64,
+            numResults: 72,
+            errorIndices: 74,
+            infoIndices: 106,
+            resultIndices: 234,
+            auxData: 2284
+          }
+        }
+      ]
+    ],
+    [
+      "per-entity records",
+      [
+        { type: DiagEntityV1, size: 272 },
+        { type: DiagErrorV1, size: 536, offsets: { msg: 20, testId: 532 } },
+        { type: DiagInfoV1, size: 524 },
+        { type: DiagEntityResultV1, size: 16, offsets: { testId: 12 } }
+      ]
+    ],
+    [
+      "dcgmDiagResponse_v12: 1,399,484 bytes (as v11), arrays at the header's offsets",
+      [
+        {
+          type: DiagResponseV12,
+          size: 1_399_484,
+          offsets: {
+            numEntities: 8,
+            numResults: 10,
+            tests: 12,
+            entities: 86_732,
+            errors: 365_260,
+            info: 382_412,
+            results: 449_484,
+            categories: 777_164,
+            dcgmVersion: 777_264,
+            driverVersion: 777_276
+          }
+        }
+      ]
+    ]
+  ])
 })
 
 describe("NVML layouts", () => {
-  it("nvmlPciInfo_t (nvml.h, nvmlDeviceGetPciInfo_v3): 68 bytes, busId at 36", () => {
-    expect(koffi.sizeof(NvmlPciInfo)).toBe(68)
-    expect(koffi.alignof(NvmlPciInfo)).toBe(4)
-    expect(koffi.offsetof(NvmlPciInfo, "domain")).toBe(16)
-    expect(koffi.offsetof(NvmlPciInfo, "bus")).toBe(20)
-    expect(koffi.offsetof(NvmlPciInfo, "device")).toBe(24)
-    expect(koffi.offsetof(NvmlPciInfo, "pciDeviceId")).toBe(28)
-    expect(koffi.offsetof(NvmlPciInfo, "pciSubSystemId")).toBe(32)
-    expect(koffi.offsetof(NvmlPciInfo, "busId")).toBe(36)
-  })
-  it("nvmlEventData_t: 32 bytes", () => {
-    expect(koffi.sizeof(NvmlEventData)).toBe(32)
-    expect(koffi.offsetof(NvmlEventData, "eventType")).toBe(8)
-    expect(koffi.offsetof(NvmlEventData, "eventData")).toBe(16)
-    expect(koffi.offsetof(NvmlEventData, "gpuInstanceId")).toBe(24)
-    expect(koffi.offsetof(NvmlEventData, "computeInstanceId")).toBe(28)
-  })
-  it("nvmlGpuFabricInfo v2 (36 bytes) and v3 (40 bytes)", () => {
-    expect(koffi.sizeof(NvmlGpuFabricInfoV2)).toBe(36)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "clusterUuid")).toBe(4)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "status")).toBe(20)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "cliqueId")).toBe(24)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "state")).toBe(28)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV2, "healthMask")).toBe(32)
-    expect(koffi.sizeof(NvmlGpuFabricInfoV3)).toBe(40)
-    expect(koffi.offsetof(NvmlGpuFabricInfoV3, "healthSummary")).toBe(36)
-  })
+  layoutTests([
+    [
+      "nvmlPciInfo_t (nvml.h, nvmlDeviceGetPciInfo_v3): 68 bytes, busId at 36",
+      [
+        {
+          type: NvmlPciInfo,
+          size: 68,
+          align: 4,
+          offsets: { domain: 16, bus: 20, device: 24, pciDeviceId: 28, pciSubSystemId: 32, busId: 36 }
+        }
+      ]
+    ],
+    [
+      "nvmlEventData_t: 32 bytes",
+      [
+        {
+          type: NvmlEventData,
+          size: 32,
+          offsets: { eventType: 8, eventData: 16, gpuInstanceId: 24, computeInstanceId: 28 }
+        }
+      ]
+    ],
+    [
+      "nvmlGpuFabricInfo v2 (36 bytes) and v3 (40 bytes)",
+      [
+        {
+          type: NvmlGpuFabricInfoV2,
+          size: 36,
+          offsets: { clusterUuid: 4, status: 20, cliqueId: 24, state: 28, healthMask: 32 }
+        },
+        { type: NvmlGpuFabricInfoV3, size: 40, offsets: { healthSummary: 36 } }
+      ]
+    ]
+  ])
 })
