@@ -56,6 +56,29 @@ const waitFor = async (what: string, probe: () => Promise<boolean>) => {
 }
 const stateOf = async (id: string) =>
   one((await ec2({ Action: "DescribeInstances", "InstanceId.1": id })).xml, "name")
+const waitForState = (id: string, state: string) => waitFor(state, async () => (await stateOf(id)) === state)
+/** An EC2 error answer as [HTTP status, error code]. */
+const ec2Error = (r: { status: number; xml: string }) => [r.status, one(r.xml, "Code")]
+/** An ARC error answer as [HTTP status, error type without its message]. */
+const arcError = (r: { status: number; errorType: string | null }) => [r.status, r.errorType?.split(":")[0]]
+
+/** RunInstances of one instance unless `params` say otherwise. */
+const runInstances = (params: Record<string, string>) =>
+  ec2({ Action: "RunInstances", MinCount: "1", MaxCount: "1", ...params })
+const M5 = { InstanceType: "m5.large", ImageId: "ami-1" }
+const P5_FROM_TEMPLATE = {
+  InstanceType: "p5.48xlarge",
+  SubnetId: "subnet-0fake00000000000b",
+  "LaunchTemplate.LaunchTemplateId": "lt-0123456789abcdef0",
+  "LaunchTemplate.Version": "3",
+  ClientToken: "tok-1"
+}
+/** Launches one m5.large and waits until it runs; returns its instance id. */
+const launchRunning = async () => {
+  const id = one((await runInstances(M5)).xml, "instanceId")!
+  await waitForState(id, "running")
+  return id
+}
 
 beforeAll(async () => {
   cloud = await startFakeCloud({
@@ -79,23 +102,16 @@ describe("EC2 Query protocol", () => {
 
   it("rejects a malformed signature, an unknown action and a wrong API version", async () => {
     const bad = await ec2({ Action: "DescribeInstances" }, { authorization: "AWS4-HMAC-SHA256 Credential=x" })
-    expect([bad.status, one(bad.xml, "Code")]).toEqual([400, "IncompleteSignature"])
+    expect(ec2Error(bad)).toEqual([400, "IncompleteSignature"])
     const action = await ec2({ Action: "LaunchRockets" })
-    expect([action.status, one(action.xml, "Code")]).toEqual([400, "InvalidAction"])
+    expect(ec2Error(action)).toEqual([400, "InvalidAction"])
     const version = await ec2({ Action: "DescribeInstances", Version: "2014-01-01" })
     expect(one(version.xml, "Code")).toBe("InvalidParameterValue")
   })
 
   it("RunInstances launches pending -> running with tags, zone and launch-template tags", async () => {
-    const r = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "p5.48xlarge",
-      SubnetId: "subnet-0fake00000000000b",
-      "LaunchTemplate.LaunchTemplateId": "lt-0123456789abcdef0",
-      "LaunchTemplate.Version": "3",
-      ClientToken: "tok-1",
+    const r = await runInstances({
+      ...P5_FROM_TEMPLATE,
       "TagSpecification.1.ResourceType": "instance",
       "TagSpecification.1.Tag.1.Key": "nodemend.io/pool",
       "TagSpecification.1.Tag.1.Value": "gpu"
@@ -113,62 +129,31 @@ describe("EC2 Query protocol", () => {
       "aws:ec2launchtemplate:id",
       "aws:ec2launchtemplate:version"
     ])
-    await waitFor("running", async () => (await stateOf(id)) === "running")
+    await waitForState(id, "running")
 
     // Same ClientToken: the same instance, not a second one.
-    const again = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "p5.48xlarge",
-      SubnetId: "subnet-0fake00000000000b",
-      "LaunchTemplate.LaunchTemplateId": "lt-0123456789abcdef0",
-      "LaunchTemplate.Version": "3",
-      ClientToken: "tok-1"
-    })
+    const again = await runInstances(P5_FROM_TEMPLATE)
     expect(one(again.xml, "instanceId")).toBe(id)
-    const mismatch = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "m5.large",
-      ImageId: "ami-1",
-      ClientToken: "tok-1"
-    })
+    const mismatch = await runInstances({ ...M5, ClientToken: "tok-1" })
     expect(one(mismatch.xml, "Code")).toBe("IdempotentParameterMismatch")
   })
 
   it("validates RunInstances input", async () => {
-    const noSubnet = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "m5.large",
-      ImageId: "ami-1",
-      SubnetId: "subnet-nope"
-    })
+    const noSubnet = await runInstances({ ...M5, SubnetId: "subnet-nope" })
     expect(one(noSubnet.xml, "Code")).toBe("InvalidSubnetID.NotFound")
     const noCount = await ec2({ Action: "RunInstances", InstanceType: "m5.large", ImageId: "ami-1" })
     expect(one(noCount.xml, "Code")).toBe("MissingParameter")
   })
 
   it("TerminateInstances is idempotent: one effect, then shutting-down -> terminated", async () => {
-    const run = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "m5.large",
-      ImageId: "ami-1"
-    })
-    const id = one(run.xml, "instanceId")!
-    await waitFor("running", async () => (await stateOf(id)) === "running")
+    const id = await launchRunning()
     const t1 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
     expect(t1.xml).toMatch(
       /<currentState><code>32<\/code><name>shutting-down<\/name><\/currentState><previousState><code>16<\/code><name>running<\/name><\/previousState>/
     )
     const t2 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
     expect(t2.status).toBe(200)
-    await waitFor("terminated", async () => (await stateOf(id)) === "terminated")
+    await waitForState(id, "terminated")
     const t3 = await ec2({ Action: "TerminateInstances", "InstanceId.1": id })
     expect(t3.xml).toContain("<currentState><code>48</code><name>terminated</name></currentState>")
     expect((await admin.stats()).terminationsStarted[id]).toBe(1)
@@ -176,18 +161,16 @@ describe("EC2 Query protocol", () => {
 
   it("reports unknown and malformed instance ids like EC2", async () => {
     const missing = await ec2({ Action: "DescribeInstances", "InstanceId.1": "i-0000000000000000f" })
-    expect([missing.status, one(missing.xml, "Code")]).toEqual([400, "InvalidInstanceID.NotFound"])
+    expect(ec2Error(missing)).toEqual([400, "InvalidInstanceID.NotFound"])
     const bad = await ec2({ Action: "TerminateInstances", "InstanceId.1": "node-1" })
     expect(one(bad.xml, "Code")).toBe("InvalidInstanceID.Malformed")
   })
 
   it("filters DescribeInstances by state and tag", async () => {
-    const run = await ec2({
-      Action: "RunInstances",
+    const run = await runInstances({
       MinCount: "2",
       MaxCount: "2",
-      InstanceType: "m5.large",
-      ImageId: "ami-1",
+      ...M5,
       "TagSpecification.1.ResourceType": "instance",
       "TagSpecification.1.Tag.1.Key": "team",
       "TagSpecification.1.Tag.1.Value": "filters"
@@ -206,15 +189,7 @@ describe("EC2 Query protocol", () => {
   })
 
   it("RebootInstances gives a running instance a new boot id", async () => {
-    const run = await ec2({
-      Action: "RunInstances",
-      MinCount: "1",
-      MaxCount: "1",
-      InstanceType: "m5.large",
-      ImageId: "ami-1"
-    })
-    const id = one(run.xml, "instanceId")!
-    await waitFor("running", async () => (await stateOf(id)) === "running")
+    const id = await launchRunning()
     const before = (await admin.instances()).find((i) => i.instanceId === id)!.bootId
     const r = await ec2({ Action: "RebootInstances", "InstanceId.1": id })
     expect(one(r.xml, "return")).toBe("true")
@@ -240,7 +215,7 @@ describe("fault injection", () => {
   it("5xx and slow answers", async () => {
     await admin.injectFault({ kind: "error", target: "ec2", status: 503 })
     const a = await ec2({ Action: "DescribeInstances" })
-    expect([a.status, one(a.xml, "Code")]).toEqual([503, "Unavailable"])
+    expect(ec2Error(a)).toEqual([503, "Unavailable"])
     await admin.injectFault({ kind: "slow", target: "arc", delayMs: 150 })
     const t0 = Date.now()
     const r = await arc("GET", `/managedresources/${encodeURIComponent(ARN)}`)
@@ -312,7 +287,7 @@ describe("ARC REST-JSON", () => {
       expiresIn: "9d",
       comment: ""
     })
-    expect([bad.status, bad.errorType?.split(":")[0]]).toEqual([400, "ValidationException"])
+    expect(arcError(bad)).toEqual([400, "ValidationException"])
   })
 
   it("an unregistered resource is ResourceNotFoundException; throttling is ThrottlingException 429", async () => {
@@ -320,10 +295,10 @@ describe("ARC REST-JSON", () => {
       "GET",
       `/managedresources/${encodeURIComponent("arn:aws:eks:us-west-2:111122223333:cluster/other")}`
     )
-    expect([r.status, r.errorType?.split(":")[0]]).toEqual([404, "ResourceNotFoundException"])
+    expect(arcError(r)).toEqual([404, "ResourceNotFoundException"])
     await admin.injectFault({ kind: "throttle", target: "arc" })
     const t = await arc("GET", path)
-    expect([t.status, t.errorType?.split(":")[0]]).toEqual([429, "ThrottlingException"])
+    expect(arcError(t)).toEqual([429, "ThrottlingException"])
   })
 })
 
