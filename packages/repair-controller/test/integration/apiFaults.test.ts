@@ -28,7 +28,12 @@ import {
 } from "../../src/controller/LeaderElection.ts"
 import { loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { ListExpired, MAX_LIST_RESTARTS } from "../../src/kube/pagedList.ts"
-import { type ControllerProcess, freePort, startControllerProcess } from "./controllerProcess.ts"
+import {
+  type ControllerProcess,
+  freePort,
+  killControllers,
+  startControllerProcess
+} from "./controllerProcess.ts"
 import { type FaultProxy, startFaultProxy, startTcpRelay } from "./faultProxy.ts"
 import { createPool, scenario, testConfig } from "./helpers.ts"
 
@@ -54,10 +59,7 @@ beforeAll(async () => {
   ns = await createTestNamespace(core, "faults")
 })
 afterEach(async (ctx) => {
-  for (const p of running.splice(0)) {
-    if (ctx.task.result?.state === "fail") console.log(`--- ${p.identity} logs ---\n${p.logs().slice(-6000)}`)
-    await p.kill("SIGKILL")
-  }
+  await killControllers(running, ctx.task.result?.state === "fail")
   for (const f of cleanups.splice(0)) await f()
 })
 afterAll(async () => {

@@ -66,6 +66,14 @@ export interface ControllerProcess {
   readonly get: (path: string) => Promise<{ status: number; body: string }>
 }
 
+/** Kills every controller in `running` and empties it; after a failed test, first prints each one's last logs. */
+export const killControllers = async (running: ControllerProcess[], testFailed: boolean): Promise<void> => {
+  for (const p of running.splice(0)) {
+    if (testFailed) console.log(`--- ${p.identity} logs ---\n${p.logs().slice(-6000)}`)
+    await p.kill("SIGKILL")
+  }
+}
+
 export const writeConfig = (config: unknown): string => {
   const dir = mkdtempSync(join(tmpdir(), "nodemend-ctl-"))
   const path = join(dir, "controller.yaml")

@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type ControllerProcess,
   deployedNodeFlags,
+  killControllers,
   type StartOptions,
   startControllerProcess
 } from "./controllerProcess.ts"
@@ -54,10 +55,7 @@ beforeAll(async () => {
   ns = await createTestNamespace(core, "ctl")
 })
 afterEach(async (ctx) => {
-  for (const p of running.splice(0)) {
-    if (ctx.task.result?.state === "fail") console.log(`--- ${p.identity} logs ---\n${p.logs().slice(-6000)}`)
-    await p.kill("SIGKILL")
-  }
+  await killControllers(running, ctx.task.result?.state === "fail")
 })
 afterAll(async () => {
   await deleteRunNodes(core)
