@@ -194,24 +194,25 @@ typedef struct {
   unsigned int computeInstanceId;
 } nvmlEventData_t;
 
-typedef struct {
-  unsigned int version;
-  unsigned char clusterUuid[16];
-  nvmlReturn_t status;
-  unsigned int cliqueId;
-  unsigned char state;
+/* v3 is v2 plus healthSummary at the end: the shared members, listed once. */
+#define NVML_GPU_FABRIC_INFO_V2_MEMBERS \
+  unsigned int version;                 \
+  unsigned char clusterUuid[16];        \
+  nvmlReturn_t status;                  \
+  unsigned int cliqueId;                \
+  unsigned char state;                  \
   unsigned int healthMask;
-} nvmlGpuFabricInfo_v2_t;
 
 typedef struct {
-  unsigned int version;
-  unsigned char clusterUuid[16];
-  nvmlReturn_t status;
-  unsigned int cliqueId;
-  unsigned char state;
-  unsigned int healthMask;
+  NVML_GPU_FABRIC_INFO_V2_MEMBERS
+} nvmlGpuFabricInfo_v2_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t");
+
+typedef struct {
+  NVML_GPU_FABRIC_INFO_V2_MEMBERS
   unsigned char healthSummary;
 } nvmlGpuFabricInfo_v3_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvmlGpuFabricInfo_v3_t");
 /* nvmlPciInfo_t: NVIDIA/go-nvml pkg/nvml/nvml.h (CUDA 13 nvml.h), filled by nvmlDeviceGetPciInfo_v3. */
 typedef struct {
   char busIdLegacy[16];
