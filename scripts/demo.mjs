@@ -6,11 +6,11 @@
 // drains, terminates the instance through EC2 and waits for the replacement to be Ready. The agent and the
 // controller run as they ship: their bundles (built here as their build scripts build them) with the V8 flags
 // and environment of their manifests in deploy/.
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
-import { parseAllDocuments } from "yaml"
+import { buildAsScripted, deployedRuntime } from "../tools/bundle/shipped.mjs"
 import { build } from "../tools/cluster/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
@@ -28,25 +28,10 @@ const children = []
 /** `node` arguments and environment: a package's sources (the fake cloud, a test double) ... */
 const fromSource = (entry) => ({ nodeArgs: ["--conditions=source", entry], env: {} })
 
-/**
- * ... or a shipped binary: its bundle, built as the package's build script builds it, run with the V8 flags
- * and literal environment of its manifest's workload's first container (`node <flags> /opt/nodemend/dist/<bundle>`).
- */
+/** ... or a shipped binary: its bundle, built as its build script builds it, run as deploy/ runs it. */
 const shipped = (pkg, manifest) => {
-  const dir = join(REPO_ROOT, "packages", pkg)
-  const script = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).scripts.build
-  const bundling = script.slice(script.indexOf("node ../../tools/bundle/bundle.mjs")).split(" ").slice(1)
-  execFileSync(NODE, bundling, { cwd: dir, stdio: ["ignore", "ignore", "inherit"] })
-  const workload = parseAllDocuments(readFileSync(join(REPO_ROOT, "deploy", manifest), "utf8"))
-    .map((d) => d.toJS())
-    .find((o) => o?.kind === "Deployment" || o?.kind === "DaemonSet")
-  const container = workload.spec.template.spec.containers[0]
-  return {
-    nodeArgs: [...container.command.slice(1).filter((a) => a.startsWith("--")), join(dir, bundling[2])],
-    env: Object.fromEntries(
-      (container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value])
-    )
-  }
+  const { flags, env } = deployedRuntime(manifest)
+  return { nodeArgs: [...flags, buildAsScripted(join(REPO_ROOT, "packages", pkg))], env }
 }
 
 const start = (name, { nodeArgs, env: runtimeEnv }, args, env = {}) => {

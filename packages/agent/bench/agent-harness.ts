@@ -11,10 +11,10 @@ import {
   BUNDLE,
   buildBundle as buildBundleAsScripted,
   DEPLOYED_ENV,
+  DEPLOYED_NODE_FLAGS as DEPLOYED_FLAG_LIST,
   type RunningAgent,
   spawnNode
 } from "../test/integration/agent-process.ts"
-import { deployedNodeFlags } from "./deployed-flags.ts"
 
 export const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url))
 const REPO = join(PACKAGE_DIR, "../..")
@@ -47,7 +47,7 @@ export const createKwokNode = async (core: CoreV1Api, name: string): Promise<voi
 }
 
 /** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart); override with AGENT_NODE_FLAGS. */
-export const DEPLOYED_NODE_FLAGS = deployedNodeFlags().join(" ")
+export const DEPLOYED_NODE_FLAGS = DEPLOYED_FLAG_LIST.join(" ")
 export const AGENT_NODE_FLAGS = (process.env.AGENT_NODE_FLAGS ?? DEPLOYED_NODE_FLAGS)
   .split(" ")
   .filter((f) => f !== "")

@@ -5,35 +5,26 @@
  * systemd-journal-remote when it is installed.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync
-} from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { kubeconfigPath } from "@nodemend/cluster-harness"
-import { deployedEnv, deployedNodeFlags } from "../../bench/deployed-flags.ts"
+import { buildAsScripted, deployedRuntime } from "../../../../tools/bundle/shipped.mjs"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = process.execPath
 export const BUNDLE = join(PACKAGE_DIR, "dist/nodemend-agent.mjs")
 
+const deployed = deployedRuntime("agent/daemonset.yaml")
 /** The V8 flags of deploy/agent (DaemonSet command, systemd ExecStart). */
-export const DEPLOYED_NODE_FLAGS = deployedNodeFlags()
+export const DEPLOYED_NODE_FLAGS = deployed.flags
 /** The DaemonSet's literal environment (UV_THREADPOOL_SIZE, glibc malloc tuning), also the systemd unit's. */
-export const DEPLOYED_ENV = deployedEnv()
+export const DEPLOYED_ENV = deployed.env
 
 /** Builds the bundle from the current sources exactly as the package's `build` script does. */
 export const buildBundle = (): void => {
-  const build = JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")).scripts.build as string
-  const bundling = build.slice(build.indexOf("node ../../tools/bundle/bundle.mjs")).split(" ").slice(1)
-  execFileSync(NODE, bundling, { cwd: PACKAGE_DIR, stdio: ["ignore", "ignore", "inherit"] })
+  buildAsScripted(PACKAGE_DIR)
 }
 
 export const JOURNAL_REMOTE = [

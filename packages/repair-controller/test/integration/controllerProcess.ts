@@ -3,13 +3,14 @@
  * SIGKILL it mid-repair and start it again: the sources (type stripping) or the shipped bundle, which is
  * built from the current sources on first use exactly as `npm run build` builds it.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { stringify } from "yaml"
+import { buildAsScripted, deployedRuntime } from "../../../../tools/bundle/shipped.mjs"
 
 const PKG = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = join(PKG, "../../node_modules/.bin/node")
@@ -19,25 +20,14 @@ let bundleBuilt = false
 /** Builds dist/nodemend-controller.mjs once per test process (the package's `build` script). */
 export const ensureBundle = (): string => {
   if (!bundleBuilt) {
-    execFileSync(
-      NODE,
-      [join(PKG, "../../tools/bundle/bundle.mjs"), "src/main.ts", "dist/nodemend-controller.mjs"],
-      {
-        cwd: PKG,
-        stdio: "pipe"
-      }
-    )
+    buildAsScripted(PKG)
     bundleBuilt = true
   }
   return BUNDLE
 }
 
 /** The V8 flags the Deployment runs the controller with (deploy/controller/deployment.yaml `command`). */
-export const deployedNodeFlags = (): string[] => {
-  const yaml = readFileSync(join(PKG, "../../deploy/controller/deployment.yaml"), "utf8")
-  const command = /command:\s*\[([^\]]*)\]/.exec(yaml)?.[1] ?? ""
-  return [...command.matchAll(/"(--[^"]+)"/g)].map((m) => m[1]!)
-}
+export const deployedNodeFlags = (): string[] => [...deployedRuntime("controller/deployment.yaml").flags]
 
 export interface StartOptions {
   /** Run the bundle (what ships) instead of the sources. */

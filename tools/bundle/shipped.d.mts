@@ -1,0 +1,5 @@
+export declare function buildAsScripted(packageDir: string): string
+export declare function deployedRuntime(manifest: string): {
+  readonly flags: readonly string[]
+  readonly env: Readonly<Record<string, string>>
+}
