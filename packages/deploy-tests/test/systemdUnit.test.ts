@@ -4,12 +4,8 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { DEPLOY_DIR, find, type KubeObject, loadManifests } from "../src/index.ts"
-
-interface Container {
-  readonly command: string[]
-  readonly env?: { readonly name: string; readonly value?: string }[]
-}
+import { deployedRuntime } from "../../../tools/bundle/shipped.mjs"
+import { DEPLOY_DIR } from "../src/index.ts"
 
 const unit = readFileSync(join(DEPLOY_DIR, "agent", "nodemend-agent.service"), "utf8")
 const directives = (name: string): string[] =>
@@ -17,10 +13,7 @@ const directives = (name: string): string[] =>
     .split("\n")
     .filter((l) => l.startsWith(`${name}=`))
     .map((l) => l.slice(name.length + 1))
-const daemonSet = find(loadManifests("agent"), "DaemonSet", "nodemend-agent") as KubeObject & {
-  spec: { template: { spec: { containers: Container[] } } }
-}
-const container = daemonSet.spec.template.spec.containers[0]!
+const daemonSet = deployedRuntime("agent/daemonset.yaml")
 
 describe("deploy/agent/nodemend-agent.service = the DaemonSet's agent", () => {
   const execStart = directives("ExecStart")
@@ -34,8 +27,8 @@ describe("deploy/agent/nodemend-agent.service = the DaemonSet's agent", () => {
   it("passes node the DaemonSet's V8 flags, in order", () => {
     const words = execStart[0]!.split(" ")
     const bundle = words.indexOf("/opt/nodemend/dist/nodemend-agent.mjs")
-    const dsBundle = container.command.indexOf("/opt/nodemend/dist/nodemend-agent.mjs")
-    expect(words.slice(1, bundle)).toEqual(container.command.slice(1, dsBundle))
+    expect(daemonSet.flags.length).toBeGreaterThan(0)
+    expect(words.slice(1, bundle)).toEqual(daemonSet.flags)
   })
 
   it("sets the DaemonSet's literal environment", () => {
@@ -44,10 +37,7 @@ describe("deploy/agent/nodemend-agent.service = the DaemonSet's agent", () => {
         .flatMap((d) => d.split(" "))
         .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
     )
-    const dsEnv = Object.fromEntries(
-      (container.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]]))
-    )
-    expect(Object.keys(dsEnv).length).toBeGreaterThan(0)
-    expect(unitEnv).toEqual(dsEnv)
+    expect(Object.keys(daemonSet.env).length).toBeGreaterThan(0)
+    expect(unitEnv).toEqual(daemonSet.env)
   })
 })
