@@ -5,11 +5,20 @@ import { LOG_CATEGORIES, LogCategory } from "@nodemend/agent/diagnostics/NodeDia
 import { Effect, Schema } from "effect"
 import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
-import { DEFAULT_POOL_LABELS, NODE_HEADERS, nodeRows, poolStates, timeline } from "./fleet.ts"
+import {
+  CONTROLLER_EVENT_NAMESPACE,
+  DEFAULT_POOL_LABELS,
+  NODE_HEADERS,
+  nodeRows,
+  poolStates,
+  REPAIR_CONTROLLER,
+  timeline
+} from "./fleet.ts"
 import { loadKubeConfig } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { renderTable } from "./table.ts"
+import { terminalSafe, terminalSafeLines } from "./terminalSafe.ts"
 
 export interface CliIO {
   readonly out: (text: string) => void
@@ -80,7 +89,13 @@ const statusCommand = async (
 ) => {
   const core = kc.makeApiClient(CoreV1Api)
   const nodes = (await core.listNode(selector ? { labelSelector: selector } : {})).items
-  const events = (await core.listEventForAllNamespaces({ fieldSelector: "involvedObject.kind=Node" })).items
+  // Only the repair controller's events describe a breaker or a stand-down (fleet.ts filters them again).
+  const events = (
+    await core.listNamespacedEvent({
+      namespace: CONTROLLER_EVENT_NAMESPACE,
+      fieldSelector: `involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`
+    })
+  ).items
   io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels)))
   io.out("")
   const pools = poolStates(nodes, events, poolLabels, Date.now())
@@ -120,7 +135,14 @@ const timelineCommand = async (kc: KubeConfig, name: string, io: CliIO) => {
     )
 }
 
-export const run = async (argv: string[], io: CliIO): Promise<number> => {
+/** `run` over a sink that lets no control character through, whatever a command prints. */
+export const run = (argv: string[], sink: CliIO): Promise<number> =>
+  runCommand(argv, {
+    out: (text) => sink.out(terminalSafeLines(text)),
+    err: (text) => sink.err(terminalSafeLines(text))
+  })
+
+const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
   const [command, ...rest] = argv
   try {
     if (!command || command === "help" || command === "--help" || command === "-h") {
@@ -161,14 +183,17 @@ export const run = async (argv: string[], io: CliIO): Promise<number> => {
               ...(urlsFor ? { urlsFor } : {}),
               categories
             },
-            { progress: (l) => io.err(l) }
+            { progress: (l) => io.err(terminalSafe(l)) }
           ).pipe(Effect.catch((e) => Effect.fail(e)))
         ).catch((e: unknown) => {
           // Effect.runPromise rejects with the failure itself (a PluginError) or a defect.
           throw e instanceof PluginError ? e : new PluginError(e instanceof Error ? e.message : String(e))
         })
+        // One line per node, whatever the agent put in its status message.
         for (const r of results)
-          io.out(`${r.ok ? "ok  " : "FAIL"} ${r.node}: ${r.message}${r.file ? ` -> ${r.file}` : ""}`)
+          io.out(
+            terminalSafe(`${r.ok ? "ok  " : "FAIL"} ${r.node}: ${r.message}${r.file ? ` -> ${r.file}` : ""}`)
+          )
         return results.every((r) => r.ok) ? 0 : 1
       }
       case "status":

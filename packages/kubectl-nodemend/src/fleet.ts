@@ -5,7 +5,8 @@
  * Repair phase: the repair controller's record in the Node annotation `nodemend.io/repair` (JSON).
  * Breaker and stand-down: the controller keeps no status object, so they come from its latest Decide
  * events on the pool's nodes (`RepairBlocked` = breaker open, `RepairStandDown` = zonal-shift stand-down),
- * counted as current while younger than the window.
+ * counted as current while younger than the window. Only the controller's own events count: anyone allowed
+ * to create Events (node agents included) can write those reasons, but not its reportingController.
  */
 import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
 import { CONDITION_TYPES } from "@nodemend/reason-codes"
@@ -19,6 +20,18 @@ export const DEFAULT_POOL_LABELS = [
 export const ZONE_LABEL = "topology.kubernetes.io/zone"
 /** A Decide event older than this no longer describes the pool's state. */
 export const DECISION_WINDOW_MS = 10 * 60 * 1000
+
+/**
+ * The repair controller's events: the reportingController it writes (packages/repair-controller/src/kube/Kube.ts,
+ * a test keeps them equal; an admission policy lets only its service account write it) in the namespace its
+ * EventRecorder writes Node events to. core/v1 shows reportingController as `reportingComponent`; the legacy
+ * `source.component`, which the controller never sets, is not taken as proof.
+ */
+export const REPAIR_CONTROLLER = "nodemend.io/repair-controller"
+export const CONTROLLER_EVENT_NAMESPACE = "default"
+
+export const isControllerEvent = (e: CoreV1Event): boolean =>
+  e.reportingComponent === REPAIR_CONTROLLER && e.metadata?.namespace === CONTROLLER_EVENT_NAMESPACE
 
 export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> = {
   KernelReady: "KERNEL",
@@ -135,6 +148,7 @@ export const poolStates = (
   const latest = new Map<string, { breaker?: CoreV1Event; standDown?: CoreV1Event }>()
   for (const e of events) {
     if (e.reason !== "RepairBlocked" && e.reason !== "RepairStandDown") continue
+    if (!isControllerEvent(e)) continue
     const node = byNode.get(e.involvedObject?.name ?? "")
     if (!node || nowMs - eventTimeMs(e) > windowMs) continue
     const pool = poolOf(node, poolLabels)
@@ -181,7 +195,9 @@ export const timeline = (node: V1Node, events: ReadonlyArray<CoreV1Event>): Time
   }
   for (const e of events) {
     const count = e.series?.count ?? e.count
-    const source = e.reportingComponent || e.source?.component || ""
+    const claimed = e.reportingComponent || e.source?.component || ""
+    // An event that names the controller without being its own is shown as such, never as the controller's.
+    const source = claimed === REPAIR_CONTROLLER && !isControllerEvent(e) ? `unverified: ${claimed}` : claimed
     out.push({
       atMs: eventTimeMs(e),
       kind: "Event",

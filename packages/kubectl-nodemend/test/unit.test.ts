@@ -1,7 +1,8 @@
 import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
 import { describe, expect, it } from "vitest"
 import { parseDurationMs } from "../src/duration.ts"
-import { isUnhealthy, nodeRows, poolStates, repairOf, timeline } from "../src/fleet.ts"
+import { REPORTING_CONTROLLER } from "../../repair-controller/src/kube/Kube.ts"
+import { isUnhealthy, nodeRows, poolStates, REPAIR_CONTROLLER, repairOf, timeline } from "../src/fleet.ts"
 import {
   captureProgress,
   type NodeDiagnostic,
@@ -98,13 +99,22 @@ const node = (
   }
 })
 
-const event = (nodeName: string, reason: string, message: string, at: string): CoreV1Event => ({
+/** An event as the repair controller writes it, read through core/v1; `from` overrides who wrote it. */
+const event = (
+  nodeName: string,
+  reason: string,
+  message: string,
+  at: string,
+  from: Partial<CoreV1Event> = {}
+): CoreV1Event => ({
   metadata: { name: `${nodeName}.${reason}`, namespace: "default" },
   involvedObject: { kind: "Node", name: nodeName },
   reason,
   message,
   type: "Warning",
-  lastTimestamp: new Date(at)
+  lastTimestamp: new Date(at),
+  reportingComponent: "nodemend.io/repair-controller",
+  ...from
 })
 
 describe("fleet", () => {
@@ -158,6 +168,59 @@ describe("fleet", () => {
     expect(pools.find((p) => p.pool === "gpu")?.breaker).toMatch(/^OPEN: more than 10%/)
     // 30 minutes old: outside the window, no longer current.
     expect(pools.find((p) => p.pool === "cpu")).toMatchObject({ breaker: "closed", standDown: "no" })
+  })
+
+  it("takes breaker and stand-down only from the controller's own events", () => {
+    const now = Date.parse("2026-01-01T01:00:00Z")
+    const at = "2026-01-01T00:58:00Z"
+    const forged = [
+      // The agent's identity (or anyone's) writing the controller's reasons.
+      event("b", "RepairBlocked", "forged", at, { reportingComponent: "nodemend.io/agent" }),
+      event("b", "RepairStandDown", "forged", at, { reportingComponent: "" }),
+      // core/v1's legacy source, which the controller never sets.
+      event("b", "RepairBlocked", "forged", at, {
+        reportingComponent: "",
+        source: { component: "nodemend.io/repair-controller" }
+      }),
+      // The controller's name, but from a namespace it does not write in.
+      event("b", "RepairStandDown", "forged", at, {
+        metadata: { name: "x", namespace: "tenant-a" }
+      })
+    ]
+    const pools = poolStates([healthy, broken], forged, ["karpenter.sh/nodepool"], now)
+    expect(pools.find((p) => p.pool === "gpu")).toMatchObject({ breaker: "closed", standDown: "no" })
+    const real = poolStates(
+      [healthy, broken],
+      [...forged, event("b", "RepairStandDown", "zonal shift", at)],
+      ["karpenter.sh/nodepool"],
+      now
+    )
+    expect(real.find((p) => p.pool === "gpu")).toMatchObject({
+      breaker: "closed",
+      standDown: "YES: zonal shift"
+    })
+  })
+
+  it("is the reportingController the repair controller writes", () => {
+    expect(REPAIR_CONTROLLER).toBe(REPORTING_CONTROLLER)
+  })
+
+  it("timeline: an event naming the controller without being its own says so", () => {
+    const t = timeline(node("n", "p", []), [
+      event("n", "RepairBlocked", "real", "2026-01-01T00:01:00Z"),
+      event("n", "RepairBlocked", "forged", "2026-01-01T00:02:00Z", {
+        reportingComponent: "",
+        source: { component: "nodemend.io/repair-controller" }
+      }),
+      event("n", "NvidiaXID79Error", "from the agent", "2026-01-01T00:03:00Z", {
+        reportingComponent: "nodemend.io/agent"
+      })
+    ])
+    expect(t.map((e) => e.text)).toEqual([
+      "Warning RepairBlocked (nodemend.io/repair-controller): real",
+      "Warning RepairBlocked (unverified: nodemend.io/repair-controller): forged",
+      "Warning NvidiaXID79Error (nodemend.io/agent): from the agent"
+    ])
   })
 
   it("orders a node's conditions, events and repair in time", () => {

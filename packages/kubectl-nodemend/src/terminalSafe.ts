@@ -1,0 +1,28 @@
+/**
+ * Text from the cluster made safe to print on a terminal. Condition messages, Event notes, labels and
+ * annotations are written by node agents, other controllers or anyone with `events create`; printed raw, an
+ * escape sequence in them retitles the window, clears the screen or rewrites what the operator reads, and a
+ * bidi override reorders it. Every string the plugin prints goes through `terminalSafe`. Pure.
+ */
+
+// ESC (or its one-byte C1 form) sequences, removed whole: OSC, DCS, SOS, PM and APC strings up to BEL or ST
+// (ESC \ or 0x9C), CSI with parameters, then any other escape (ECMA-48 / ISO 2022 forms: intermediates, final).
+const ESCAPE_SEQUENCE = new RegExp(
+  [
+    "(?:\\u001b[\\]PX^_]|[\\u0090\\u0098\\u009d\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|\\u001b\\\\|\\u009c)",
+    "(?:\\u001b\\[|\\u009b)[\\u0030-\\u003f]*[\\u0020-\\u002f]*[\\u0040-\\u007e]",
+    "\\u001b[\\u0020-\\u002f]*[\\u0030-\\u007e]"
+  ].join("|"),
+  "gu"
+)
+// Line and column breaks inside one value: a space, so a message cannot start a fake row of a table.
+const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/gu
+// Whatever control character is left (C0, DEL, C1, a lone or unterminated ESC) and bidi controls.
+const CONTROL = /[\p{Cc}\p{Bidi_Control}]/gu
+
+/** One line with no control character: escape sequences and controls removed, breaks turned into a space. */
+export const terminalSafe = (text: string): string =>
+  text.replace(ESCAPE_SEQUENCE, "").replace(BREAKS, " ").replace(CONTROL, "")
+
+/** Text the plugin laid out in lines (tables, usage): each line made safe, its own line breaks kept. */
+export const terminalSafeLines = (text: string): string => text.split("\n").map(terminalSafe).join("\n")
