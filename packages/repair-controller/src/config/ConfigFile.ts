@@ -1,146 +1,63 @@
 /**
- * The controller's YAML config file: its Schema (every field optional, unknown keys rejected) and the
- * loader that turns a file into a fully resolved `ControllerConfig` or a `ConfigFileError` naming the field.
+ * The controller's config file: the loader that turns YAML into a fully resolved `ControllerConfig`, or a
+ * `ConfigFileError` naming every offending field (unknown keys, wrong units, forbidden condition types).
  */
 import { readFileSync } from "node:fs"
-import { Data, Effect, Result, Schema, SchemaIssue } from "effect"
+import { Data, Effect, Result, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
+import { type ConfigProblem, configProblems } from "./configIssues.ts"
+import { ConfigFileSchema, STRICT } from "./ConfigFileSchema.ts"
 import { type ControllerConfig, resolveConfig } from "./ControllerConfig.ts"
 
-const Seconds = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
-const Percent = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
-const Action = Schema.Literals(["Replace", "Reboot", "None"])
-const DrainMode = Schema.Literals(["force", "wait"])
-const Name = Schema.String.check(Schema.isNonEmpty())
-
-/** Per-policy or per-reason repair knobs; anything left out falls back to the next level. */
-const RepairKnobs = {
-  tolerationSeconds: Schema.optionalKey(Seconds),
-  action: Schema.optionalKey(Action),
-  /** What to do when the drain deadline passes: `force` deletes the remaining pods, `wait` keeps waiting. */
-  drainMode: Schema.optionalKey(DrainMode),
-  drainDeadlineSeconds: Schema.optionalKey(Seconds),
-  captureLogs: Schema.optionalKey(Schema.Boolean)
-}
-
-export const PolicyFile = Schema.Struct({
-  conditionType: Name,
-  status: Schema.Literals(["False", "Unknown"]),
-  /** false removes a default policy. */
-  enabled: Schema.optionalKey(Schema.Boolean),
-  ...RepairKnobs
-})
-
-export const ReasonOverrideFile = Schema.Struct(RepairKnobs)
-
-export const PoolFile = Schema.Struct({
-  maxUnhealthyPercent: Schema.optionalKey(Percent),
-  doNotRepair: Schema.optionalKey(Schema.Boolean)
-})
-
-export const ConfigFileSchema = Schema.Struct({
-  cloudProvider: Schema.optionalKey(Schema.Literals(["kwok", "aws"])),
-  dryRun: Schema.optionalKey(Schema.Boolean),
-  paused: Schema.optionalKey(Schema.Boolean),
-  /** Namespace for Events about Nodes, the leader Lease and the repair journal. */
-  namespace: Schema.optionalKey(Name),
-  poolLabel: Schema.optionalKey(Name),
-  /** Label selector of the Nodes this controller manages (empty: all Nodes). */
-  nodeSelector: Schema.optionalKey(Schema.String),
-  maxUnhealthyPercent: Schema.optionalKey(Percent),
-  pools: Schema.optionalKey(Schema.Record(Schema.String, PoolFile)),
-  doNotRepairPools: Schema.optionalKey(Schema.Array(Name)),
-  /** Replaces the catalog's policy list entry by entry (matched on conditionType + status). */
-  policies: Schema.optionalKey(Schema.Array(PolicyFile)),
-  /** Keyed by exact reason (`NvidiaXID79Error`) or catalog template (`NvidiaXID{code}Error`). */
-  reasons: Schema.optionalKey(Schema.Record(Schema.String, ReasonOverrideFile)),
-  drain: Schema.optionalKey(
-    Schema.Struct({
-      deadlineSeconds: Schema.optionalKey(Seconds),
-      onDeadline: Schema.optionalKey(DrainMode),
-      evictionBackoffInitialMs: Schema.optionalKey(Seconds),
-      evictionBackoffMaxMs: Schema.optionalKey(Seconds),
-      /** Drains in flight at once (default 50); more repairs wait their turn, tainted, in order of expiry. */
-      maxConcurrent: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
-    })
-  ),
-  zonalShift: Schema.optionalKey(
-    Schema.Struct({
-      scope: Schema.optionalKey(Schema.Literals(["cluster", "zone"])),
-      /** What to do when the provider cannot say whether a shift is active. Default `standDown`. */
-      onUnknown: Schema.optionalKey(Schema.Literals(["standDown", "proceed"])),
-      refreshSeconds: Schema.optionalKey(Seconds)
-    })
-  ),
-  breaker: Schema.optionalKey(Schema.Struct({ requeueSeconds: Schema.optionalKey(Seconds) })),
-  reboot: Schema.optionalKey(
-    Schema.Struct({ settleSeconds: Schema.optionalKey(Seconds), timeoutSeconds: Schema.optionalKey(Seconds) })
-  ),
-  replacement: Schema.optionalKey(Schema.Struct({ timeoutSeconds: Schema.optionalKey(Seconds) })),
-  logCapture: Schema.optionalKey(
-    Schema.Struct({
-      timeoutSeconds: Schema.optionalKey(Seconds),
-      /**
-       * Where the pre-termination bundle goes: an https URL template (`{node}`, `{repairId}` filled in) the
-       * agents' allowlist accepts. Unset: the capture step is skipped (a `node` bundle dies with the instance).
-       */
-      destination: Schema.optionalKey(Name),
-      categories: Schema.optionalKey(
-        Schema.Array(Schema.Literals(["Base", "Device", "Networking", "Runtime", "System", "All"]))
-      )
-    })
-  ),
-  leaderElection: Schema.optionalKey(
-    Schema.Struct({
-      enabled: Schema.optionalKey(Schema.Boolean),
-      leaseName: Schema.optionalKey(Name),
-      leaseDurationSeconds: Schema.optionalKey(Seconds),
-      renewIntervalSeconds: Schema.optionalKey(Seconds)
-    })
-  ),
-  server: Schema.optionalKey(Schema.Struct({ port: Schema.optionalKey(Schema.Int) })),
-  resyncSeconds: Schema.optionalKey(Seconds),
-  kwok: Schema.optionalKey(
-    Schema.Struct({
-      replacementDelaySeconds: Schema.optionalKey(Seconds),
-      zonalShiftConfigMap: Schema.optionalKey(Name),
-      /** Prefix of replacement Node names; default: the failed node's name. */
-      replacementNamePrefix: Schema.optionalKey(Name)
-    })
-  ),
-  /** Extended by the AWS provider (issue #5); kept open so its fields pass through. */
-  aws: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
-})
-export type ConfigFile = typeof ConfigFileSchema.Type
+export { ConfigFileSchema, type ConfigFile } from "./ConfigFileSchema.ts"
 
 export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
   readonly path: string
-  /** Dotted path of the offending field, `""` for the whole file. */
+  /** Path of the first offending field (`drain.deadlineSeconds`, `policies[0].status`), `""` for the whole file. */
   readonly field: string
   readonly message: string
 }> {}
 
+/** Rules across fields, checked on the resolved values so that a default counts as much as a written value. */
+const crossFieldProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> => [
+  ...(c.drain.evictionBackoffMaxMs < c.drain.evictionBackoffInitialMs
+    ? [
+        {
+          field: "drain.evictionBackoffMaxMs",
+          message: `must be at least drain.evictionBackoffInitialMs (${c.drain.evictionBackoffInitialMs})`
+        }
+      ]
+    : []),
+  // A leader renewing no faster than its lease lasts loses the lease between renewals.
+  ...(c.leaderElection.renewIntervalSeconds >= c.leaderElection.leaseDurationSeconds
+    ? [
+        {
+          field: "leaderElection.renewIntervalSeconds",
+          message: `must be less than leaderElection.leaseDurationSeconds (${c.leaderElection.leaseDurationSeconds})`
+        }
+      ]
+    : [])
+]
+
+const invalid = (path: string, problems: ReadonlyArray<ConfigProblem>): ConfigFileError =>
+  new ConfigFileError({
+    path,
+    field: problems[0]?.field ?? "",
+    message: `invalid config ${path}: ${problems.map((p) => `${p.field || "<root>"}: ${p.message}`).join("; ")}`
+  })
+
 const decode = Schema.decodeUnknownResult(ConfigFileSchema)
 
-/** Validates parsed YAML/JSON; the error names the first offending field. */
+/** Validates parsed YAML/JSON; the error names every offending field, the first in `field`. */
 export const decodeConfig = (
   raw: unknown,
   path = "<inline>"
 ): Result.Result<ControllerConfig, ConfigFileError> => {
-  const r = decode(raw ?? {}, { onExcessProperty: "error", errors: "all" })
-  if (Result.isFailure(r)) {
-    const issues = SchemaIssue.makeFormatterStandardSchemaV1()(r.failure.issue).issues
-    const first = issues[0]
-    const field = first?.path?.map((p) => String(typeof p === "object" ? p.key : p)).join(".") ?? ""
-    const all = issues.map(
-      (i) =>
-        `${i.path?.map((p) => String(typeof p === "object" ? p.key : p)).join(".") || "<root>"}: ${i.message}`
-    )
-    return Result.fail(
-      new ConfigFileError({ path, field, message: `invalid config ${path}: ${all.join("; ")}` })
-    )
-  }
-  return Result.succeed(resolveConfig(r.success))
+  const r = decode(raw ?? {}, STRICT)
+  if (Result.isFailure(r)) return Result.fail(invalid(path, configProblems(r.failure.issue)))
+  const config = resolveConfig(r.success)
+  const problems = crossFieldProblems(config)
+  return problems.length > 0 ? Result.fail(invalid(path, problems)) : Result.succeed(config)
 }
 
 /** Reads and validates the YAML file at `path`. */

@@ -1,8 +1,9 @@
 /**
- * The resolved controller configuration: every default filled in. Pure; `ConfigFile.ts` produces it from YAML.
+ * The resolved controller configuration: every default filled in. Pure; `ConfigFile.ts` produces it from YAML
+ * (decoded by `ConfigFileSchema.ts`, which this module reads only the type of).
  */
 import { DEFAULT_REPAIR_POLICIES, type RepairAction } from "@nodemend/reason-codes"
-import type { ConfigFile } from "./ConfigFile.ts"
+import type { ConfigFile } from "./ConfigFileSchema.ts"
 
 export type DrainMode = "force" | "wait"
 

@@ -16,6 +16,7 @@
  *     zoneIds: { usw2-az1: us-west-2a }
  */
 import { Effect, Schema } from "effect"
+import { Millis, PositiveSeconds, Seconds } from "../../config/units.ts"
 
 /** A field that may be absent (or undefined) in the file and has `value` then. */
 const withDefault =
@@ -24,7 +25,7 @@ const withDefault =
     schema.pipe(Schema.withDecodingDefault(Effect.succeed(value)))
 
 const Url = Schema.String.check(Schema.isPattern(/^https?:\/\/[^\s/]+(?:\/\S*)?$/u))
-const Seconds = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+const Region = Schema.String.check(Schema.isPattern(/^[a-z]{2}(?:-[a-z]+)+-\d+$/u))
 
 export const AwsSubnet = Schema.Struct({
   subnetId: Schema.String.check(Schema.isPattern(/^subnet-[0-9a-z]+$/u)),
@@ -33,8 +34,8 @@ export const AwsSubnet = Schema.Struct({
 })
 export type AwsSubnet = typeof AwsSubnet.Type
 
-export const AwsConfig = Schema.Struct({
-  region: Schema.String.check(Schema.isPattern(/^[a-z]{2}(?:-[a-z]+)+-\d+$/u)),
+/** Every key of the section but `region`: what the config file checks whatever the cloud provider is. */
+const sectionFields = {
   /** EKS cluster ARN: the ARC managed resource whose zonal shifts stop repairs. */
   clusterArn: Schema.optionalKey(
     Schema.String.check(Schema.isPattern(/^arn:aws[a-z-]*:eks:[a-z0-9-]+:\d{12}:cluster\/.+$/u))
@@ -53,20 +54,20 @@ export const AwsConfig = Schema.Struct({
   }).pipe(withDefault({})),
   /** Tries per AWS call, first included (SDK standard retry mode: backoff, throttling quota). */
   maxAttempts: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 })).pipe(withDefault(5)),
-  requestTimeoutSeconds: Schema.Finite.check(Schema.isGreaterThan(0)).pipe(withDefault(10)),
+  requestTimeoutSeconds: PositiveSeconds.pipe(withDefault(10)),
   /** How long `terminate` waits for `terminated` (polling with backoff); 0 = return once started. */
   terminationWaitSeconds: Seconds.pipe(withDefault(60)),
   /** Terminations arriving within this window share one TerminateInstances call (at most 500 ids). */
-  terminateBatchWindowMs: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })).pipe(
-    withDefault(100)
-  ),
+  terminateBatchWindowMs: Millis.check(Schema.isLessThanOrEqualTo(10_000)).pipe(withDefault(100)),
   /** Node label whose value names the pool; replacements carry it as an instance tag. */
   poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool")),
   /** Subnets a replacement may use when its own zone is shifted away. */
   subnets: Schema.Array(AwsSubnet).pipe(withDefault([])),
   /** Zone id -> zone name, for ARC shifts of zones no node has shown us yet. */
   zoneIds: Schema.Record(Schema.String, Schema.String).pipe(withDefault({}))
-}).check(
+}
+
+export const AwsConfig = Schema.Struct({ region: Region, ...sectionFields }).check(
   Schema.makeFilter((c) =>
     c.zonalShift.enabled && c.clusterArn === undefined
       ? { path: ["clusterArn"], issue: "clusterArn is required while zonalShift.enabled is true" }
@@ -76,4 +77,13 @@ export const AwsConfig = Schema.Struct({
 export type AwsConfig = typeof AwsConfig.Type
 export type AwsConfigInput = typeof AwsConfig.Encoded
 
-export const decodeAwsConfig = Schema.decodeUnknownEffect(AwsConfig)
+/**
+ * The `aws:` section as the config file checks it (ConfigFileSchema.ts): every key known and well typed, so a
+ * typo fails at start whatever `cloudProvider` is; `region` and `clusterArn` may still be missing (the shipped
+ * manifest's `aws: {}` is a placeholder) and are required when the AWS provider starts (`AwsConfig`).
+ */
+export const AwsConfigSection = Schema.Struct({ region: Schema.optionalKey(Region), ...sectionFields })
+
+/** Unknown keys are errors here too: the provider never runs on a section it would partly ignore. */
+export const decodeAwsConfig = (input: unknown) =>
+  Schema.decodeUnknownEffect(AwsConfig)(input, { onExcessProperty: "error", errors: "all" })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { decodeConfig } from "../src/config/ConfigFile.ts"
+import { decodeConfig } from "../../src/config/ConfigFile.ts"
 
 describe("config file", () => {
   it("defaults follow the catalog: Ready 30m, AcceleratedHardwareReady 10m with log capture, 20%", () => {
@@ -48,7 +48,7 @@ describe("config file", () => {
       categories: ["Device"]
     })
     const bad = decodeConfig({ logCapture: { categories: ["Everything"] } })
-    expect(Result.isFailure(bad) && bad.failure.field).toBe("logCapture.categories.0")
+    expect(Result.isFailure(bad) && bad.failure.field).toBe("logCapture.categories[0]")
   })
 
   it("an invalid field is named", () => {
