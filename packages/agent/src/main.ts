@@ -2,7 +2,7 @@
 /**
  * nodemend-agent: the node agent binary.
  *
- *   nodemend-agent --node-name N [--kubeconfig K] [--host-root R] [--config C] [--health-address :8002]
+ *   nodemend-agent --node-name N [--kubeconfig K] [--host-root R] [--config C] [--health-address 127.0.0.1:8002]
  *   nodemend-agent rules check ...        (offline check of log lines against the rules)
  *
  * Composes the Layers (API client, ConditionWriter, EventRecorder, health server), starts the log
@@ -20,7 +20,7 @@ import { buildChecks } from "./checks/registry.ts"
 import { type ConfigError, loadConfig } from "./config/load.ts"
 import { ruleOverridesFromConfig } from "./config/rule-overrides.ts"
 import type { MonitorName } from "@nodemend/reason-codes"
-import { healthServerLayer } from "./health/health-server.ts"
+import { HealthAddress, healthServerLayer } from "./health/health-server.ts"
 import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts"
 import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
 import { makeFindingSink } from "./k8s/finding-sink.ts"
@@ -32,7 +32,7 @@ import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
 
-export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [HOST]:PORT] [--log-level LEVEL]
+export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [IP]:PORT] [--log-level LEVEL]
        nodemend-agent rules check [...]`
 
 const AgentFlags = Schema.Struct({
@@ -40,7 +40,7 @@ const AgentFlags = Schema.Struct({
   kubeconfig: Schema.optional(Schema.String),
   hostRoot: Schema.String.check(Schema.isNonEmpty()),
   config: Schema.optional(Schema.String),
-  healthAddress: Schema.String.check(Schema.isPattern(/^[^\s]*:\d+$/)),
+  healthAddress: HealthAddress,
   logLevel: Schema.Literals(["Debug", "Info", "Warn", "Error"])
 })
 export type AgentFlags = typeof AgentFlags.Type
@@ -84,7 +84,8 @@ export const parseFlags = (
       kubeconfig: parsed.kubeconfig,
       hostRoot: parsed["host-root"] ?? env.HOST_ROOT ?? "/",
       config: parsed.config,
-      healthAddress: parsed["health-address"] ?? ":8002",
+      // Loopback unless told otherwise: every interface of a hostNetwork pod is every interface of the node.
+      healthAddress: parsed["health-address"] ?? "127.0.0.1:8002",
       logLevel: parsed["log-level"] ?? "Info"
     }).pipe(Effect.mapError((e) => new UsageError({ detail: `invalid flags: ${e.message}` })))
   })
@@ -249,7 +250,8 @@ const main = (argv: readonly string[]) =>
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
       InvalidRule: (e) => exitWith(2, `invalid log rule: ${e.message}`),
       BootIdError: (e) => exitWith(1, e.message),
-      KubeAccessError: (e) => exitWith(1, e.message)
+      KubeAccessError: (e) => exitWith(1, e.message),
+      HealthServerError: (e) => exitWith(1, e.message)
     })
   )
 
