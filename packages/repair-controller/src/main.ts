@@ -65,7 +65,15 @@ const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, 
 
 const program = (values: CliOptions) =>
   Effect.gen(function* () {
-    const config = yield* loadConfigFile(values.config)
+    const config = yield* loadConfigFile(values.config).pipe(
+      // As for a bad flag: the message naming every bad field alone on stderr (no stack trace), exit 1.
+      Effect.catchTag("ConfigFileError", (e) =>
+        Effect.sync(() => {
+          process.stderr.write(`nodemend-controller: ${e.message}\n`)
+          return process.exit(1)
+        })
+      )
+    )
     const { access, path } = yield* Effect.try({
       try: () => loadKubeAccess(values.kubeconfig ?? process.env.KUBECONFIG),
       catch: (e) => new StartupError({ message: e instanceof Error ? e.message : String(e) })

@@ -1,0 +1,49 @@
+// The real nodemend-controller entry (sources, as the cli test runs them, and the shipped bundle) refuses a
+// bad config at start: exit 1, every bad field named on stderr, nothing started (no kubeconfig is needed).
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { ensureBundle, writeConfig } from "../integration/controllerProcess.ts"
+
+const PKG = fileURLToPath(new URL("../..", import.meta.url))
+const NODE = join(PKG, "../../node_modules/.bin/node")
+
+const BAD = {
+  cloudProvider: "kwok",
+  drain: { evictionBackoffInitialMs: 1.5 },
+  policies: [{ conditionType: "DiskPressure", status: "False" }],
+  aws: { subnets: [{ subnetId: "subnet-0a1", zone: "us-west-2a", zoneid: "usw2-az1" }] }
+}
+
+const run = (entry: ReadonlyArray<string>, config: string) =>
+  spawnSync(NODE, [...entry, "--config", config, "--kubeconfig", "/nonexistent/kubeconfig"], {
+    cwd: PKG,
+    encoding: "utf8",
+    timeout: 60_000
+  })
+
+describe.each([
+  ["sources", () => ["--conditions=source", join(PKG, "src/main.ts")]],
+  ["bundle", () => [ensureBundle()]]
+])("nodemend-controller (%s) with a bad config", (_name, entry) => {
+  it("exits 1 and names every bad field on stderr", () => {
+    const path = writeConfig(BAD)
+    const r = run(entry(), path)
+    expect(r.status, r.stdout + r.stderr).toBe(1)
+    expect(r.stderr).toContain(`nodemend-controller: invalid config ${path}: `)
+    expect(r.stderr).toContain("drain.evictionBackoffInitialMs: Expected an integer")
+    expect(r.stderr).toContain("policies[0].conditionType: DiskPressure is a kubelet-owned condition")
+    expect(r.stderr).toContain("aws.subnets[0].zoneid: unknown key (did you mean zoneId?)")
+    expect(r.stderr).not.toMatch(/\n\s+at /u)
+    // Refused before anything started: the missing kubeconfig was never read.
+    expect(r.stdout + r.stderr).not.toContain("/nonexistent/kubeconfig")
+  }, 120_000)
+})
+
+it("the same file without its mistakes gets past the config (and stops at the missing kubeconfig)", () => {
+  const good = writeConfig({ cloudProvider: "kwok", drain: { evictionBackoffInitialMs: 2 } })
+  const r = run(["--conditions=source", join(PKG, "src/main.ts")], good)
+  expect(r.status).not.toBe(0)
+  expect(r.stdout + r.stderr).not.toContain("invalid config")
+})
