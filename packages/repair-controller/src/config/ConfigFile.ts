@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect, Result, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
+import { AwsConfig } from "../cloud/aws/AwsConfig.ts"
 import { type ConfigProblem, configProblems } from "./configIssues.ts"
 import { ConfigFileSchema, STRICT } from "./ConfigFileSchema.ts"
 import { type ControllerConfig, resolveConfig } from "./ControllerConfig.ts"
@@ -60,7 +61,20 @@ export const decodeConfig = (
   return problems.length > 0 ? Result.fail(invalid(path, problems)) : Result.succeed(config)
 }
 
-/** Reads and validates the YAML file at `path`. */
+const decodeAws = Schema.decodeUnknownResult(AwsConfig)
+
+/**
+ * What the chosen provider cannot start without (aws: `region`, `clusterArn` while zonal shift is on). A file
+ * may leave them out (the plain manifest's `aws: {}` is a placeholder to fill in); a start may not, and must
+ * say so before it reads a kubeconfig or waits in standby for the lease.
+ */
+const providerProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> => {
+  if (c.cloudProvider !== "aws") return []
+  const r = decodeAws(c.aws, STRICT)
+  return Result.isFailure(r) ? configProblems(r.failure.issue, ["aws"]) : []
+}
+
+/** Reads and validates the YAML file at `path`, as a start needs it: complete for its cloud provider. */
 export const loadConfigFile = (path: string): Effect.Effect<ControllerConfig, ConfigFileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.try({
@@ -75,5 +89,7 @@ export const loadConfigFile = (path: string): Effect.Effect<ControllerConfig, Co
     })
     const decoded = decodeConfig(raw, path)
     if (Result.isFailure(decoded)) return yield* Effect.fail(decoded.failure)
+    const missing = providerProblems(decoded.success)
+    if (missing.length > 0) return yield* Effect.fail(invalid(path, missing))
     return decoded.success
   })

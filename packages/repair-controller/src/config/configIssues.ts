@@ -94,5 +94,8 @@ const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): Reado
   }))
 }
 
-/** Every problem in `issue`, in the order Schema found them. */
-export const configProblems = (issue: SchemaIssue.Issue): ReadonlyArray<ConfigProblem> => walk(issue, [])
+/** Every problem in `issue`, in the order Schema found them; `at` is where the decoded part sits in the file. */
+export const configProblems = (
+  issue: SchemaIssue.Issue,
+  at: ReadonlyArray<PropertyKey> = []
+): ReadonlyArray<ConfigProblem> => walk(issue, at)

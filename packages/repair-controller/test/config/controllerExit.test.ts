@@ -41,6 +41,16 @@ describe.each([
   }, 120_000)
 })
 
+it("cloudProvider aws with the aws section left a placeholder exits 1 naming aws.region, before anything starts", () => {
+  const r = run(
+    ["--conditions=source", join(PKG, "src/main.ts")],
+    writeConfig({ cloudProvider: "aws", aws: {} })
+  )
+  expect(r.status, r.stdout + r.stderr).toBe(1)
+  expect(r.stderr).toContain("aws.region: Missing key")
+  expect(r.stdout + r.stderr).not.toContain("/nonexistent/kubeconfig")
+})
+
 it("the same file without its mistakes gets past the config (and stops at the missing kubeconfig)", () => {
   const good = writeConfig({ cloudProvider: "kwok", drain: { evictionBackoffInitialMs: 2 } })
   const r = run(["--conditions=source", join(PKG, "src/main.ts")], good)
