@@ -6,8 +6,8 @@ import { Effect, Schema } from "effect"
 import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import {
-  CONTROLLER_EVENT_NAMESPACE,
   DEFAULT_POOL_LABELS,
+  NODE_EVENT_NAMESPACE,
   NODE_HEADERS,
   nodeRows,
   poolStates,
@@ -92,7 +92,7 @@ const statusCommand = async (
   // Only the repair controller's events describe a breaker or a stand-down (fleet.ts filters them again).
   const events = (
     await core.listNamespacedEvent({
-      namespace: CONTROLLER_EVENT_NAMESPACE,
+      namespace: NODE_EVENT_NAMESPACE,
       fieldSelector: `involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`
     })
   ).items
@@ -119,8 +119,11 @@ const timelineCommand = async (kc: KubeConfig, name: string, io: CliIO) => {
   const node = await core.readNode({ name }).catch((e: unknown) => {
     throw k8sCode(e) === 404 ? new PluginError(`node not found: ${name}`) : e
   })
+  // Events about a cluster-scoped Node are written to `default` (client-go, the agent, the controller); one
+  // about a Node in any other namespace came from someone who can only write events there.
   const events = (
-    await core.listEventForAllNamespaces({
+    await core.listNamespacedEvent({
+      namespace: NODE_EVENT_NAMESPACE,
       fieldSelector: `involvedObject.kind=Node,involvedObject.name=${name}`
     })
   ).items

@@ -22,16 +22,19 @@ export const ZONE_LABEL = "topology.kubernetes.io/zone"
 export const DECISION_WINDOW_MS = 10 * 60 * 1000
 
 /**
+/** Where Events about cluster-scoped Nodes live: client-go, the agent and the repair controller write them here. */
+export const NODE_EVENT_NAMESPACE = "default"
+
+/**
  * The repair controller's events: the reportingController it writes (packages/repair-controller/src/kube/Kube.ts,
  * a test keeps them equal; an admission policy lets only its service account write it) in the namespace its
- * EventRecorder writes Node events to. core/v1 shows reportingController as `reportingComponent`; the legacy
+ * EventRecorder writes to. core/v1 shows reportingController as `reportingComponent`; the legacy
  * `source.component`, which the controller never sets, is not taken as proof.
  */
 export const REPAIR_CONTROLLER = "nodemend.io/repair-controller"
-export const CONTROLLER_EVENT_NAMESPACE = "default"
 
 export const isControllerEvent = (e: CoreV1Event): boolean =>
-  e.reportingComponent === REPAIR_CONTROLLER && e.metadata?.namespace === CONTROLLER_EVENT_NAMESPACE
+  e.reportingComponent === REPAIR_CONTROLLER && e.metadata?.namespace === NODE_EVENT_NAMESPACE
 
 export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> = {
   KernelReady: "KERNEL",
