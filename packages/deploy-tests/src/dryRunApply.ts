@@ -1,7 +1,7 @@
 /**
  * Server-side apply with `dryRun=All` and `fieldValidation=Strict`: the API server runs defaulting, schema
  * validation (an unknown or duplicate field is an error, not a warning), admission and CEL rules on every
- * object, and persists nothing. Plain HTTPS with the kubeconfig's credentials: the typed client re-serializes
+ * object, and persists nothing (makeApplyClient: the same, stored). Plain HTTPS with the kubeconfig's credentials: the typed client re-serializes
  * bodies through its models and would drop fields it does not know (x-kubernetes-validations in a CRD).
  */
 import https from "node:https"
@@ -30,7 +30,19 @@ export interface DryRunClient {
   readonly apply: (object: KubeObject) => Promise<KubeObject>
 }
 
-export const makeDryRunClient = (kc: KubeConfig): DryRunClient => {
+export interface ApplyClient {
+  /** Applies `object` for real (server-side apply, Strict field validation) and returns what was stored. */
+  readonly apply: (object: KubeObject) => Promise<KubeObject>
+  /** Deletes `object` (by kind, namespace and name); absent is fine. */
+  readonly remove: (object: KubeObject) => Promise<void>
+}
+
+export const makeDryRunClient = (kc: KubeConfig): DryRunClient => ({ apply: makeClient(kc, true).apply })
+
+/** For cluster tests that need rendered objects to take effect (RBAC, admission policies). */
+export const makeApplyClient = (kc: KubeConfig): ApplyClient => makeClient(kc, false)
+
+const makeClient = (kc: KubeConfig, dryRun: boolean): ApplyClient => {
   const server = kc.getCurrentCluster()?.server
   if (!server) throw new Error("no current cluster in the kubeconfig")
   const base = server.replace(/\/$/u, "")
@@ -82,29 +94,38 @@ export const makeDryRunClient = (kc: KubeConfig): DryRunClient => {
     return found
   }
 
+  const objectPath = async (object: KubeObject): Promise<string> => {
+    const r = await resourceFor(object.apiVersion, object.kind)
+    const prefix = object.apiVersion.includes("/")
+      ? `/apis/${object.apiVersion}`
+      : `/api/${object.apiVersion}`
+    const namespace = object.metadata.namespace
+    if (r.namespaced && namespace === undefined)
+      throw new Error(`${object.kind}/${object.metadata.name} has no namespace`)
+    if (!r.namespaced && namespace !== undefined) {
+      throw new Error(
+        `${object.kind}/${object.metadata.name} is cluster-scoped but names namespace ${namespace}`
+      )
+    }
+    return `${prefix}${r.namespaced ? `/namespaces/${namespace}` : ""}/${r.name}/${encodeURIComponent(object.metadata.name)}`
+  }
+
   return {
     apply: async (object) => {
-      const r = await resourceFor(object.apiVersion, object.kind)
-      const prefix = object.apiVersion.includes("/")
-        ? `/apis/${object.apiVersion}`
-        : `/api/${object.apiVersion}`
-      const namespace = object.metadata.namespace
-      if (r.namespaced && namespace === undefined)
-        throw new Error(`${object.kind}/${object.metadata.name} has no namespace`)
-      if (!r.namespaced && namespace !== undefined) {
-        throw new Error(
-          `${object.kind}/${object.metadata.name} is cluster-scoped but names namespace ${namespace}`
-        )
-      }
       const path =
-        `${prefix}${r.namespaced ? `/namespaces/${namespace}` : ""}/${r.name}/${encodeURIComponent(object.metadata.name)}` +
-        `?dryRun=All&fieldManager=${FIELD_MANAGER}&force=true&fieldValidation=Strict`
+        (await objectPath(object)) +
+        `?${dryRun ? "dryRun=All&" : ""}fieldManager=${FIELD_MANAGER}&force=true&fieldValidation=Strict`
       return (await request(
         "PATCH",
         path,
         JSON.stringify(object),
         "application/apply-patch+yaml"
       )) as KubeObject
+    },
+    remove: async (object) => {
+      await request("DELETE", await objectPath(object)).catch((e: unknown) => {
+        if (!(e instanceof ApiError && e.status === 404)) throw e
+      })
     }
   }
 }

@@ -1,4 +1,11 @@
-export { ApiError, type DryRunClient, FIELD_MANAGER, makeDryRunClient } from "./dryRunApply.ts"
+export {
+  ApiError,
+  type ApplyClient,
+  type DryRunClient,
+  FIELD_MANAGER,
+  makeApplyClient,
+  makeDryRunClient
+} from "./dryRunApply.ts"
 export {
   AWS_REQUIRED_VALUES,
   CHART_DIR,

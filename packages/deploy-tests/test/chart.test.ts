@@ -72,7 +72,15 @@ describe("helm template", () => {
         "RoleBinding/nodemend-controller",
         "Service/nodemend-controller-metrics",
         "ServiceAccount/nodemend-agent",
-        "ServiceAccount/nodemend-controller"
+        "ServiceAccount/nodemend-controller",
+        "ValidatingAdmissionPolicy/nodemend-agent-events",
+        "ValidatingAdmissionPolicy/nodemend-agent-nodediagnostics",
+        "ValidatingAdmissionPolicy/nodemend-agent-nodes",
+        "ValidatingAdmissionPolicy/nodemend-controller-events",
+        "ValidatingAdmissionPolicyBinding/nodemend-agent-events",
+        "ValidatingAdmissionPolicyBinding/nodemend-agent-nodediagnostics",
+        "ValidatingAdmissionPolicyBinding/nodemend-agent-nodes",
+        "ValidatingAdmissionPolicyBinding/nodemend-controller-events"
       ].sort()
     )
     const config = controllerConfig(objects)
@@ -136,7 +144,13 @@ describe("helm template", () => {
       "DaemonSet/nodemend-agent",
       "Role/nodemend-agent-events",
       "RoleBinding/nodemend-agent-events",
-      "ServiceAccount/nodemend-agent"
+      "ServiceAccount/nodemend-agent",
+      "ValidatingAdmissionPolicy/nodemend-agent-events",
+      "ValidatingAdmissionPolicy/nodemend-agent-nodediagnostics",
+      "ValidatingAdmissionPolicy/nodemend-agent-nodes",
+      "ValidatingAdmissionPolicyBinding/nodemend-agent-events",
+      "ValidatingAdmissionPolicyBinding/nodemend-agent-nodediagnostics",
+      "ValidatingAdmissionPolicyBinding/nodemend-agent-nodes"
     ])
     expect(find(objects, "DaemonSet", "nodemend-agent").metadata.namespace).toBe("kube-system")
     // Node events live in `default`: the agent's event rights are there, bound to its service account
@@ -151,6 +165,7 @@ describe("helm template", () => {
     const objects = render({ values: { ...AWS_REQUIRED_VALUES, agent: { enabled: false } } })
     expect(names(objects).filter((n) => n.includes("agent"))).toEqual([])
     expect(names(objects)).toContain("Deployment/nodemend-controller")
+    expect(names(objects)).toContain("ValidatingAdmissionPolicy/nodemend-controller-events")
   })
 
   it("kwok provider: no aws section needed, the kwok section reaches the config", () => {
@@ -183,6 +198,64 @@ describe("helm template", () => {
     const kwok = nodeRules(render({ values: { controller: { cloudProvider: "kwok" } } }))
     expect(kwok.nodes).toContain("create")
     expect(kwok.status).toEqual(["patch"])
+  })
+
+  it("pods delete only when some drain can be forced (drain.onDeadline, or a policy's or reason's drainMode)", () => {
+    const podVerbs = (config: Record<string, unknown>) => {
+      const role = find(
+        render({ values: { controller: { ...AWS_REQUIRED_VALUES.controller, config } } }),
+        "ClusterRole",
+        "nodemend-controller"
+      ) as unknown as {
+        rules: ReadonlyArray<{ resources: ReadonlyArray<string>; verbs: ReadonlyArray<string> }>
+      }
+      return role.rules.find((r) => r.resources.includes("pods"))?.verbs
+    }
+    expect(podVerbs({})).toEqual(["list", "delete"]) // the default: onDeadline force
+    const wait = { drain: { onDeadline: "wait" } }
+    expect(podVerbs(wait)).toEqual(["list"])
+    expect(
+      podVerbs({ ...wait, policies: [{ conditionType: "KernelReady", status: "False", drainMode: "wait" }] })
+    ).toEqual(["list"])
+    expect(
+      podVerbs({
+        ...wait,
+        policies: [{ conditionType: "AcceleratedHardwareReady", status: "False", drainMode: "force" }]
+      })
+    ).toEqual(["list", "delete"])
+    expect(podVerbs({ ...wait, reasons: { "NvidiaXID{code}Error": { drainMode: "force" } } })).toEqual([
+      "list",
+      "delete"
+    ])
+  })
+
+  it("admission policies name the agent's and the controller's service accounts in their namespaces", () => {
+    const objects = render({
+      namespace: "nm-ops",
+      values: { ...AWS_REQUIRED_VALUES, agent: { namespace: "" } }
+    })
+    type Policy = { spec: { matchConditions: ReadonlyArray<{ expression: string }> } }
+    for (const name of ["nodemend-agent-nodes", "nodemend-agent-nodediagnostics", "nodemend-agent-events"]) {
+      const policy = find(objects, "ValidatingAdmissionPolicy", name) as unknown as Policy
+      expect(policy.spec.matchConditions).toEqual([
+        {
+          name: "nodemend-agent",
+          expression: "request.userInfo.username == 'system:serviceaccount:nm-ops:nodemend-agent'"
+        }
+      ])
+      expect(find(objects, "ValidatingAdmissionPolicyBinding", name).spec).toEqual({
+        policyName: name,
+        validationActions: ["Deny"]
+      })
+    }
+    const controller = find(
+      objects,
+      "ValidatingAdmissionPolicy",
+      "nodemend-controller-events"
+    ) as unknown as Policy
+    expect(controller.spec.matchConditions[0]?.expression).toBe(
+      "request.userInfo.username != 'system:serviceaccount:nm-ops:nodemend-controller'"
+    )
   })
 
   it("agent config values reach the ConfigMap and the agent accepts them", () => {

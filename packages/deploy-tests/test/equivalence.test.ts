@@ -1,5 +1,5 @@
 // The chart's default render against the plain manifests in deploy/: the same objects, the same RBAC rules
-// (least privilege exactly as reviewed there), the same pod specs (images, commands, args, NODE_OPTIONS V8
+// (least privilege exactly as reviewed there), the same admission policies, the same pod specs (images, commands, args, NODE_OPTIONS V8
 // flags, probes, resources, security contexts) and config files that decode to the same configuration.
 // The chart adds labels, a config checksum annotation and imagePullPolicy; the manifests' Namespace object
 // is `helm install --create-namespace`'s job. Everything else must match.
@@ -58,6 +58,20 @@ describe("default render = deploy/agent + deploy/controller", () => {
     const [kind = "", name = ""] = ref.split("/")
     const { roleRef, subjects } = find(manifests, kind, name)
     expect(find(chart, kind, name)).toMatchObject({ roleRef, subjects })
+  })
+
+  it.each([
+    "ValidatingAdmissionPolicy/nodemend-agent-nodes",
+    "ValidatingAdmissionPolicy/nodemend-agent-nodediagnostics",
+    "ValidatingAdmissionPolicy/nodemend-agent-events",
+    "ValidatingAdmissionPolicy/nodemend-controller-events",
+    "ValidatingAdmissionPolicyBinding/nodemend-agent-nodes",
+    "ValidatingAdmissionPolicyBinding/nodemend-agent-nodediagnostics",
+    "ValidatingAdmissionPolicyBinding/nodemend-agent-events",
+    "ValidatingAdmissionPolicyBinding/nodemend-controller-events"
+  ])("%s has the manifest's spec (match, CEL, identities, actions)", (ref) => {
+    const [kind = "", name = ""] = ref.split("/")
+    expect(find(chart, kind, name).spec).toEqual(find(manifests, kind, name).spec)
   })
 
   it.each(["DaemonSet/nodemend-agent", "Deployment/nodemend-controller"])(

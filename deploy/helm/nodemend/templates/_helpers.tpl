@@ -38,3 +38,18 @@ is always the one the controller runs in, since its Role grants Leases and Confi
 {{- if $c.kwok }}{{ $_ := set $cfg "kwok" $c.kwok }}{{ end -}}
 {{- toYaml $cfg -}}
 {{- end }}
+
+{{/*
+"true" when the controller's config lets a repair force its drain (delete the pods still there at the drain
+deadline), "" when every drain waits: drain.onDeadline (default force), then every policy's and every reason
+override's drainMode, which beat it (packages/repair-controller/src/decide/policyMatch.ts). Decides whether the
+controller's ClusterRole grants pods delete.
+*/}}
+{{- define "nodemend.controllerForcesDrains" -}}
+{{- $cfg := .Values.controller.config | default dict -}}
+{{- $drain := $cfg.drain | default dict -}}
+{{- $force := ne ($drain.onDeadline | default "force") "wait" -}}
+{{- range ($cfg.policies | default list) }}{{ if eq (.drainMode | default "") "force" }}{{ $force = true }}{{ end }}{{ end -}}
+{{- range $_, $knobs := ($cfg.reasons | default dict) }}{{ if eq (($knobs | default dict).drainMode | default "") "force" }}{{ $force = true }}{{ end }}{{ end -}}
+{{- if $force }}true{{ end -}}
+{{- end }}
