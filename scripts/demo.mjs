@@ -229,7 +229,6 @@ try {
       `  region: ${REGION}`,
       `  clusterArn: ${CLUSTER_ARN}`,
       `  endpoints: { ec2: "${cloudUrl}", arcZonalShift: "${cloudUrl}" }`,
-      "  poolLabel: karpenter.sh/nodepool",
       "  terminationWaitSeconds: 60",
       ""
     ].join("\n")

@@ -29,6 +29,12 @@ export interface LaunchTemplateRef {
   readonly version: string
 }
 
+/** The tags EC2 puts on an instance launched from a template. */
+const launchTemplateTags = (lt: LaunchTemplateRef | undefined): Record<string, string> => ({
+  ...(lt?.id ? { "aws:ec2launchtemplate:id": lt.id } : {}),
+  ...(lt ? { "aws:ec2launchtemplate:version": lt.version } : {})
+})
+
 export interface FakeInstance {
   readonly instanceId: string
   readonly reservationId: string
@@ -65,6 +71,8 @@ export interface AdoptRequest {
   readonly instanceType?: string | undefined
   readonly zoneName?: string | undefined
   readonly tags?: Record<string, string> | undefined
+  /** The template the adopted instance counts as launched from (EC2 then tags it `aws:ec2launchtemplate:*`). */
+  readonly launchTemplate?: LaunchTemplateRef | undefined
 }
 
 /** What the store asks of the world outside memory (kwok Nodes). All optional. */
@@ -217,8 +225,7 @@ export class InstanceStore {
         launchTime: new Date(),
         tags: {
           ...req.tags,
-          ...(req.launchTemplate?.id ? { "aws:ec2launchtemplate:id": req.launchTemplate.id } : {}),
-          ...(req.launchTemplate ? { "aws:ec2launchtemplate:version": req.launchTemplate.version } : {})
+          ...launchTemplateTags(req.launchTemplate)
         },
         clientToken: req.clientToken,
         launchTemplate: req.launchTemplate,
@@ -309,6 +316,7 @@ export class InstanceStore {
     const zone = this.zoneByName(zoneName)
     if (!zone) throw new Ec2Error("InvalidParameterValue", `Invalid availability zone: [${zoneName}]`)
     const ip = this.#allocateIp(zone)
+    const launchTemplate = req.launchTemplate ?? node?.launchTemplate
     const instance: FakeInstance = {
       instanceId,
       reservationId: `r-${hex(9).slice(0, 17)}`,
@@ -316,11 +324,12 @@ export class InstanceStore {
       instanceType: req.instanceType ?? node?.instanceType ?? "m5.large",
       zone,
       privateIp: ip,
-      privateDnsName: `ip-${ip.replace(/\./g, "-")}.${this.region}.compute.internal`,
+      // The Node registered under this name, as a kubelet registers under its instance's private DNS name.
+      privateDnsName: req.nodeName,
       launchTime: new Date(),
-      tags: { ...node?.tags, ...req.tags },
+      tags: { ...node?.tags, ...req.tags, ...launchTemplateTags(launchTemplate) },
       clientToken: undefined,
-      launchTemplate: undefined,
+      launchTemplate,
       state: "running",
       nodeName: req.nodeName,
       bootId: randomUUID()

@@ -156,11 +156,13 @@ export function kwokNodeMirror(
     async read(nodeName: string) {
       const n = await core.readNode({ name: nodeName })
       const labels = n.metadata?.labels ?? {}
+      const lt = n.metadata?.annotations?.[LAUNCH_TEMPLATE_ID_ANNOTATION]
       return {
         nodeName,
         providerID: n.spec?.providerID,
         instanceType: labels["node.kubernetes.io/instance-type"],
         zoneName: labels["topology.kubernetes.io/zone"],
+        ...(lt !== undefined ? { launchTemplate: { id: lt, version: "$Default" } } : {}),
         tags: Object.fromEntries(Object.entries(labels).filter(([k]) => k.startsWith("nodemend.io/")))
       }
     },

@@ -33,13 +33,13 @@ const layer = AwsCloudProvider.layerWithClients(
 const nodes = async (count: number): Promise<NodeRef[]> => {
   const out: NodeRef[] = []
   for (let i = 0; i < count; i++) {
-    const inst = await admin.adopt({ nodeName: `bench-${i}-${Math.random()}`, instanceType: "p5.48xlarge" })
-    out.push({
-      name: inst.nodeName,
-      providerID: inst.providerID,
-      labels: { "node.kubernetes.io/instance-type": inst.instanceType, "nodemend.io/pool": "bench" },
-      annotations: { "nodemend.io/launch-template-id": "lt-0123456789abcdef0" }
+    const inst = await admin.adopt({
+      nodeName: `bench-${i}-${Math.random()}`,
+      instanceType: "p5.48xlarge",
+      tags: { "nodemend.io/pool": "bench" },
+      launchTemplateId: "lt-0123456789abcdef0"
     })
+    out.push({ name: inst.nodeName, providerID: inst.providerID, labels: {}, annotations: {} })
   }
   return out
 }
@@ -68,8 +68,15 @@ const program = Effect.gen(function* () {
   const p = yield* CloudProvider
   const a = yield* Effect.promise(() => nodes(n))
   yield* timeEach("describe (DescribeInstances)", a, (p, node) => p.describe(node))
-  yield* timeEach("launchReplacement (Describe + RunInstances)", a, (p, node) =>
-    p.launchReplacement(node, { avoidZones: [], idempotencyToken: `b-${node.name}` })
+  yield* timeEach("inspect (DescribeInstances + identity check)", a, (p, node) => p.inspect(node))
+  yield* timeEach("launchReplacement (inspect + RunInstances)", a, (p, node) =>
+    p
+      .inspect(node)
+      .pipe(
+        Effect.flatMap((facts) =>
+          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `b-${node.name}` })
+        )
+      )
   )
   yield* timeEach("terminate, sequential (Describe + batch 100 ms)", a.slice(0, Math.min(50, n)), (p, node) =>
     p.terminate(node)

@@ -34,7 +34,8 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
       return Layer.unwrap(
         Effect.promise(() => import("./cloud/aws/index.ts")).pipe(
           Effect.flatMap(({ AwsCloudProvider, decodeAwsConfig }) =>
-            decodeAwsConfig(config.aws).pipe(
+            // One pool label: the breaker's `poolLabel` is also the instance tag the provider reads and writes.
+            decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }).pipe(
               Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
               Effect.map(AwsCloudProvider.layer)
             )

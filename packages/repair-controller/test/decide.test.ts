@@ -3,7 +3,8 @@ import { Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
-import { allowedUnhealthy, breakerVerdict, CLUSTER_SCOPE, poolStats } from "../src/decide/breaker.ts"
+import { makePoolCounter } from "../src/controller/PoolCounter.ts"
+import { allowedUnhealthy, breakerVerdict, CLUSTER_SCOPE } from "../src/decide/breaker.ts"
 import { decideNow } from "../src/decide/decide.ts"
 import type { NodeView } from "../src/decide/NodeView.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
@@ -13,13 +14,26 @@ const config = (raw: unknown = {}): ControllerConfig => Result.getOrThrow(decode
 const noShifts: ShiftObservation = { _tag: "Known", shifts: [] }
 const T0 = Date.parse("2026-01-01T00:00:00Z")
 
+/** The counts production keeps (PoolCounter), over `all`, with `repairing` held by the journal. */
+const statsOf = (
+  c: ControllerConfig,
+  all: ReadonlyArray<NodeView>,
+  repairing: ReadonlyArray<string> = []
+) => {
+  const counter = makePoolCounter(c)
+  for (const n of all) counter.upsert(n)
+  for (const name of repairing) counter.setRepairing(name, true)
+  return counter.stats()
+}
+
 /** Decides for `n` among `all` at the TestClock's current time. */
 const decideFor = (
   c: ControllerConfig,
   n: NodeView,
   all: ReadonlyArray<NodeView> = [n],
-  shifts: ShiftObservation = noShifts
-) => decideNow({ config: c, node: n, stats: poolStats(c, all), shifts })
+  shifts: ShiftObservation = noShifts,
+  repairing: ReadonlyArray<string> = []
+) => decideNow({ config: c, node: n, stats: statsOf(c, all, repairing), shifts })
 
 const healthyPool = (pool: string, count: number) =>
   Array.from({ length: count }, (_, i) => node(`${pool}-ok-${i}`, [cond("Ready", "True", T0)], { pool }))
@@ -179,18 +193,31 @@ describe("breaker", () => {
     })
   )
 
-  it.effect("unhealthy counts not-yet-expired matches and nodes already under repair", () =>
+  it.effect("unhealthy counts not-yet-expired matches and nodes the journal holds a repair of", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(T0 + 31 * MIN)
       const c = config()
       const expired = node("e", [cond("Ready", "False", T0)], { pool: "p" })
       const fresh = node("f", [cond("Ready", "False", T0 + 30 * MIN)], { pool: "p" })
-      const repairing = node("r", [cond("Ready", "True", T0)], {
-        pool: "p",
-        annotations: { "nodemend.io/repair": "{}" }
-      })
+      const repairing = node("r", [cond("Ready", "True", T0)], { pool: "p" })
       const all = [expired, fresh, repairing, ...healthyPool("p", 7)]
-      expect((yield* decideFor(c, expired, all))._tag).toBe("Blocked")
+      expect((yield* decideFor(c, expired, all, noShifts, ["r"]))._tag).toBe("Blocked")
+      expect((yield* decideFor(c, expired, all))._tag).toBe("Repair")
+    })
+  )
+
+  it.effect("attack: a repair annotation a node writes on itself is not a repair (counts nothing)", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0 + 31 * MIN)
+      const c = config()
+      const expired = node("e", [cond("Ready", "False", T0)], { pool: "p" })
+      const forged = (i: number) =>
+        node(`x${i}`, [cond("Ready", "True", T0)], {
+          pool: "p",
+          annotations: { "nodemend.io/repair": '{"phase":"Terminating"}' }
+        })
+      const all = [expired, forged(0), forged(1), ...healthyPool("p", 7)]
+      expect((yield* decideFor(c, expired, all))._tag).toBe("Repair")
     })
   )
 
@@ -204,7 +231,7 @@ describe("breaker", () => {
       expect((yield* decideFor(c, badBig[0]!, all))._tag).toBe("Repair")
       expect((yield* decideFor(c, badSmall[0]!, all))._tag).toBe("Blocked")
       const loose = node("loose", [cond("Ready", "False", T0)])
-      const v = breakerVerdict(c, poolStats(c, [...all, loose]), undefined)
+      const v = breakerVerdict(c, statsOf(c, [...all, loose]), undefined)
       expect(v).toMatchObject({ scope: CLUSTER_SCOPE, size: 21, unhealthy: 9, allowed: 5, open: true })
     })
   )

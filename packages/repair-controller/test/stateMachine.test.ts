@@ -25,7 +25,20 @@ const match = (over: Partial<PolicyMatch> = {}): PolicyMatch => ({
 })
 
 const start = (m: PolicyMatch) =>
-  startRepair({ id: "r1", match: m, node: { name: "n1", providerID: "kwok://n1", labels: { a: "b" } } }, T0)
+  startRepair(
+    {
+      id: "r1",
+      match: m,
+      node: {
+        name: "n1",
+        uid: "uid-n1",
+        providerID: "kwok://n1",
+        labels: { a: "b" },
+        instance: { instanceId: "kwok://n1", state: "running", launch: { cpu: "8" } }
+      }
+    },
+    T0
+  )
 
 /** Runs the machine with a scripted environment; returns the actions taken in order. */
 const run = (r0: RepairRecord, respond: (a: Action, r: RepairRecord, now: number) => Fact | undefined) => {

@@ -47,6 +47,7 @@ export class AdminClient {
     instanceType?: string
     zone?: string
     tags?: Record<string, string>
+    launchTemplateId?: string
   }) => this.#call<AdminInstance>("POST", "/admin/instances/adopt", req)
   injectFault = (spec: FaultSpec) => this.#call<unknown>("POST", "/admin/faults", spec)
   clearFaults = () => this.#call<unknown>("DELETE", "/admin/faults")

@@ -21,7 +21,9 @@ export const AdoptRequest = Schema.Struct({
   instanceId: Schema.optionalKey(Schema.String),
   instanceType: Schema.optionalKey(Schema.String),
   zone: Schema.optionalKey(Schema.String),
-  tags: Schema.optionalKey(Schema.Record(Schema.String, Schema.String))
+  tags: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  /** The launch template the instance counts as launched from (tags `aws:ec2launchtemplate:*`). */
+  launchTemplateId: Schema.optionalKey(Schema.String)
 })
 
 export interface AdminContext {
@@ -88,7 +90,9 @@ export async function routeAdmin(
       instanceId: req.instanceId,
       instanceType: req.instanceType,
       zoneName: req.zone,
-      tags: req.tags
+      tags: req.tags,
+      launchTemplate:
+        req.launchTemplateId !== undefined ? { id: req.launchTemplateId, version: "$Default" } : undefined
     })
     return { status: 200, body: instanceJson(i) }
   }

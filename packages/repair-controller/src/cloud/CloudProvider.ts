@@ -30,6 +30,28 @@ export interface Replacement {
   readonly zone?: string
 }
 
+/**
+ * What the cloud says about the instance behind a Node, read once before a repair touches the node and kept in
+ * the controller's journal: the replacement is built from these facts, never from what the node says of itself
+ * (its labels and annotations are node-writable).
+ */
+export interface InstanceFacts {
+  readonly instanceId: string
+  readonly state: InstanceState
+  readonly zone?: string
+  /** The pool the cloud puts the instance in (its `poolLabel` tag), when it says. */
+  readonly pool?: string
+  /** Provider-specific launch facts (instance type, subnet, launch template...), as the cloud reports them. */
+  readonly launch: Readonly<Record<string, string>>
+}
+
+/** The instance named by a Node's providerID is not that Node's (a forged or stale providerID). */
+export class InstanceMismatch extends Data.TaggedError("InstanceMismatch")<{
+  readonly node: string
+  readonly providerID: string
+  readonly message: string
+}> {}
+
 export interface ZonalShift {
   readonly kind: "zonal-shift" | "autoshift"
   /** Availability zone name (`us-west-2a`) when known. */
@@ -57,15 +79,26 @@ export class CloudProvider extends Context.Service<
   CloudProvider,
   {
     readonly name: string
+    /**
+     * The instance behind `node`, after checking with the cloud that it is that node's (its private DNS name or
+     * id is the node's name). Fails with InstanceMismatch when it is not, InvalidProviderID when unreadable.
+     */
+    readonly inspect: (
+      node: NodeRef
+    ) => Effect.Effect<InstanceFacts, CloudError | InvalidProviderID | InstanceMismatch>
     /** Current state of the node's instance. */
     readonly describe: (node: NodeRef) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
     /** Starts termination; an instance already shutting-down/terminated/not-found counts as done. */
     readonly terminate: (node: NodeRef) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
     readonly reboot: (node: NodeRef) => Effect.Effect<void, CloudError | InvalidProviderID>
-    /** Launches a replacement with the node's pool labels and instance type, avoiding `avoidZones`. */
+    /** Launches a replacement from the inspected `facts` (type, subnet, template, pool), avoiding `avoidZones`. */
     readonly launchReplacement: (
       node: NodeRef,
-      options: { readonly avoidZones: ReadonlyArray<string>; readonly idempotencyToken: string }
+      options: {
+        readonly facts: InstanceFacts
+        readonly avoidZones: ReadonlyArray<string>
+        readonly idempotencyToken: string
+      }
     ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */
     readonly activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError>

@@ -97,7 +97,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       cloud,
       logCapture,
       cache,
-      store: makeRepairStore(kube, cache, config.namespace),
+      store: makeRepairStore(kube, config.namespace, cache.counter.setRepairing),
       events: makeEventRecorder(kube),
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),

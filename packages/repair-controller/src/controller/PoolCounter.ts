@@ -1,6 +1,6 @@
 /**
  * Live per-pool node and unhealthy counts, updated in O(1) per informer event, so the breaker costs nothing
- * per decision even at thousands of nodes.
+ * per decision even at thousands of nodes. Unhealthy = a policy matches, or the journal holds a repair for it.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
@@ -8,12 +8,15 @@ import type { NodeView } from "../decide/NodeView.ts"
 
 interface Entry {
   readonly pool: string | undefined
+  readonly matching: boolean
   readonly unhealthy: boolean
 }
 
 export interface PoolCounter {
   readonly upsert: (node: NodeView) => void
   readonly remove: (name: string) => void
+  /** The journal holds (or no longer holds) a repair of `name`. */
+  readonly setRepairing: (name: string, repairing: boolean) => void
   readonly stats: () => PoolStats
   readonly unhealthyNames: () => ReadonlyArray<string>
 }
@@ -22,6 +25,7 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const entries = new Map<string, Entry>()
   const pools = new Map<string, { size: number; unhealthy: number }>()
   const cluster = { size: 0, unhealthy: 0 }
+  const repairing = new Set<string>()
   const apply = (e: Entry, sign: 1 | -1) => {
     cluster.size += sign
     if (e.unhealthy) cluster.unhealthy += sign
@@ -38,14 +42,22 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     apply(old, -1)
     entries.delete(name)
   }
+  const put = (name: string, pool: string | undefined, matching: boolean) => {
+    remove(name)
+    const e = { pool, matching, unhealthy: matching || repairing.has(name) }
+    entries.set(name, e)
+    apply(e, 1)
+  }
   return {
-    upsert: (node) => {
-      remove(node.name)
-      const e = { pool: poolOf(config, node), unhealthy: isUnhealthy(config, node) }
-      entries.set(node.name, e)
-      apply(e, 1)
-    },
+    upsert: (node) => put(node.name, poolOf(config, node), isUnhealthy(config, node)),
     remove,
+    setRepairing: (name, on) => {
+      if (on === repairing.has(name)) return
+      if (on) repairing.add(name)
+      else repairing.delete(name)
+      const e = entries.get(name)
+      if (e !== undefined) put(name, e.pool, e.matching)
+    },
     stats: () => ({ pools, cluster: { ...cluster } }),
     unhealthyNames: () => [...entries].filter(([, e]) => e.unhealthy).map(([n]) => n)
   }

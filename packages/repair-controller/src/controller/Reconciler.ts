@@ -4,16 +4,19 @@
  * step has to wait; then the key is requeued after exactly that long.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { decide } from "../decide/decide.ts"
+import { type Decision, decide } from "../decide/decide.ts"
 import { poolOf } from "../decide/breaker.ts"
-import { ZONE_LABEL } from "../decide/NodeView.ts"
+import { identityRefusal, liveNodeMismatch } from "../decide/identity.ts"
+import { type NodeView, ZONE_LABEL } from "../decide/NodeView.ts"
+import { nodeRef } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
-import { isTerminal, type RepairRecord } from "../repair/RepairRecord.ts"
+import { isTerminal, needsLiveNode, type RepairRecord } from "../repair/RepairRecord.ts"
 import { advance, nextAction, startRepair } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { executeAction, recordAndTaint } from "./executeAction.ts"
+import { executeAction } from "./executeAction.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
+const NOT_THE_SAME_NODE = "the Node is not the one this repair started on"
 const DEDUPE_MS = 15 * 60_000
 
 const labelsOf = (r: RepairRecord) => ({ condition: r.conditionType, reason: r.reason, action: r.action })
@@ -36,6 +39,8 @@ const finishRepair = (env: ControllerEnv, r: RepairRecord) =>
       })
       yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })
     } else {
+      // The Node is another object now: its repair record must not stand in the way of judging it afresh.
+      if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
       yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
       yield* env.events.emit({
         node,
@@ -62,6 +67,12 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
     for (let i = 0; i < MAX_STEPS_PER_RECONCILE; i++) {
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
+      const mismatch = needsLiveNode(r) ? liveNodeMismatch(r, env.cache.view(r.node.name)) : undefined
+      if (mismatch !== undefined) {
+        r = advance(r, { _tag: "Aborted", why: `${NOT_THE_SAME_NODE}: ${mismatch}; not acting on it` }, now)
+        yield* env.store.persist(r)
+        return yield* finishRepair(env, r)
+      }
       const action = nextAction(r, env.config, now)
       if (action._tag === "Drain" || action._tag === "ForceDrain") {
         // Taints first: other nodes' taints are being written (or just were); drain a moment later.
@@ -110,11 +121,12 @@ export const reconcile = (env: ControllerEnv, name: string) =>
         type: "Warning",
         reason: "RepairRecordInvalid",
         action: "Repair",
-        note: `the nodemend.io/repair annotation cannot be read; not acting: ${stored.error}`.slice(0, 1000)
+        note: `the repair journal ${name} cannot be read; not acting: ${stored.error}`.slice(0, 1000)
       })
       return
     }
     if (stored._tag === "Record") {
+      if (stored.record.phase === "Failed") return yield* env.store.forgetIfCleared(name)
       if (isTerminal(stored.record)) return
       return yield* runRepair(env, stored.record)
     }
@@ -208,64 +220,78 @@ export const reconcile = (env: ControllerEnv, name: string) =>
           action: "Decide",
           note: `dry-run: would ${d.governing.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason})`
         })
-      case "Repair": {
-        const v = env.cache.get(name)
-        const record = startRepair(
-          {
-            id: newRepairId(node.uid, now),
-            match: d.governing,
-            node: {
-              name,
-              ...(node.uid !== undefined ? { uid: node.uid } : {}),
-              providerID: v?.spec?.providerID ?? "",
-              ...(poolOf(env.config, node) !== undefined ? { pool: poolOf(env.config, node)! } : {}),
-              ...(node.labels[ZONE_LABEL] !== undefined ? { zone: node.labels[ZONE_LABEL] } : {}),
-              labels: node.labels
-            }
-          },
-          now
-        )
-        if (d.governing.expiresAt !== undefined) env.expiredAt.set(record.id, d.governing.expiresAt)
-        yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(record)), 1)
-        yield* Effect.logInfo("repair started", {
-          node: name,
-          id: record.id,
-          ...labelsOf(record),
-          pool: d.breaker.scope
-        })
-        // Fast path: record + taint in one write; on a stale cache, the step-by-step path (record, then taint).
-        const tainted = advance(record, { _tag: "Tainted" }, now)
-        const fast = yield* env.taintFirst.tainting(recordAndTaint(env, tainted))
-        if (fast) {
-          env.store.remember(tainted)
-          env.expiredAt.delete(record.id)
-          if (d.governing.expiresAt !== undefined)
-            yield* Metric.update(
-              M.decisionLatency,
-              Math.max(0, (yield* Clock.currentTimeMillis) - d.governing.expiresAt) / 1000
-            )
-        } else yield* env.store.persist(record)
-        yield* env.events.emit({
-          node: ref,
-          type: "Warning",
-          reason: "RepairStarted",
-          action: "Repair",
-          note: `${record.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
-        })
-        if (fast)
-          yield* env.events.emit({
-            node: ref,
-            type: "Normal",
-            reason: "Tainted",
-            action: "Taint",
-            note: "tainted nodemend.io/repair:NoSchedule; draining next"
-          })
-        // Other nodes waiting (a burst of expiries): their taints first, this drain on a later turn.
-        if (fast && env.queue.length() > 0) {
-          env.queue.add(name)
-          return
-        }
-        return yield* runRepair(env, fast ? tainted : record)
-      }
+      case "Repair":
+        return yield* startVerifiedRepair(env, node, d, now)
     }
+  })
+
+const refused = (env: ControllerEnv, node: NodeView, why: string) =>
+  env.events.emitDeduped(`${node.name}/RepairRefused/${why}`, DEDUPE_MS, {
+    node: { name: node.name, uid: node.uid },
+    type: "Warning",
+    reason: "RepairRefused",
+    action: "Decide",
+    note: `not repairing: ${why}`.slice(0, 1000)
+  })
+
+/**
+ * Starts a repair only on a node the cloud vouches for: its instance is this Node's, and the pool and zone the
+ * breaker and the zonal-shift gate judged it by are the cloud's, not labels the node set on itself. The record
+ * (with the cloud's facts) goes to the journal before the first action.
+ */
+const startVerifiedRepair = (
+  env: ControllerEnv,
+  node: NodeView,
+  d: Extract<Decision, { _tag: "Repair" }>,
+  now: number
+) =>
+  Effect.gen(function* () {
+    const name = node.name
+    if (node.uid === undefined) return
+    const facts = yield* env.cloud.inspect(nodeRef(node)).pipe(Effect.result)
+    if (facts._tag === "Failure") {
+      const e = facts.failure
+      if (e._tag === "CloudError" && e.retryable) {
+        yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: e.message })
+        env.queue.addAfter(name, env.config.breaker.requeueSeconds * 1000)
+        return
+      }
+      return yield* refused(env, node, e.message)
+    }
+    const refusal = identityRefusal(env.config, node, facts.success)
+    if (refusal !== undefined) return yield* refused(env, node, refusal)
+    const pool = poolOf(env.config, node)
+    const record = startRepair(
+      {
+        id: newRepairId(node.uid, now),
+        match: d.governing,
+        node: {
+          name,
+          uid: node.uid,
+          providerID: node.providerID ?? "",
+          ...(pool !== undefined ? { pool } : {}),
+          ...(node.labels[ZONE_LABEL] !== undefined ? { zone: node.labels[ZONE_LABEL] } : {}),
+          labels: node.labels,
+          instance: facts.success
+        }
+      },
+      now
+    )
+    if (d.governing.expiresAt !== undefined) env.expiredAt.set(record.id, d.governing.expiresAt)
+    yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(record)), 1)
+    yield* Effect.logInfo("repair started", {
+      node: name,
+      id: record.id,
+      ...labelsOf(record),
+      pool: d.breaker.scope
+    })
+    yield* env.store.persist(record)
+    yield* env.events.emit({
+      node: { name, uid: node.uid },
+      type: "Warning",
+      reason: "RepairStarted",
+      action: "Repair",
+      note: `${record.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
+    })
+    return yield* runRepair(env, record)
   })

@@ -1,23 +1,17 @@
 /**
- * Where repair records live: the Node annotation (always, while the Node exists), a journal ConfigMap from
- * the termination step on (the Node goes away), and an in-memory copy that is never older than either, so
- * a lagging informer cache cannot rewind a repair. Journal first, then annotation: the journal is never behind.
+ * Where repair records live: the journal, one ConfigMap per repair in the controller's own namespace, which only
+ * the controller writes (no node, agent or kubelet identity can), and an in-memory copy of it. The Node's own
+ * objects are never read back as repair state: a node can write its annotations (docs/security.md).
+ * Journal first, memory after: the journal is never behind what the controller has acted on.
  */
 import { Effect, Result } from "effect"
-import { REPAIR_ANNOTATION } from "../decide/NodeView.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { KubeError } from "../kube/KubeError.ts"
-import {
-  isTerminal,
-  needsJournal,
-  parseRecord,
-  type RepairRecord,
-  serializeRecord
-} from "../repair/RepairRecord.ts"
-import type { NodeCache } from "./NodeCache.ts"
+import { parseRecord, type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
 
 export const JOURNAL_LABEL = "nodemend.io/repair-journal"
-export const journalName = (nodeName: string) => `nodemend-repair-${nodeName}`.slice(0, 253)
+const JOURNAL_PREFIX = "nodemend-repair-"
+export const journalName = (nodeName: string) => `${JOURNAL_PREFIX}${nodeName}`.slice(0, 253)
 
 export type StoredRecord =
   | { readonly _tag: "None" }
@@ -28,107 +22,92 @@ export interface RepairStore {
   readonly get: (nodeName: string) => StoredRecord
   readonly loadJournal: Effect.Effect<void, KubeError>
   readonly persist: (r: RepairRecord) => Effect.Effect<void, KubeError>
-  /** A record the caller has already written to the Node itself (in the same patch as the taint). */
-  readonly remember: (r: RepairRecord) => void
-  /** A succeeded repair: journal deleted, annotation removed, id remembered so a stale cache cannot replay it. */
+  /** Deletes the repair's journal entry (a failed repair keeps its entry for an operator; its caller keeps it). */
   readonly finish: (r: RepairRecord) => Effect.Effect<void, KubeError>
+  /** Forgets a kept (failed) record whose journal entry an operator has deleted. */
+  readonly forgetIfCleared: (nodeName: string) => Effect.Effect<void, KubeError>
   readonly journalNodeNames: () => ReadonlyArray<string>
   /** The repaired node whose replacement is `replacementName`. */
   readonly originalOf: (replacementName: string) => string | undefined
   readonly active: () => number
 }
 
-export const makeRepairStore = (kube: KubeShape, cache: NodeCache, namespace: string): RepairStore => {
-  const memory = new Map<string, RepairRecord>()
-  const journal = new Map<string, RepairRecord>()
-  const finished = new Set<string>()
+/** `onRecord(name, present)`: a record appeared or went (the breaker counts recorded nodes as unhealthy). */
+export const makeRepairStore = (
+  kube: KubeShape,
+  namespace: string,
+  onRecord: (nodeName: string, present: boolean) => void
+): RepairStore => {
+  const records = new Map<string, RepairRecord>()
+  const invalid = new Map<string, string>()
   const replacementOf = new Map<string, string>()
 
-  const index = (r: RepairRecord) => {
+  const remember = (r: RepairRecord) => {
+    records.set(r.node.name, r)
+    invalid.delete(r.node.name)
     if (r.replacement?.nodeName !== undefined) replacementOf.set(r.replacement.nodeName, r.node.name)
+    onRecord(r.node.name, true)
   }
 
-  const fromAnnotation = (nodeName: string): StoredRecord => {
-    const node = cache.get(nodeName)
-    const text = node?.metadata?.annotations?.[REPAIR_ANNOTATION]
-    if (text === undefined) return { _tag: "None" }
+  const forget = (nodeName: string) => {
+    const r = records.get(nodeName)
+    if (r?.replacement?.nodeName !== undefined) replacementOf.delete(r.replacement.nodeName)
+    records.delete(nodeName)
+    invalid.delete(nodeName)
+    onRecord(nodeName, false)
+  }
+
+  const loadOne = (name: string, text: string) => {
     const r = parseRecord(text)
-    if (Result.isFailure(r)) return { _tag: "Invalid", error: r.failure }
-    if (
-      r.success.node.uid !== undefined &&
-      node?.metadata?.uid !== undefined &&
-      r.success.node.uid !== node.metadata.uid
-    )
-      return { _tag: "None" }
-    return { _tag: "Record", record: r.success }
+    // Unreadable (or written by an older version): that node is left alone, and an operator is told.
+    if (Result.isFailure(r)) {
+      invalid.set(name.slice(JOURNAL_PREFIX.length), r.failure)
+      onRecord(name.slice(JOURNAL_PREFIX.length), true)
+      return Effect.logWarning("unreadable repair journal; not acting on its node", {
+        configMap: name,
+        error: r.failure
+      })
+    }
+    if (journalName(r.success.node.name) !== name)
+      return Effect.logWarning("repair journal names another node; ignored", { configMap: name })
+    remember(r.success)
+    return Effect.void
   }
-
-  const writeAnnotation = (r: RepairRecord, value: string | null) =>
-    cache.get(r.node.name) === undefined
-      ? Effect.void
-      : kube.patchNodeAnnotations(r.node.name, { [REPAIR_ANNOTATION]: value }).pipe(
-          Effect.asVoid,
-          Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.void : Effect.fail(e)))
-        )
-
-  const writeJournal = (r: RepairRecord) =>
-    kube.upsertConfigMap({
-      metadata: { name: journalName(r.node.name), namespace, labels: { [JOURNAL_LABEL]: "true" } },
-      data: { record: serializeRecord(r) }
-    })
 
   return {
     get: (nodeName) => {
-      const m = memory.get(nodeName)
-      if (m !== undefined) return { _tag: "Record", record: m }
-      const a = fromAnnotation(nodeName)
-      if (a._tag === "Record" && finished.has(a.record.id)) return { _tag: "None" }
-      if (a._tag !== "None") return a
-      const j = journal.get(nodeName)
-      if (j !== undefined && !finished.has(j.id)) return { _tag: "Record", record: j }
-      return { _tag: "None" }
+      const r = records.get(nodeName)
+      if (r !== undefined) return { _tag: "Record", record: r }
+      const error = invalid.get(nodeName)
+      return error === undefined ? { _tag: "None" } : { _tag: "Invalid", error }
     },
     loadJournal: kube.listConfigMaps(namespace, `${JOURNAL_LABEL}=true`).pipe(
       Effect.flatMap((cms) =>
-        Effect.forEach(cms, (cm) => {
-          const r = parseRecord(cm.data?.record ?? "")
-          if (Result.isFailure(r))
-            return Effect.logWarning("ignoring invalid repair journal", {
-              configMap: cm.metadata?.name,
-              error: r.failure
-            })
-          journal.set(r.success.node.name, r.success)
-          index(r.success)
-          return Effect.void
+        Effect.forEach(cms, (cm) => loadOne(cm.metadata?.name ?? "", cm.data?.record ?? ""), {
+          discard: true
         })
-      ),
-      Effect.asVoid
+      )
     ),
     persist: (r) =>
-      Effect.gen(function* () {
-        memory.set(r.node.name, r)
-        index(r)
-        if (needsJournal(r)) {
-          yield* writeJournal(r)
-          journal.set(r.node.name, r)
-        }
-        yield* writeAnnotation(r, serializeRecord(r))
-      }),
-    remember: (r) => {
-      memory.set(r.node.name, r)
-      index(r)
-    },
+      kube
+        .upsertConfigMap({
+          metadata: { name: journalName(r.node.name), namespace, labels: { [JOURNAL_LABEL]: "true" } },
+          data: { record: serializeRecord(r) }
+        })
+        .pipe(Effect.andThen(Effect.sync(() => remember(r)))),
     finish: (r) =>
-      Effect.gen(function* () {
-        finished.add(r.id)
-        memory.delete(r.node.name)
-        yield* kube.deleteConfigMap(namespace, journalName(r.node.name))
-        journal.delete(r.node.name)
-        if (r.replacement?.nodeName !== undefined) replacementOf.delete(r.replacement.nodeName)
-        yield* writeAnnotation(r, null)
-      }),
-    journalNodeNames: () => [...journal.keys()],
+      kube
+        .deleteConfigMap(namespace, journalName(r.node.name))
+        .pipe(Effect.andThen(Effect.sync(() => forget(r.node.name)))),
+    forgetIfCleared: (nodeName) =>
+      kube.readConfigMap(namespace, journalName(nodeName)).pipe(
+        Effect.asVoid,
+        Effect.catchTag("KubeError", (e) =>
+          e.code === 404 ? Effect.sync(() => forget(nodeName)) : Effect.fail(e)
+        )
+      ),
+    journalNodeNames: () => [...records.keys()],
     originalOf: (name) => replacementOf.get(name),
-    active: () => [...memory.values()].filter((r) => !isTerminal(r)).length
+    active: () => [...records.values()].filter((r) => r.phase !== "Succeeded" && r.phase !== "Failed").length
   }
 }

@@ -10,8 +10,7 @@ import type { Taint } from "../kube/types.ts"
 import { nodeRef, podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan, REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "../repair/drainPlan.ts"
-import { type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
-import { REPAIR_ANNOTATION } from "../decide/NodeView.ts"
+import type { RepairRecord } from "../repair/RepairRecord.ts"
 import type { Action, Fact } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
@@ -25,12 +24,9 @@ const wait = (ms: number): Outcome => ({ _tag: "Wait", requeueAfterMs: Math.max(
 const POLL_MS = 1000
 const INSTANCE_POLL_MS = 2000
 
+/** The node as the repair recorded it (controller-written journal), never as the node describes itself now. */
 const refOf = (r: RepairRecord): NodeRef =>
-  nodeRef({
-    name: r.node.name,
-    providerID: r.node.providerID || `kwok://${r.node.name}`,
-    labels: r.node.labels
-  })
+  nodeRef({ name: r.node.name, providerID: r.node.providerID, labels: r.node.labels })
 
 const nodeEvent = (
   env: ControllerEnv,
@@ -43,14 +39,17 @@ const nodeEvent = (
 const isReady = (env: ControllerEnv, name: string) =>
   env.cache.get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false
 
-const setTaint = (env: ControllerEnv, name: string, present: boolean) =>
+/** Adds or removes the repair taint on the repair's own Node: the patch fails if the uid or version moved. */
+const setTaint = (env: ControllerEnv, r: RepairRecord, present: boolean) =>
   Effect.gen(function* () {
+    const name = r.node.name
     const node = yield* env.kube.readNode(name)
     const taints = node.spec?.taints ?? []
     const idx = taints.findIndex((t) => t.key === REPAIR_TAINT_KEY && t.effect === REPAIR_TAINT_EFFECT)
     if (present === idx >= 0) return "unchanged" as const
     const taint: Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
     const ops: object[] = [
+      { op: "test", path: "/metadata/uid", value: r.node.uid },
       { op: "test", path: "/metadata/resourceVersion", value: node.metadata?.resourceVersion }
     ]
     if (!present) ops.push({ op: "remove", path: `/spec/taints/${idx}` })
@@ -150,51 +149,13 @@ const drain = (env: ControllerEnv, r: RepairRecord, deadlinePassed: boolean, for
     return wait(delay)
   })
 
-/**
- * The fast start of a repair: the record (already past `Tainting`) and the taint in one JSON patch, guarded by
- * the cached resourceVersion. One request instead of three; atomic, so the record never lags the taint.
- * Returns false when the cache was stale (or the node is gone): the caller takes the step-by-step path.
- */
-export const recordAndTaint = (env: ControllerEnv, tainted: RepairRecord) =>
-  Effect.gen(function* () {
-    const node = env.cache.get(tainted.node.name)
-    const rv = node?.metadata?.resourceVersion
-    if (node === undefined || rv === undefined) return false
-    const taint: Taint = { key: REPAIR_TAINT_KEY, value: "true", effect: REPAIR_TAINT_EFFECT }
-    const annotations = node.metadata?.annotations
-    const record = serializeRecord(tainted)
-    const ops: object[] = [{ op: "test", path: "/metadata/resourceVersion", value: rv }]
-    ops.push(
-      annotations === undefined
-        ? { op: "add", path: "/metadata/annotations", value: { [REPAIR_ANNOTATION]: record } }
-        : {
-            op: "add",
-            path: `/metadata/annotations/${REPAIR_ANNOTATION.replaceAll("~", "~0").replaceAll("/", "~1")}`,
-            value: record
-          }
-    )
-    const taints = node.spec?.taints
-    if (!(taints ?? []).some((t) => t.key === REPAIR_TAINT_KEY && t.effect === REPAIR_TAINT_EFFECT))
-      ops.push(
-        taints
-          ? { op: "add", path: "/spec/taints/-", value: taint }
-          : { op: "add", path: "/spec/taints", value: [taint] }
-      )
-    return yield* env.kube.jsonPatchNode(tainted.node.name, ops).pipe(
-      Effect.as(true),
-      Effect.catchTag("KubeError", (e) =>
-        e.code === 404 || e.code === 409 || e.code === 422 ? Effect.succeed(false) : Effect.fail(e)
-      )
-    )
-  })
-
 export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Action) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     switch (action._tag) {
       case "Taint": {
         const changed = yield* env.taintFirst
-          .tainting(setTaint(env, r.node.name, true))
+          .tainting(setTaint(env, r, true))
           .pipe(
             Effect.catchTag("KubeError", (e) =>
               e.code === 404
@@ -325,6 +286,7 @@ export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Actio
       case "LaunchReplacement": {
         const avoidZones = shiftedZones(yield* Ref.get(env.shifts), now)
         const replacement = yield* env.cloud.launchReplacement(refOf(r), {
+          facts: r.node.instance,
           avoidZones,
           idempotencyToken: r.id
         })
@@ -353,13 +315,17 @@ export const executeAction = (env: ControllerEnv, r: RepairRecord, action: Actio
         if (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined)) {
           // A restarted controller asks again; the launch is idempotent on the repair id.
           const avoidZones = shiftedZones(yield* Ref.get(env.shifts), now)
-          yield* env.cloud.launchReplacement(refOf(r), { avoidZones, idempotencyToken: r.id })
+          yield* env.cloud.launchReplacement(refOf(r), {
+            facts: r.node.instance,
+            avoidZones,
+            idempotencyToken: r.id
+          })
           env.launched.add(r.id)
         }
         return wait(Math.min(5000, action.timesOutAt - now))
       }
       case "Untaint": {
-        yield* setTaint(env, r.node.name, false).pipe(
+        yield* setTaint(env, r, false).pipe(
           Effect.catchTag("KubeError", (e) =>
             e.code === 404 ? Effect.succeed("gone" as const) : Effect.fail(e)
           )

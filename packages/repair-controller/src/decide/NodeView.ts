@@ -25,5 +25,3 @@ export interface NodeView {
 export const ZONE_LABEL = "topology.kubernetes.io/zone"
 export const ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
 export const DO_NOT_REPAIR_ANNOTATION = "nodemend.io/do-not-repair"
-/** The repair record (see repair/RepairRecord.ts). A node carrying it is under repair. */
-export const REPAIR_ANNOTATION = "nodemend.io/repair"

@@ -1,11 +1,11 @@
 /**
  * The per-pool breaker. Pool = value of the configured label; nodes without it are judged against the
  * whole cluster, as Karpenter does for standalone NodeClaims. Unhealthy = any policy matching (toleration
- * ignored) or a repair in progress. Allowed = ceil(percent x size); repair proceeds iff unhealthy <= allowed.
+ * ignored) or a repair in progress (the journal's, counted by `PoolCounter`). Allowed = ceil(percent x size); repair proceeds iff unhealthy <= allowed.
  * It is a breaker, not a rate limiter: under the limit every due node is repaired, over it none.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import { REPAIR_ANNOTATION, type NodeView } from "./NodeView.ts"
+import type { NodeView } from "./NodeView.ts"
 import { matchesAnyPolicy } from "./policyMatch.ts"
 
 /** The scope name used for nodes without the pool label. */
@@ -27,26 +27,7 @@ export const poolOf = (config: ControllerConfig, node: NodeView): string | undef
 }
 
 export const isUnhealthy = (config: ControllerConfig, node: NodeView): boolean =>
-  matchesAnyPolicy(config, node) || node.annotations[REPAIR_ANNOTATION] !== undefined
-
-/** One pass over all nodes. */
-export const poolStats = (config: ControllerConfig, nodes: Iterable<NodeView>): PoolStats => {
-  const pools = new Map<string, { size: number; unhealthy: number }>()
-  let size = 0
-  let unhealthy = 0
-  for (const n of nodes) {
-    const bad = isUnhealthy(config, n)
-    size++
-    if (bad) unhealthy++
-    const pool = poolOf(config, n)
-    if (pool === undefined) continue
-    const s = pools.get(pool) ?? { size: 0, unhealthy: 0 }
-    s.size++
-    if (bad) s.unhealthy++
-    pools.set(pool, s)
-  }
-  return { pools, cluster: { size, unhealthy } }
-}
+  matchesAnyPolicy(config, node)
 
 /** Kubernetes int-or-percent scaling with round-up, as PDB maxUnavailable. */
 export const allowedUnhealthy = (percent: number, size: number): number => Math.ceil((percent * size) / 100)

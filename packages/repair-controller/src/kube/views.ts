@@ -64,7 +64,7 @@ export const podView = (p: Pod): PodView => ({
 
 /**
  * What a node update must change for the controller to look again: condition status, lastTransitionTime and
- * reason, the repair and veto annotations, the pool and zone labels, providerID, deletion. Heartbeats change
+ * reason, the veto annotation, the pool and zone labels, providerID, deletion. Heartbeats change
  * none of these.
  */
 export const nodeSignature = (n: Node, poolLabel: string): string => {
@@ -76,7 +76,6 @@ export const nodeSignature = (n: Node, poolLabel: string): string => {
   const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status ?? ""
   return [
     conds,
-    a["nodemend.io/repair"] ?? "",
     a["nodemend.io/do-not-repair"] ?? "",
     n.metadata?.labels?.[poolLabel] ?? "",
     n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "",

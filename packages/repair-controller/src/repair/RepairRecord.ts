@@ -1,7 +1,7 @@
 /**
- * The repair record: written on the Node (annotation `nodemend.io/repair`) before every action, and from
- * the termination step on also in a journal ConfigMap, because terminating the instance removes the Node.
- * A restarted controller resumes from it exactly where it stopped.
+ * The repair record: written to the controller's journal (a ConfigMap in its own namespace, which no node can
+ * write) before every action. A restarted controller resumes from it exactly where it stopped. Nothing a node
+ * can write is ever read back as a record (docs/security.md).
  */
 import { Result, Schema } from "effect"
 
@@ -22,7 +22,8 @@ export type Phase = (typeof PHASES)[number]
 const Iso = Schema.String
 
 export const RepairRecordSchema = Schema.Struct({
-  v: Schema.Literal(1),
+  /** 2: journal-only records bound to the Node's uid and the cloud's instance facts. */
+  v: Schema.Literal(2),
   /** Unique per repair; the idempotency token for launches. */
   id: Schema.String,
   phase: Schema.Literals(PHASES),
@@ -53,14 +54,32 @@ export const RepairRecordSchema = Schema.Struct({
   ),
   finishedAt: Schema.optionalKey(Iso),
   failure: Schema.optionalKey(Schema.String),
-  /** The node as it was when the repair started: what the replacement is built from once the Node is gone. */
+  /**
+   * The node as it was when the repair started, and its instance as the cloud described it then: the
+   * replacement is built from `instance`, and every step checks the live Node still has this uid and providerID.
+   */
   node: Schema.Struct({
     name: Schema.String,
-    uid: Schema.optionalKey(Schema.String),
+    uid: Schema.String,
     providerID: Schema.String,
     pool: Schema.optionalKey(Schema.String),
     zone: Schema.optionalKey(Schema.String),
-    labels: Schema.Record(Schema.String, Schema.String)
+    labels: Schema.Record(Schema.String, Schema.String),
+    instance: Schema.Struct({
+      instanceId: Schema.String,
+      state: Schema.Literals([
+        "pending",
+        "running",
+        "stopping",
+        "stopped",
+        "shutting-down",
+        "terminated",
+        "not-found"
+      ]),
+      zone: Schema.optionalKey(Schema.String),
+      pool: Schema.optionalKey(Schema.String),
+      launch: Schema.Record(Schema.String, Schema.String)
+    })
   })
 })
 export type RepairRecord = typeof RepairRecordSchema.Type
@@ -77,9 +96,10 @@ export const serializeRecord = (r: RepairRecord): string => JSON.stringify(r)
 
 export const isTerminal = (r: RepairRecord): boolean => r.phase === "Succeeded" || r.phase === "Failed"
 
-/** From Terminating on the Node may vanish, so the record must also live in the journal. */
-export const needsJournal = (r: RepairRecord): boolean =>
-  r.phase === "Terminating" ||
-  r.phase === "RemovingNode" ||
-  r.phase === "Replacing" ||
-  (isTerminal(r) && r.action === "Replace")
+/** Up to here the Node must be the one the repair started on; from Terminating on it may vanish. */
+export const needsLiveNode = (r: RepairRecord): boolean =>
+  r.phase === "Tainting" ||
+  r.phase === "Draining" ||
+  r.phase === "CapturingLogs" ||
+  r.phase === "Rebooting" ||
+  r.phase === "Untainting"

@@ -10,7 +10,7 @@
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
-import type { Replacement } from "../cloud/CloudProvider.ts"
+import type { InstanceFacts, Replacement } from "../cloud/CloudProvider.ts"
 import type { RepairRecord } from "./RepairRecord.ts"
 
 export type Action =
@@ -58,16 +58,17 @@ export const startRepair = (
     readonly match: PolicyMatch
     readonly node: {
       readonly name: string
-      readonly uid?: string
+      readonly uid: string
       readonly providerID: string
       readonly pool?: string
       readonly zone?: string
       readonly labels: Readonly<Record<string, string>>
+      readonly instance: InstanceFacts
     }
   },
   now: number
 ): RepairRecord => ({
-  v: 1,
+  v: 2,
   id: args.id,
   phase: "Tainting",
   action: args.match.action === "Reboot" ? "Reboot" : "Replace",
@@ -78,7 +79,11 @@ export const startRepair = (
   drainMode: args.match.drainMode,
   drainDeadlineMs: args.match.drainDeadlineMs,
   captureLogs: args.match.captureLogs,
-  node: { ...args.node, labels: { ...args.node.labels } }
+  node: {
+    ...args.node,
+    labels: { ...args.node.labels },
+    instance: { ...args.node.instance, launch: { ...args.node.instance.launch } }
+  }
 })
 
 export const nextAction = (r: RepairRecord, config: ControllerConfig, now: number): Action => {

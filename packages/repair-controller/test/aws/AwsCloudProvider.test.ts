@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/v
 import { CloudProvider } from "../../src/cloud/CloudProvider.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
 import type { AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
-import { awsConfig, clientsFor, nodeRefOf } from "./support.ts"
+import { awsConfig, clientsFor, LAUNCH_TEMPLATE, nodeRefOf } from "./support.ts"
 
 let cloud: FakeCloud
 let admin: AdminClient
@@ -37,12 +37,14 @@ const withProvider =
       return yield* f(yield* CloudProvider)
     }).pipe(Effect.provide(provider(overrides)))
 
-const adoptNode = (zone = "us-west-2a") =>
+const adoptNode = (zone = "us-west-2a", fromTemplate = true) =>
   Effect.promise(() =>
     admin.adopt({
       nodeName: `node-${Math.random().toString(36).slice(2, 8)}`,
       instanceType: "p5.48xlarge",
-      zone
+      zone,
+      tags: { "nodemend.io/pool": "gpu" },
+      ...(fromTemplate ? { launchTemplateId: LAUNCH_TEMPLATE } : {})
     })
   )
 const calls = (action: string) =>
@@ -179,19 +181,74 @@ describe("reboot", () => {
   )
 })
 
+describe("inspect: the instance must be the node's", () => {
+  it.live("facts come from EC2: type, subnet, template, pool tag, zone", () =>
+    withProvider()((p) =>
+      Effect.gen(function* () {
+        const i = yield* adoptNode("us-west-2b")
+        const facts = yield* p.inspect(nodeRefOf(i))
+        expect(facts).toMatchObject({
+          instanceId: i.instanceId,
+          state: "running",
+          zone: "us-west-2b",
+          pool: "gpu",
+          launch: {
+            instanceType: "p5.48xlarge",
+            subnetId: "subnet-0fake00000000000b",
+            launchTemplateId: LAUNCH_TEMPLATE,
+            launchTemplateVersion: "$Default"
+          }
+        })
+      })
+    )
+  )
+
+  it.live("attack: a node naming another node's instance in its providerID is refused", () =>
+    withProvider()((p) =>
+      Effect.gen(function* () {
+        const victim = yield* adoptNode()
+        const attacker = yield* adoptNode()
+        const forged = { ...nodeRefOf(attacker), providerID: victim.providerID }
+        const err = yield* Effect.flip(p.inspect(forged))
+        expect(err._tag).toBe("InstanceMismatch")
+        expect(err.message).toContain(`is not node ${attacker.nodeName}`)
+      })
+    )
+  )
+
+  it.live("an instance EC2 does not know is refused, not guessed at", () =>
+    withProvider()((p) =>
+      Effect.gen(function* () {
+        const err = yield* Effect.flip(
+          p.inspect({
+            name: "n",
+            providerID: "aws:///us-west-2a/i-0aaaaaaaaaaaaaaaa",
+            labels: {},
+            annotations: {}
+          })
+        )
+        expect(err._tag).toBe("InstanceMismatch")
+      })
+    )
+  )
+})
+
 describe("launchReplacement", () => {
   it.live(
-    "RunInstances from the node's launch template, same subnet, pool tag; ClientToken makes it idempotent",
+    "RunInstances from the instance's launch template, same subnet, pool tag; ClientToken makes it idempotent",
     () =>
       withProvider()((p) =>
         Effect.gen(function* () {
           const i = yield* adoptNode("us-west-2b")
           const node = nodeRefOf(i)
+          const facts = yield* p.inspect(node)
           const r1 = yield* p.launchReplacement(node, {
+            facts,
             avoidZones: [],
             idempotencyToken: `repair-${i.instanceId}`
           })
           const r2 = yield* p.launchReplacement(node, {
+            facts,
             avoidZones: [],
             idempotencyToken: `repair-${i.instanceId}`
           })
@@ -215,17 +272,50 @@ describe("launchReplacement", () => {
       )
   )
 
+  it.live("attack: labels and annotations the node set on itself do not steer the launch", () =>
+    withProvider()((p) =>
+      Effect.gen(function* () {
+        const i = yield* adoptNode("us-west-2a")
+        const node = nodeRefOf(i, {
+          labels: { "node.kubernetes.io/instance-type": "u-24tb1.112xlarge", "nodemend.io/pool": "other" },
+          annotations: {
+            "nodemend.io/launch-template-id": "lt-0evil000000000000",
+            "nodemend.io/subnet-id": "subnet-0evil0000000000"
+          }
+        })
+        const facts = yield* p.inspect(node)
+        const r = yield* p.launchReplacement(node, {
+          facts,
+          avoidZones: [],
+          idempotencyToken: `atk-${i.instanceId}`
+        })
+        const launched = (yield* Effect.promise(() => admin.instances())).find(
+          (x) => x.instanceId === r.instanceId
+        )!
+        expect(launched.instanceType).toBe("p5.48xlarge")
+        expect(launched.subnetId).toBe("subnet-0fake00000000000a")
+        expect(launched.tags).toMatchObject({
+          "nodemend.io/pool": "gpu",
+          "aws:ec2launchtemplate:id": LAUNCH_TEMPLATE
+        })
+      })
+    )
+  )
+
   it.live("avoids a shifted zone (by zone id) using a configured subnet elsewhere", () =>
     withProvider()((p) =>
       Effect.gen(function* () {
         const i = yield* adoptNode("us-west-2a")
+        const facts = yield* p.inspect(nodeRefOf(i))
         const r = yield* p.launchReplacement(nodeRefOf(i), {
+          facts,
           avoidZones: ["usw2-az1"],
           idempotencyToken: `t-${i.instanceId}`
         })
         expect(r.zone).toBe("us-west-2b")
         const err = yield* Effect.flip(
           p.launchReplacement(nodeRefOf(i), {
+            facts,
             avoidZones: ["us-west-2a", "us-west-2b"],
             idempotencyToken: `u-${i.instanceId}`
           })
@@ -236,13 +326,17 @@ describe("launchReplacement", () => {
     )
   )
 
-  it.live("a node with no launch template is a clear non-retryable error", () =>
+  it.live("an instance not launched from a template is a clear non-retryable error", () =>
     withProvider()((p) =>
       Effect.gen(function* () {
-        const i = yield* adoptNode()
-        const node = { ...nodeRefOf(i), annotations: {} }
-        const err = yield* Effect.flip(p.launchReplacement(node, { avoidZones: [], idempotencyToken: "x" }))
-        expect(err.message).toContain("nodemend.io/launch-template-id")
+        const i = yield* adoptNode("us-west-2a", false)
+        const node = nodeRefOf(i, { annotations: { "nodemend.io/launch-template-id": LAUNCH_TEMPLATE } })
+        const facts = yield* p.inspect(node)
+        const err = yield* Effect.flip(
+          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: "x" })
+        )
+        expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
+        expect(err.message).toContain("aws:ec2launchtemplate:id")
       })
     )
   )

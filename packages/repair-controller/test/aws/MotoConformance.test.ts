@@ -70,8 +70,9 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     )
   }
 
+  // Named as a resource-name kubelet registers (the instance id), which EC2 vouches for.
   const nodeOf = (instanceId: string, annotations: Record<string, string> = {}): NodeRef => ({
-    name: `ip-${instanceId}`,
+    name: instanceId,
     providerID: `aws:///us-west-2a/${instanceId}`,
     labels: {
       "node.kubernetes.io/instance-type": "m5.large",
@@ -124,7 +125,10 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
         MinCount: 1,
         MaxCount: 1,
         SubnetId: subnetId,
-        LaunchTemplate: { LaunchTemplateId: launchTemplateId, Version: "$Latest" }
+        LaunchTemplate: { LaunchTemplateId: launchTemplateId, Version: "$Latest" },
+        TagSpecifications: [
+          { ResourceType: "instance", Tags: [{ Key: "nodemend.io/pool", Value: "general" }] }
+        ]
       })
     )
     return out.Instances![0]!.InstanceId!
@@ -150,7 +154,13 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
   it("launchReplacement: RunInstances from the template recorded on the instance, same subnet, pool tag", async () => {
     const id = await launchExisting()
     const r = await withProvider((p) =>
-      p.launchReplacement(nodeOf(id), { avoidZones: [], idempotencyToken: `repair-${id}` })
+      p
+        .inspect(nodeOf(id))
+        .pipe(
+          Effect.flatMap((facts) =>
+            p.launchReplacement(nodeOf(id), { facts, avoidZones: [], idempotencyToken: `repair-${id}` })
+          )
+        )
     )
     expect(r.instanceId).toMatch(/^i-[0-9a-f]{17}$/)
     expect(r.zone).toBe("us-west-2a")
@@ -193,12 +203,13 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     const group = await members()
     const old = group.Instances![0]!.InstanceId!
     const node = nodeOf(old)
+    const facts = await withProvider((p) => p.inspect(node))
     const [state, replacement, again] = await withProvider(
       (p) =>
         Effect.all([
           p.terminate(node),
-          p.launchReplacement(node, { avoidZones: [], idempotencyToken: `asg-${old}` }),
-          p.launchReplacement(node, { avoidZones: [], idempotencyToken: `asg-${old}` })
+          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `asg-${old}` }),
+          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `asg-${old}` })
         ]),
       { terminationMode: "autoScaling" }
     )
@@ -221,7 +232,14 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
       ).length
     const instancesBefore = await countInstances()
     const afterRestart = await withProvider(
-      (p) => Effect.result(p.launchReplacement(node, { avoidZones: [], idempotencyToken: `asg-${old}` })),
+      (p) =>
+        Effect.result(
+          p.launchReplacement(node, {
+            facts: { ...facts, launch: { ...facts.launch, autoScalingGroup: "" } },
+            avoidZones: [],
+            idempotencyToken: `asg-${old}`
+          })
+        ),
       { terminationMode: "autoScaling" }
     )
     if (Result.isSuccess(afterRestart)) expect(afterRestart.success.instanceId).toBe(replacement.instanceId)

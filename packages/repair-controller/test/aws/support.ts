@@ -4,12 +4,7 @@ import type { AdminInstance } from "@nodemend/fake-cloud"
 import type { NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { type AwsClients, makeAwsClients } from "../../src/cloud/aws/AwsCloudProvider.ts"
 import { AwsConfig, type AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
-import {
-  INSTANCE_TYPE_LABEL,
-  LAUNCH_TEMPLATE_ID_ANNOTATION,
-  ZONE_ID_LABEL,
-  ZONE_LABEL
-} from "../../src/cloud/aws/AwsNodeLabels.ts"
+import { ZONE_ID_LABEL, ZONE_LABEL } from "../../src/decide/NodeView.ts"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"
 export const LAUNCH_TEMPLATE = "lt-0123456789abcdef0"
@@ -38,13 +33,13 @@ export function nodeRefOf(i: AdminInstance, extra: Partial<NodeRef> = {}): NodeR
     name: i.nodeName,
     providerID: i.providerID,
     labels: {
-      [INSTANCE_TYPE_LABEL]: i.instanceType,
+      "node.kubernetes.io/instance-type": i.instanceType,
       [ZONE_LABEL]: i.zone,
       [ZONE_ID_LABEL]: i.zoneId,
       "nodemend.io/pool": "gpu",
       ...extra.labels
     },
-    annotations: { [LAUNCH_TEMPLATE_ID_ANNOTATION]: LAUNCH_TEMPLATE, ...extra.annotations }
+    annotations: { ...extra.annotations }
   }
 }
 

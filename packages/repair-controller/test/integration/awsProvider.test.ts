@@ -80,7 +80,11 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
     const node = await refOf(seed)
     expect(node.providerID).toMatch(/^aws:\/\/\/us-west-2b\/i-[0-9a-f]{17}$/)
 
-    const r = await run((p) => p.launchReplacement(node, { avoidZones: [], idempotencyToken: `e2e-${seed}` }))
+    const facts = await run((p) => p.inspect(node))
+    expect(facts).toMatchObject({ zone: "us-west-2b", launch: { launchTemplateId: "lt-0123456789abcdef0" } })
+    const r = await run((p) =>
+      p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `e2e-${seed}` })
+    )
     expect(r.zone).toBe("us-west-2b")
     replacementNode = r.nodeName!
     const ready = await waitForNodeCondition(core, replacementNode, "Ready", "True", { timeoutMs: 60_000 })

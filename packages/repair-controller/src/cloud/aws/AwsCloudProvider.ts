@@ -13,6 +13,8 @@ import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, Semaphore } from
 import {
   CloudError,
   CloudProvider,
+  type InstanceFacts,
+  InstanceMismatch,
   type InstanceState,
   type InvalidProviderID,
   type NodeRef,
@@ -23,17 +25,10 @@ import { activeFromLists, activeFromManagedResource } from "./activeZonalShifts.
 import { type ArcZonalShiftClientShape, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
 import type { AwsConfig } from "./AwsConfig.ts"
 import {
+  ASG_NAME_TAG,
   EC2_LAUNCH_TEMPLATE_ID_TAG,
   EC2_LAUNCH_TEMPLATE_VERSION_TAG,
-  INSTANCE_TYPE_LABEL,
-  LAUNCH_TEMPLATE_ID_ANNOTATION,
-  LAUNCH_TEMPLATE_NAME_ANNOTATION,
-  LAUNCH_TEMPLATE_VERSION_ANNOTATION,
-  LEGACY_INSTANCE_TYPE_LABEL,
-  REPLACES_TAG,
-  SUBNET_ID_ANNOTATION,
-  ZONE_ID_LABEL,
-  ZONE_LABEL
+  REPLACES_TAG
 } from "./AwsNodeLabels.ts"
 import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
 import { AutoScalingSdk, type AwsCredentialIdentityProvider, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
@@ -113,26 +108,56 @@ const sdk = <A>(
   f: (abortSignal: AbortSignal) => Promise<A>
 ): Effect.Effect<A, CloudError> => Effect.tryPromise({ try: f, catch: (e) => toCloudError(operation, e) })
 
+/**
+ * Whether EC2's instance is the Node named `nodeName`. On EKS a node registers under the instance's private DNS
+ * name (or, with resource-name hostnames, its id), and the node's credentials are issued for that name, so the
+ * name binds the Node to the instance; a providerID alone does not (a node can re-register with any).
+ */
+export const instanceIsNode = (i: Instance, nodeName: string): boolean => {
+  const name = nodeName.toLowerCase()
+  const dns = (i.PrivateDnsName ?? "").toLowerCase()
+  const id = (i.InstanceId ?? "").toLowerCase()
+  if (id !== "" && (name === id || name.startsWith(`${id}.`))) return true
+  return dns !== "" && (name === dns || name === dns.split(".")[0])
+}
+
+const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value
+
+/** The facts a replacement is built from, as EC2 reports them. */
+export const instanceFacts = (i: Instance, poolLabel: string): InstanceFacts => {
+  const launch: Record<string, string> = {}
+  const put = (k: string, v: string | undefined) => {
+    if (v) launch[k] = v
+  }
+  put("instanceType", i.InstanceType)
+  put("subnetId", i.SubnetId)
+  put("launchTemplateId", tagOf(i, EC2_LAUNCH_TEMPLATE_ID_TAG))
+  put("launchTemplateVersion", tagOf(i, EC2_LAUNCH_TEMPLATE_VERSION_TAG))
+  put("autoScalingGroup", tagOf(i, ASG_NAME_TAG))
+  const zone = i.Placement?.AvailabilityZone
+  const pool = tagOf(i, poolLabel)
+  return {
+    instanceId: i.InstanceId ?? "",
+    state: asState(i.State?.Name),
+    ...(zone ? { zone } : {}),
+    ...(pool ? { pool } : {}),
+    launch
+  }
+}
+
 /** Builds the provider over given clients; the scope owns the terminate batcher. */
 export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* (
   config: AwsConfig,
   clients: AwsClients
 ) {
   const { ec2, autoScaling, arc } = clients
+  const poolLabel = config.poolLabel
   const zoneNames = new Map<string, string>(Object.entries(config.zoneIds))
   for (const s of config.subnets) if (s.zoneId) zoneNames.set(s.zoneId, s.zone)
 
-  /** Every node we see teaches us its zone id -> zone name pair (EKS labels both). */
-  const learnZone = (node: NodeRef) => {
-    const zone = node.labels[ZONE_LABEL]
-    const zoneId = node.labels[ZONE_ID_LABEL]
-    if (zone && zoneId) zoneNames.set(zoneId, zone)
-  }
-
-  const parse = (node: NodeRef): Effect.Effect<AwsInstanceRef, InvalidProviderID> => {
-    learnZone(node)
-    return awsInstanceRef(node.providerID)
-  }
+  // Zone id -> name pairs come from config and DescribeAvailabilityZones, never from node labels (node-writable).
+  const parse = (node: NodeRef): Effect.Effect<AwsInstanceRef, InvalidProviderID> =>
+    awsInstanceRef(node.providerID)
 
   /** DescribeInstances for one id; undefined when EC2 no longer knows it. */
   const describeInstance = (instanceId: string): Effect.Effect<Instance | undefined, CloudError> =>
@@ -307,6 +332,20 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
 
   const describe = (node: NodeRef) => parse(node).pipe(Effect.flatMap((ref) => stateOf(ref.instanceId)))
 
+  const inspect = (node: NodeRef) =>
+    Effect.gen(function* () {
+      const ref = yield* parse(node)
+      const mismatch = (message: string) =>
+        new InstanceMismatch({ node: node.name, providerID: node.providerID, message })
+      const i = yield* describeInstance(ref.instanceId)
+      if (i === undefined) return yield* mismatch(`EC2 has no instance ${ref.instanceId}`)
+      if (!instanceIsNode(i, node.name))
+        return yield* mismatch(
+          `instance ${ref.instanceId} is not node ${node.name}: its private DNS name is ${i.PrivateDnsName || "(none)"}`
+        )
+      return instanceFacts(i, poolLabel)
+    }).pipe(Effect.withSpan("AwsCloudProvider.inspect"))
+
   const terminate = (node: NodeRef) =>
     Effect.gen(function* () {
       const ref = yield* parse(node)
@@ -352,7 +391,11 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
 
   const launchReplacement = (
     node: NodeRef,
-    options: { readonly avoidZones: ReadonlyArray<string>; readonly idempotencyToken: string }
+    options: {
+      readonly facts: InstanceFacts
+      readonly avoidZones: ReadonlyArray<string>
+      readonly idempotencyToken: string
+    }
   ): Effect.Effect<Replacement, CloudError | InvalidProviderID> =>
     Effect.gen(function* () {
       const ref = yield* parse(node)
@@ -364,12 +407,10 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
             retryable: false
           })
         )
-      const old = yield* describeInstance(ref.instanceId)
-      const tag = (k: string) => old?.Tags?.find((t) => t.Key === k)?.Value
-
+      const launch = options.facts.launch
       if (config.terminationMode === "autoScaling") {
         // After termination the instance has left the group, so also look at what we recorded and at the
-        // `aws:autoscaling:groupName` tag EC2 Auto Scaling puts on its instances.
+        // `aws:autoscaling:groupName` tag EC2 Auto Scaling put on it (inspected before the repair began).
         const member = yield* sdk("DescribeAutoScalingInstances", (abortSignal) =>
           autoScaling.send(
             new AutoScalingSdk.DescribeAutoScalingInstancesCommand({ InstanceIds: [ref.instanceId] }),
@@ -381,10 +422,12 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
         const group =
           groupTerminations.get(ref.instanceId)?.group ??
           member?.AutoScalingGroupName ??
-          tag("aws:autoscaling:groupName")
-        if (group)
+          launch.autoScalingGroup
+        if (group) {
+          const old = yield* describeInstance(ref.instanceId)
           return yield* groupReplacement(ref.instanceId, group, terminatedAt(old?.StateTransitionReason))
-        const oldState = old ? asState(old.State?.Name) : "not-found"
+        }
+        const oldState = yield* stateOf(ref.instanceId)
         if (!ec2Terminations.has(ref.instanceId) && GONE.has(oldState)) {
           // Gone, in no group we can see, and not terminated by us through EC2 (e.g. we restarted): it may
           // have been a group's instance whose group already replaced it. Launching one more could double
@@ -395,46 +438,36 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
         }
       }
 
-      const ltId = node.annotations[LAUNCH_TEMPLATE_ID_ANNOTATION] ?? tag(EC2_LAUNCH_TEMPLATE_ID_TAG)
-      const ltName = ltId ? undefined : node.annotations[LAUNCH_TEMPLATE_NAME_ANNOTATION]
-      if (!ltId && !ltName) {
+      const ltId = launch.launchTemplateId
+      if (!ltId)
         return yield* fail(
-          `no launch template: annotate the node with ${LAUNCH_TEMPLATE_ID_ANNOTATION} (or ${LAUNCH_TEMPLATE_NAME_ANNOTATION}), or launch it from a template so its instance carries ${EC2_LAUNCH_TEMPLATE_ID_TAG}`
+          `instance ${ref.instanceId} carries no ${EC2_LAUNCH_TEMPLATE_ID_TAG} tag (it was not launched from a launch template); nodemend launches replacements only from the template EC2 recorded on the instance`
         )
-      }
-      const version =
-        node.annotations[LAUNCH_TEMPLATE_VERSION_ANNOTATION] ??
-        (ltId && ltId === tag(EC2_LAUNCH_TEMPLATE_ID_TAG)
-          ? tag(EC2_LAUNCH_TEMPLATE_VERSION_TAG)
-          : undefined) ??
-        "$Default"
-      const instanceType =
-        node.labels[INSTANCE_TYPE_LABEL] ?? node.labels[LEGACY_INSTANCE_TYPE_LABEL] ?? old?.InstanceType
-      if (!instanceType) return yield* fail(`no instance type: the node has no ${INSTANCE_TYPE_LABEL} label`)
+      const version = launch.launchTemplateVersion ?? "$Default"
+      const instanceType = launch.instanceType
+      if (!instanceType) return yield* fail(`EC2 reports no instance type for ${ref.instanceId}`)
 
-      const zoneId = node.labels[ZONE_ID_LABEL] ?? zoneIdOf(ref.zone)
+      const oldZone = options.facts.zone ?? ref.zone
+      const zoneId = zoneIdOf(oldZone)
       let subnetId: string | undefined
-      let zone = ref.zone
-      if (!isAvoided(options.avoidZones, ref.zone, zoneId)) {
-        subnetId =
-          node.annotations[SUBNET_ID_ANNOTATION] ??
-          old?.SubnetId ??
-          config.subnets.find((s) => s.zone === ref.zone)?.subnetId
+      let zone = oldZone
+      if (!isAvoided(options.avoidZones, oldZone, zoneId)) {
+        subnetId = launch.subnetId ?? config.subnets.find((s) => s.zone === oldZone)?.subnetId
       } else {
         const other = config.subnets.find(
           (s) => !isAvoided(options.avoidZones, s.zone, s.zoneId ?? zoneIdOf(s.zone))
         )
         if (!other) {
           return yield* fail(
-            `zone ${ref.zone} is shifted away and aws.subnets lists no subnet outside ${options.avoidZones.join(", ")}`
+            `zone ${oldZone} is shifted away and aws.subnets lists no subnet outside ${options.avoidZones.join(", ")}`
           )
         }
         subnetId = other.subnetId
         zone = other.zone
       }
-      const pool = node.labels[config.poolLabel]
+      const pool = options.facts.pool
       const tags = [
-        ...(pool !== undefined ? [{ Key: config.poolLabel, Value: pool }] : []),
+        ...(pool !== undefined ? [{ Key: poolLabel, Value: pool }] : []),
         { Key: REPLACES_TAG, Value: ref.instanceId }
       ]
       const out = yield* sdk("RunInstances", (abortSignal) =>
@@ -442,9 +475,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
           new Ec2Sdk.RunInstancesCommand({
             MinCount: 1,
             MaxCount: 1,
-            LaunchTemplate: ltId
-              ? { LaunchTemplateId: ltId, Version: version }
-              : { LaunchTemplateName: ltName, Version: version },
+            LaunchTemplate: { LaunchTemplateId: ltId, Version: version },
             InstanceType: instanceType as never,
             ...(subnetId ? { SubnetId: subnetId } : { Placement: { AvailabilityZone: zone } }),
             ClientToken: clientTokenFor(options.idempotencyToken),
@@ -554,6 +585,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
 
   return CloudProvider.of({
     name: "aws",
+    inspect,
     describe,
     terminate,
     reboot,

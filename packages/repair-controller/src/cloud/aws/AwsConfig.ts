@@ -11,7 +11,6 @@
  *     requestTimeoutSeconds: 10
  *     terminationWaitSeconds: 60
  *     terminateBatchWindowMs: 100
- *     poolLabel: nodemend.io/pool
  *     subnets: [{ subnetId: subnet-0a..., zone: us-west-2a, zoneId: usw2-az1 }]
  *     zoneIds: { usw2-az1: us-west-2a }
  */
@@ -59,15 +58,21 @@ const sectionFields = {
   terminationWaitSeconds: Seconds.pipe(withDefault(60)),
   /** Terminations arriving within this window share one TerminateInstances call (at most 500 ids). */
   terminateBatchWindowMs: Millis.check(Schema.isLessThanOrEqualTo(10_000)).pipe(withDefault(100)),
-  /** Node label whose value names the pool; replacements carry it as an instance tag. */
-  poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool")),
   /** Subnets a replacement may use when its own zone is shifted away. */
   subnets: Schema.Array(AwsSubnet).pipe(withDefault([])),
   /** Zone id -> zone name, for ARC shifts of zones no node has shown us yet. */
   zoneIds: Schema.Record(Schema.String, Schema.String).pipe(withDefault({}))
 }
 
-export const AwsConfig = Schema.Struct({ region: Region, ...sectionFields }).check(
+export const AwsConfig = Schema.Struct({
+  region: Region,
+  ...sectionFields,
+  /**
+   * The instance tag naming a node's pool (read before a repair, written on replacements). Not an `aws:` key:
+   * main.ts fills it from the top-level `poolLabel`, so the breaker and the cloud name pools one way.
+   */
+  poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool"))
+}).check(
   Schema.makeFilter((c) =>
     c.zonalShift.enabled && c.clusterArn === undefined
       ? { path: ["clusterArn"], issue: "clusterArn is required while zonalShift.enabled is true" }

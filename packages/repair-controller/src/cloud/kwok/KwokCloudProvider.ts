@@ -1,7 +1,9 @@
 /**
  * The in-cluster `kwok` cloud provider: instances are kwok Nodes. terminate = delete the Node; a replacement
- * is a new kwok Node with the same labels, created after a configurable delay (like an instance booting);
- * zonal shifts are read from a ConfigMap (`data.shifts`: JSON list of {kind, zone, zoneId, expiresAt, applied}).
+ * is a new kwok Node with the same labels and capacity, created after a configurable delay (like an instance
+ * booting); zonal shifts are read from a ConfigMap (`data.shifts`: JSON list of {kind, zone, zoneId, expiresAt,
+ * applied}). Here the Node is its own "cloud", so its labels are the facts: a provider for local runs and tests,
+ * not a security boundary (docs/security.md).
  */
 import { createHash } from "node:crypto"
 import type { Node } from "../../kube/types.ts"
@@ -13,6 +15,8 @@ import type { KubeError } from "../../kube/KubeError.ts"
 import {
   CloudError,
   CloudProvider,
+  type InstanceFacts,
+  InstanceMismatch,
   type InstanceState,
   type NodeRef,
   type ZonalShift
@@ -52,14 +56,45 @@ export interface KwokOptions {
   readonly zonalShiftConfigMap: string
   readonly replacementDelayMs: number
   readonly replacementNamePrefix?: string | undefined
-  readonly capacity?: Readonly<Record<string, string>>
+  readonly poolLabel: string
 }
+
+const CAPACITY_KEYS = ["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu"] as const
+const DEFAULT_CAPACITY: Readonly<Record<string, string>> = { cpu: "32", memory: "256Gi", pods: "110" }
+
+/** A kwok "instance" is its Node: `kwok://<name>`, or no providerID at all (plain kwok Nodes). */
+const kwokInstanceId = (node: NodeRef): string | undefined =>
+  node.providerID === "" || node.providerID === `kwok://${node.name}` ? `kwok://${node.name}` : undefined
 
 export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
   Effect.gen(function* () {
     /** Launches waiting for their delay; a restarted controller asks again (idempotent by name). */
     const pending = new Set<string>()
-    const capacity = opts.capacity ?? { cpu: "32", memory: "256Gi", pods: "110" }
+
+    const inspect = (node: NodeRef) =>
+      Effect.gen(function* () {
+        const instanceId = kwokInstanceId(node)
+        if (instanceId === undefined)
+          return yield* new InstanceMismatch({
+            node: node.name,
+            providerID: node.providerID,
+            message: `providerID ${node.providerID} is not kwok://${node.name}`
+          })
+        const n = yield* kube.readNode(node.name).pipe(Effect.mapError(cloudError("inspect")))
+        const labels = n.metadata?.labels ?? {}
+        const capacity = (n.status?.capacity ?? {}) as Readonly<Record<string, unknown>>
+        const launch: Record<string, string> = {}
+        for (const k of CAPACITY_KEYS) if (capacity[k] !== undefined) launch[k] = String(capacity[k])
+        const zone = labels[ZONE_LABEL]
+        const pool = labels[opts.poolLabel]
+        return {
+          instanceId,
+          state: n.metadata?.deletionTimestamp ? "shutting-down" : "running",
+          ...(zone ? { zone } : {}),
+          ...(pool ? { pool } : {}),
+          launch
+        } satisfies InstanceFacts
+      })
 
     const describe = (node: NodeRef): Effect.Effect<InstanceState, CloudError> =>
       kube.readNode(node.name).pipe(
@@ -69,7 +104,13 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
         )
       )
 
-    const createReplacement = (name: string, node: NodeRef, zone: string | undefined) => {
+    const createReplacement = (
+      name: string,
+      node: NodeRef,
+      facts: InstanceFacts,
+      zone: string | undefined
+    ) => {
+      const capacity = Object.keys(facts.launch).length > 0 ? { ...facts.launch } : { ...DEFAULT_CAPACITY }
       const labels: Record<string, string> = {
         ...node.labels,
         [HOSTNAME_LABEL]: name,
@@ -98,6 +139,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
 
     return CloudProvider.of({
       name: "kwok",
+      inspect,
       describe,
       terminate: (node) =>
         kube.deleteNode(node.name).pipe(
@@ -110,16 +152,16 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
         kube
           .patchNodeAnnotations(node.name, { [KWOK_REBOOT_ANNOTATION]: new Date().toISOString() })
           .pipe(Effect.asVoid, Effect.mapError(cloudError("reboot"))),
-      launchReplacement: (node, { avoidZones, idempotencyToken }) =>
+      launchReplacement: (node, { facts, avoidZones, idempotencyToken }) =>
         Effect.gen(function* () {
           const name = replacementName(opts.replacementNamePrefix ?? node.name, idempotencyToken)
-          const current = node.labels[ZONE_LABEL]
+          const current = facts.zone
           // Same zone unless shifted; kwok has no capacity map, so a shifted zone simply drops the zone label.
           const zone = current !== undefined && !avoidZones.includes(current) ? current : undefined
           if (!pending.has(name)) {
             pending.add(name)
             yield* Effect.sleep(opts.replacementDelayMs).pipe(
-              Effect.andThen(createReplacement(name, node, zone)),
+              Effect.andThen(createReplacement(name, node, facts, zone)),
               Effect.retry({ times: 5 }),
               Effect.ensuring(Effect.sync(() => pending.delete(name))),
               Effect.ignore,
@@ -171,7 +213,8 @@ export const kwokCloudProviderLayer = (config: ControllerConfig): Layer.Layer<Cl
         namespace: config.namespace,
         zonalShiftConfigMap: config.kwok.zonalShiftConfigMap,
         replacementDelayMs: config.kwok.replacementDelaySeconds * 1000,
-        replacementNamePrefix: config.kwok.replacementNamePrefix
+        replacementNamePrefix: config.kwok.replacementNamePrefix,
+        poolLabel: config.poolLabel
       })
     })
   )
