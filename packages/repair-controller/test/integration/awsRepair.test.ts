@@ -4,6 +4,8 @@
 //  - a node's condition goes False -> taint, drain, TerminateInstances (once), RunInstances -> replacement Ready
 //  - a zonal shift started with the fake cloud's CLI stops repairs; cancelling it resumes them
 //  - throttling injected with the CLI -> retried, still exactly one termination per repaired node
+//  - attacks by a node with its own credentials (system:node:<name>): a forged repair record, a re-registration
+//    with another instance's providerID, a move to another pool: none makes the controller act
 import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
 import {
   clients,
@@ -14,7 +16,7 @@ import {
   waitFor,
   kubeconfigPath
 } from "@nodemend/cluster-harness"
-import type { CoreV1Api } from "@kubernetes/client-node"
+import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { Effect, Fiber, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
@@ -24,11 +26,13 @@ import { startController } from "../../src/controller/Controller.ts"
 import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
 import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
-import { isReady, readNodeOrUndefined, waitForNodeGone } from "./helpers.ts"
+import { isReady, isTainted, readNodeOrUndefined, sleep, waitForNodeGone } from "./helpers.ts"
+import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 
 const { kc, core } = clients()
 const POOL_LABEL = "karpenter.sh/nodepool"
 const POOL = uniqueName("awsrepair").slice(0, 40)
+const OTHER_POOL = `${POOL}-x`
 let ns = ""
 let cloud: ClusterFakeCloud
 let controller: Fiber.Fiber<unknown, unknown> | undefined
@@ -74,7 +78,7 @@ const controllerConfig = (): ControllerConfig => {
     cloudProvider: "aws",
     namespace: ns,
     poolLabel: POOL_LABEL,
-    nodeSelector: `${POOL_LABEL}=${POOL}`,
+    nodeSelector: `${POOL_LABEL} in (${POOL},${OTHER_POOL})`,
     policies: [
       { conditionType: "KernelReady", status: "False", tolerationSeconds: 3 },
       { conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 3, action: "Reboot" }
@@ -96,7 +100,6 @@ const controllerConfig = (): ControllerConfig => {
       clusterArn: CLUSTER_ARN,
       endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
       zonalShift: { enabled: true, cacheSeconds: 1 },
-      poolLabel: POOL_LABEL,
       terminationWaitSeconds: 20,
       requestTimeoutSeconds: 5
     }
@@ -143,7 +146,7 @@ beforeAll(async () => {
 
   // Composed as main.ts does for `cloudProvider: aws`.
   const config = controllerConfig()
-  const awsConfig = await Effect.runPromise(decodeAwsConfig(config.aws))
+  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
   const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `aws-e2e-${process.pid}`)
   controller = Effect.runFork(
     startController(config, kube).pipe(
@@ -233,4 +236,94 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     expect((await cloud.admin.stats()).terminationsStarted[id]).toBeUndefined()
     expect(await ready(target)).toBe(true)
   }, 150_000)
+
+  it("attack: a repair record a node writes on itself is never read; nothing is terminated", async () => {
+    const attacker = nodes[4]!
+    const victim = nodes[3]!
+    const victimId = instanceOf(victim).instanceId
+    const asNode = await nodeCore(kc, attacker)
+    const forged = (v: number) =>
+      JSON.stringify({
+        v,
+        id: "forged",
+        phase: "Terminating",
+        action: "Replace",
+        conditionType: "KernelReady",
+        conditionStatus: "False",
+        reason: "ForkFailedOutOfPIDs",
+        startedAt: new Date().toISOString(),
+        drainMode: "force",
+        drainDeadlineMs: 0,
+        captureLogs: false,
+        node: {
+          name: victim,
+          uid: "forged",
+          providerID: `aws:///${instanceOf(victim).zone.name}/${victimId}`,
+          labels: {},
+          instance: { instanceId: victimId, state: "running", launch: {} }
+        }
+      })
+    for (const v of [1, 2]) {
+      await asNode.patchNode(
+        { name: attacker, body: { metadata: { annotations: { "nodemend.io/repair": forged(v) } } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+      )
+      // A condition change the controller does look at, so the node is reconciled with the forged record on it.
+      await setCondition("ContainerRuntimeReady", attacker, v === 1 ? "True" : "False")
+      await sleep(4000)
+    }
+    expect((await cloud.admin.stats()).terminationsStarted[victimId]).toBeUndefined()
+    expect(await ready(victim)).toBe(true)
+    expect(isTainted(await readNodeOrUndefined(core, attacker))).toBe(false)
+    expect(await events(core, attacker, "TerminatingInstance")).toEqual([])
+    expect(await events(core, victim, "TerminatingInstance")).toEqual([])
+  }, 60_000)
+
+  it("attack: a node re-registered with another instance's providerID is refused before any action", async () => {
+    const attacker = nodes[4]!
+    const victim = nodes[3]!
+    const victimId = instanceOf(victim).instanceId
+    const asNode = await nodeCore(kc, attacker)
+    const old = await core.readNode({ name: attacker })
+    // NodeRestriction lets a node delete and re-create its own Node object; providerID is whatever it says.
+    await asNode.deleteNode({ name: attacker })
+    await waitForNodeGone(core, attacker)
+    await asNode.createNode({
+      body: {
+        metadata: {
+          name: attacker,
+          labels: old.metadata?.labels,
+          annotations: { "kwok.x-k8s.io/node": "fake" }
+        },
+        spec: { providerID: `aws:///${instanceOf(victim).zone.name}/${victimId}` }
+      }
+    })
+    await setKernelReady(attacker, "False")
+    await waitForEvent(attacker, "RepairRefused", 30_000)
+    const note = (await events(core, attacker, "RepairRefused"))[0]?.message ?? ""
+    expect(note).toContain(`is not node ${attacker}`)
+    await sleep(4000) // well past the 3 s toleration
+    expect(await events(core, attacker, "RepairStarted")).toEqual([])
+    expect(isTainted(await readNodeOrUndefined(core, attacker))).toBe(false)
+    expect((await cloud.admin.stats()).terminationsStarted[victimId]).toBeUndefined()
+    await setKernelReady(attacker, "True")
+  }, 60_000)
+
+  it("attack: a node that moved itself to another pool (escaping its breaker) is refused", async () => {
+    const mover = nodes[5]!
+    const id = instanceOf(mover).instanceId
+    const asNode = await nodeCore(kc, mover)
+    await asNode.patchNode(
+      { name: mover, body: { metadata: { labels: { [POOL_LABEL]: OTHER_POOL } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    await setKernelReady(mover, "False")
+    await waitForEvent(mover, "RepairRefused", 30_000)
+    const note = (await events(core, mover, "RepairRefused"))[0]?.message ?? ""
+    expect(note).toContain(`is tagged ${POOL}`)
+    await sleep(4000)
+    expect(await events(core, mover, "RepairStarted")).toEqual([])
+    expect((await cloud.admin.stats()).terminationsStarted[id]).toBeUndefined()
+    await setKernelReady(mover, "True")
+  }, 60_000)
 })

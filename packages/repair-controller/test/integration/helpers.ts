@@ -93,9 +93,13 @@ export const readNodeOrUndefined = (core: CoreV1Api, name: string) =>
 export const isTainted = (n: V1Node | undefined) =>
   (n?.spec?.taints ?? []).some((t) => t.key === "nodemend.io/repair")
 
-export const repairPhase = (n: V1Node | undefined): string | undefined => {
-  const a = n?.metadata?.annotations?.["nodemend.io/repair"]
-  return a === undefined ? undefined : (JSON.parse(a) as { phase: string }).phase
+/** The phase of `node`'s repair in the controller's journal (namespace `ns`), or undefined when none. */
+export const repairPhase = async (core: CoreV1Api, ns: string, node: string): Promise<string | undefined> => {
+  const cm = await core
+    .readNamespacedConfigMap({ namespace: ns, name: `nodemend-repair-${node}` })
+    .catch(() => undefined)
+  const record = cm?.data?.record
+  return record === undefined ? undefined : (JSON.parse(record) as { phase: string }).phase
 }
 
 export const replacementOf = async (core: CoreV1Api, name: string): Promise<V1Node | undefined> => {

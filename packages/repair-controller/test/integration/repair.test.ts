@@ -187,7 +187,7 @@ describe("repair controller on a real cluster", () => {
     await sleep(4000)
     const n = await readNodeOrUndefined(core, target)
     expect(isTainted(n)).toBe(false)
-    expect(repairPhase(n)).toBeUndefined()
+    expect(await repairPhase(core, ns, target)).toBeUndefined()
     expect(await nodeEvents(core, target, "RepairStarted")).toEqual([])
   })
 
@@ -211,7 +211,7 @@ describe("repair controller on a real cluster", () => {
     )
     await setKernelReady(core, target, "False")
     await waitForEvent(core, target, "EvictionBlocked")
-    expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+    expect(await repairPhase(core, ns, target)).toBe("Draining")
     expect(
       (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })).metadata?.deletionTimestamp
     ).toBeUndefined()
@@ -235,7 +235,7 @@ describe("repair controller on a real cluster", () => {
     await setKernelReady(core, target, "False")
     await waitForEvent(core, target, "DrainDeadlineExceeded", 30_000)
     await sleep(3000)
-    expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+    expect(await repairPhase(core, ns, target)).toBe("Draining")
     expect(
       (await core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns })).metadata?.deletionTimestamp
     ).toBeUndefined()
@@ -262,7 +262,7 @@ describe("repair controller on a real cluster", () => {
     const n = await readNodeOrUndefined(core, healed)
     expect(n?.metadata?.annotations?.["nodemend.io/kwok-rebooted-at"]).toBeDefined()
     expect(isTainted(n)).toBe(false)
-    expect(repairPhase(n)).toBeUndefined()
+    expect(await repairPhase(core, ns, healed)).toBeUndefined()
     expect(await nodeEvents(core, healed, "TerminatingInstance")).toEqual([])
 
     await waitForEvent(core, stuck, "RepairEscalated", 30_000)
@@ -284,7 +284,7 @@ describe("repair controller on a real cluster", () => {
     await sleep(1500)
     const n = await readNodeOrUndefined(core, target)
     expect(isTainted(n)).toBe(false)
-    expect(repairPhase(n)).toBeUndefined()
+    expect(await repairPhase(core, ns, target)).toBeUndefined()
   })
 
   it("dry-run decides and emits WouldRepair, and mutates nothing", async () => {
@@ -373,7 +373,7 @@ describe("repair controller on a real cluster", () => {
     it("killed mid-drain (one pod evicted, one held by its PDB)", async () => {
       await killAndResume("k-drain", async ({ target }) => {
         await waitForEvent(core, target, "EvictionBlocked", 30_000)
-        expect(repairPhase(await readNodeOrUndefined(core, target))).toBe("Draining")
+        expect(await repairPhase(core, ns, target)).toBe("Draining")
       })
     })
 
