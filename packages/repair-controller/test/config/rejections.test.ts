@@ -101,6 +101,8 @@ describe("unknown keys, at every level of every section", () => {
       "unknown key (did you mean zoneId?)"
     ],
     ["aws.subnets misspelt", { aws: { subnet: [] } }, "aws.subnet", "did you mean subnets?"],
+    // One pool label for the breaker and the cloud: the top-level poolLabel (#14).
+    ["aws.poolLabel (removed)", { aws: { poolLabel: "nodemend.io/pool" } }, "aws.poolLabel", "unknown key"],
     [
       "aws.zonalShift (a key with a default)",
       { aws: { zonalShift: { cacheSecond: 3 } } },
