@@ -243,4 +243,122 @@ describe("kubectl nodemend status and timeline", () => {
     expect(iRepair).toBeGreaterThan(iCond)
     expect(iEvent).toBeGreaterThan(iRepair)
   })
+
+  // Written by whoever the agent or a tenant can be: the controller's reasons from another identity, and
+  // messages carrying terminal escape sequences (title change, clear screen) and a bidi override.
+  const OSC_TITLE = "\u001b]0;owned\u0007"
+  const CSI_CLEAR = "\u001b[2J\u001b[H"
+  const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u
+  const written: { namespace: string; name: string }[] = []
+  afterAll(async () => {
+    for (const e of written) await env.core.deleteNamespacedEvent(e).catch(() => undefined)
+  })
+  const writeEvent = async (
+    n: string,
+    reason: string,
+    note: string,
+    reportingController: string
+  ): Promise<void> => {
+    const node = await env.core.readNode({ name: n })
+    const e = await env.kc.makeApiClient(EventsV1Api).createNamespacedEvent({
+      namespace: "default",
+      body: {
+        metadata: { generateName: `${n}-`, namespace: "default" },
+        eventTime: new V1MicroTime(),
+        regarding: { apiVersion: "v1", kind: "Node", name: n, uid: node.metadata?.uid },
+        type: "Warning",
+        reason,
+        action: "Decide",
+        note,
+        reportingController,
+        reportingInstance: "test"
+      }
+    })
+    written.push({ namespace: "default", name: e.metadata?.name ?? "" })
+  }
+
+  it("prints a condition message and an event note without their escape sequences", async () => {
+    const pool = uniqueName("pool")
+    const n = await env.createNode({ "karpenter.sh/nodepool": pool })
+    await env.core.patchNodeStatus(
+      {
+        name: n,
+        body: {
+          status: {
+            conditions: [
+              {
+                type: "KernelReady",
+                status: "False",
+                reason: "KernelBug",
+                message: `${OSC_TITLE}kernel oops${CSI_CLEAR}\nfake-node   True\u202e`,
+                lastHeartbeatTime: new Date(),
+                lastTransitionTime: new Date(Date.now() - 60_000)
+              }
+            ]
+          }
+        }
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+    )
+    await writeEvent(
+      n,
+      "RepairBlocked",
+      `${OSC_TITLE}breaker${CSI_CLEAR} open`,
+      "nodemend.io/repair-controller"
+    )
+    // What the API server stores and returns still holds the sequences: the plugin is what strips them.
+    const stored = await env.core.readNode({ name: n })
+    expect(stored.status?.conditions?.[0]?.message).toContain(CSI_CLEAR)
+
+    for (const argv of [
+      ["timeline", n],
+      ["status", "-l", `karpenter.sh/nodepool=${pool}`]
+    ]) {
+      const r = await cli(...argv)
+      expect(r.code, r.err).toBe(0)
+      for (const line of r.out.split("\n")) expect(line).not.toMatch(CONTROL)
+      expect(r.out).toContain("breaker open")
+    }
+    const tl = await cli("timeline", n)
+    const lines = tl.out.split("\n")
+    // The message's newline did not start a row of its own.
+    expect(lines.filter((l) => l.includes("fake-node"))).toEqual([
+      expect.stringMatching(/KernelReady=False KernelBug: kernel oops fake-node {3}True$/)
+    ])
+  })
+
+  it("ignores the controller's reasons written by another reportingController", async () => {
+    const pool = uniqueName("pool")
+    const n = await env.createNode({ "karpenter.sh/nodepool": pool })
+    await writeEvent(n, "RepairBlocked", "forged breaker", "nodemend.io/agent")
+    await writeEvent(n, "RepairStandDown", "forged stand-down", "nodemend.io/agent")
+    // core/v1 with only the legacy source set to the controller's name.
+    const legacy = await env.core.createNamespacedEvent({
+      namespace: "default",
+      body: {
+        metadata: { generateName: `${n}-`, namespace: "default" },
+        involvedObject: { apiVersion: "v1", kind: "Node", name: n },
+        type: "Warning",
+        reason: "RepairBlocked",
+        message: "forged through source",
+        source: { component: "nodemend.io/repair-controller" },
+        lastTimestamp: new Date(),
+        firstTimestamp: new Date(),
+        count: 1
+      }
+    })
+    written.push({ namespace: "default", name: legacy.metadata?.name ?? "" })
+
+    const status = await cli("status", "-l", `karpenter.sh/nodepool=${pool}`)
+    expect(status.code, status.err).toBe(0)
+    const poolRow = status.out.split("\n").find((l) => l.startsWith(pool)) ?? ""
+    expect(poolRow).toMatch(/ closed +no$/)
+    expect(status.out).not.toContain("forged")
+
+    const tl = await cli("timeline", n)
+    expect(tl.out).toContain("RepairBlocked (nodemend.io/agent): forged breaker")
+    expect(tl.out).toContain(
+      "RepairBlocked (unverified: nodemend.io/repair-controller): forged through source"
+    )
+  })
 })
