@@ -27,11 +27,22 @@ const keyAndCsr = (nodeName: string): { key: string; csr: string } => {
       ]),
       { stdio: ["ignore", "ignore", "pipe"] }
     )
-    return { key: readFileSync(join(dir, "node.key"), "utf8"), csr: readFileSync(join(dir, "node.csr"), "utf8") }
+    return {
+      key: readFileSync(join(dir, "node.key"), "utf8"),
+      csr: readFileSync(join(dir, "node.csr"), "utf8")
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+const APPROVED = () => ({
+  type: "Approved",
+  status: "True",
+  reason: "NodemendTest",
+  message: "node identity for a security test",
+  lastUpdateTime: new Date()
+})
 
 /** A KubeConfig that authenticates as node `nodeName` against the cluster `admin` points at. */
 export async function nodeIdentity(admin: KubeConfig, nodeName: string): Promise<KubeConfig> {
@@ -49,24 +60,25 @@ export async function nodeIdentity(admin: KubeConfig, nodeName: string): Promise
       }
     }
   })
-  const pending = await certs.readCertificateSigningRequest({ name })
-  await certs.replaceCertificateSigningRequestApproval({
-    name,
-    body: {
-      ...pending,
-      status: {
-        conditions: [
-          {
-            type: "Approved",
-            status: "True",
-            reason: "NodemendTest",
-            message: "node identity for a security test",
-            lastUpdateTime: new Date()
-          }
-        ]
-      }
-    }
-  })
+  // kube-controller-manager's csrapproving may approve it first (the requester may create node client
+  // certificates); otherwise the admin approves it here.
+  await waitFor(
+    `approval of ${name}`,
+    async () => {
+      const csr = await certs.readCertificateSigningRequest({ name })
+      if (csr.status?.conditions?.some((c) => c.type === "Approved") === true) return true
+      return certs
+        .replaceCertificateSigningRequestApproval({
+          name,
+          body: { ...csr, status: { conditions: [APPROVED()] } }
+        })
+        .then(
+          () => true,
+          () => undefined
+        )
+    },
+    { timeoutMs: 30_000, intervalMs: 200 }
+  )
   const cert = await waitFor(
     `certificate for system:node:${nodeName}`,
     async () => (await certs.readCertificateSigningRequest({ name })).status?.certificate,

@@ -255,12 +255,15 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
         drainMode: "force",
         drainDeadlineMs: 0,
         captureLogs: false,
+        // v1 is the record the controller used to read from this annotation (issue #13's reproduction); v2 has
+        // today's fields, so neither an old nor a new parser would reject it as malformed.
         node: {
           name: victim,
-          uid: "forged",
           providerID: `aws:///${instanceOf(victim).zone.name}/${victimId}`,
           labels: {},
-          instance: { instanceId: victimId, state: "running", launch: {} }
+          ...(v === 2
+            ? { uid: "forged", instance: { instanceId: victimId, state: "running", launch: {} } }
+            : {})
         }
       })
     for (const v of [1, 2]) {
@@ -285,8 +288,9 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     const victimId = instanceOf(victim).instanceId
     const asNode = await nodeCore(kc, attacker)
     const old = await core.readNode({ name: attacker })
-    // NodeRestriction lets a node delete and re-create its own Node object; providerID is whatever it says.
-    await asNode.deleteNode({ name: attacker })
+    // A kubelet re-registers its Node when it is gone (here an admin deleted it) with whatever providerID it is
+    // started with: NodeRestriction lets it create its own Node, and nothing checks the providerID.
+    await core.deleteNode({ name: attacker })
     await waitForNodeGone(core, attacker)
     await asNode.createNode({
       body: {
