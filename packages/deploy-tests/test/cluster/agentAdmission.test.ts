@@ -3,8 +3,8 @@
 // service-account tokens from the TokenRequest API, bound to Pods on two kwok Nodes (the node name reaches the
 // API server as the user extra authentication.kubernetes.io/node-name, as the DaemonSet's projected token
 // does), and one token bound to nothing. Every attack of issue #13 item 2 is a request here that RBAC alone
-// lets through and the policies refuse; the agent's own writes (the shapes packages/agent/src/k8s and
-// src/diagnostics send) stay allowed.
+// lets through and the policies refuse; the agent's own writes (the agent binary itself, run with the bound token,
+// and the request shapes packages/agent/src/k8s and src/diagnostics send) stay allowed.
 import {
   ApiException,
   AuthenticationV1Api,
@@ -33,8 +33,10 @@ import {
   parseObjects,
   render
 } from "../../src/index.ts"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { makeFakeHost, startAgent } from "../../../agent/test/integration/agent-process.ts"
 
 const { kc, core } = clients()
 const api = makeApplyClient(kc)
@@ -59,6 +61,7 @@ interface Identity {
   readonly authn: AuthenticationV1Api
 }
 let agentA: Identity
+let agentAToken = ""
 let agentUnbound: Identity
 let impostor: Identity
 let controller: Identity
@@ -290,7 +293,8 @@ beforeAll(async () => {
   nodes.push(nodeA)
   nodeB = (await createFakeNode(core)).metadata?.name ?? ""
   nodes.push(nodeB)
-  agentA = identity(await tokenFor("nodemend-agent", await podOn(nodeA)))
+  agentAToken = await tokenFor("nodemend-agent", await podOn(nodeA))
+  agentA = identity(agentAToken)
   agentUnbound = identity(await tokenFor("nodemend-agent"))
   impostor = identity(await tokenFor("impostor"))
   controller = identity(await tokenFor("nodemend-controller"))
@@ -357,6 +361,63 @@ describe("the agent's credentials", () => {
     expect((await extra(agentA))["authentication.kubernetes.io/node-name"]).toEqual([nodeA])
     expect((await extra(agentUnbound))["authentication.kubernetes.io/node-name"]).toBeUndefined()
   })
+})
+
+describe("the agent binary with its Pod-bound token", () => {
+  it("writes its conditions on its own Node and its Event about it, under the policies", async () => {
+    // A kubeconfig as the DaemonSet's pod has it: the cluster, and the projected token bound to a Pod on Node A.
+    const cluster = kc.getCurrentCluster()
+    const dir = mkdtempSync(join(tmpdir(), "nodemend-vap-"))
+    const host = makeFakeHost("6a1f0c2e-0000-4000-8000-00000000000a")
+    const kubeconfig = join(dir, "kubeconfig")
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [
+          {
+            name: "c",
+            cluster: { server: cluster?.server, "certificate-authority-data": cluster?.caData }
+          }
+        ],
+        users: [{ name: "agent", user: { token: agentAToken } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "agent" } }],
+        "current-context": "c"
+      })
+    )
+    const agent = startAgent({ nodeName: nodeA, kubeconfig, hostRoot: host.root })
+    try {
+      await waitFor(
+        "the agent's conditions on its Node",
+        async () => {
+          const n = await core.readNode({ name: nodeA })
+          const c = n.status?.conditions?.find((x) => x.type === "ContainerRuntimeReady")
+          return c?.status === "True"
+        },
+        { timeoutMs: 60_000 }
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\nagent output:\n${agent.output().slice(-4000)}`)
+      })
+      host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+      await waitFor(
+        "the agent's SoftLockup Event",
+        async () => {
+          const list = await core.listNamespacedEvent({
+            namespace: "default",
+            fieldSelector: `involvedObject.name=${nodeA},reason=SoftLockup`
+          })
+          return list.items.some((e) => e.reportingComponent === AGENT)
+        },
+        { timeoutMs: 30_000 }
+      )
+      expect(agent.output()).not.toContain("ValidatingAdmissionPolicy")
+    } finally {
+      await agent.stop()
+      host.cleanup()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
 
 describe("Node status: own Node, own five conditions only", () => {
