@@ -17,6 +17,13 @@ import {
 import { loadKubeConfig } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
+import {
+  DEFAULT_CONTROLLER_NAMESPACE,
+  JOURNAL_LABEL,
+  journalName,
+  journalOf,
+  repairOf
+} from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
 import { terminalSafe, terminalSafeLines } from "./terminalSafe.ts"
 
@@ -39,7 +46,8 @@ Usage:
   kubectl nodemend timeline <node>
       What happened to a node, and why, in time order.
 
-Global flags: --kubeconfig <file>, --context <name>
+Global flags: --kubeconfig <file>, --context <name>,
+  --controller-namespace <ns> (where the repair controller keeps its journal; default nodemend-system)
 `
 
 const parse = (args: string[]) =>
@@ -56,6 +64,7 @@ const parse = (args: string[]) =>
       region: { type: "string" },
       categories: { type: "string", default: "All" },
       "pool-label": { type: "string", multiple: true },
+      "controller-namespace": { type: "string", default: DEFAULT_CONTROLLER_NAMESPACE },
       kubeconfig: { type: "string" },
       context: { type: "string" },
       help: { type: "boolean", short: "h" }
@@ -85,10 +94,19 @@ const statusCommand = async (
   kc: KubeConfig,
   selector: string | undefined,
   poolLabels: string[],
+  controllerNamespace: string,
   io: CliIO
 ) => {
   const core = kc.makeApiClient(CoreV1Api)
   const nodes = (await core.listNode(selector ? { labelSelector: selector } : {})).items
+  const journal = journalOf(
+    (
+      await core.listNamespacedConfigMap({
+        namespace: controllerNamespace,
+        labelSelector: `${JOURNAL_LABEL}=true`
+      })
+    ).items
+  )
   // Only the repair controller's events describe a breaker or a stand-down (fleet.ts filters them again).
   const events = (
     await core.listNamespacedEvent({
@@ -96,9 +114,9 @@ const statusCommand = async (
       fieldSelector: `involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`
     })
   ).items
-  io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels)))
+  io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels, journal)))
   io.out("")
-  const pools = poolStates(nodes, events, poolLabels, Date.now())
+  const pools = poolStates(nodes, events, journal, poolLabels, Date.now())
   io.out(
     renderTable(
       ["POOL", "NODES", "UNHEALTHY", "REPAIRING", "BREAKER", "STAND-DOWN"],
@@ -114,7 +132,7 @@ const statusCommand = async (
   )
 }
 
-const timelineCommand = async (kc: KubeConfig, name: string, io: CliIO) => {
+const timelineCommand = async (kc: KubeConfig, name: string, controllerNamespace: string, io: CliIO) => {
   const core = kc.makeApiClient(CoreV1Api)
   const node = await core.readNode({ name }).catch((e: unknown) => {
     throw k8sCode(e) === 404 ? new PluginError(`node not found: ${name}`) : e
@@ -127,7 +145,16 @@ const timelineCommand = async (kc: KubeConfig, name: string, io: CliIO) => {
       fieldSelector: `involvedObject.kind=Node,involvedObject.name=${name}`
     })
   ).items
-  const entries = timeline(node, events)
+  const journalEntry = await core
+    .readNamespacedConfigMap({ namespace: controllerNamespace, name: journalName(name) })
+    .then(
+      (cm) => [cm],
+      (e: unknown) => {
+        if (k8sCode(e) === 404) return []
+        throw e
+      }
+    )
+  const entries = timeline(node, events, repairOf(node, journalOf(journalEntry)))
   if (entries.length === 0) io.out(`no conditions or events recorded for ${name}`)
   else
     io.out(
@@ -200,12 +227,18 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
         return results.every((r) => r.ok) ? 0 : 1
       }
       case "status":
-        await statusCommand(kc(), values.selector, values["pool-label"] ?? DEFAULT_POOL_LABELS, io)
+        await statusCommand(
+          kc(),
+          values.selector,
+          values["pool-label"] ?? DEFAULT_POOL_LABELS,
+          values["controller-namespace"],
+          io
+        )
         return 0
       case "timeline": {
         const [name, ...extra] = positionals
         if (!name || extra.length > 0) throw new PluginError("usage: kubectl nodemend timeline <node>")
-        await timelineCommand(kc(), name, io)
+        await timelineCommand(kc(), name, values["controller-namespace"], io)
         return 0
       }
       default:

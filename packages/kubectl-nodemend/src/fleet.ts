@@ -1,8 +1,8 @@
 /**
  * The fleet at a glance (`kubectl nodemend status`) and one node's history (`kubectl nodemend timeline`),
- * computed from Nodes and Events. Pure functions over API objects.
+ * computed from Nodes, Events and the repair controller's journal. Pure functions over API objects.
  *
- * Repair phase: the repair controller's record in the Node annotation `nodemend.io/repair` (JSON).
+ * Repair phase: the controller's journal (repairJournal.ts), never the Node's own annotations.
  * Breaker and stand-down: the controller keeps no status object, so they come from its latest Decide
  * events on the pool's nodes (`RepairBlocked` = breaker open, `RepairStandDown` = zonal-shift stand-down),
  * counted as current while younger than the window. Only the controller's own events count: anyone allowed
@@ -10,8 +10,8 @@
  */
 import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
 import { CONDITION_TYPES } from "@nodemend/reason-codes"
+import { type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
 
-export const REPAIR_ANNOTATION = "nodemend.io/repair"
 export const DEFAULT_POOL_LABELS = [
   "karpenter.sh/nodepool",
   "eks.amazonaws.com/nodegroup",
@@ -21,7 +21,6 @@ export const ZONE_LABEL = "topology.kubernetes.io/zone"
 /** A Decide event older than this no longer describes the pool's state. */
 export const DECISION_WINDOW_MS = 10 * 60 * 1000
 
-/**
 /** Where Events about cluster-scoped Nodes live: client-go, the agent and the repair controller write them here. */
 export const NODE_EVENT_NAMESPACE = "default"
 
@@ -44,35 +43,6 @@ export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> =
   AcceleratedHardwareReady: "ACCELERATED"
 }
 
-export interface RepairSummary {
-  readonly phase: string
-  readonly action?: string
-  readonly reason?: string
-  readonly startedAt?: string
-  readonly finishedAt?: string
-  readonly failure?: string
-}
-
-/** Reads the repair record annotation; tolerant of fields it does not know. */
-export const repairOf = (node: V1Node): RepairSummary | undefined => {
-  const raw = node.metadata?.annotations?.[REPAIR_ANNOTATION]
-  if (!raw) return undefined
-  try {
-    const r = JSON.parse(raw) as Record<string, unknown>
-    const str = (k: string) => (typeof r[k] === "string" ? (r[k] as string) : undefined)
-    const out: { -readonly [K in keyof RepairSummary]: RepairSummary[K] } = {
-      phase: str("phase") ?? "Unknown"
-    }
-    for (const k of ["action", "reason", "startedAt", "finishedAt", "failure"] as const) {
-      const v = str(k)
-      if (v !== undefined) out[k] = v
-    }
-    return out
-  } catch {
-    return { phase: "Unreadable" }
-  }
-}
-
 export const poolOf = (node: V1Node, poolLabels: ReadonlyArray<string>): string => {
   for (const l of poolLabels) {
     const v = node.metadata?.labels?.[l]
@@ -87,19 +57,23 @@ const conditionCell = (node: V1Node, type: string): string => {
   return c.status === "True" ? "True" : `${c.status}:${c.reason ?? ""}`
 }
 
-export const isUnhealthy = (node: V1Node): boolean =>
-  repairOf(node) !== undefined ||
+export const isUnhealthy = (node: V1Node, journal: RepairJournal): boolean =>
+  repairOf(node, journal) !== undefined ||
   (node.status?.conditions ?? []).some(
     (c) =>
       ((CONDITION_TYPES as readonly string[]).includes(c.type) && c.status === "False") ||
       (c.type === "Ready" && c.status !== "True")
   )
 
-export const nodeRows = (nodes: ReadonlyArray<V1Node>, poolLabels: ReadonlyArray<string>): string[][] =>
+export const nodeRows = (
+  nodes: ReadonlyArray<V1Node>,
+  poolLabels: ReadonlyArray<string>,
+  journal: RepairJournal
+): string[][] =>
   [...nodes]
     .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
     .map((n) => {
-      const repair = repairOf(n)
+      const repair = repairOf(n, journal)
       return [
         n.metadata?.name ?? "",
         poolOf(n, poolLabels),
@@ -143,6 +117,7 @@ export interface PoolState {
 export const poolStates = (
   nodes: ReadonlyArray<V1Node>,
   events: ReadonlyArray<CoreV1Event>,
+  journal: RepairJournal,
   poolLabels: ReadonlyArray<string>,
   nowMs: number,
   windowMs = DECISION_WINDOW_MS
@@ -172,8 +147,8 @@ export const poolStates = (
       return {
         pool,
         nodes: members.length,
-        unhealthy: members.filter(isUnhealthy).length,
-        repairing: members.filter((n) => repairOf(n) !== undefined).length,
+        unhealthy: members.filter((n) => isUnhealthy(n, journal)).length,
+        repairing: members.filter((n) => repairOf(n, journal) !== undefined).length,
         breaker: l?.breaker ? `OPEN: ${l.breaker.message ?? ""}` : "closed",
         standDown: l?.standDown ? `YES: ${l.standDown.message ?? ""}` : "no"
       }
@@ -186,7 +161,11 @@ export interface TimelineEntry {
   readonly text: string
 }
 
-export const timeline = (node: V1Node, events: ReadonlyArray<CoreV1Event>): TimelineEntry[] => {
+export const timeline = (
+  node: V1Node,
+  events: ReadonlyArray<CoreV1Event>,
+  repair: RepairSummary | undefined
+): TimelineEntry[] => {
   const out: TimelineEntry[] = []
   for (const c of node.status?.conditions ?? []) {
     if (!c.lastTransitionTime) continue
@@ -207,19 +186,18 @@ export const timeline = (node: V1Node, events: ReadonlyArray<CoreV1Event>): Time
       text: `${e.type ?? "Normal"} ${e.reason ?? ""}${source ? ` (${source})` : ""}: ${e.message ?? ""}${count && count > 1 ? ` (x${count})` : ""}`
     })
   }
-  const r = repairOf(node)
-  if (r?.startedAt) {
+  if (repair?.startedAt) {
     out.push({
-      atMs: new Date(r.startedAt).getTime(),
+      atMs: new Date(repair.startedAt).getTime(),
       kind: "Repair",
-      text: `repair ${r.action ?? ""} started for ${r.reason ?? "?"}; now ${r.phase}`
+      text: `repair ${repair.action ?? ""} started for ${repair.reason ?? "?"}; now ${repair.phase}`
     })
   }
-  if (r?.finishedAt) {
+  if (repair?.finishedAt) {
     out.push({
-      atMs: new Date(r.finishedAt).getTime(),
+      atMs: new Date(repair.finishedAt).getTime(),
       kind: "Repair",
-      text: `repair finished: ${r.phase}${r.failure ? ` (${r.failure})` : ""}`
+      text: `repair finished: ${repair.phase}${repair.failure ? ` (${repair.failure})` : ""}`
     })
   }
   return out.filter((e) => !Number.isNaN(e.atMs)).sort((a, b) => a.atMs - b.atMs)

@@ -1,8 +1,14 @@
-import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
+import type { CoreV1Event, V1ConfigMap, V1Node } from "@kubernetes/client-node"
 import { describe, expect, it } from "vitest"
 import { parseDurationMs } from "../src/duration.ts"
 import { REPORTING_CONTROLLER } from "../../repair-controller/src/kube/Kube.ts"
-import { isUnhealthy, nodeRows, poolStates, REPAIR_CONTROLLER, repairOf, timeline } from "../src/fleet.ts"
+import { serializeRecord, type RepairRecord } from "@nodemend/repair-controller"
+import {
+  JOURNAL_LABEL as CONTROLLER_JOURNAL_LABEL,
+  journalName as controllerJournalName
+} from "../../repair-controller/src/controller/RepairStore.ts"
+import { isUnhealthy, nodeRows, poolStates, REPAIR_CONTROLLER, timeline } from "../src/fleet.ts"
+import { JOURNAL_LABEL, journalName, journalOf, repairOf } from "../src/repairJournal.ts"
 import {
   captureProgress,
   type NodeDiagnostic,
@@ -78,16 +84,11 @@ describe("parseDurationMs", () => {
   })
 })
 
-const node = (
-  name: string,
-  pool: string,
-  conds: Array<[string, string, string?]>,
-  repair?: object
-): V1Node => ({
+const node = (name: string, pool: string, conds: Array<[string, string, string?]>): V1Node => ({
   metadata: {
     name,
-    labels: { "karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": "us-west-2a" },
-    ...(repair ? { annotations: { "nodemend.io/repair": JSON.stringify(repair) } } : {})
+    uid: `uid-${name}`,
+    labels: { "karpenter.sh/nodepool": pool, "topology.kubernetes.io/zone": "us-west-2a" }
   },
   status: {
     conditions: conds.map(([type, status, reason], i) => ({
@@ -98,6 +99,40 @@ const node = (
     }))
   }
 })
+
+/** A journal ConfigMap as the repair controller writes it, for `n` (its uid unless `uid` says otherwise). */
+const journalEntry = (
+  n: V1Node,
+  fields: Partial<RepairRecord> = {},
+  uid = n.metadata?.uid ?? ""
+): V1ConfigMap => {
+  const name = n.metadata?.name ?? ""
+  const record: RepairRecord = {
+    v: 2,
+    id: `r-${name}`,
+    phase: "Draining",
+    action: "Replace",
+    conditionType: "AcceleratedHardwareReady",
+    conditionStatus: "False",
+    reason: "NvidiaXID79Error",
+    startedAt: "2026-01-01T00:10:00Z",
+    drainMode: "wait",
+    drainDeadlineMs: 600_000,
+    captureLogs: false,
+    node: {
+      name,
+      uid,
+      providerID: `aws:///us-west-2a/i-${name}`,
+      labels: {},
+      instance: { instanceId: `i-${name}`, state: "running", launch: {} }
+    },
+    ...fields
+  }
+  return {
+    metadata: { name: `nodemend-repair-${name}`, labels: { "nodemend.io/repair-journal": "true" } },
+    data: { record: serializeRecord(record) }
+  }
+}
 
 /** An event as the repair controller writes it, read through core/v1; `from` overrides who wrote it. */
 const event = (
@@ -122,29 +157,44 @@ describe("fleet", () => {
     ["Ready", "True"],
     ["KernelReady", "True"]
   ])
-  const broken = node(
-    "b",
-    "gpu",
-    [
-      ["Ready", "True"],
-      ["AcceleratedHardwareReady", "False", "NvidiaXID79Error"]
-    ],
-    {
-      phase: "Draining",
-      action: "Replace",
-      reason: "NvidiaXID79Error",
-      startedAt: "2026-01-01T00:10:00Z"
-    }
-  )
+  const broken = node("b", "gpu", [
+    ["Ready", "True"],
+    ["AcceleratedHardwareReady", "False", "NvidiaXID79Error"]
+  ])
   const other = node("c", "cpu", [["Ready", "False", "KubeletNotReady"]])
+  const journal = journalOf([journalEntry(broken)])
 
-  it("renders one row per node with our conditions and the repair phase", () => {
-    const rows = nodeRows([broken, healthy], ["karpenter.sh/nodepool"])
+  it("renders one row per node with our conditions and the repair phase from the journal", () => {
+    const rows = nodeRows([broken, healthy], ["karpenter.sh/nodepool"], journal)
     expect(rows[0]).toEqual(["a", "gpu", "us-west-2a", "True", "True", "-", "-", "-", "-", "-"])
     expect(rows[1]?.[8]).toBe("False:NvidiaXID79Error")
     expect(rows[1]?.[9]).toBe("Draining/Replace")
-    expect(repairOf(node("x", "p", [], undefined))).toBeUndefined()
-    expect(isUnhealthy(other)).toBe(true)
+    expect(repairOf(node("x", "p", []), journal)).toBeUndefined()
+    expect(isUnhealthy(other, journal)).toBe(true)
+  })
+
+  it("reads repairs from the controller's journal only, for the Node object the record is bound to", () => {
+    // The old Node annotation is not a record any more: a node can write its own annotations.
+    const annotated: V1Node = {
+      ...healthy,
+      metadata: {
+        ...healthy.metadata,
+        annotations: { "nodemend.io/repair": JSON.stringify({ phase: "Draining", action: "Replace" }) }
+      }
+    }
+    expect(nodeRows([annotated], ["karpenter.sh/nodepool"], journal)[0]?.[9]).toBe("-")
+    // A record for an earlier Node of the same name, one filed under another node's name, one unreadable.
+    const earlier = journalOf([journalEntry(healthy, {}, "uid-of-an-earlier-a")])
+    expect(repairOf(healthy, earlier)).toBeUndefined()
+    const misfiled = { ...journalEntry(broken), metadata: { name: "nodemend-repair-a" } }
+    expect(repairOf(healthy, journalOf([misfiled]))).toBeUndefined()
+    const unreadable = { metadata: { name: "nodemend-repair-a" }, data: { record: "{" } }
+    expect(repairOf(healthy, journalOf([unreadable]))).toEqual({ phase: "Unreadable" })
+  })
+
+  it("names the journal as the repair controller does", () => {
+    expect(JOURNAL_LABEL).toBe(CONTROLLER_JOURNAL_LABEL)
+    expect(journalName("ip-10-0-1-23.ec2.internal")).toBe(controllerJournalName("ip-10-0-1-23.ec2.internal"))
   })
 
   it("derives breaker and stand-down per pool from recent controller events", () => {
@@ -158,7 +208,7 @@ describe("fleet", () => {
       ),
       event("c", "RepairStandDown", "stands down: zonal shift in us-west-2a", "2026-01-01T00:30:00Z")
     ]
-    const pools = poolStates([healthy, broken, other], events, ["karpenter.sh/nodepool"], now)
+    const pools = poolStates([healthy, broken, other], events, journal, ["karpenter.sh/nodepool"], now)
     expect(pools.find((p) => p.pool === "gpu")).toMatchObject({
       nodes: 2,
       unhealthy: 1,
@@ -187,11 +237,12 @@ describe("fleet", () => {
         metadata: { name: "x", namespace: "tenant-a" }
       })
     ]
-    const pools = poolStates([healthy, broken], forged, ["karpenter.sh/nodepool"], now)
+    const pools = poolStates([healthy, broken], forged, journal, ["karpenter.sh/nodepool"], now)
     expect(pools.find((p) => p.pool === "gpu")).toMatchObject({ breaker: "closed", standDown: "no" })
     const real = poolStates(
       [healthy, broken],
       [...forged, event("b", "RepairStandDown", "zonal shift", at)],
+      journal,
       ["karpenter.sh/nodepool"],
       now
     )
@@ -206,16 +257,20 @@ describe("fleet", () => {
   })
 
   it("timeline: an event naming the controller without being its own says so", () => {
-    const t = timeline(node("n", "p", []), [
-      event("n", "RepairBlocked", "real", "2026-01-01T00:01:00Z"),
-      event("n", "RepairBlocked", "forged", "2026-01-01T00:02:00Z", {
-        reportingComponent: "",
-        source: { component: "nodemend.io/repair-controller" }
-      }),
-      event("n", "NvidiaXID79Error", "from the agent", "2026-01-01T00:03:00Z", {
-        reportingComponent: "nodemend.io/agent"
-      })
-    ])
+    const t = timeline(
+      node("n", "p", []),
+      [
+        event("n", "RepairBlocked", "real", "2026-01-01T00:01:00Z"),
+        event("n", "RepairBlocked", "forged", "2026-01-01T00:02:00Z", {
+          reportingComponent: "",
+          source: { component: "nodemend.io/repair-controller" }
+        }),
+        event("n", "NvidiaXID79Error", "from the agent", "2026-01-01T00:03:00Z", {
+          reportingComponent: "nodemend.io/agent"
+        })
+      ],
+      undefined
+    )
     expect(t.map((e) => e.text)).toEqual([
       "Warning RepairBlocked (nodemend.io/repair-controller): real",
       "Warning RepairBlocked (unverified: nodemend.io/repair-controller): forged",
@@ -225,7 +280,7 @@ describe("fleet", () => {
 
   it("orders a node's conditions, events and repair in time", () => {
     const events = [event("b", "RepairStarted", "replacing", "2026-01-01T00:10:30Z")]
-    const t = timeline(broken, events)
+    const t = timeline(broken, events, repairOf(broken, journal))
     expect(t.map((e) => e.kind)).toEqual(["Condition", "Condition", "Repair", "Event"])
     expect(t[1]?.text).toContain("AcceleratedHardwareReady=False NvidiaXID79Error")
   })

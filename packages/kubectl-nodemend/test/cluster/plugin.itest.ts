@@ -20,27 +20,67 @@ import {
 } from "../../../agent/test/diagnostics/cluster/collectorFixture.ts"
 import { testKubeconfigPath, uniqueName } from "../../../agent/test/diagnostics/cluster/kube.ts"
 import { plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
+import { type RepairRecord, serializeRecord } from "@nodemend/repair-controller"
 import { run } from "../../src/cli.ts"
 import { NodeDiagnosticGVR as GVR } from "@nodemend/agent/diagnostics/NodeDiagnostic"
 
 let kubeconfig: string
 let env: CollectorFixture
+// This file's stand-in for the repair controller's namespace, where its journal lives.
+const controllerNamespace = uniqueName("plugin-controller")
 
 beforeAll(async () => {
   kubeconfig = testKubeconfigPath()
   env = await startCollectorFixture("plugin")
+  await env.core.createNamespace({ body: { metadata: { name: controllerNamespace } } })
 })
 afterAll(async () => {
+  await env?.core.deleteNamespace({ name: controllerNamespace }).catch(() => undefined)
   await env?.close()
 })
+
+/** A journal ConfigMap as the repair controller writes it (its record format, its name and label). */
+const writeJournal = async (nodeName: string, uid: string, fields: Partial<RepairRecord>) => {
+  const record: RepairRecord = {
+    v: 2,
+    id: uniqueName("repair"),
+    phase: "Draining",
+    action: "Replace",
+    conditionType: "AcceleratedHardwareReady",
+    conditionStatus: "False",
+    reason: "NvidiaXID79Error",
+    startedAt: new Date().toISOString(),
+    drainMode: "wait",
+    drainDeadlineMs: 600_000,
+    captureLogs: false,
+    node: {
+      name: nodeName,
+      uid,
+      providerID: `kwok://${nodeName}`,
+      labels: {},
+      instance: { instanceId: `i-${nodeName}`, state: "running", launch: {} }
+    },
+    ...fields
+  }
+  await env.core.createNamespacedConfigMap({
+    namespace: controllerNamespace,
+    body: {
+      metadata: { name: `nodemend-repair-${nodeName}`, labels: { "nodemend.io/repair-journal": "true" } },
+      data: { record: serializeRecord(record) }
+    }
+  })
+}
 
 const cli = async (...argv: string[]) => {
   const out: string[] = []
   const err: string[] = []
-  const code = await run([...argv, "--kubeconfig", kubeconfig], {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t)
-  })
+  const code = await run(
+    [...argv, "--kubeconfig", kubeconfig, "--controller-namespace", controllerNamespace],
+    {
+      out: (t) => out.push(t),
+      err: (t) => err.push(t)
+    }
+  )
   return { code, out: out.join("\n"), err: err.join("\n") }
 }
 
@@ -190,26 +230,27 @@ describe("kubectl nodemend status and timeline", () => {
       },
       setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
     )
+    // The controller's journal entry for the repair; a second node carries only the old Node annotation,
+    // which a node can write itself and which is no repair record.
+    const node = await env.core.readNode({ name: n })
+    await writeJournal(n, node.metadata?.uid ?? "", {
+      phase: "Draining",
+      startedAt: new Date(Date.now() - 30_000).toISOString()
+    })
+    const claimed = await env.createNode({ "karpenter.sh/nodepool": pool })
     await env.core.patchNode(
       {
-        name: n,
+        name: claimed,
         body: {
           metadata: {
             annotations: {
-              "nodemend.io/repair": JSON.stringify({
-                v: 1,
-                phase: "Draining",
-                action: "Replace",
-                reason: "NvidiaXID79Error",
-                startedAt: new Date(Date.now() - 30_000).toISOString()
-              })
+              "nodemend.io/repair": JSON.stringify({ v: 1, phase: "Draining", action: "Replace" })
             }
           }
         }
       },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
     )
-    const node = await env.core.readNode({ name: n })
     await env.kc.makeApiClient(EventsV1Api).createNamespacedEvent({
       namespace: "default",
       body: {
@@ -230,8 +271,9 @@ describe("kubectl nodemend status and timeline", () => {
     expect(row).toContain("us-west-2a")
     expect(row).toContain("False:NvidiaXID79Error")
     expect(row).toContain("Draining/Replace")
+    expect(status.out.split("\n").find((l) => l.startsWith(claimed))).toMatch(/ -$/)
     const poolRow = status.out.split("\n").find((l) => l.startsWith(pool)) ?? ""
-    expect(poolRow).toMatch(/OPEN: more than 20%/)
+    expect(poolRow).toMatch(new RegExp(`^${pool} +2 +1 +1 +OPEN: more than 20%`))
 
     const tl = await cli("timeline", n)
     expect(tl.code, tl.err).toBe(0)
