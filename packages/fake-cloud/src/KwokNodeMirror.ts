@@ -163,7 +163,12 @@ export function kwokNodeMirror(
         instanceType: labels["node.kubernetes.io/instance-type"],
         zoneName: labels["topology.kubernetes.io/zone"],
         ...(lt !== undefined ? { launchTemplate: { id: lt, version: "$Default" } } : {}),
-        tags: Object.fromEntries(Object.entries(labels).filter(([k]) => k.startsWith("nodemend.io/")))
+        // The tags such an instance carries: ours, and Karpenter's pool tag.
+        tags: Object.fromEntries(
+          Object.entries(labels).filter(
+            ([k]) => k.startsWith("nodemend.io/") || k === "karpenter.sh/nodepool"
+          )
+        )
       }
     },
     async setProviderId(nodeName: string, providerID: string) {
