@@ -123,6 +123,25 @@ export const ConfigFileSchema = Schema.Struct({
     })
   ),
   breaker: Schema.optionalKey(Schema.Struct({ requeueSeconds: Schema.optionalKey(PositiveSeconds) })),
+  /** A step whose call fails with a retryable error is tried again with backoff, at most `maxAttempts` times. */
+  retry: Schema.optionalKey(
+    Schema.Struct({
+      maxAttempts: Schema.optionalKey(Count),
+      initialBackoffSeconds: Schema.optionalKey(PositiveSeconds),
+      maxBackoffSeconds: Schema.optionalKey(PositiveSeconds)
+    })
+  ),
+  /** How long each step of a repair may take before the repair ends as Failed (reboot, replacement: their own). */
+  timeouts: Schema.optionalKey(
+    Schema.Struct({
+      taintSeconds: Schema.optionalKey(PositiveSeconds),
+      /** Past the drain deadline (force: deleting pods that hang; wait: PDBs that never allow). */
+      drainPastDeadlineSeconds: Schema.optionalKey(PositiveSeconds),
+      terminateSeconds: Schema.optionalKey(PositiveSeconds),
+      removeNodeSeconds: Schema.optionalKey(PositiveSeconds),
+      untaintSeconds: Schema.optionalKey(PositiveSeconds)
+    })
+  ),
   reboot: Schema.optionalKey(
     Schema.Struct({
       settleSeconds: Schema.optionalKey(Seconds),

@@ -50,6 +50,18 @@ export interface ControllerConfig {
     readonly refreshSeconds: number
   }
   readonly breaker: { readonly requeueSeconds: number }
+  readonly retry: {
+    readonly maxAttempts: number
+    readonly initialBackoffSeconds: number
+    readonly maxBackoffSeconds: number
+  }
+  readonly timeouts: {
+    readonly taintSeconds: number
+    readonly drainPastDeadlineSeconds: number
+    readonly terminateSeconds: number
+    readonly removeNodeSeconds: number
+    readonly untaintSeconds: number
+  }
   readonly reboot: { readonly settleSeconds: number; readonly timeoutSeconds: number }
   readonly replacement: { readonly timeoutSeconds: number }
   readonly logCapture: {
@@ -136,6 +148,18 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     refreshSeconds: f.zonalShift?.refreshSeconds ?? 30
   },
   breaker: { requeueSeconds: f.breaker?.requeueSeconds ?? 300 },
+  retry: {
+    maxAttempts: f.retry?.maxAttempts ?? 8,
+    initialBackoffSeconds: f.retry?.initialBackoffSeconds ?? 1,
+    maxBackoffSeconds: f.retry?.maxBackoffSeconds ?? 60
+  },
+  timeouts: {
+    taintSeconds: f.timeouts?.taintSeconds ?? 300,
+    drainPastDeadlineSeconds: f.timeouts?.drainPastDeadlineSeconds ?? 3600,
+    terminateSeconds: f.timeouts?.terminateSeconds ?? 900,
+    removeNodeSeconds: f.timeouts?.removeNodeSeconds ?? 300,
+    untaintSeconds: f.timeouts?.untaintSeconds ?? 300
+  },
   reboot: { settleSeconds: f.reboot?.settleSeconds ?? 300, timeoutSeconds: f.reboot?.timeoutSeconds ?? 1200 },
   replacement: { timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200 },
   logCapture: {

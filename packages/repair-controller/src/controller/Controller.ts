@@ -5,12 +5,13 @@
 import { Effect, Metric, Ref } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import { breakerVerdict } from "../decide/breaker.ts"
+import { breakerVerdict, CLUSTER_SCOPE } from "../decide/breaker.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import { activeShifts } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import * as M from "../observability/metrics.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
+import { makeBlockedNodes } from "./BlockedNodes.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { makeDrainPool } from "./DrainPool.ts"
 import { makeEventRecorder } from "./EventRecorder.ts"
@@ -60,10 +61,11 @@ const refreshShifts = (env: ControllerEnv) =>
     }
   })
 
-const updatePoolMetrics = (env: ControllerEnv) =>
+/** The breaker and pool gauges of `pools`, and the process-wide gauges. */
+const poolMetrics = (env: ControllerEnv, pools: Iterable<string>) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
-    for (const pool of stats.pools.keys()) {
+    for (const pool of pools) {
       const v = breakerVerdict(env.config, stats, pool)
       yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
       yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
@@ -72,10 +74,16 @@ const updatePoolMetrics = (env: ControllerEnv) =>
     yield* Metric.update(M.activeRepairs, env.store.active())
     yield* Metric.update(M.drainsInFlight, env.drains.inFlight())
     yield* Metric.update(M.drainsWaiting, env.drains.waiting())
-    const mem = process.memoryUsage()
-    yield* Metric.update(M.residentMemory, mem.rss)
-    yield* Metric.update(M.heapUsed, mem.heapUsed)
   })
+
+const processMetrics = Effect.gen(function* () {
+  const mem = process.memoryUsage()
+  yield* Metric.update(M.residentMemory, mem.rss)
+  yield* Metric.update(M.heapUsed, mem.heapUsed)
+})
+
+/** A reconcile that failed outside a repair (e.g. its journal write): again after 2 s, doubling to 5 min. */
+const retryAfterMs = (failures: number) => Math.min(2000 * 2 ** Math.max(0, failures - 1), 300_000)
 
 /**
  * 64 workers: a wave of 100+ simultaneous expiries is tainted in two rounds of parallel patches rather than
@@ -91,6 +99,18 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const cache = makeNodeCache(kube.http, config, queue.add, (level, msg, extra) =>
       runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
     )
+    // Pools whose counts moved since their gauges were last written; their held-back nodes are woken at once.
+    const dirtyPools = new Set<string>()
+    const blocked = makeBlockedNodes(queue.add)
+    cache.counter.onChange((scope, eased) => {
+      if (scope !== CLUSTER_SCOPE) dirtyPools.add(scope)
+      if (eased) blocked.eased(scope)
+    })
+    const flushPoolMetrics = () => {
+      const pools = [...dirtyPools]
+      dirtyPools.clear()
+      Effect.runSync(poolMetrics(env, pools))
+    }
     const env: ControllerEnv = {
       config,
       kube,
@@ -103,6 +123,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
       taintFirst: makeTaintFirst(),
       shifts: yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" }),
+      blocked,
+      flushPoolMetrics,
       expiredAt: new Map(),
       backoff: new Map(),
       launched: new Set()
@@ -128,16 +150,25 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       journals: env.store.journalNodeNames().length
     })
 
+    const failures = new Map<string, number>()
     const worker = Effect.gen(function* () {
       for (;;) {
         const key = yield* Effect.promise(() => queue.take())
         if (key === undefined) return
         yield* reconcile(env, key).pipe(
+          Effect.tap(() => Effect.sync(() => failures.delete(key))),
           Effect.catchCause((cause) =>
-            Effect.logWarning("reconcile failed; retrying", { node: key, cause: String(cause) }).pipe(
-              Effect.andThen(Effect.sync(() => queue.addAfter(key, 2000)))
-            )
+            Effect.suspend(() => {
+              const n = (failures.get(key) ?? 0) + 1
+              failures.set(key, n)
+              return Effect.logWarning("reconcile failed; retrying", {
+                node: key,
+                attempt: n,
+                cause: String(cause)
+              }).pipe(Effect.andThen(Effect.sync(() => queue.addAfter(key, retryAfterMs(n)))))
+            })
           ),
+          Effect.ensuring(Effect.sync(() => (dirtyPools.size > 0 ? flushPoolMetrics() : undefined))),
           Effect.ensuring(Effect.sync(() => queue.done(key)))
         )
       }
@@ -149,7 +180,12 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       )
     )
     yield* Effect.forkScoped(
-      Effect.forever(updatePoolMetrics(env).pipe(Effect.andThen(Effect.sleep("5 seconds"))))
+      Effect.forever(
+        poolMetrics(env, env.cache.counter.stats().pools.keys()).pipe(
+          Effect.andThen(processMetrics),
+          Effect.andThen(Effect.sleep("15 seconds"))
+        )
+      )
     )
     yield* Effect.forkScoped(
       Effect.forever(

@@ -5,6 +5,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { LogCaptureHook } from "../repair/LogCaptureHook.ts"
+import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
 import type { EventRecorder } from "./EventRecorder.ts"
 import type { NodeCache } from "./NodeCache.ts"
@@ -26,6 +27,10 @@ export interface ControllerEnv {
   /** Drains wait while taints are written (and briefly after). */
   readonly taintFirst: TaintFirst
   readonly shifts: Ref.Ref<ShiftObservation>
+  /** Nodes the breaker holds back, woken when their pool's count drops. */
+  readonly blocked: BlockedNodes
+  /** Writes the breaker/pool gauges of the pools whose counts moved (so a scrape right after an Event agrees). */
+  readonly flushPoolMetrics: () => void
   /** Toleration expiry of repairs this process started, for the decision-latency metric. */
   readonly expiredAt: Map<string, number>
   /** Per-repair eviction backoff attempt. */

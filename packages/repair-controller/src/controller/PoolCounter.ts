@@ -3,7 +3,7 @@
  * per decision even at thousands of nodes. Unhealthy = a policy matches, or the journal holds a repair for it.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import { isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
+import { CLUSTER_SCOPE, isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
 import type { NodeView } from "../decide/NodeView.ts"
 
 interface Entry {
@@ -19,6 +19,11 @@ export interface PoolCounter {
   readonly setRepairing: (name: string, repairing: boolean) => void
   readonly stats: () => PoolStats
   readonly unhealthyNames: () => ReadonlyArray<string>
+  /**
+   * Called after every change of a scope's counts (a pool, or `CLUSTER_SCOPE`): `eased` when it may admit more
+   * repairs now (fewer unhealthy or more nodes).
+   */
+  readonly onChange: (listener: (scope: string, eased: boolean) => void) => void
 }
 
 export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
@@ -26,10 +31,28 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const pools = new Map<string, { size: number; unhealthy: number }>()
   const cluster = { size: 0, unhealthy: 0 }
   const repairing = new Set<string>()
+  let listener: (scope: string, eased: boolean) => void = () => {}
+  /** Per scope, how size and unhealthy moved in the current operation. */
+  const deltas = new Map<string, { size: number; unhealthy: number }>()
+  const track = (scope: string, size: number, unhealthy: number) => {
+    const d = deltas.get(scope) ?? { size: 0, unhealthy: 0 }
+    d.size += size
+    d.unhealthy += unhealthy
+    deltas.set(scope, d)
+  }
+  const settle = <A>(op: () => A): A => {
+    const out = op()
+    const moved = [...deltas].filter(([, d]) => d.size !== 0 || d.unhealthy !== 0)
+    deltas.clear()
+    for (const [scope, d] of moved) listener(scope, d.unhealthy < 0 || (d.size > 0 && d.unhealthy === 0))
+    return out
+  }
   const apply = (e: Entry, sign: 1 | -1) => {
     cluster.size += sign
     if (e.unhealthy) cluster.unhealthy += sign
+    track(CLUSTER_SCOPE, sign, e.unhealthy ? sign : 0)
     if (e.pool === undefined) return
+    track(e.pool, sign, e.unhealthy ? sign : 0)
     const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0 }
     p.size += sign
     if (e.unhealthy) p.unhealthy += sign
@@ -49,16 +72,20 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     apply(e, 1)
   }
   return {
-    upsert: (node) => put(node.name, poolOf(config, node), isUnhealthy(config, node)),
-    remove,
-    setRepairing: (name, on) => {
-      if (on === repairing.has(name)) return
-      if (on) repairing.add(name)
-      else repairing.delete(name)
-      const e = entries.get(name)
-      if (e !== undefined) put(name, e.pool, e.matching)
-    },
+    upsert: (node) => settle(() => put(node.name, poolOf(config, node), isUnhealthy(config, node))),
+    remove: (name) => settle(() => remove(name)),
+    setRepairing: (name, on) =>
+      settle(() => {
+        if (on === repairing.has(name)) return
+        if (on) repairing.add(name)
+        else repairing.delete(name)
+        const e = entries.get(name)
+        if (e !== undefined) put(name, e.pool, e.matching)
+      }),
     stats: () => ({ pools, cluster: { ...cluster } }),
-    unhealthyNames: () => [...entries].filter(([, e]) => e.unhealthy).map(([n]) => n)
+    unhealthyNames: () => [...entries].filter(([, e]) => e.unhealthy).map(([n]) => n),
+    onChange: (l) => {
+      listener = l
+    }
   }
 }

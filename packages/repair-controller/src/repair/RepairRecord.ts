@@ -54,6 +54,10 @@ export const RepairRecordSchema = Schema.Struct({
   ),
   finishedAt: Schema.optionalKey(Iso),
   failure: Schema.optionalKey(Schema.String),
+  /** When the current phase began: its deadline counts from here (repair/budget.ts). */
+  phaseSince: Schema.optionalKey(Iso),
+  /** Failed attempts of the current step (reset when it succeeds): its retry budget. */
+  retry: Schema.optionalKey(Schema.Struct({ count: Schema.Int, lastError: Schema.String, at: Iso })),
   /**
    * The node as it was when the repair started, and its instance as the cloud described it then: the
    * replacement is built from `instance`, and every step checks the live Node still has this uid and providerID.

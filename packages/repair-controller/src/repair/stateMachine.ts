@@ -76,6 +76,7 @@ export const startRepair = (
   conditionStatus: args.match.status,
   reason: args.match.reason,
   startedAt: iso(now),
+  phaseSince: iso(now),
   drainMode: args.match.drainMode,
   drainDeadlineMs: args.match.drainDeadlineMs,
   captureLogs: args.match.captureLogs,
@@ -132,8 +133,18 @@ const towardsTermination = (r: RepairRecord): RepairRecord =>
     ? { ...r, phase: "CapturingLogs" }
     : { ...r, phase: "Terminating" }
 
-/** Folds a fact into the record. A fact that does not fit the phase leaves the record unchanged. */
+/**
+ * Folds a fact into the record. A fact that does not fit the phase leaves the record unchanged. A new phase
+ * starts its deadline and retry budget afresh.
+ */
 export const advance = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
+  const next = fold(r, fact, now)
+  if (next.phase === r.phase) return next
+  const { retry: _retry, ...rest } = next
+  return { ...rest, phaseSince: iso(now) }
+}
+
+const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
   if (fact._tag === "Aborted") return { ...r, phase: "Failed", failure: fact.why, finishedAt: iso(now) }
   switch (r.phase) {
     case "Tainting":

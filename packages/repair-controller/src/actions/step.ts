@@ -1,0 +1,30 @@
+/**
+ * What a step reports: a Fact for the state machine, or "call me again in this long". Shared by every step.
+ */
+import type { NodeRef } from "../cloud/CloudProvider.ts"
+import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import { nodeRef } from "../kube/views.ts"
+import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { Fact } from "../repair/stateMachine.ts"
+
+export type Outcome =
+  | { readonly _tag: "Fact"; readonly fact: Fact }
+  | { readonly _tag: "Wait"; readonly requeueAfterMs: number }
+
+export const fact = (f: Fact): Outcome => ({ _tag: "Fact", fact: f })
+export const wait = (ms: number): Outcome => ({ _tag: "Wait", requeueAfterMs: Math.max(0, ms) })
+
+/** The node as the repair recorded it (controller-written journal), never as the node describes itself now. */
+export const refOf = (r: RepairRecord): NodeRef =>
+  nodeRef({ name: r.node.name, providerID: r.node.providerID, labels: r.node.labels })
+
+export const nodeEvent = (
+  env: ControllerEnv,
+  r: RepairRecord,
+  type: "Normal" | "Warning",
+  reason: string,
+  note: string
+) => env.events.emit({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: reason, note })
+
+export const isReady = (env: ControllerEnv, name: string) =>
+  env.cache.get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false
