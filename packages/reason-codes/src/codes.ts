@@ -31,25 +31,44 @@ interface CompiledTemplate {
   readonly names: readonly string[]
 }
 
-const exact = new Map<string, CatalogEntry>()
-const templates: CompiledTemplate[] = []
-for (const entry of CATALOG as readonly CatalogEntry[]) {
-  if (!entry.code.includes("{")) {
-    exact.set(entry.code, entry)
-    continue
+interface ReasonIndex {
+  readonly exact: ReadonlyMap<string, CatalogEntry>
+  readonly templates: readonly CompiledTemplate[]
+}
+
+const INTEGER_PARAMETER = "(0|[1-9][0-9]{0,9})"
+const STRING_PARAMETER = "([A-Za-z0-9][A-Za-z0-9@_.:-]*)"
+
+const parameterType = (entry: CatalogEntry, name: string) =>
+  entry.parameters?.find((p) => p.name === name)?.type
+
+// Built on first use, not at import: importing the package (or one constant of it) runs no code, so
+// bundlers can drop everything a customer does not call.
+let index: ReasonIndex | undefined
+const reasonIndex = (): ReasonIndex => {
+  if (index !== undefined) return index
+  const exact = new Map<string, CatalogEntry>()
+  const templates: CompiledTemplate[] = []
+  for (const entry of CATALOG as readonly CatalogEntry[]) {
+    if (!entry.code.includes("{")) {
+      exact.set(entry.code, entry)
+      continue
+    }
+    const names: string[] = []
+    const source = entry.code.replace(/\{(\w+)\}|[^{]+/g, (part, name: string | undefined) => {
+      if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      names.push(name)
+      return parameterType(entry, name) === "integer" ? INTEGER_PARAMETER : STRING_PARAMETER
+    })
+    templates.push({ entry, regex: new RegExp(`^${source}$`), names })
   }
-  const names: string[] = []
-  const source = entry.code.replace(/\{(\w+)\}|[^{]+/g, (part, name: string | undefined) => {
-    if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    names.push(name)
-    const type = entry.parameters?.find((p) => p.name === name)?.type
-    return type === "integer" ? "(0|[1-9][0-9]{0,9})" : "([A-Za-z0-9][A-Za-z0-9@_.:-]*)"
-  })
-  templates.push({ entry, regex: new RegExp(`^${source}$`), names })
+  index = { exact, templates }
+  return index
 }
 
 /** Finds the catalog entry of a reason string; `undefined` when the reason is not one of ours. */
 export const resolveReason = (reason: string): ResolvedReason | undefined => {
+  const { exact, templates } = reasonIndex()
   const hit = exact.get(reason)
   if (hit !== undefined) return { reason, entry: hit, parameters: {}, defaultAction: hit.defaultAction }
   for (const t of templates) {
@@ -58,8 +77,7 @@ export const resolveReason = (reason: string): ResolvedReason | undefined => {
     const parameters: Record<string, string | number> = {}
     t.names.forEach((name, i) => {
       const raw = m[i + 1]!
-      const type = t.entry.parameters?.find((p) => p.name === name)?.type
-      parameters[name] = type === "integer" ? Number(raw) : raw
+      parameters[name] = parameterType(t.entry, name) === "integer" ? Number(raw) : raw
     })
     return { reason, entry: t.entry, parameters, defaultAction: actionFor(t.entry, parameters) }
   }
@@ -90,16 +108,52 @@ export const isFatalXid = (xid: number): boolean => Object.hasOwn(FATAL_XIDS, xi
 export const xidReason = (xid: number): ReasonCode =>
   (isFatalXid(xid) ? `NvidiaXID${xid}Error` : `NvidiaXID${xid}Warning`) as ReasonCode
 
-/** Fills a template: `formatCode("NvidiaXID{code}Error", { code: 79 })` -> `NvidiaXID79Error`. */
-export const formatCode = (
+/** A reason split into its catalog key and parameters: `NvidiaXID79Error` -> `NvidiaXID{code}Error`, `{ code: 79 }`. */
+export interface ParsedReason {
+  readonly code: CatalogCode
+  readonly params: Readonly<Record<string, string | number>>
+}
+
+/** Parses a condition's or Event's reason; `undefined` when it is not one of ours. */
+export const parseReason = (reason: string): ParsedReason | undefined => {
+  const r = resolveReason(reason)
+  return r === undefined ? undefined : { code: r.entry.code as CatalogCode, params: r.parameters }
+}
+
+/**
+ * Fills a template: `formatReason("NvidiaXID{code}Error", { code: 79 })` -> `NvidiaXID79Error`. Throws when a
+ * parameter is missing or is not a value the template can carry, so what it returns always parses back.
+ */
+export const formatReason = (
   code: CatalogCode,
-  parameters: Readonly<Record<string, string | number>> = {}
-): string =>
-  code.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const v = parameters[name]
-    if (v === undefined) throw new Error(`formatCode: missing parameter "${name}" for ${code}`)
+  params: Readonly<Record<string, string | number>> = {}
+): ReasonCode => {
+  const entry = (CATALOG as readonly CatalogEntry[]).find((e) => e.code === code)
+  return code.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = params[name]
+    if (v === undefined) throw new Error(`formatReason: missing parameter "${name}" for ${code}`)
+    const pattern = entry && parameterType(entry, name) === "integer" ? INTEGER_PARAMETER : STRING_PARAMETER
+    if (!new RegExp(`^${pattern}$`).test(String(v)))
+      throw new Error(`formatReason: parameter "${name}" of ${code} cannot be ${JSON.stringify(v)}`)
     return String(v)
-  })
+  }) as ReasonCode
+}
+
+/** @deprecated since 1.2.0: use `formatReason`, which also checks the parameter values. */
+export const formatCode = formatReason
 
 /** Which severity a resolved reason has. */
 export const severityOf = (reason: string): Severity | undefined => resolveReason(reason)?.entry.severity
+
+/**
+ * Is this reason fatal: does it set its condition False (severity `Condition`) rather than only raise an
+ * Event? `NvidiaXID79Error` is, `NvidiaXID13Warning` and unknown reasons are not.
+ */
+export const isFatalReason = (reason: string): boolean => severityOf(reason) === "Condition"
+
+/**
+ * What the default policy does about this reason once its toleration has passed (per-XID actions included);
+ * `undefined` for a reason that is not ours.
+ */
+export const defaultActionFor = (reason: string): RepairAction | undefined =>
+  resolveReason(reason)?.defaultAction

@@ -1,0 +1,294 @@
+// check:contract against real git histories: the package is copied into throwaway repositories whose
+// histories play out each case (a branch off main, a commit on main, a release tag, a fresh CI clone), and
+// the real script decides. The attack it stops: editing the catalog and the committed lock together.
+import { execFileSync, spawnSync } from "node:child_process"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+
+const pkgDir = fileURLToPath(new URL("..", import.meta.url))
+const PKG = "packages/reason-codes"
+const temps: string[] = []
+afterAll(() => {
+  for (const t of temps) rmSync(t, { recursive: true, force: true })
+})
+
+const { NODEMEND_CONTRACT_BASE: _ignored, ...baseEnv } = process.env
+const env = {
+  ...baseEnv,
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@example.com",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@example.com"
+}
+
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "nodemend-rc-history-"))
+  temps.push(d)
+  return d
+}
+
+const copyPackage = (to: string) => {
+  for (const p of ["src", "scripts", "api", "package.json", "CHANGELOG.md"])
+    cpSync(join(pkgDir, p), join(to, p), { recursive: true })
+}
+
+class Repo {
+  readonly root: string
+  readonly pkg: string
+  constructor(root: string) {
+    this.root = root
+    this.pkg = join(root, PKG)
+  }
+  git(...args: string[]): string {
+    return execFileSync("git", args, {
+      cwd: this.root,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"]
+    }).trim()
+  }
+  commit(message: string): this {
+    this.git("add", "-A")
+    this.git("commit", "-q", "-m", message)
+    return this
+  }
+  edit(file: string, from: string, to: string): this {
+    const path = join(this.pkg, file)
+    const text = readFileSync(path, "utf8")
+    expect(text, `${file} contains ${from}`).toContain(from)
+    writeFileSync(path, text.replace(from, to))
+    return this
+  }
+  bump(version: string, changelogLine: string): this {
+    const pkg = JSON.parse(readFileSync(join(this.pkg, "package.json"), "utf8")) as { version: string }
+    this.edit("package.json", `"version": "${pkg.version}"`, `"version": "${version}"`)
+    return this.edit("CHANGELOG.md", "\n## ", `\n## ${version}\n\n- ${changelogLine}\n\n## `)
+  }
+  /** What someone does who edits the lock by hand to match a tampered catalog, without lock:update's rules. */
+  forgeLock(): this {
+    const script = `import { writeFileSync, readFileSync } from "node:fs"
+import { currentContract } from "./scripts/sources.ts"
+const { version } = JSON.parse(readFileSync("package.json", "utf8"))
+writeFileSync("api/catalog.lock.json", JSON.stringify(currentContract(version), null, 2) + "\\n")`
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: this.pkg, env })
+    return this
+  }
+  run(...args: string[]): { ok: boolean; output: string } {
+    const r = spawnSync(process.execPath, ["scripts/check-contract.ts", ...args], {
+      cwd: this.pkg,
+      env,
+      encoding: "utf8"
+    })
+    return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` }
+  }
+  check() {
+    return this.run()
+  }
+  lockUpdate() {
+    return this.run("--update")
+  }
+}
+
+/** A repository whose main has the package as it is now, then an unrelated commit. */
+const released = (): Repo => {
+  const repo = new Repo(tempDir())
+  execFileSync("git", ["init", "-q", "-b", "main", repo.root], { env })
+  copyPackage(repo.pkg)
+  repo.commit("reason-codes as released")
+  writeFileSync(join(repo.root, "README.md"), "unrelated\n")
+  return repo.commit("unrelated")
+}
+
+const entry = (code: string) => `{
+    code: "${code}",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description: "d",
+    trigger: "t",
+    message: "m",
+    since: "1.3.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },`
+const addEntry = (r: Repo, code: string) =>
+  r.edit("src/catalog.ts", "export const CATALOG = [", `export const CATALOG = [\n  ${entry(code)}`)
+
+const tampers: ReadonlyArray<readonly [string, (r: Repo) => Repo, RegExp]> = [
+  [
+    "a renamed code",
+    (r) => r.edit("src/catalog.ts", 'code: "SoftLockup"', 'code: "CpuSoftLockup"'),
+    /SoftLockup \(reason codes\): removed/
+  ],
+  [
+    "a severity change",
+    (r) =>
+      r.edit(
+        "src/catalog.ts",
+        'code: "ForkFailedOutOfPIDs",\n    conditionType: "KernelReady",\n    severity: "Condition"',
+        'code: "ForkFailedOutOfPIDs",\n    conditionType: "KernelReady",\n    severity: "Event"'
+      ),
+    /ForkFailedOutOfPIDs \(reason codes\): severity changed/
+  ],
+  [
+    "an XID dropped from the fatal list",
+    (r) => r.edit("src/catalog.ts", '  79: "Replace",\n', ""),
+    /NvidiaXID79Error \(fatal XIDs\): removed/
+  ],
+  [
+    "a per-XID action change",
+    (r) => r.edit("src/catalog.ts", '  48: "Reboot",', '  48: "Replace",'),
+    /NvidiaXID48Error \(fatal XIDs\): defaultAction changed/
+  ],
+  [
+    "a message template change",
+    (r) => r.edit("src/catalog.ts", '"CPU stuck for {duration}"', '"CPU stuck {duration}"'),
+    /SoftLockup \(reason codes\): message changed/
+  ],
+  [
+    "a taint key rename",
+    (r) => r.edit("src/keys.ts", '"nodemend.io/repair"', '"nodemend.io/repairing"'),
+    /nodemend.io\/repair \(keys\): removed/
+  ],
+  [
+    "a default policy change",
+    (r) =>
+      r.edit(
+        "src/policies.ts",
+        '"AcceleratedHardwareReady", status: "False", tolerationSeconds: 10 * 60',
+        '"AcceleratedHardwareReady", status: "False", tolerationSeconds: 60'
+      ),
+    /AcceleratedHardwareReady=False \(default repair policies\): tolerationSeconds changed/
+  ]
+]
+
+describe("check:contract compares with the released contract in git history", () => {
+  const repo = released()
+
+  it("passes on the released package itself", () => {
+    const r = repo.check()
+    expect(r.output).toMatch(/reason-code contract OK/)
+    expect(r.ok).toBe(true)
+  })
+
+  it.each(tampers)(
+    "%s with a matching hand-edited lock and no bump fails on a branch off main",
+    (_, tamper, expected) => {
+      repo.git("checkout", "-q", "-B", "tamper", "main")
+      tamper(repo).forgeLock().commit("tamper")
+      const r = repo.check()
+      repo.git("checkout", "-q", "main")
+      expect(r.ok).toBe(false)
+      expect(r.output).toMatch(
+        /breaking change\(s\) need a major version bump \(main at \w+ \(merge base\) is 1\.2\.0/
+      )
+      expect(r.output).toMatch(expected)
+    }
+  )
+
+  it("fails when the tamper is committed on main itself, and while it is only in the working tree", () => {
+    const onMain = released()
+    tampers[0]![1](onMain).forgeLock()
+    expect(onMain.check().output).toMatch(/SoftLockup \(reason codes\): removed/)
+    onMain.commit("tamper on main")
+    const r = onMain.check()
+    expect(r.ok).toBe(false)
+    expect(r.output).toMatch(/main at \w+ \(before HEAD\) is 1\.2\.0, the package is 1\.2\.0/)
+  })
+
+  it("a breaking change passes with a major bump, a CHANGELOG section naming it and lock:update", () => {
+    repo.git("checkout", "-q", "-B", "major", "main")
+    tampers[0]![1](repo).bump("2.0.0", "Renamed it.")
+    const refused = repo.lockUpdate()
+    expect(refused.ok).toBe(false)
+    expect(refused.output).toMatch(/CHANGELOG.md section 2.0.0 does not mention SoftLockup/)
+    repo.edit("CHANGELOG.md", "- Renamed it.", "- Renamed SoftLockup to CpuSoftLockup.")
+    expect(repo.lockUpdate().ok).toBe(true)
+    repo.commit("2.0.0")
+    const r = repo.check()
+    repo.git("checkout", "-q", "main")
+    expect(r.output).toMatch(/contract OK/)
+    expect(r.ok).toBe(true)
+  })
+
+  it("an addition needs a minor bump", () => {
+    repo.git("checkout", "-q", "-B", "addition", "main")
+    addEntry(repo, "BrandNewReason").forgeLock().commit("add")
+    const unbumped = repo.check()
+    expect(unbumped.ok).toBe(false)
+    expect(unbumped.output).toMatch(
+      /addition\(s\) need a minor version bump[\s\S]*BrandNewReason \(reason codes\): added/
+    )
+    repo.bump("1.3.0", "Added BrandNewReason.")
+    expect(repo.lockUpdate().ok).toBe(true)
+    repo.commit("1.3.0")
+    const r = repo.check()
+    repo.git("checkout", "-q", "main")
+    expect(r.ok).toBe(true)
+  })
+
+  it("a release tag is the released contract when one is reachable; without it, main before HEAD is", () => {
+    const tagged = released()
+    tagged.git("tag", "reason-codes-v1.2.0")
+    addEntry(tagged, "BrandNewReason").bump("1.3.0", "Added BrandNewReason.")
+    expect(tagged.lockUpdate().ok).toBe(true)
+    tagged.commit("1.3.0: BrandNewReason")
+    // A second addition before 1.3.0 is released: still 1.3.0.
+    addEntry(tagged, "AnotherReason").edit(
+      "CHANGELOG.md",
+      "- Added BrandNewReason.",
+      "- Added BrandNewReason and AnotherReason."
+    )
+    const update = tagged.lockUpdate()
+    expect(update.output).toMatch(/released: tag reason-codes-v1.2.0/)
+    expect(update.ok).toBe(true)
+    tagged.commit("1.3.0: AnotherReason")
+    expect(tagged.check().ok).toBe(true)
+    // The same history without the tag: the commit before HEAD was already 1.3.0.
+    tagged.git("tag", "-d", "reason-codes-v1.2.0")
+    const untagged = tagged.check()
+    expect(untagged.ok).toBe(false)
+    expect(untagged.output).toMatch(/AnotherReason \(reason codes\): added/)
+    // A breaking change after a tag needs the major bump, however many commits ago the tag was.
+    tagged.git("tag", "reason-codes-v1.3.0", "HEAD")
+    tagged
+      .edit("src/catalog.ts", '\n  {\n    code: "RapidCron"', '\n  {\n    code: "RapidCronJob"')
+      .forgeLock()
+      .commit("rename")
+    tagged.edit("CHANGELOG.md", "## 1.3.0", "## 1.3.0\n\n- unrelated").commit("unrelated")
+    expect(tagged.check().output).toMatch(
+      /tag reason-codes-v1.3.0 is 1.3.0[\s\S]*RapidCron \(reason codes\): removed/
+    )
+  })
+
+  it("works in a fresh clone without tags (CI), and refuses a shallow clone or a copy outside git", () => {
+    const origin = released()
+    tampers[1]![1](origin).forgeLock().commit("tamper on main")
+    origin.git("tag", "reason-codes-v1.2.0", "HEAD^")
+    const clone = new Repo(join(tempDir(), "clone"))
+    execFileSync("git", ["clone", "-q", "--no-tags", origin.root, clone.root], { env })
+    expect(clone.git("tag", "--list")).toBe("")
+    const r = clone.check()
+    expect(r.ok).toBe(false)
+    expect(r.output).toMatch(/origin\/main at \w+ \(before HEAD\)[\s\S]*ForkFailedOutOfPIDs/)
+
+    const shallow = new Repo(join(tempDir(), "shallow"))
+    execFileSync("git", ["clone", "-q", "--depth", "1", `file://${origin.root}`, shallow.root], { env })
+    expect(shallow.check().output).toMatch(/shallow clone/)
+
+    const plain = tempDir()
+    copyPackage(plain)
+    const r2 = spawnSync(process.execPath, ["scripts/check-contract.ts"], {
+      cwd: plain,
+      env: { ...env, GIT_CEILING_DIRECTORIES: tmpdir() },
+      encoding: "utf8"
+    })
+    expect(r2.status).toBe(1)
+    expect(r2.stderr).toMatch(/not in a git repository/)
+  })
+})
