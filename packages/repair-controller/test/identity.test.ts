@@ -14,6 +14,7 @@ const facts = (over: Partial<InstanceFacts> = {}): InstanceFacts => ({
   zone: "us-west-2a",
   pool: "gpu",
   launch: {},
+  replacer: { by: "nodemend" },
   ...over
 })
 const zoned = (pool: string | undefined, zone: string | undefined) =>

@@ -34,7 +34,12 @@ const start = (m: PolicyMatch) =>
         uid: "uid-n1",
         providerID: "kwok://n1",
         labels: { a: "b" },
-        instance: { instanceId: "kwok://n1", state: "running", launch: { cpu: "8" } }
+        instance: {
+          instanceId: "kwok://n1",
+          state: "running",
+          launch: { cpu: "8" },
+          replacer: { by: "nodemend" }
+        }
       }
     },
     T0
@@ -170,5 +175,24 @@ describe("repair state machine", () => {
   it("a malformed annotation is rejected, not guessed at", () => {
     expect(Result.isFailure(parseRecord("{}"))).toBe(true)
     expect(Result.isFailure(parseRecord("not json"))).toBe(true)
+  })
+})
+
+describe("a reboot that did not heal a node nobody can replace", () => {
+  it("ends Failed instead of terminating capacity that cannot come back", () => {
+    const base = start(match({ action: "Reboot" }))
+    const r0 = {
+      ...base,
+      node: {
+        ...base.node,
+        instance: { ...base.node.instance, replacer: { by: "none" as const, why: "no template" } }
+      }
+    }
+    let r = advance(r0, { _tag: "Tainted" }, T0)
+    r = advance(r, { _tag: "Drained" }, T0)
+    expect(r.phase).toBe("Rebooting")
+    r = advance(r, { _tag: "RebootTimedOut" }, T0)
+    expect(r.phase).toBe("Failed")
+    expect(r.failure).toContain("no replacement can be launched: no template")
   })
 })

@@ -43,7 +43,13 @@ export interface InstanceFacts {
   readonly pool?: string
   /** Provider-specific launch facts (instance type, subnet, launch template...), as the cloud reports them. */
   readonly launch: Readonly<Record<string, string>>
+  /** Who brings the replacement up: nodemend, the instance's Auto Scaling group, or nobody (and why). */
+  readonly replacer: Replacer
 }
+
+export type Replacer =
+  | { readonly by: "nodemend" | "autoScaling" }
+  | { readonly by: "none"; readonly why: string }
 
 /** The instance named by a Node's providerID is not that Node's (a forged or stale providerID). */
 export class InstanceMismatch extends Data.TaggedError("InstanceMismatch")<{

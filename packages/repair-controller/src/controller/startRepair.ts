@@ -47,6 +47,10 @@ export const startRepair = (
     }
     const refusal = identityRefusal(env.config, node, facts.success)
     if (refusal !== undefined) return yield* refused(env, node, refusal)
+    // Capacity that cannot come back is not taken away (a reboot may still go ahead).
+    const replacer = facts.success.replacer
+    if (replacer.by === "none" && d.governing.action !== "Reboot")
+      return yield* refused(env, node, `no replacement can be launched: ${replacer.why}`)
     const record = newRecord(
       {
         id: newRepairId(node.uid, now),

@@ -82,7 +82,11 @@ export const RepairRecordSchema = Schema.Struct({
       ]),
       zone: Schema.optionalKey(Schema.String),
       pool: Schema.optionalKey(Schema.String),
-      launch: Schema.Record(Schema.String, Schema.String)
+      launch: Schema.Record(Schema.String, Schema.String),
+      replacer: Schema.Union([
+        Schema.Struct({ by: Schema.Literals(["nodemend", "autoScaling"]) }),
+        Schema.Struct({ by: Schema.Literal("none"), why: Schema.String })
+      ])
     })
   })
 })

@@ -163,7 +163,14 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       if (fact._tag === "RebootRequested") return { ...r, rebootRequestedAt: iso(now) }
       if (fact._tag === "NodeBack" && !fact.stillFailing) return { ...r, phase: "Untainting" }
       if ((fact._tag === "NodeBack" && fact.stillFailing) || fact._tag === "RebootTimedOut")
-        return towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
+        return r.node.instance.replacer.by === "none"
+          ? {
+              ...r,
+              phase: "Failed",
+              failure: `the reboot did not heal the node, and no replacement can be launched: ${r.node.instance.replacer.why}`,
+              finishedAt: iso(now)
+            }
+          : towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
       return r
     case "Terminating":
       if (fact._tag === "TerminateRequested") return { ...r, terminateRequestedAt: iso(now) }

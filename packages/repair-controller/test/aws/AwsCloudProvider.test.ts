@@ -326,6 +326,17 @@ describe("launchReplacement", () => {
     )
   )
 
+  it.live("inspect says who replaces an instance: nodemend (template), nobody (no template)", () =>
+    withProvider()((p) =>
+      Effect.gen(function* () {
+        expect((yield* p.inspect(nodeRefOf(yield* adoptNode()))).replacer).toEqual({ by: "nodemend" })
+        const none = (yield* p.inspect(nodeRefOf(yield* adoptNode("us-west-2a", false)))).replacer
+        expect(none.by).toBe("none")
+        expect(none.by === "none" ? none.why : "").toContain("aws:ec2launchtemplate:id")
+      })
+    )
+  )
+
   it.live("an instance not launched from a template is a clear non-retryable error", () =>
     withProvider()((p) =>
       Effect.gen(function* () {

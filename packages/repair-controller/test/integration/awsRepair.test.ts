@@ -330,4 +330,45 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     expect((await cloud.admin.stats()).terminationsStarted[id]).toBeUndefined()
     await setKernelReady(mover, "True")
   }, 60_000)
+
+  it("an instance nobody can replace (no launch template): refused before anything is touched, once (#14)", async () => {
+    const ec2 = new Ec2Sdk.EC2Client({
+      region: "us-west-2",
+      endpoint: cloud.url,
+      credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
+    })
+    const out = await ec2.send(
+      new Ec2Sdk.RunInstancesCommand({
+        MinCount: 1,
+        MaxCount: 1,
+        ImageId: "ami-0fake0000000000001",
+        InstanceType: "m5.large",
+        SubnetId: "subnet-0fake00000000000a",
+        TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: POOL }] }]
+      })
+    )
+    ec2.destroy()
+    const target = out.Instances![0]!.PrivateDnsName!
+    const id = out.Instances![0]!.InstanceId!
+    await waitFor("the template-less node Ready", async () => ((await ready(target)) ? true : undefined), {
+      timeoutMs: 60_000
+    })
+    const launchesBefore = (await cloud.admin.stats()).launches
+    await setKernelReady(target, "False")
+    await waitForEvent(target, "RepairRefused", 30_000)
+    const note = (await events(core, target, "RepairRefused"))[0]?.message ?? ""
+    expect(note).toContain("no replacement can be launched")
+    expect(note).toContain("aws:ec2launchtemplate:id")
+    const before = (await cloud.admin.stats()).calls
+    await sleep(6000)
+    const after = await cloud.admin.stats()
+    // Nothing touched, nothing retried in a loop.
+    expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
+    expect(after.terminationsStarted[id]).toBeUndefined()
+    expect(after.launches).toBe(launchesBefore)
+    expect(after.calls.DescribeInstances ?? 0).toBe(before.DescribeInstances ?? 0)
+    expect(await events(core, target, "RepairStarted")).toEqual([])
+    expect(await events(core, target, "RepairRefused")).toHaveLength(1)
+    await setKernelReady(target, "True")
+  }, 150_000)
 })

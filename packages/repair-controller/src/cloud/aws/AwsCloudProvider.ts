@@ -19,6 +19,7 @@ import {
   type InvalidProviderID,
   type NodeRef,
   type Replacement,
+  type Replacer,
   type ZonalShift
 } from "../CloudProvider.ts"
 import { activeFromLists, activeFromManagedResource } from "./activeZonalShifts.ts"
@@ -123,8 +124,28 @@ export const instanceIsNode = (i: Instance, nodeName: string): boolean => {
 
 const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value
 
+/**
+ * Who replaces the instance: its Auto Scaling group (autoScaling mode and it has one), nodemend from the launch
+ * template EC2 recorded on it, or nobody — then the repair is refused before anything is touched.
+ */
+export const replacerOf = (
+  launch: Readonly<Record<string, string>>,
+  mode: AwsConfig["terminationMode"]
+): Replacer => {
+  if (mode === "autoScaling" && launch.autoScalingGroup) return { by: "autoScaling" }
+  if (launch.launchTemplateId) return { by: "nodemend" }
+  return {
+    by: "none",
+    why: `the instance carries no ${EC2_LAUNCH_TEMPLATE_ID_TAG} tag (it was not launched from a launch template)${mode === "autoScaling" ? " and is in no Auto Scaling group" : ""}; nodemend launches replacements only from the template EC2 recorded on the instance`
+  }
+}
+
 /** The facts a replacement is built from, as EC2 reports them. */
-export const instanceFacts = (i: Instance, poolLabel: string): InstanceFacts => {
+export const instanceFacts = (
+  i: Instance,
+  poolLabel: string,
+  mode: AwsConfig["terminationMode"]
+): InstanceFacts => {
   const launch: Record<string, string> = {}
   const put = (k: string, v: string | undefined) => {
     if (v) launch[k] = v
@@ -141,7 +162,8 @@ export const instanceFacts = (i: Instance, poolLabel: string): InstanceFacts => 
     state: asState(i.State?.Name),
     ...(zone ? { zone } : {}),
     ...(pool ? { pool } : {}),
-    launch
+    launch,
+    replacer: replacerOf(launch, mode)
   }
 }
 
@@ -343,7 +365,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
         return yield* mismatch(
           `instance ${ref.instanceId} is not node ${node.name}: its private DNS name is ${i.PrivateDnsName || "(none)"}`
         )
-      return instanceFacts(i, poolLabel)
+      return instanceFacts(i, poolLabel, config.terminationMode)
     }).pipe(Effect.withSpan("AwsCloudProvider.inspect"))
 
   const terminate = (node: NodeRef) =>

@@ -92,7 +92,8 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           state: n.metadata?.deletionTimestamp ? "shutting-down" : "running",
           ...(zone ? { zone } : {}),
           ...(pool ? { pool } : {}),
-          launch
+          launch,
+          replacer: { by: "nodemend" }
         } satisfies InstanceFacts
       })
 
