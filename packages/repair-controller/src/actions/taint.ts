@@ -3,7 +3,7 @@ import { Clock, Effect, Metric } from "effect"
 import type { ControllerEnv } from "../controller/ControllerEnv.ts"
 import type { Taint } from "../kube/types.ts"
 import * as M from "../observability/metrics.ts"
-import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "../repair/drainPlan.ts"
+import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
 import type { RepairRecord } from "../repair/RepairRecord.ts"
 import { fact, nodeEvent, wait } from "./step.ts"
 

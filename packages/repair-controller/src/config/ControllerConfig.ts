@@ -2,7 +2,7 @@
  * The resolved controller configuration: every default filled in. Pure; `ConfigFile.ts` produces it from YAML
  * (decoded by `ConfigFileSchema.ts`, which this module reads only the type of).
  */
-import { DEFAULT_REPAIR_POLICIES, type RepairAction } from "@nodemend/reason-codes"
+import { DEFAULT_POOL_LABEL, DEFAULT_REPAIR_POLICIES, type RepairAction } from "@nodemend/reason-codes"
 import type { ConfigFile } from "./ConfigFileSchema.ts"
 
 export type DrainMode = "force" | "wait"
@@ -128,7 +128,7 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   dryRun: f.dryRun ?? false,
   paused: f.paused ?? false,
   namespace: f.namespace ?? "nodemend-system",
-  poolLabel: f.poolLabel ?? "karpenter.sh/nodepool",
+  poolLabel: f.poolLabel ?? DEFAULT_POOL_LABEL,
   nodeSelector: f.nodeSelector ?? "",
   maxUnhealthyPercent: f.maxUnhealthyPercent ?? 20,
   pools: f.pools ?? {},

@@ -4,12 +4,12 @@
  * objects are never read back as repair state: a node can write its annotations (docs/security.md).
  * Journal first, memory after: the journal is never behind what the controller has acted on.
  */
+import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { Effect, Result } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { KubeError } from "../kube/KubeError.ts"
 import { parseRecord, type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
 
-export const JOURNAL_LABEL = "nodemend.io/repair-journal"
 const JOURNAL_PREFIX = "nodemend-repair-"
 export const journalName = (nodeName: string) => `${JOURNAL_PREFIX}${nodeName}`.slice(0, 253)
 
@@ -81,7 +81,7 @@ export const makeRepairStore = (
       const error = invalid.get(nodeName)
       return error === undefined ? { _tag: "None" } : { _tag: "Invalid", error }
     },
-    loadJournal: kube.listConfigMaps(namespace, `${JOURNAL_LABEL}=true`).pipe(
+    loadJournal: kube.listConfigMaps(namespace, `${REPAIR_JOURNAL_LABEL}=true`).pipe(
       Effect.flatMap((cms) =>
         Effect.forEach(cms, (cm) => loadOne(cm.metadata?.name ?? "", cm.data?.record ?? ""), {
           discard: true
@@ -91,7 +91,7 @@ export const makeRepairStore = (
     persist: (r) =>
       kube
         .upsertConfigMap({
-          metadata: { name: journalName(r.node.name), namespace, labels: { [JOURNAL_LABEL]: "true" } },
+          metadata: { name: journalName(r.node.name), namespace, labels: { [REPAIR_JOURNAL_LABEL]: "true" } },
           data: { record: serializeRecord(r) }
         })
         .pipe(Effect.andThen(Effect.sync(() => remember(r)))),

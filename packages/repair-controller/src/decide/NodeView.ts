@@ -21,7 +21,3 @@ export interface NodeView {
   /** `metadata.deletionTimestamp` is set. */
   readonly deleting: boolean
 }
-
-export const ZONE_LABEL = "topology.kubernetes.io/zone"
-export const ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
-export const DO_NOT_REPAIR_ANNOTATION = "nodemend.io/do-not-repair"

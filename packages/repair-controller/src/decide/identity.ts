@@ -6,7 +6,8 @@ import type { InstanceFacts } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { RepairRecord } from "../repair/RepairRecord.ts"
 import { poolOf } from "./breaker.ts"
-import { type NodeView, ZONE_LABEL } from "./NodeView.ts"
+import { ZONE_LABEL } from "@nodemend/reason-codes"
+import type { NodeView } from "./NodeView.ts"
 
 /**
  * Why the cloud's facts do not back the labels the breaker and the zonal-shift gate judged the node by; undefined

@@ -5,7 +5,8 @@
  */
 import type { ZonalShift } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import { type NodeView, ZONE_ID_LABEL, ZONE_LABEL } from "./NodeView.ts"
+import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
+import type { NodeView } from "./NodeView.ts"
 
 /** What the controller last learned from `CloudProvider.activeZonalShifts`. */
 export type ShiftObservation =

@@ -3,8 +3,8 @@
  * that tolerate the repair taint, finished pods, and pods stuck terminating for over a minute. Tiers: non-critical
  * pods first, `system-cluster-critical` / `system-node-critical` last; a tier starts once the previous is empty.
  */
-export const REPAIR_TAINT_KEY = "nodemend.io/repair"
-export const REPAIR_TAINT_EFFECT = "NoSchedule"
+import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
+
 const CRITICAL = new Set(["system-cluster-critical", "system-node-critical"])
 const STUCK_TERMINATING_MS = 60_000
 

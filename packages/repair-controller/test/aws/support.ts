@@ -4,7 +4,7 @@ import type { AdminInstance } from "@nodemend/fake-cloud"
 import type { NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { type AwsClients, makeAwsClients } from "../../src/cloud/aws/AwsCloudProvider.ts"
 import { AwsConfig, type AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
-import { ZONE_ID_LABEL, ZONE_LABEL } from "../../src/decide/NodeView.ts"
+import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"
 export const LAUNCH_TEMPLATE = "lt-0123456789abcdef0"

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto"
 import type { EC2Client, Instance } from "@aws-sdk/client-ec2"
+import { REPLACES_TAG } from "@nodemend/reason-codes"
 import type { AutoScalingClient } from "@aws-sdk/client-auto-scaling"
 import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, Semaphore } from "effect"
 import {
@@ -25,12 +26,7 @@ import {
 import { activeFromLists, activeFromManagedResource } from "./activeZonalShifts.ts"
 import { type ArcZonalShiftClientShape, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
 import type { AwsConfig } from "./AwsConfig.ts"
-import {
-  ASG_NAME_TAG,
-  EC2_LAUNCH_TEMPLATE_ID_TAG,
-  EC2_LAUNCH_TEMPLATE_VERSION_TAG,
-  REPLACES_TAG
-} from "./AwsNodeLabels.ts"
+import { ASG_NAME_TAG, EC2_LAUNCH_TEMPLATE_ID_TAG, EC2_LAUNCH_TEMPLATE_VERSION_TAG } from "./AwsNodeLabels.ts"
 import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
 import { AutoScalingSdk, type AwsCredentialIdentityProvider, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
 import { awsErrorCode, toCloudError } from "./Ec2ErrorMapping.ts"

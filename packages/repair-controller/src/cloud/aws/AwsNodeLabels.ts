@@ -14,5 +14,3 @@ export const EC2_LAUNCH_TEMPLATE_ID_TAG = "aws:ec2launchtemplate:id"
 export const EC2_LAUNCH_TEMPLATE_VERSION_TAG = "aws:ec2launchtemplate:version"
 /** Tag EC2 Auto Scaling writes on its instances. */
 export const ASG_NAME_TAG = "aws:autoscaling:groupName"
-/** Tag we write on a replacement: the instance it replaces. */
-export const REPLACES_TAG = "nodemend.io/replaces"

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import type { Node } from "../../kube/types.ts"
 import { Effect, Layer, Result, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
-import { ZONE_LABEL } from "../../decide/NodeView.ts"
+import { KWOK_REBOOTED_AT_ANNOTATION, REPLACEMENT_OF_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import { Kube, type KubeShape } from "../../kube/Kube.ts"
 import type { KubeError } from "../../kube/KubeError.ts"
 import {
@@ -23,8 +23,6 @@ import {
 } from "../CloudProvider.ts"
 
 export const KWOK_NODE_LABEL = "kwok.x-k8s.io/node"
-export const KWOK_REBOOT_ANNOTATION = "nodemend.io/kwok-rebooted-at"
-export const KWOK_REPLACEMENT_OF_LABEL = "nodemend.io/replacement-of"
 const HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 const ShiftsSchema = Schema.Array(
@@ -115,7 +113,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
       const labels: Record<string, string> = {
         ...node.labels,
         [HOSTNAME_LABEL]: name,
-        [KWOK_REPLACEMENT_OF_LABEL]: node.name
+        [REPLACEMENT_OF_LABEL]: node.name
       }
       if (zone !== undefined) labels[ZONE_LABEL] = zone
       else delete labels[ZONE_LABEL]
@@ -151,7 +149,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
         ),
       reboot: (node) =>
         kube
-          .patchNodeAnnotations(node.name, { [KWOK_REBOOT_ANNOTATION]: new Date().toISOString() })
+          .patchNodeAnnotations(node.name, { [KWOK_REBOOTED_AT_ANNOTATION]: new Date().toISOString() })
           .pipe(Effect.asVoid, Effect.mapError(cloudError("reboot"))),
       launchReplacement: (node, { facts, avoidZones, idempotencyToken }) =>
         Effect.gen(function* () {
