@@ -1,37 +1,49 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Result } from "effect"
+import { Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
 import { makeWorkQueue } from "../src/controller/WorkQueue.ts"
 import { cond, node } from "./fixtures.ts"
 
 describe("work queue", () => {
-  it("dedupes queued keys and never hands one key to two workers", async () => {
-    const q = makeWorkQueue()
-    q.add("a")
-    q.add("a")
-    q.add("b")
-    expect(q.length()).toBe(2)
-    const first = await q.take()
-    expect(first).toBe("a")
-    q.add("a") // while processing: marked dirty, not queued
-    expect(await q.take()).toBe("b")
-    expect(q.length()).toBe(0)
-    q.done("a") // dirty -> queued again
-    expect(await q.take()).toBe("a")
-    q.shutdown()
-    expect(await q.take()).toBeUndefined()
-  })
+  it.effect("dedupes queued keys and never hands one key to two workers", () =>
+    Effect.gen(function* () {
+      const q = yield* makeWorkQueue
+      q.add("a")
+      q.add("a")
+      q.add("b")
+      expect(q.length()).toBe(2)
+      expect(yield* Effect.promise(() => q.take())).toBe("a")
+      q.add("a") // while processing: marked dirty, not queued
+      expect(yield* Effect.promise(() => q.take())).toBe("b")
+      expect(q.length()).toBe(0)
+      q.done("a") // dirty -> queued again
+      expect(yield* Effect.promise(() => q.take())).toBe("a")
+      q.shutdown()
+      expect(yield* Effect.promise(() => q.take())).toBeUndefined()
+    })
+  )
 
-  it("addAfter keeps the earliest timer per key", async () => {
-    const q = makeWorkQueue()
-    q.addAfter("k", 10_000)
-    q.addAfter("k", 20)
-    const t0 = Date.now()
-    expect(await q.take()).toBe("k")
-    expect(Date.now() - t0).toBeLessThan(5_000)
-    q.shutdown()
-  })
+  it.effect("addAfter runs on the Clock and keeps the earliest timer per key (TestClock)", () =>
+    Effect.gen(function* () {
+      const q = yield* makeWorkQueue
+      q.addAfter("k", 10 * 60_000)
+      q.addAfter("k", 20 * 60_000) // later: ignored
+      q.addAfter("j", 5 * 60_000)
+      yield* TestClock.adjust("4 minutes")
+      expect(q.length()).toBe(0)
+      yield* TestClock.adjust("1 minute")
+      expect(q.length()).toBe(1)
+      expect(yield* Effect.promise(() => q.take())).toBe("j")
+      q.addAfter("k", 60_000) // earlier than the 10 min timer: replaces it
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Effect.promise(() => q.take())).toBe("k")
+      yield* TestClock.adjust("1 hour")
+      expect(q.length()).toBe(0) // the replaced timer never fires
+      q.shutdown()
+    })
+  )
 })
 
 describe("pool counter", () => {

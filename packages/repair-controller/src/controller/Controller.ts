@@ -2,7 +2,7 @@
  * The running controller: node informer -> work queue -> reconcile workers, plus the zonal-shift refresher,
  * the pool-metrics updater and the journal resume. Started only on the leader.
  */
-import { Effect, Metric, Ref } from "effect"
+import { Clock, Effect, Metric, Ref } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { breakerVerdict, CLUSTER_SCOPE } from "../decide/breaker.ts"
@@ -30,7 +30,7 @@ export interface ControllerHandle {
 const refreshShifts = (env: ControllerEnv) =>
   Effect.gen(function* () {
     const before = yield* Ref.get(env.shifts)
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     const obs: ShiftObservation = yield* env.cloud.activeZonalShifts.pipe(
       Effect.map((shifts): ShiftObservation => ({ _tag: "Known", shifts })),
       Effect.catch((e) =>
@@ -93,7 +93,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
   Effect.gen(function* () {
     const cloud = yield* CloudProvider
     const logCapture = yield* LogCaptureHook
-    const queue = makeWorkQueue()
+    const queue = yield* makeWorkQueue
     // Informer callbacks run outside any fiber; log through this fiber's context (its JSON logger).
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const cache = makeNodeCache(kube.http, config, queue.add, (level, msg, extra) =>

@@ -3,7 +3,7 @@
  * `default`), with per-key dedupe so that a blocked breaker does not write an Event per requeue. Failures to
  * write an Event are logged and never fail a reconcile.
  */
-import { Effect, Metric } from "effect"
+import { Clock, Effect, Metric } from "effect"
 import type { KubeShape, NodeEventInput } from "../kube/Kube.ts"
 import { eventsDropped } from "../observability/metrics.ts"
 
@@ -48,10 +48,10 @@ export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVEN
     )
   })
   const emit = (e: NodeEventInput) =>
-    Effect.suspend(() => {
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
       if (queue.length >= maxPending)
         return Metric.update(Metric.withAttributes(eventsDropped, { reason: e.reason }), 1)
-      queue.push({ e, at: new Date() })
+      queue.push({ e, at: new Date(now) })
       if (writers >= WRITERS) return Effect.void
       writers++
       return writeNext.pipe(Effect.forkDetach, Effect.asVoid)
@@ -67,8 +67,7 @@ export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVEN
           )
         ),
     emitDeduped: (key, ttlMs, e) =>
-      Effect.suspend(() => {
-        const now = Date.now()
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const at = last.get(key)
         if (at !== undefined && now - at < ttlMs) return Effect.void
         last.set(key, now)

@@ -1,8 +1,10 @@
 /**
  * A keyed work queue in the manner of client-go: a key is queued at most once, never processed by two
  * workers at once (an add while processing re-queues it on `done`), and `addAfter` keeps only the earliest
- * timer per key. Requeue-after timers, not polling.
+ * timer per key. Requeue-after timers, not polling; they run on Effect's Clock (TestClock in tests).
  */
+import { Clock, Duration, Effect, type Fiber } from "effect"
+
 export interface WorkQueue {
   readonly add: (key: string) => void
   readonly addAfter: (key: string, ms: number) => void
@@ -13,12 +15,21 @@ export interface WorkQueue {
   readonly length: () => number
 }
 
-export const makeWorkQueue = (): WorkQueue => {
+/** A queue whose timers run on the Clock of the calling fiber's context. */
+export const makeWorkQueue: Effect.Effect<WorkQueue> = Effect.gen(function* () {
+  const clock = yield* Clock.Clock
+  return workQueueOn(clock, Effect.runForkWith(yield* Effect.context<never>()))
+})
+
+export const workQueueOn = (
+  clock: Clock.Clock,
+  runFork: (effect: Effect.Effect<void>) => Fiber.Fiber<void>
+): WorkQueue => {
   const queue: string[] = []
   const queued = new Set<string>()
   const processing = new Set<string>()
   const dirty = new Set<string>()
-  const timers = new Map<string, { at: number; handle: NodeJS.Timeout }>()
+  const timers = new Map<string, { at: number; fiber: Fiber.Fiber<void> }>()
   const waiters: Array<(k: string | undefined) => void> = []
   let closed = false
 
@@ -44,16 +55,21 @@ export const makeWorkQueue = (): WorkQueue => {
     addAfter: (key, ms) => {
       if (closed) return
       if (ms <= 0) return add(key)
-      const at = Date.now() + ms
+      const at = clock.currentTimeMillisUnsafe() + ms
       const existing = timers.get(key)
       if (existing !== undefined && existing.at <= at) return
-      if (existing !== undefined) clearTimeout(existing.handle)
-      const handle = setTimeout(() => {
-        timers.delete(key)
-        add(key)
-      }, ms)
-      handle.unref()
-      timers.set(key, { at, handle })
+      existing?.fiber.interruptUnsafe()
+      const fiber = runFork(
+        clock.sleep(Duration.millis(ms)).pipe(
+          Effect.andThen(
+            Effect.sync(() => {
+              timers.delete(key)
+              add(key)
+            })
+          )
+        )
+      )
+      timers.set(key, { at, fiber })
     },
     take: () => {
       if (closed) return Promise.resolve(undefined)
@@ -71,7 +87,7 @@ export const makeWorkQueue = (): WorkQueue => {
     },
     shutdown: () => {
       closed = true
-      for (const t of timers.values()) clearTimeout(t.handle)
+      for (const t of timers.values()) t.fiber.interruptUnsafe()
       timers.clear()
       for (const w of waiters.splice(0)) w(undefined)
     },

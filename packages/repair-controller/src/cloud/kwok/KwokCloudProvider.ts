@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import type { Node } from "../../kube/types.ts"
-import { Effect, Layer, Result, Schema } from "effect"
+import { Clock, Effect, Layer, Result, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
 import { KWOK_REBOOTED_AT_ANNOTATION, REPLACEMENT_OF_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import { Kube, type KubeShape } from "../../kube/Kube.ts"
@@ -148,9 +148,15 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           )
         ),
       reboot: (node) =>
-        kube
-          .patchNodeAnnotations(node.name, { [KWOK_REBOOTED_AT_ANNOTATION]: new Date().toISOString() })
-          .pipe(Effect.asVoid, Effect.mapError(cloudError("reboot"))),
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) =>
+            kube.patchNodeAnnotations(node.name, {
+              [KWOK_REBOOTED_AT_ANNOTATION]: new Date(now).toISOString()
+            })
+          ),
+          Effect.asVoid,
+          Effect.mapError(cloudError("reboot"))
+        ),
       launchReplacement: (node, { facts, avoidZones, idempotencyToken }) =>
         Effect.gen(function* () {
           const name = replacementName(opts.replacementNamePrefix ?? node.name, idempotencyToken)
