@@ -6,7 +6,7 @@ import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
 import { allowedUnhealthy, breakerVerdict, CLUSTER_SCOPE } from "../src/decide/breaker.ts"
 import { decideNow } from "../src/decide/decide.ts"
-import type { NodeView } from "../src/decide/NodeView.ts"
+import type { NodeView } from "../src/domain/NodeView.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import { cond, MIN, node } from "./fixtures.ts"
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { drainPlan, type PodView, toleratesRepairTaint } from "../src/repair/drainPlan.ts"
+import type { PodView } from "../src/domain/PodView.ts"
+import { drainPlan, toleratesRepairTaint } from "../src/repair/drainPlan.ts"
 
 const NOW = 1_000_000
 const pod = (name: string, over: Partial<PodView> = {}): PodView => ({

@@ -1,4 +1,4 @@
-import type { ConditionView, NodeView } from "../src/decide/NodeView.ts"
+import type { ConditionView, NodeView } from "../src/domain/NodeView.ts"
 
 export const MIN = 60_000
 

@@ -1,7 +1,7 @@
 /**
  * What a step reports: a Fact for the state machine, or "call me again in this long". Shared by every step.
  */
-import type { NodeRef } from "../cloud/CloudProvider.ts"
+import type { NodeRef } from "../domain/NodeView.ts"
 import type { ControllerEnv } from "../controller/ControllerEnv.ts"
 import { nodeRef } from "../kube/views.ts"
 import type { RepairRecord } from "../repair/RepairRecord.ts"

@@ -3,53 +3,11 @@
  * (EC2 + ARC, issue #5). Every call is idempotent: the controller may repeat any of them after a crash.
  */
 import { Context, Data, type Effect } from "effect"
+import type { InstanceFacts, InstanceState, Replacement, ZonalShift } from "../domain/Instance.ts"
+import type { NodeRef } from "../domain/NodeView.ts"
 
-/** The parts of a Node the cloud provider needs. */
-export interface NodeRef {
-  readonly name: string
-  /** `spec.providerID`, e.g. `aws:///us-west-2a/i-0123456789abcdef0` or `kwok://node-1`. */
-  readonly providerID: string
-  readonly labels: Readonly<Record<string, string>>
-  readonly annotations: Readonly<Record<string, string>>
-}
-
-export type InstanceState =
-  | "pending"
-  | "running"
-  | "stopping"
-  | "stopped"
-  | "shutting-down"
-  | "terminated"
-  /** The provider has no record of it (long terminated, or never existed). Counts as gone. */
-  | "not-found"
-
-export interface Replacement {
-  readonly instanceId: string
-  /** The Node name the replacement will register as, when known up front. */
-  readonly nodeName?: string
-  readonly zone?: string
-}
-
-/**
- * What the cloud says about the instance behind a Node, read once before a repair touches the node and kept in
- * the controller's journal: the replacement is built from these facts, never from what the node says of itself
- * (its labels and annotations are node-writable).
- */
-export interface InstanceFacts {
-  readonly instanceId: string
-  readonly state: InstanceState
-  readonly zone?: string
-  /** The pool the cloud puts the instance in (its `poolLabel` tag), when it says. */
-  readonly pool?: string
-  /** Provider-specific launch facts (instance type, subnet, launch template...), as the cloud reports them. */
-  readonly launch: Readonly<Record<string, string>>
-  /** Who brings the replacement up: nodemend, the instance's Auto Scaling group, or nobody (and why). */
-  readonly replacer: Replacer
-}
-
-export type Replacer =
-  | { readonly by: "nodemend" | "autoScaling" }
-  | { readonly by: "none"; readonly why: string }
+export type { InstanceFacts, InstanceState, Replacement, Replacer, ZonalShift } from "../domain/Instance.ts"
+export type { NodeRef } from "../domain/NodeView.ts"
 
 /** The instance named by a Node's providerID is not that Node's (a forged or stale providerID). */
 export class InstanceMismatch extends Data.TaggedError("InstanceMismatch")<{
@@ -57,16 +15,6 @@ export class InstanceMismatch extends Data.TaggedError("InstanceMismatch")<{
   readonly providerID: string
   readonly message: string
 }> {}
-
-export interface ZonalShift {
-  readonly kind: "zonal-shift" | "autoshift"
-  /** Availability zone name (`us-west-2a`) when known. */
-  readonly zone?: string
-  /** Availability zone id (`usw2-az1`); ARC speaks zone ids. */
-  readonly zoneId?: string
-  readonly expiresAt: Date
-  readonly id?: string
-}
 
 export class InvalidProviderID extends Data.TaggedError("InvalidProviderID")<{
   readonly providerID: string

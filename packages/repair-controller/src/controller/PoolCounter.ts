@@ -4,7 +4,7 @@
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE, isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
-import type { NodeView } from "../decide/NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 
 interface Entry {
   readonly pool: string | undefined

@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { type Decision, decide } from "../decide/decide.ts"
-import type { NodeView } from "../decide/NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../repair/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"

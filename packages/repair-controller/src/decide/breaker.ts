@@ -5,7 +5,7 @@
  * It is a breaker, not a rate limiter: under the limit every due node is repaired, over it none.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import type { NodeView } from "./NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 import { matchesAnyPolicy } from "./policyMatch.ts"
 
 /** The scope name used for nodes without the pool label. */

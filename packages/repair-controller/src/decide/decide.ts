@@ -5,7 +5,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import type { NodeView } from "./NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf } from "./breaker.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
 import { tolerationVerdict } from "./toleration.ts"

@@ -2,12 +2,12 @@
  * Whether a node is what a repair takes it for, judged from facts the node cannot write: the cloud's view of its
  * instance, and the controller's own journal. Pure, so every refusal is tested without a cluster.
  */
-import type { InstanceFacts } from "../cloud/CloudProvider.ts"
+import type { InstanceFacts } from "../domain/Instance.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { RepairRecord } from "../repair/RepairRecord.ts"
 import { poolOf } from "./breaker.ts"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
-import type { NodeView } from "./NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 
 /**
  * Why the cloud's facts do not back the labels the breaker and the zonal-shift gate judged the node by; undefined

@@ -5,7 +5,7 @@
  */
 import { type RepairAction, resolveReason } from "@nodemend/reason-codes"
 import type { ControllerConfig, DrainMode, PolicyConfig, RepairKnobs } from "../config/ControllerConfig.ts"
-import type { ConditionView, NodeView } from "./NodeView.ts"
+import type { ConditionView, NodeView } from "../domain/NodeView.ts"
 
 export interface PolicyMatch {
   readonly conditionType: string

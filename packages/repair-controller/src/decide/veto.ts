@@ -1,7 +1,7 @@
 /** Vetoes: the node's do-not-repair annotation, a pool the config excludes, or a global pause. */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { DO_NOT_REPAIR_ANNOTATION } from "@nodemend/reason-codes"
-import type { NodeView } from "./NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 import { poolOf } from "./breaker.ts"
 
 export type Veto = "paused" | "node-annotation" | "pool"

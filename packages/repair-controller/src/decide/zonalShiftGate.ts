@@ -3,10 +3,10 @@
  * Scope `cluster` stands everything down; scope `zone` only nodes in the shifted zone (a shift that names
  * no zone stands everything down). When the provider cannot answer we fail closed unless told otherwise.
  */
-import type { ZonalShift } from "../cloud/CloudProvider.ts"
+import type { ZonalShift } from "../domain/Instance.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
-import type { NodeView } from "./NodeView.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 
 /** What the controller last learned from `CloudProvider.activeZonalShifts`. */
 export type ShiftObservation =

@@ -1,7 +1,6 @@
 /** Node / Pod (wire JSON) -> the plain views the pure core reads. */
-import type { NodeRef } from "../cloud/CloudProvider.ts"
-import type { ConditionView, NodeView } from "../decide/NodeView.ts"
-import type { PodView } from "../repair/drainPlan.ts"
+import type { ConditionView, NodeRef, NodeView } from "../domain/NodeView.ts"
+import type { PodView } from "../domain/PodView.ts"
 import type { Node, Pod } from "./types.ts"
 
 const toMs = (d: unknown): number | undefined => {

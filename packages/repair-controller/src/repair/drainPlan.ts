@@ -4,29 +4,10 @@
  * pods first, `system-cluster-critical` / `system-node-critical` last; a tier starts once the previous is empty.
  */
 import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
+import type { PodView, TolerationView } from "../domain/PodView.ts"
 
 const CRITICAL = new Set(["system-cluster-critical", "system-node-critical"])
 const STUCK_TERMINATING_MS = 60_000
-
-export interface TolerationView {
-  readonly key?: string
-  readonly operator?: string
-  readonly value?: string
-  readonly effect?: string
-}
-
-export interface PodView {
-  readonly namespace: string
-  readonly name: string
-  readonly uid: string
-  readonly phase?: string
-  readonly priorityClassName?: string
-  readonly ownerKinds: ReadonlyArray<string>
-  readonly mirror: boolean
-  readonly tolerations: ReadonlyArray<TolerationView>
-  /** Epoch ms of deletionTimestamp. */
-  readonly deletingSince?: number
-}
 
 /** Same semantics as the scheduler: operator Exists with empty key tolerates everything. */
 export const toleratesRepairTaint = (tolerations: ReadonlyArray<TolerationView>): boolean =>

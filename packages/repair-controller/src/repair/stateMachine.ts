@@ -10,7 +10,7 @@
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
-import type { InstanceFacts, Replacement } from "../cloud/CloudProvider.ts"
+import type { InstanceFacts, Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "./RepairRecord.ts"
 
 export type Action =

@@ -1,6 +1,6 @@
 /**
- * The parts of a Node the decision core reads, with times as epoch milliseconds. Built from a Node by
- * `kube/nodeView.ts`; the core never sees API object types, so it stays pure and easy to test.
+ * The parts of a Node the core reads, with times as epoch milliseconds. Built from a Node by `kube/views.ts`;
+ * the core never sees API object types, so it stays pure and easy to test.
  */
 export interface ConditionView {
   readonly type: string
@@ -20,4 +20,13 @@ export interface NodeView {
   readonly conditions: ReadonlyArray<ConditionView>
   /** `metadata.deletionTimestamp` is set. */
   readonly deleting: boolean
+}
+
+/** The parts of a Node the cloud provider needs. */
+export interface NodeRef {
+  readonly name: string
+  /** `spec.providerID`, e.g. `aws:///us-west-2a/i-0123456789abcdef0` or `kwok://node-1`. */
+  readonly providerID: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly annotations: Readonly<Record<string, string>>
 }
