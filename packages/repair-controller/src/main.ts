@@ -24,7 +24,7 @@ import { type Readiness, serverLayer } from "./observability/server.ts"
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 class LostLeadership extends Data.TaggedError("LostLeadership")<{ readonly message: string }> {}
 
-/** Provider selection: one case per cloud. The AWS provider (issue #5) adds its layer here. */
+/** Provider selection: one case per cloud. */
 const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider, StartupError, Kube> => {
   switch (config.cloudProvider) {
     case "kwok":
