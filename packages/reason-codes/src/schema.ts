@@ -21,12 +21,17 @@ export const NodeConditionSchema = Schema.Struct({
 })
 export type NodeCondition = typeof NodeConditionSchema.Type
 
-/** A catalog entry, as recorded in api/catalog.lock.json. */
+/** A catalog entry, as recorded in api/catalog.lock.json (locks before 1.2.0 lack the optional fields after `parameters`). */
 export const LockedEntrySchema = Schema.Struct({
   code: Schema.String,
   conditionType: ConditionTypeSchema,
   severity: SeveritySchema,
-  alsoEmittedAs: Schema.optional(SeveritySchema)
+  alsoEmittedAs: Schema.optional(SeveritySchema),
+  parameters: Schema.Array(Schema.String),
+  message: Schema.optional(Schema.String),
+  messageParameters: Schema.optional(Schema.Array(Schema.String)),
+  recovery: Schema.optional(Schema.Literals(["auto", "reboot"])),
+  defaultAction: Schema.optional(RepairActionSchema)
 })
 
 const ReasonTemplateParameterSchema = Schema.Struct({

@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs"
 import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeConditionSchema } from "@nodemend/reason-codes/schema"
+import { LockedEntrySchema, NodeConditionSchema } from "@nodemend/reason-codes/schema"
 
 describe("@nodemend/reason-codes/schema", () => {
   it("decodes a NodeCondition from the API server", () => {
@@ -18,4 +19,14 @@ describe("@nodemend/reason-codes/schema", () => {
     expect(Result.isFailure(r)).toBe(true)
     if (Result.isFailure(r)) expect(r.failure.message).toMatch(/status/)
   })
+})
+
+it("every entry of the committed lock decodes with LockedEntrySchema", () => {
+  const lock = JSON.parse(readFileSync(new URL("../api/catalog.lock.json", import.meta.url), "utf8")) as {
+    entries: unknown[]
+  }
+  for (const e of lock.entries) expect(() => Schema.decodeUnknownSync(LockedEntrySchema)(e)).not.toThrow()
+  expect(() =>
+    Schema.decodeUnknownSync(LockedEntrySchema)({ ...(lock.entries[0] as object), recovery: "never" })
+  ).toThrow(/recovery/)
 })
