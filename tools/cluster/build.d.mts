@@ -10,3 +10,4 @@ export declare function run(
   say?: (msg: string) => void
 ): Promise<number>
 export declare function acquireLock(lockDir: string, say?: (msg: string) => void): Promise<void>
+export declare function k8sLdflags(): string

@@ -85,7 +85,8 @@ export function goEnv() {
   }
 }
 
-function k8sLdflags() {
+/** -s -w and the Kubernetes version stamped into component-base/version, as upstream's release builds do. */
+export function k8sLdflags() {
   const [major, minor] = K8S_MINOR
   const x = {
     gitMajor: major,

@@ -11,9 +11,17 @@ export interface ClusterInfo {
   fakeNodeLabel: string
   startedAt: string
   startupSeconds: number
+  /** Whether the cluster runs the opt-in real node (realnode.mjs). */
+  realNode?: boolean
+  node?: { name: string; ip: string; phases: Record<string, number>; images: string[] }
 }
 export declare function defaultStateDir(): string
-export declare function up(opts?: { stateDir?: string; noBuild?: boolean }): Promise<ClusterInfo>
+export declare function up(opts?: {
+  stateDir?: string
+  noBuild?: boolean
+  realNode?: boolean
+}): Promise<ClusterInfo>
+export declare function importBuiltImages(stateDir?: string): string[]
 export declare function down(opts?: {
   stateDir?: string
   purge?: boolean

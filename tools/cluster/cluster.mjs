@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Starts / stops nodemend's local Kubernetes cluster: real etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler and kwok processes on loopback, built by build.mjs. No Docker, no kubelet.
+// kube-scheduler and kwok processes on loopback, built by build.mjs. No Docker. Opt-in (`--real-node` or
+// NODEMEND_REAL_NODE=1): one real node (kubelet, kube-proxy, containerd, runc, CNI bridge; realnode.mjs) next to
+// the kwok nodes; the API server then listens on the node's bridge address instead of loopback.
 //
-//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build]
+//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build] [--real-node]
 //   node tools/cluster/cluster.mjs down   [--state-dir DIR] [--purge]
 //   node tools/cluster/cluster.mjs status [--state-dir DIR]
 //
@@ -26,6 +28,16 @@ import { createServer } from "node:net"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build, isCached } from "./build.mjs"
+import {
+  NODE_IP,
+  buildNode,
+  createBridge,
+  importImage,
+  preflight,
+  recordHostState,
+  startRealNode,
+  stopRealNode
+} from "./realnode.mjs"
 import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir, cacheRoot } from "./versions.mjs"
 
 /** Label (and annotation) that marks a Node as a kwok fake node managed by this cluster's kwok. */
@@ -69,7 +81,7 @@ function serial() {
     .replace(/^[89a-f]/, "1")}`
 }
 
-function issue(dir, name, subject, ext, ca = "ca") {
+export function issue(dir, name, subject, ext, ca = "ca") {
   openssl(
     ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
       "-keyout",
@@ -104,7 +116,7 @@ function issue(dir, name, subject, ext, ca = "ca") {
 const CLIENT_EXT =
   "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
 
-export function generatePki(dir) {
+export function generatePki(dir, extraSans = []) {
   mkdirSync(dir, { recursive: true })
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"], dir)
   openssl(
@@ -125,7 +137,8 @@ export function generatePki(dir) {
     "DNS:kubernetes",
     "DNS:kubernetes.default",
     "DNS:kubernetes.default.svc",
-    "DNS:kubernetes.default.svc.cluster.local"
+    "DNS:kubernetes.default.svc.cluster.local",
+    ...extraSans
   ]
   issue(
     dir,
@@ -368,11 +381,16 @@ function runningPids(p, bin) {
     .filter(({ pid, name }) => pid > 0 && alive(pid) && (bin ? isOurs(pid, join(bin, name)) : true))
 }
 
-export async function up({ stateDir = defaultStateDir(), noBuild = false } = {}) {
+export async function up({
+  stateDir = defaultStateDir(),
+  noBuild = false,
+  realNode = process.env.NODEMEND_REAL_NODE === "1"
+} = {}) {
   const t0 = Date.now()
   const p = paths(stateDir)
   const bin = noBuild ? binDir() : await build()
   if (noBuild && !isCached(bin)) throw new Error(`binaries not built (${bin}); run npm run cluster:build`)
+  const nodeBin = realNode ? await buildNode() : null
 
   let prev = null
   try {
@@ -380,7 +398,13 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   } catch {}
   // Check pids against the binaries that started them (an older cache key's, possibly).
   const running = runningPids(p, prev?.binDir ?? bin)
-  if (running.length === 5 && prev?.server && prev.binDir === bin && existsSync(p.kubeconfig)) {
+  if (
+    running.length === 5 &&
+    prev?.server &&
+    prev.binDir === bin &&
+    Boolean(prev.realNode) === realNode &&
+    existsSync(p.kubeconfig)
+  ) {
     const r = await httpsGet(`${prev.server}/readyz`, p.pki).catch((e) => ({ status: 0, body: e.message }))
     if (r.status === 200) {
       log(`already running (${prev.server}); kubeconfig: ${p.kubeconfig}`)
@@ -402,15 +426,31 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   mkdirSync(p.etcdData, { recursive: true, mode: 0o700 })
   for (const c of STOP_ORDER) rmSync(join(p.logs, `${c}.log`), { force: true })
 
-  generatePki(p.pki)
+  if (realNode) {
+    // A real node this state dir left running (a killed `up` or test run) is cleaned up first.
+    await stopRealNode(stateDir, prev?.nodeBinDir ?? nodeBin, { quiet: true })
+    preflight()
+  }
+  generatePki(p.pki, realNode ? [`IP:${NODE_IP}`] : [])
   // Recorded before anything starts so `down` knows which binaries' pids to stop even if `up` dies midway.
-  writeFileSync(p.info, `${JSON.stringify({ binDir: bin, starting: true }, null, 2)}\n`)
+  writeFileSync(
+    p.info,
+    `${JSON.stringify({ binDir: bin, nodeBinDir: nodeBin ?? undefined, realNode, starting: true }, null, 2)}\n`
+  )
+  if (realNode) {
+    recordHostState(stateDir)
+    createBridge()
+  }
   const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kwokPort] = await freePorts(6)
-  const server = `https://127.0.0.1:${apiPort}`
+  // With a real node the API server listens on the node's bridge address: pods reach it through the
+  // `kubernetes` Service (kube-proxy), and that Service's endpoint may not be a loopback address.
+  const apiHost = realNode ? NODE_IP : "127.0.0.1"
+  const server = `https://${apiHost}:${apiPort}`
   for (const user of ["kube-controller-manager", "kube-scheduler", "kwok"]) {
     writeFileSync(join(p.config, `${user}.kubeconfig`), kubeconfigYaml(server, p.pki, user), { mode: 0o600 })
   }
   const phases = { pki: (Date.now() - t0) / 1000 }
+  let realNodeInfo = null
   const pki = (f) => join(p.pki, f)
   const cfg = (f) => join(p.config, f)
 
@@ -435,8 +475,8 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
     phases.etcd = (Date.now() - t0) / 1000
 
     startProcess(p, bin, "kube-apiserver", [
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
+      `--bind-address=${apiHost}`,
+      `--advertise-address=${apiHost}`,
       `--secure-port=${apiPort}`,
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
       `--tls-cert-file=${pki("apiserver.crt")}`,
@@ -460,8 +500,14 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
       `--proxy-client-cert-file=${pki("front-proxy-client.crt")}`,
       `--proxy-client-key-file=${pki("front-proxy-client.key")}`,
       "--allow-privileged=true",
-      // Endpoints may not point at loopback; nothing in this cluster needs the kubernetes Service endpoints.
-      "--endpoint-reconciler-type=none",
+      ...(realNode
+        ? [
+            // logs/exec/proxy to the kubelet by its InternalIP (no DNS lookup of the node name), TLS checked.
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
+            `--kubelet-certificate-authority=${pki("ca.crt")}`
+          ]
+        : // Endpoints may not point at loopback; without a real node nothing needs the kubernetes Service endpoints.
+          ["--endpoint-reconciler-type=none"]),
       "--profiling=false"
     ])
     await waitFor("kube-apiserver /readyz", p, "kube-apiserver", async () => {
@@ -540,6 +586,19 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
         return r.status === 200 || `${r.status}`
       }).then(mark("defaultServiceAccount"))
     ])
+    if (realNode) {
+      const node = await startRealNode({
+        stateDir,
+        server,
+        pki: p.pki,
+        issue,
+        kubeconfigYaml,
+        bin: nodeBin
+      })
+      phases.realNode = (Date.now() - t0) / 1000
+      realNodeInfo = { name: node.nodeName, ip: node.nodeIP, phases: node.phases }
+      realNodeInfo.images = importBuiltImages(stateDir)
+    }
   } catch (e) {
     log(`startup failed; stopping what was started. Logs: ${p.logs}`)
     await down({ stateDir, quiet: true })
@@ -549,6 +608,9 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
   phases.all = (Date.now() - t0) / 1000
   const info = {
     server,
+    realNode,
+    nodeBinDir: nodeBin ?? undefined,
+    ...(realNodeInfo ? { node: realNodeInfo } : {}),
     phases,
     versions: VERSIONS,
     binDir: bin,
@@ -569,12 +631,18 @@ export async function up({ stateDir = defaultStateDir(), noBuild = false } = {})
 export async function down({ stateDir = defaultStateDir(), purge = false, quiet = false } = {}) {
   const p = paths(stateDir)
   let bin = null
+  let nodeBin = null
   try {
-    bin = JSON.parse(readFileSync(p.info, "utf8")).binDir
+    const info = JSON.parse(readFileSync(p.info, "utf8"))
+    bin = info.binDir
+    nodeBin = info.nodeBinDir ?? null
   } catch {
     bin = binDir()
   }
   const stopped = []
+  // The real node first, while the API server still runs (nothing of it needs the API, but kubelet would
+  // otherwise log connection errors while it is torn down).
+  await stopRealNode(stateDir, nodeBin, { quiet })
   {
     const entries = (existsSync(p.pids) ? readdirSync(p.pids) : [])
       .filter((f) => f.endsWith(".pid"))
@@ -624,6 +692,19 @@ export function status({ stateDir = defaultStateDir() } = {}) {
   return { stateDir, info, running: runningPids(p, info?.binDir) }
 }
 
+/**
+ * Imports the OCI archives `npm run images` wrote (.nodemend/images/images.json) into the real node's containerd
+ * under their fully qualified names; returns the refs imported (none when no images were built).
+ */
+export function importBuiltImages(stateDir = defaultStateDir()) {
+  const summaryFile = join(REPO_ROOT, ".nodemend", "images", "images.json")
+  if (!existsSync(summaryFile)) return []
+  const { images } = JSON.parse(readFileSync(summaryFile, "utf8"))
+  for (const i of images) importImage(stateDir, i.archive, i.ref)
+  if (images.length) log(`imported ${images.map((i) => i.ref).join(", ")} into the real node`)
+  return images.map((i) => i.ref)
+}
+
 // ---------------------------------------------------------------------------------------------- CLI
 
 function parseArgs(argv) {
@@ -634,6 +715,7 @@ function parseArgs(argv) {
     else if (a.startsWith("--state-dir=")) opts.stateDir = resolve(a.slice(12))
     else if (a === "--no-build") opts.noBuild = true
     else if (a === "--purge") opts.purge = true
+    else if (a === "--real-node") opts.realNode = true
     else throw new Error(`unknown argument ${a}`)
   }
   return opts
@@ -648,12 +730,16 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       process.stdout.write(`${r.kubeconfig}\n`)
     } else if (cmd === "down") {
       await down(opts)
+    } else if (cmd === "load-images") {
+      process.stdout.write(`${importBuiltImages(opts.stateDir).join("\n")}\n`)
     } else if (cmd === "status") {
       const s = status(opts)
       process.stdout.write(`${JSON.stringify(s, null, 2)}\n`)
       process.exit(s.running.length === 5 ? 0 : 1)
     } else {
-      throw new Error("usage: cluster.mjs up|down|status [--state-dir DIR] [--no-build] [--purge]")
+      throw new Error(
+        "usage: cluster.mjs up|down|status|load-images [--state-dir DIR] [--no-build] [--real-node] [--purge]"
+      )
     }
   }
   main().catch((e) => {

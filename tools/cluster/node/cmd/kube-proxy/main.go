@@ -1,0 +1,13 @@
+// Thin main over the upstream kube-proxy command constructor.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}

@@ -1,0 +1,19 @@
+// Types for realnode.mjs (the local cluster's opt-in real node).
+export declare const NODE_NAME: string
+export declare const NODE_IP: string
+export declare const BRIDGE: string
+export declare const POD_SUBNET: string
+export declare const PAUSE_IMAGE: string
+export declare function nodePaths(stateDir: string): {
+  root: string
+  pids: string
+  logs: string
+  containerd: string
+  sock: string
+  kubelet: string
+  podLogs: string
+  cni: string
+  config: string
+  hostState: string
+}
+export declare function leftovers(stateDir: string): string[]
