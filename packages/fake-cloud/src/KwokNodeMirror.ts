@@ -3,13 +3,8 @@
  * (label + annotation `kwok.x-k8s.io/node=fake`, which the cluster harness's kwok selects on);
  * termination -> the Node is deleted; reboot -> a new `status.nodeInfo.bootID`.
  */
-import {
-  ApiException,
-  CoreV1Api,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions
-} from "@kubernetes/client-node"
+import type { KubeError, KubeHttp, Node } from "@nodemend/kube-access"
+import { Effect } from "effect"
 import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
 
 export const KWOK_NODE_KEY = "kwok.x-k8s.io/node"
@@ -50,7 +45,20 @@ const capacityOf = (instanceType: string) => ({
   "ephemeral-storage": "100Gi"
 })
 
-const code = (e: unknown) => (e instanceof ApiException ? e.code : undefined)
+const SMP = "application/strategic-merge-patch+json"
+const MERGE = "application/merge-patch+json"
+const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`
+
+/** Runs a call; an answer with one of `ignore` (e.g. 409 on create, 404 on delete) counts as done. */
+const run = <A>(call: Effect.Effect<A, KubeError>, ...ignore: number[]): Promise<A | undefined> =>
+  Effect.runPromise(
+    call.pipe(
+      Effect.catchIf(
+        (e) => e.code !== undefined && ignore.includes(e.code),
+        () => Effect.succeed(undefined)
+      )
+    )
+  )
 
 export interface KwokNodeMirrorOptions {
   /** How long a rebooting Node stays NotReady before it reports Ready with its new boot id. */
@@ -62,99 +70,73 @@ const readyCondition = (status: "True" | "False", reason: string, message: strin
   status,
   reason,
   message,
-  lastHeartbeatTime: new Date(),
-  lastTransitionTime: new Date()
+  lastHeartbeatTime: new Date().toISOString(),
+  lastTransitionTime: new Date().toISOString()
 })
 
+/** `kube`: a connection to the cluster whose kwok animates the Nodes (the shared client, ADR 0010). */
 export function kwokNodeMirror(
-  kc: KubeConfig,
+  kube: KubeHttp,
   region: string,
   options: KwokNodeMirrorOptions = {}
 ): NodeMirror {
-  const core = kc.makeApiClient(CoreV1Api)
+  const patchStatus = (name: string, status: object) =>
+    run(kube.call("patch node status", "PATCH", `${nodePath(name)}/status`, { status }, SMP))
   const rebootDelayMs = options.rebootDelayMs ?? 1000
   return {
     async create(i: FakeInstance) {
       const capacity = capacityOf(i.instanceType)
       const lt = i.launchTemplate
-      try {
-        await core.createNode({
-          body: {
-            metadata: {
-              name: i.nodeName,
-              labels: {
-                ...tagsAsLabels(i.tags),
-                "kubernetes.io/hostname": i.nodeName,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "node.kubernetes.io/instance-type": i.instanceType,
-                "topology.kubernetes.io/region": region,
-                "topology.kubernetes.io/zone": i.zone.name,
-                [ZONE_ID_LABEL]: i.zone.zoneId,
-                [KWOK_NODE_KEY]: KWOK_NODE_VALUE
-              },
-              annotations: {
-                [KWOK_NODE_KEY]: KWOK_NODE_VALUE,
-                "node.alpha.kubernetes.io/ttl": "0",
-                ...(lt?.id ? { [LAUNCH_TEMPLATE_ID_ANNOTATION]: lt.id } : {}),
-                ...(lt?.name ? { [LAUNCH_TEMPLATE_NAME_ANNOTATION]: lt.name } : {}),
-                ...(lt ? { [LAUNCH_TEMPLATE_VERSION_ANNOTATION]: lt.version } : {})
-              }
+      await run(
+        kube.call("create node", "POST", "/api/v1/nodes", {
+          apiVersion: "v1",
+          kind: "Node",
+          metadata: {
+            name: i.nodeName,
+            labels: {
+              ...tagsAsLabels(i.tags),
+              "kubernetes.io/hostname": i.nodeName,
+              "kubernetes.io/os": "linux",
+              "kubernetes.io/arch": "amd64",
+              "node.kubernetes.io/instance-type": i.instanceType,
+              "topology.kubernetes.io/region": region,
+              "topology.kubernetes.io/zone": i.zone.name,
+              [ZONE_ID_LABEL]: i.zone.zoneId,
+              [KWOK_NODE_KEY]: KWOK_NODE_VALUE
             },
-            spec: { providerID: `aws:///${i.zone.name}/${i.instanceId}` },
-            status: { capacity, allocatable: capacity }
-          }
-        })
-      } catch (e) {
-        if (code(e) !== 409) throw e
-      }
-      // kwok's initialize stage only patches status; seed capacity and the boot id as a kubelet would.
-      await core.patchNodeStatus(
-        {
-          name: i.nodeName,
-          body: { status: { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } } }
-        },
-        setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+            annotations: {
+              [KWOK_NODE_KEY]: KWOK_NODE_VALUE,
+              "node.alpha.kubernetes.io/ttl": "0",
+              ...(lt?.id ? { [LAUNCH_TEMPLATE_ID_ANNOTATION]: lt.id } : {}),
+              ...(lt?.name ? { [LAUNCH_TEMPLATE_NAME_ANNOTATION]: lt.name } : {}),
+              ...(lt ? { [LAUNCH_TEMPLATE_VERSION_ANNOTATION]: lt.version } : {})
+            }
+          },
+          spec: { providerID: `aws:///${i.zone.name}/${i.instanceId}` },
+          status: { capacity, allocatable: capacity }
+        }),
+        409
       )
+      // kwok's initialize stage only patches status; seed capacity and the boot id as a kubelet would.
+      await patchStatus(i.nodeName, { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } })
     },
     async delete(i: FakeInstance) {
-      try {
-        await core.deleteNode({ name: i.nodeName })
-      } catch (e) {
-        if (code(e) !== 404) throw e
-      }
+      await run(kube.call("delete node", "DELETE", nodePath(i.nodeName)), 404)
     },
     async reboot(i: FakeInstance) {
       // Like a kubelet going down and coming back: NotReady, then Ready with the new boot id. kwok's
       // heartbeat only touches Ready=True nodes, so it does not undo the NotReady in between.
-      const smp = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
-      await core.patchNodeStatus(
-        {
-          name: i.nodeName,
-          body: {
-            status: { conditions: [readyCondition("False", "KubeletNotReady", "rebooting (fake cloud)")] }
-          }
-        },
-        smp
-      )
+      await patchStatus(i.nodeName, {
+        conditions: [readyCondition("False", "KubeletNotReady", "rebooting (fake cloud)")]
+      })
       await new Promise((r) => setTimeout(r, rebootDelayMs))
-      await core.patchNodeStatus(
-        {
-          name: i.nodeName,
-          body: {
-            status: {
-              conditions: [
-                readyCondition("True", "KubeletReady", "kubelet is posting ready status (fake cloud)")
-              ],
-              nodeInfo: { bootID: i.bootId }
-            }
-          }
-        },
-        smp
-      )
+      await patchStatus(i.nodeName, {
+        conditions: [readyCondition("True", "KubeletReady", "kubelet is posting ready status (fake cloud)")],
+        nodeInfo: { bootID: i.bootId }
+      })
     },
     async read(nodeName: string) {
-      const n = await core.readNode({ name: nodeName })
+      const n = (await run(kube.call("read node", "GET", nodePath(nodeName)))) as Node
       const labels = n.metadata?.labels ?? {}
       const lt = n.metadata?.annotations?.[LAUNCH_TEMPLATE_ID_ANNOTATION]
       return {
@@ -172,10 +154,7 @@ export function kwokNodeMirror(
       }
     },
     async setProviderId(nodeName: string, providerID: string) {
-      await core.patchNode(
-        { name: nodeName, body: { spec: { providerID } } },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
-      )
+      await run(kube.call("patch node", "PATCH", nodePath(nodeName), { spec: { providerID } }, MERGE))
     }
   }
 }

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
-import { KubeConfig } from "@kubernetes/client-node"
+import { kubeAccessFromKubeconfig, makeKubeHttp } from "@nodemend/kube-access"
 import { AdminClient } from "./admin/AdminClient.ts"
 import { startFakeCloud } from "./FakeCloudServer.ts"
 import { kwokNodeMirror } from "./KwokNodeMirror.ts"
@@ -92,9 +92,10 @@ async function main(): Promise<void> {
       const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`)
       let mirror: ReturnType<typeof kwokNodeMirror> | undefined
       if (flags.kubeconfig) {
-        const kc = new KubeConfig()
-        kc.loadFromFile(flags.kubeconfig)
-        mirror = kwokNodeMirror(kc, flags.region, {
+        const kube = makeKubeHttp(kubeAccessFromKubeconfig(flags.kubeconfig), {
+          userAgent: "nodemend-fake-cloud"
+        })
+        mirror = kwokNodeMirror(kube, flags.region, {
           rebootDelayMs: int("reboot-delay-ms", flags["reboot-delay-ms"]) ?? 1000
         })
       }

@@ -1,17 +1,18 @@
 /**
- * How nodemend's binaries (agent, controller) reach the API server: server URL, TLS material and a bearer token source, from a
- * kubeconfig file (current context) or the in-cluster service account. Supports what node credentials
+ * How nodemend's binaries reach the API server: server URL, TLS material and a bearer token source, from
+ * kubeconfig files (current or named context) or the in-cluster service account. Supports what node credentials
  * use: client certificates and keys (files or inline data), bearer tokens (inline or file), and exec
  * credential plugins (e.g. `aws eks get-token`), whose tokens are cached until shortly before they expire.
  *
- * Both binaries talk to the API server through this and node:https rather than @kubernetes/client-node
- * (ADR 0006, ADR 0007): its generated models cost tens of MiB at import, and a keep-alive agent reuses one
- * TLS connection (client-node 2.0.1 opens a new one per request).
+ * Every binary talks to the API server through this and KubeHttp.ts rather than @kubernetes/client-node
+ * (ADR 0010): its generated models cost tens of MiB at import, and a keep-alive agent reuses one TLS
+ * connection (client-node 2.0.1 opens a new one per request).
  */
 import { Data, Schema } from "effect"
 import { execFile } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { dirname, isAbsolute, join } from "node:path"
+import { existsSync, readFileSync } from "node:fs"
+import { homedir } from "node:os"
+import { delimiter, dirname, isAbsolute, join } from "node:path"
 import { parse as parseYaml } from "yaml"
 
 export class KubeAccessError extends Data.TaggedError("KubeAccessError")<{ readonly detail: string }> {
@@ -141,8 +142,14 @@ const execToken = (exec: typeof ExecConfig.Type, base: string): (() => Promise<s
   }
 }
 
-export const kubeAccessFromKubeconfig = (path: string): KubeAccess => {
-  const base = dirname(path)
+/** One kubeconfig file, decoded; relative paths in it resolve against `base`, its directory. */
+interface KubeconfigFile {
+  readonly path: string
+  readonly base: string
+  readonly doc: typeof Kubeconfig.Type
+}
+
+const readKubeconfig = (path: string): KubeconfigFile => {
   let doc: unknown
   try {
     doc = parseYaml(readFileSync(path, "utf8"))
@@ -152,18 +159,43 @@ export const kubeAccessFromKubeconfig = (path: string): KubeAccess => {
   const decoded = Schema.decodeUnknownResult(Kubeconfig)(doc)
   if (decoded._tag === "Failure")
     throw new KubeAccessError({ detail: `invalid kubeconfig ${path}: ${decoded.failure.message}` })
-  const kc = decoded.success
-  const ctx = kc.contexts.find((c) => c.name === kc["current-context"])?.context as
+  return { path, base: dirname(path), doc: decoded.success }
+}
+
+/**
+ * The credentials of `context` (default: the current context) in one kubeconfig file or, as kubectl merges
+ * $KUBECONFIG, several: the first file that names an entry wins, and relative paths resolve against the
+ * directory of the file the entry came from.
+ */
+export const kubeAccessFromKubeconfig = (
+  path: string | ReadonlyArray<string>,
+  context?: string
+): KubeAccess => {
+  const files = (typeof path === "string" ? [path] : path).map(readKubeconfig)
+  const where = files.map((f) => f.path).join(":")
+  const find = <E extends { readonly name: string }>(
+    pick: (f: KubeconfigFile) => ReadonlyArray<E> | null | undefined,
+    name: string | undefined
+  ) => {
+    for (const f of files) {
+      const entry = (pick(f) ?? []).find((e) => e.name === name)
+      if (entry !== undefined) return { entry, base: f.base }
+    }
+    return undefined
+  }
+  const contextName = context ?? files.find((f) => f.doc["current-context"] !== "")?.doc["current-context"]
+  const ctx = find((f) => f.doc.contexts, contextName)?.entry.context as
     | { cluster: string; user?: string }
     | undefined
   if (ctx === undefined)
-    throw new KubeAccessError({ detail: `kubeconfig ${path}: no context "${kc["current-context"]}"` })
-  const cluster = kc.clusters.find((c) => c.name === ctx.cluster)?.cluster as
-    | typeof ClusterEntry.Type
-    | undefined
-  if (cluster === undefined)
-    throw new KubeAccessError({ detail: `kubeconfig ${path}: no cluster "${ctx.cluster}"` })
-  const user = ((kc.users ?? []).find((u) => u.name === ctx.user)?.user ?? {}) as typeof UserEntry.Type
+    throw new KubeAccessError({ detail: `kubeconfig ${where}: no context "${contextName ?? ""}"` })
+  const clusterEntry = find((f) => f.doc.clusters, ctx.cluster)
+  if (clusterEntry === undefined)
+    throw new KubeAccessError({ detail: `kubeconfig ${where}: no cluster "${ctx.cluster}"` })
+  const cluster = clusterEntry.entry.cluster as typeof ClusterEntry.Type
+  const userEntry = find((f) => f.doc.users, ctx.user)
+  const user = (userEntry?.entry.user ?? {}) as typeof UserEntry.Type
+  const base = userEntry?.base ?? clusterEntry.base
   const token: () => Promise<string | undefined> =
     user.token !== undefined
       ? () => Promise.resolve(user.token)
@@ -174,7 +206,11 @@ export const kubeAccessFromKubeconfig = (path: string): KubeAccess => {
           : () => Promise.resolve(undefined)
   return {
     server: cluster.server.replace(/\/+$/, ""),
-    ca: fromFileOrData(base, cluster["certificate-authority"], cluster["certificate-authority-data"]),
+    ca: fromFileOrData(
+      clusterEntry.base,
+      cluster["certificate-authority"],
+      cluster["certificate-authority-data"]
+    ),
     cert: fromFileOrData(base, user["client-certificate"], user["client-certificate-data"]),
     key: fromFileOrData(base, user["client-key"], user["client-key-data"]),
     insecure: cluster["insecure-skip-tls-verify"] === true,
@@ -201,5 +237,45 @@ export const kubeAccessInCluster = (): KubeAccess => {
   }
 }
 
+/** The agent's: the given kubeconfig file, else the in-cluster service account. */
 export const loadKubeAccess = (kubeconfigPath: string | undefined): KubeAccess =>
   kubeconfigPath === undefined ? kubeAccessInCluster() : kubeAccessFromKubeconfig(kubeconfigPath)
+
+export interface DiscoverOptions {
+  /** An explicit kubeconfig file (a flag); wins over everything else. */
+  readonly path?: string | undefined
+  readonly context?: string | undefined
+  /**
+   * Order after $KUBECONFIG: the service account before ~/.kube/config (a controller in a pod) or after it
+   * (kubectl's order, for the plugin).
+   */
+  readonly inClusterFirst: boolean
+}
+
+/**
+ * Credentials found as kubectl finds them: `path`, else $KUBECONFIG (a list of files), else the in-cluster
+ * service account and ~/.kube/config in the order asked. `paths`: the kubeconfig files used (none in-cluster).
+ */
+export const discoverKubeAccess = (
+  options: DiscoverOptions
+): { readonly access: KubeAccess; readonly paths: ReadonlyArray<string> } => {
+  const fromFiles = (paths: ReadonlyArray<string>) => ({
+    access: kubeAccessFromKubeconfig(paths, options.context),
+    paths
+  })
+  if (options.path) return fromFiles([options.path])
+  const env = (process.env.KUBECONFIG ?? "").split(delimiter).filter((p) => p !== "" && existsSync(p))
+  if (env.length > 0) return fromFiles(env)
+  const inCluster = process.env.KUBERNETES_SERVICE_HOST
+    ? () => ({ access: kubeAccessInCluster(), paths: [] })
+    : undefined
+  const home = join(homedir(), ".kube", "config")
+  const fromHome = existsSync(home) ? () => fromFiles([home]) : undefined
+  const found = options.inClusterFirst ? (inCluster ?? fromHome) : (fromHome ?? inCluster)
+  if (found === undefined)
+    throw new KubeAccessError({
+      detail:
+        "no kubeconfig found: pass --kubeconfig or set KUBECONFIG (or run in a pod with a service account)"
+    })
+  return found()
+}

@@ -1,8 +1,8 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { delimiter, join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { KubeAccessError, kubeAccessFromKubeconfig } from "../src/KubeAccess.ts"
+import { discoverKubeAccess, KubeAccessError, kubeAccessFromKubeconfig } from "../src/KubeAccess.ts"
 
 let dir: string
 beforeEach(() => {
@@ -72,5 +72,73 @@ describe("kubeconfig", () => {
     expect(() => kubeAccessFromKubeconfig(join(dir, "missing"))).toThrow(KubeAccessError)
     writeFileSync(join(dir, "bad"), "current-context: nope\nclusters: []\ncontexts: []\n")
     expect(() => kubeAccessFromKubeconfig(join(dir, "bad"))).toThrow(/no context "nope"/)
+  })
+})
+
+describe("kubeconfig contexts and $KUBECONFIG lists", () => {
+  const twoContexts = () => {
+    const first = join(dir, "first")
+    writeFileSync(
+      first,
+      `clusters:
+- name: c1
+  cluster: { server: "https://one:6443" }
+contexts:
+- name: one
+  context: { cluster: c1, user: u1 }
+current-context: one
+users:
+- name: u1
+  user: { token: t1 }
+`
+    )
+    const sub = join(dir, "sub")
+    mkdirSync(sub)
+    writeFileSync(join(sub, "tok"), "t2\n")
+    const second = join(sub, "second")
+    writeFileSync(
+      second,
+      `clusters:
+- name: c2
+  cluster: { server: "https://two:6443" }
+contexts:
+- name: two
+  context: { cluster: c2, user: u2 }
+current-context: two
+users:
+- name: u2
+  user: { tokenFile: tok }
+`
+    )
+    return { first, second }
+  }
+
+  it("a named context instead of the current one; merged files: the first current-context, paths per file", async () => {
+    const { first, second } = twoContexts()
+    expect(kubeAccessFromKubeconfig([first, second]).server).toBe("https://one:6443")
+    const two = kubeAccessFromKubeconfig([first, second], "two")
+    expect(two.server).toBe("https://two:6443")
+    expect(await two.token()).toBe("t2")
+    expect(() => kubeAccessFromKubeconfig(first, "two")).toThrow(/no context "two"/)
+  })
+
+  it("discovery: the flag, else $KUBECONFIG (a list), else in-cluster or ~/.kube/config in the order asked", () => {
+    const { first, second } = twoContexts()
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, HOST: process.env.KUBERNETES_SERVICE_HOST }
+    try {
+      process.env.KUBECONFIG = [join(dir, "absent"), second, first].join(delimiter)
+      expect(discoverKubeAccess({ inClusterFirst: false }).access.server).toBe("https://two:6443")
+      expect(discoverKubeAccess({ inClusterFirst: false }).paths).toEqual([second, first])
+      expect(discoverKubeAccess({ path: first, inClusterFirst: true }).access.server).toBe("https://one:6443")
+      process.env.KUBECONFIG = join(dir, "absent")
+      process.env.KUBERNETES_SERVICE_HOST = "10.0.0.9"
+      // In-cluster first reads the service account, which this machine does not have.
+      expect(() => discoverKubeAccess({ inClusterFirst: true })).toThrow()
+    } finally {
+      if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG
+      else process.env.KUBECONFIG = saved.KUBECONFIG
+      if (saved.HOST === undefined) delete process.env.KUBERNETES_SERVICE_HOST
+      else process.env.KUBERNETES_SERVICE_HOST = saved.HOST
+    }
   })
 })

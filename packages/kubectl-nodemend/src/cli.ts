@@ -1,20 +1,26 @@
 /** Argument parsing and dispatch for `kubectl nodemend`. `run` returns the exit code; main.ts only wires process I/O. */
 import { parseArgs } from "node:util"
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node"
-import { LOG_CATEGORIES, LogCategory } from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import {
+  type ConfigMap,
+  type CoreEvent,
+  type KubeHttp,
+  type List,
+  NODE_EVENT_NAMESPACE,
+  type Node
+} from "@nodemend/kube-access"
+import { LOG_CATEGORIES, LogCategory } from "@nodemend/kube-access/NodeDiagnostic"
 import { Effect, Schema } from "effect"
 import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import {
   DEFAULT_POOL_LABELS,
-  NODE_EVENT_NAMESPACE,
   NODE_HEADERS,
   nodeRows,
   poolStates,
   REPAIR_CONTROLLER,
   timeline
 } from "./fleet.ts"
-import { loadKubeConfig } from "./kubeClient.ts"
+import { connect } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import {
@@ -90,29 +96,42 @@ const isLogCategory = Schema.is(LogCategory)
 
 const fmtTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
+const enc = encodeURIComponent
+
+/** A GET through the plugin's connection, as a promise of the typed answer. */
+const get = <A>(kube: KubeHttp, operation: string, path: string): Promise<A> =>
+  Effect.runPromise(kube.call(operation, "GET", path)) as Promise<A>
+
 const statusCommand = async (
-  kc: KubeConfig,
+  kube: KubeHttp,
   selector: string | undefined,
   poolLabels: string[],
   controllerNamespace: string,
   io: CliIO
 ) => {
-  const core = kc.makeApiClient(CoreV1Api)
-  const nodes = (await core.listNode(selector ? { labelSelector: selector } : {})).items
+  const nodes = (
+    await get<List<Node>>(
+      kube,
+      "list nodes",
+      `/api/v1/nodes${selector ? `?labelSelector=${enc(selector)}` : ""}`
+    )
+  ).items
   const journal = journalOf(
     (
-      await core.listNamespacedConfigMap({
-        namespace: controllerNamespace,
-        labelSelector: `${JOURNAL_LABEL}=true`
-      })
+      await get<List<ConfigMap>>(
+        kube,
+        "list repair journal",
+        `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps?labelSelector=${enc(`${JOURNAL_LABEL}=true`)}`
+      )
     ).items
   )
   // Only the repair controller's events describe a breaker or a stand-down (fleet.ts filters them again).
   const events = (
-    await core.listNamespacedEvent({
-      namespace: NODE_EVENT_NAMESPACE,
-      fieldSelector: `involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`
-    })
+    await get<List<CoreEvent>>(
+      kube,
+      "list events",
+      `/api/v1/namespaces/${NODE_EVENT_NAMESPACE}/events?fieldSelector=${enc(`involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`)}`
+    )
   ).items
   io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels, journal)))
   io.out("")
@@ -132,28 +151,30 @@ const statusCommand = async (
   )
 }
 
-const timelineCommand = async (kc: KubeConfig, name: string, controllerNamespace: string, io: CliIO) => {
-  const core = kc.makeApiClient(CoreV1Api)
-  const node = await core.readNode({ name }).catch((e: unknown) => {
+const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace: string, io: CliIO) => {
+  const node = await get<Node>(kube, "read node", `/api/v1/nodes/${enc(name)}`).catch((e: unknown) => {
     throw k8sCode(e) === 404 ? new PluginError(`node not found: ${name}`) : e
   })
   // Events about a cluster-scoped Node are written to `default` (client-go, the agent, the controller); one
   // about a Node in any other namespace came from someone who can only write events there.
   const events = (
-    await core.listNamespacedEvent({
-      namespace: NODE_EVENT_NAMESPACE,
-      fieldSelector: `involvedObject.kind=Node,involvedObject.name=${name}`
-    })
-  ).items
-  const journalEntry = await core
-    .readNamespacedConfigMap({ namespace: controllerNamespace, name: journalName(name) })
-    .then(
-      (cm) => [cm],
-      (e: unknown) => {
-        if (k8sCode(e) === 404) return []
-        throw e
-      }
+    await get<List<CoreEvent>>(
+      kube,
+      "list events",
+      `/api/v1/namespaces/${NODE_EVENT_NAMESPACE}/events?fieldSelector=${enc(`involvedObject.kind=Node,involvedObject.name=${name}`)}`
     )
+  ).items
+  const journalEntry = await get<ConfigMap>(
+    kube,
+    "read repair journal",
+    `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps/${enc(journalName(name))}`
+  ).then(
+    (cm) => [cm],
+    (e: unknown) => {
+      if (k8sCode(e) === 404) return []
+      throw e
+    }
+  )
   const entries = timeline(node, events, repairOf(node, journalOf(journalEntry)))
   if (entries.length === 0) io.out(`no conditions or events recorded for ${name}`)
   else
@@ -184,7 +205,7 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
       io.out(USAGE)
       return 0
     }
-    const kc = () => loadKubeConfig(values.kubeconfig, values.context)
+    const kube = () => connect(values.kubeconfig, values.context)
     switch (command) {
       case "logs": {
         const timeoutMs = parseDurationMs(values.timeout)
@@ -202,7 +223,7 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
         const urlsFor = values.s3 ? await s3UrlMinter(values.s3, values.region, timeoutMs) : undefined
         const results = await Effect.runPromise(
           logsCommand(
-            kc(),
+            kube(),
             {
               nodes: positionals,
               ...(values.selector ? { selector: values.selector } : {}),
@@ -228,7 +249,7 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
       }
       case "status":
         await statusCommand(
-          kc(),
+          kube(),
           values.selector,
           values["pool-label"] ?? DEFAULT_POOL_LABELS,
           values["controller-namespace"],
@@ -238,7 +259,7 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
       case "timeline": {
         const [name, ...extra] = positionals
         if (!name || extra.length > 0) throw new PluginError("usage: kubectl nodemend timeline <node>")
-        await timelineCommand(kc(), name, values["controller-namespace"], io)
+        await timelineCommand(kube(), name, values["controller-namespace"], io)
         return 0
       }
       default:

@@ -8,7 +8,7 @@
  * counted as current while younger than the window. Only the controller's own events count: anyone allowed
  * to create Events (node agents included) can write those reasons, but not its reportingController.
  */
-import type { CoreV1Event, V1Node } from "@kubernetes/client-node"
+import { type CoreEvent, NODE_EVENT_NAMESPACE, type Node } from "@nodemend/kube-access"
 import { CONDITION_TYPES } from "@nodemend/reason-codes"
 import { type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
 
@@ -21,9 +21,6 @@ export const ZONE_LABEL = "topology.kubernetes.io/zone"
 /** A Decide event older than this no longer describes the pool's state. */
 export const DECISION_WINDOW_MS = 10 * 60 * 1000
 
-/** Where Events about cluster-scoped Nodes live: client-go, the agent and the repair controller write them here. */
-export const NODE_EVENT_NAMESPACE = "default"
-
 /**
  * The repair controller's events: the reportingController it writes (packages/repair-controller/src/kube/Kube.ts,
  * a test keeps them equal; an admission policy lets only its service account write it) in the namespace its
@@ -32,7 +29,7 @@ export const NODE_EVENT_NAMESPACE = "default"
  */
 export const REPAIR_CONTROLLER = "nodemend.io/repair-controller"
 
-export const isControllerEvent = (e: CoreV1Event): boolean =>
+export const isControllerEvent = (e: CoreEvent): boolean =>
   e.reportingComponent === REPAIR_CONTROLLER && e.metadata?.namespace === NODE_EVENT_NAMESPACE
 
 export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> = {
@@ -43,7 +40,7 @@ export const SHORT_CONDITION: Record<(typeof CONDITION_TYPES)[number], string> =
   AcceleratedHardwareReady: "ACCELERATED"
 }
 
-export const poolOf = (node: V1Node, poolLabels: ReadonlyArray<string>): string => {
+export const poolOf = (node: Node, poolLabels: ReadonlyArray<string>): string => {
   for (const l of poolLabels) {
     const v = node.metadata?.labels?.[l]
     if (v) return v
@@ -51,13 +48,13 @@ export const poolOf = (node: V1Node, poolLabels: ReadonlyArray<string>): string 
   return "<none>"
 }
 
-const conditionCell = (node: V1Node, type: string): string => {
+const conditionCell = (node: Node, type: string): string => {
   const c = node.status?.conditions?.find((x) => x.type === type)
   if (!c) return "-"
   return c.status === "True" ? "True" : `${c.status}:${c.reason ?? ""}`
 }
 
-export const isUnhealthy = (node: V1Node, journal: RepairJournal): boolean =>
+export const isUnhealthy = (node: Node, journal: RepairJournal): boolean =>
   repairOf(node, journal) !== undefined ||
   (node.status?.conditions ?? []).some(
     (c) =>
@@ -66,7 +63,7 @@ export const isUnhealthy = (node: V1Node, journal: RepairJournal): boolean =>
   )
 
 export const nodeRows = (
-  nodes: ReadonlyArray<V1Node>,
+  nodes: ReadonlyArray<Node>,
   poolLabels: ReadonlyArray<string>,
   journal: RepairJournal
 ): string[][] =>
@@ -93,7 +90,7 @@ export const NODE_HEADERS = [
   "REPAIR"
 ]
 
-export const eventTimeMs = (e: CoreV1Event): number => {
+export const eventTimeMs = (e: CoreEvent): number => {
   const t =
     e.series?.lastObservedTime ??
     e.lastTimestamp ??
@@ -101,7 +98,7 @@ export const eventTimeMs = (e: CoreV1Event): number => {
     e.firstTimestamp ??
     e.metadata?.creationTimestamp
   if (t === undefined) return 0
-  const ms = new Date(t as unknown as string).getTime()
+  const ms = new Date(t).getTime()
   return Number.isNaN(ms) ? 0 : ms
 }
 
@@ -115,15 +112,15 @@ export interface PoolState {
 }
 
 export const poolStates = (
-  nodes: ReadonlyArray<V1Node>,
-  events: ReadonlyArray<CoreV1Event>,
+  nodes: ReadonlyArray<Node>,
+  events: ReadonlyArray<CoreEvent>,
   journal: RepairJournal,
   poolLabels: ReadonlyArray<string>,
   nowMs: number,
   windowMs = DECISION_WINDOW_MS
 ): PoolState[] => {
   const byNode = new Map(nodes.map((n) => [n.metadata?.name ?? "", n]))
-  const latest = new Map<string, { breaker?: CoreV1Event; standDown?: CoreV1Event }>()
+  const latest = new Map<string, { breaker?: CoreEvent; standDown?: CoreEvent }>()
   for (const e of events) {
     if (e.reason !== "RepairBlocked" && e.reason !== "RepairStandDown") continue
     if (!isControllerEvent(e)) continue
@@ -135,7 +132,7 @@ export const poolStates = (
     const prev = cur[key]
     if (!prev || eventTimeMs(prev) < eventTimeMs(e)) latest.set(pool, { ...cur, [key]: e })
   }
-  const pools = new Map<string, V1Node[]>()
+  const pools = new Map<string, Node[]>()
   for (const n of nodes) {
     const p = poolOf(n, poolLabels)
     pools.set(p, [...(pools.get(p) ?? []), n])
@@ -162,8 +159,8 @@ export interface TimelineEntry {
 }
 
 export const timeline = (
-  node: V1Node,
-  events: ReadonlyArray<CoreV1Event>,
+  node: Node,
+  events: ReadonlyArray<CoreEvent>,
   repair: RepairSummary | undefined
 ): TimelineEntry[] => {
   const out: TimelineEntry[] = []

@@ -1,16 +1,15 @@
-/** Loads the kubeconfig the way kubectl does (--kubeconfig, then $KUBECONFIG, then ~/.kube/config, then in-cluster). */
-import { KubeConfig } from "@kubernetes/client-node"
+/**
+ * The plugin's connection to the API server, found the way kubectl finds it (--kubeconfig, then $KUBECONFIG,
+ * then ~/.kube/config, then in-cluster; --context picks a context): the shared client (ADR 0010).
+ */
+import { discoverKubeAccess, KubeAccessError, type KubeHttp, makeKubeHttp } from "@nodemend/kube-access"
 import { PluginError } from "./errors.ts"
 
-export const loadKubeConfig = (path?: string, context?: string): KubeConfig => {
-  const kc = new KubeConfig()
-  if (path) kc.loadFromFile(path)
-  else kc.loadFromDefault()
-  if (context) kc.setCurrentContext(context)
-  const server = kc.getCurrentCluster()?.server
-  // loadFromDefault silently falls back to http://localhost:8080 when it finds nothing.
-  if (!server || server === "http://localhost:8080") {
-    throw new PluginError("no kubeconfig found: pass --kubeconfig or set KUBECONFIG")
+export const connect = (path?: string, context?: string): KubeHttp => {
+  try {
+    const { access } = discoverKubeAccess({ path, context, inClusterFirst: false })
+    return makeKubeHttp(access, { userAgent: "kubectl-nodemend" })
+  } catch (e) {
+    throw e instanceof KubeAccessError ? new PluginError(e.message) : e
   }
-  return kc
 }

@@ -5,10 +5,7 @@
  */
 import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
-import { Clock, Effect, Schema } from "effect"
-import { downloadThroughApiServer, downloadUrl } from "./download.ts"
-import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
+import type { KubeHttp, List, Node } from "@nodemend/kube-access"
 import {
   type CaptureProgress,
   captureProgress,
@@ -16,7 +13,10 @@ import {
   NodeDiagnostic,
   NodeDiagnosticGVR as GVR,
   nodeDiagnosticBody
-} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+} from "@nodemend/kube-access/NodeDiagnostic"
+import { Clock, Effect, Schema } from "effect"
+import { downloadThroughApiServer, downloadUrl } from "./download.ts"
+import { PluginError } from "./errors.ts"
 import { kubeletProxyBundlePath, PLUGIN_LABEL, urlForNode } from "./nodeDiagnostics.ts"
 
 export interface LogsOptions {
@@ -47,14 +47,18 @@ export interface NodeResult {
 
 const api = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => e })
 
+const collection = `/apis/${GVR.group}/${GVR.version}/${GVR.plural}`
+const diagnosticPath = (node: string) => `${collection}/${encodeURIComponent(node)}`
+
 /** Resolves node names or a selector to existing Nodes; unknown names are a clear error. */
-export const resolveNodes = (kc: KubeConfig, names: ReadonlyArray<string>, selector?: string) =>
+export const resolveNodes = (kube: KubeHttp, names: ReadonlyArray<string>, selector?: string) =>
   Effect.gen(function* () {
-    const core = kc.makeApiClient(CoreV1Api)
     if (selector) {
-      const list = yield* api(() => core.listNode({ labelSelector: selector })).pipe(
-        Effect.mapError((e) => new PluginError(`listing nodes (${selector}): ${k8sMessage(e)}`))
-      )
+      const list = (yield* kube
+        .call("list nodes", "GET", `/api/v1/nodes?labelSelector=${encodeURIComponent(selector)}`)
+        .pipe(
+          Effect.mapError((e) => new PluginError(`listing nodes (${selector}): ${e.message}`))
+        )) as List<Node>
       const found = list.items.map((n) => n.metadata?.name ?? "").filter((n) => n !== "")
       if (found.length === 0)
         return yield* Effect.fail(new PluginError(`no nodes match selector ${selector}`))
@@ -64,12 +68,12 @@ export const resolveNodes = (kc: KubeConfig, names: ReadonlyArray<string>, selec
       return yield* Effect.fail(new PluginError("name at least one node, or pass -l <selector>"))
     const missing: string[] = []
     for (const name of names) {
-      const exists = yield* api(() => core.readNode({ name })).pipe(
+      const exists = yield* kube.call("read node", "GET", `/api/v1/nodes/${encodeURIComponent(name)}`).pipe(
         Effect.as(true),
         Effect.catch((e) =>
-          k8sCode(e) === 404
+          e.code === 404
             ? Effect.succeed(false)
-            : Effect.fail(new PluginError(`reading node ${name}: ${k8sMessage(e)}`))
+            : Effect.fail(new PluginError(`reading node ${name}: ${e.message}`))
         )
       )
       if (!exists) missing.push(name)
@@ -89,9 +93,8 @@ const describeProgress = (p: CaptureProgress) =>
       ? "collecting"
       : p.completed.reason
 
-const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO) =>
+const captureOne = (kube: KubeHttp, node: string, opts: LogsOptions, io: LogsIO) =>
   Effect.gen(function* () {
-    const custom = kc.makeApiClient(CustomObjectsApi)
     const urls = opts.urlsFor
       ? yield* api(() => opts.urlsFor!(node)).pipe(
           Effect.mapError(
@@ -107,28 +110,26 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     const destination = urls?.put ?? "node"
     // Created here, deleted on the way out whatever happens (Ctrl-C included).
     yield* Effect.acquireRelease(
-      api(() =>
-        custom.createClusterCustomObject({
-          ...GVR,
-          body: nodeDiagnosticBody(
-            node,
-            { destination, categories: opts.categories },
-            { labels: PLUGIN_LABEL }
-          )
-        })
-      ).pipe(
-        Effect.mapError(
-          (e) =>
-            new PluginError(
-              k8sCode(e) === 409
-                ? `a NodeDiagnostic for ${node} already exists (another capture?); remove it with: kubectl delete nodediagnostic ${node}`
-                : k8sCode(e) === 404
-                  ? "the NodeDiagnostic CRD is not installed (deploy/crds/nodediagnostics.nodemend.io.yaml)"
-                  : `creating NodeDiagnostic ${node}: ${k8sMessage(e)}`
-            )
+      kube
+        .call(
+          "create NodeDiagnostic",
+          "POST",
+          collection,
+          nodeDiagnosticBody(node, { destination, categories: opts.categories }, { labels: PLUGIN_LABEL })
         )
-      ),
-      () => api(() => custom.deleteClusterCustomObject({ ...GVR, name: node })).pipe(Effect.ignore)
+        .pipe(
+          Effect.mapError(
+            (e) =>
+              new PluginError(
+                e.code === 409
+                  ? `a NodeDiagnostic for ${node} already exists (another capture?); remove it with: kubectl delete nodediagnostic ${node}`
+                  : e.code === 404
+                    ? "the NodeDiagnostic CRD is not installed (deploy/crds/nodediagnostics.nodemend.io.yaml)"
+                    : `creating NodeDiagnostic ${node}: ${e.message}`
+              )
+          )
+        ),
+      () => kube.call("delete NodeDiagnostic", "DELETE", diagnosticPath(node)).pipe(Effect.ignore)
     )
     io.progress(
       `${node}: requested (destination ${destination === "node" ? "node" : new URL(destination).host})`
@@ -137,7 +138,7 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     let last = ""
     let progress: CaptureProgress = { _tag: "Pending" }
     for (;;) {
-      const raw = yield* api(() => custom.getClusterCustomObject({ ...GVR, name: node })).pipe(Effect.option)
+      const raw = yield* kube.call("read NodeDiagnostic", "GET", diagnosticPath(node)).pipe(Effect.option)
       if (raw._tag === "Some") {
         const view = Schema.decodeUnknownOption(NodeDiagnostic)(raw.value)
         if (view._tag === "Some") progress = captureProgress(view.value)
@@ -168,7 +169,7 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     const remaining = Math.max(10_000, opts.timeoutMs - ((yield* Clock.currentTimeMillis) - start))
     if (!urls) {
       const bytes = yield* api(() =>
-        downloadThroughApiServer(kc, kubeletProxyBundlePath(node), file, remaining)
+        downloadThroughApiServer(kube, kubeletProxyBundlePath(node), file, remaining)
       ).pipe(
         Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
       )
@@ -189,9 +190,9 @@ const captureOne = (kc: KubeConfig, node: string, opts: LogsOptions, io: LogsIO)
     )
   )
 
-export const logsCommand = (kc: KubeConfig, opts: LogsOptions, io: LogsIO) =>
+export const logsCommand = (kube: KubeHttp, opts: LogsOptions, io: LogsIO) =>
   Effect.gen(function* () {
-    const nodes = yield* resolveNodes(kc, opts.nodes, opts.selector)
+    const nodes = yield* resolveNodes(kube, opts.nodes, opts.selector)
     yield* Effect.promise(() => mkdir(opts.outputDir, { recursive: true }))
-    return yield* Effect.forEach(nodes, (n) => captureOne(kc, n, opts, io), { concurrency: 10 })
+    return yield* Effect.forEach(nodes, (n) => captureOne(kube, n, opts, io), { concurrency: 10 })
   })

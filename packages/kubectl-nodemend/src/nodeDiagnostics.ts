@@ -1,6 +1,6 @@
 /**
  * The plugin's side of NodeDiagnostic: the resource itself (GVR, Schema, request body, capture progress) is
- * @nodemend/agent/diagnostics/NodeDiagnostic, shared with the agent and the repair controller.
+ * @nodemend/kube-access/NodeDiagnostic, shared with the agent and the repair controller.
  */
 
 /** The label on every NodeDiagnostic the plugin creates. */

@@ -4,7 +4,7 @@
  * `data.record`). Only the controller writes there; nothing on the Node is read as repair state, since a node
  * can write its own annotations (ADR 0009). Records are decoded with the controller's own parser. Pure.
  */
-import type { V1ConfigMap, V1Node } from "@kubernetes/client-node"
+import type { ConfigMap, Node } from "@nodemend/kube-access"
 import { parseRecord } from "@nodemend/repair-controller"
 import { Result } from "effect"
 
@@ -34,7 +34,7 @@ interface Entry {
 /** Journal entries by node name. */
 export type RepairJournal = ReadonlyMap<string, Entry>
 
-export const journalOf = (configMaps: ReadonlyArray<V1ConfigMap>): RepairJournal => {
+export const journalOf = (configMaps: ReadonlyArray<ConfigMap>): RepairJournal => {
   const out = new Map<string, Entry>()
   for (const cm of configMaps) {
     const name = cm.metadata?.name ?? ""
@@ -65,7 +65,7 @@ export const journalOf = (configMaps: ReadonlyArray<V1ConfigMap>): RepairJournal
 }
 
 /** The node's repair, when the journal has one for this Node object (not an earlier Node of the same name). */
-export const repairOf = (node: V1Node, journal: RepairJournal): RepairSummary | undefined => {
+export const repairOf = (node: Node, journal: RepairJournal): RepairSummary | undefined => {
   const entry = journal.get(node.metadata?.name ?? "")
   if (entry === undefined) return undefined
   return entry.uid === undefined || entry.uid === node.metadata?.uid ? entry.summary : undefined

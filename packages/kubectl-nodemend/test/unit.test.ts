@@ -1,4 +1,4 @@
-import type { CoreV1Event, V1ConfigMap, V1Node } from "@kubernetes/client-node"
+import type { ConfigMap, CoreEvent, Node } from "@nodemend/kube-access"
 import { describe, expect, it } from "vitest"
 import { parseDurationMs } from "../src/duration.ts"
 import { REPORTING_CONTROLLER } from "../../repair-controller/src/kube/Kube.ts"
@@ -13,7 +13,7 @@ import {
   captureProgress,
   type NodeDiagnostic,
   nodeDiagnosticBody
-} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+} from "@nodemend/kube-access/NodeDiagnostic"
 import { kubeletProxyBundlePath, PLUGIN_LABEL, urlForNode } from "../src/nodeDiagnostics.ts"
 import { renderTable } from "../src/table.ts"
 
@@ -84,7 +84,7 @@ describe("parseDurationMs", () => {
   })
 })
 
-const node = (name: string, pool: string, conds: Array<[string, string, string?]>): V1Node => ({
+const node = (name: string, pool: string, conds: Array<[string, string, string?]>): Node => ({
   metadata: {
     name,
     uid: `uid-${name}`,
@@ -95,17 +95,17 @@ const node = (name: string, pool: string, conds: Array<[string, string, string?]
       type,
       status,
       ...(reason ? { reason } : {}),
-      lastTransitionTime: new Date(Date.UTC(2026, 0, 1, 0, i))
+      lastTransitionTime: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString()
     }))
   }
 })
 
 /** A journal ConfigMap as the repair controller writes it, for `n` (its uid unless `uid` says otherwise). */
 const journalEntry = (
-  n: V1Node,
+  n: Node,
   fields: Partial<RepairRecord> = {},
   uid = n.metadata?.uid ?? ""
-): V1ConfigMap => {
+): ConfigMap => {
   const name = n.metadata?.name ?? ""
   const record: RepairRecord = {
     v: 2,
@@ -140,14 +140,14 @@ const event = (
   reason: string,
   message: string,
   at: string,
-  from: Partial<CoreV1Event> = {}
-): CoreV1Event => ({
+  from: Partial<CoreEvent> = {}
+): CoreEvent => ({
   metadata: { name: `${nodeName}.${reason}`, namespace: "default" },
   involvedObject: { kind: "Node", name: nodeName },
   reason,
   message,
   type: "Warning",
-  lastTimestamp: new Date(at),
+  lastTimestamp: new Date(at).toISOString(),
   reportingComponent: "nodemend.io/repair-controller",
   ...from
 })
@@ -175,7 +175,7 @@ describe("fleet", () => {
 
   it("reads repairs from the controller's journal only, for the Node object the record is bound to", () => {
     // The old Node annotation is not a record any more: a node can write its own annotations.
-    const annotated: V1Node = {
+    const annotated: Node = {
       ...healthy,
       metadata: {
         ...healthy.metadata,

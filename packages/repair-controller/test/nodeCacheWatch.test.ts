@@ -1,92 +1,113 @@
-import { getEventListeners } from "node:events"
-import { afterEach, describe, expect, it, vi } from "vitest"
+import { httpKubeError, type KubeHttp } from "@nodemend/kube-access"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
 import { defaultConfig } from "../src/config/ControllerConfig.ts"
 import { makeNodeCache } from "../src/controller/NodeCache.ts"
-import type { KubeHttp, WatchEvent } from "../src/kube/KubeHttp.ts"
+import { HttpStatusError } from "../src/kube/KubeHttp.ts"
+
+const node = (name: string, rv: string) => ({ metadata: { name, resourceVersion: rv } })
 
 /**
  * The informer's loop with a scripted connection (the real API server is in the cluster tests; an ERROR event
- * cannot be provoked there on demand). After `maxWatches` watches the next one stays open until aborted.
+ * or a 410 cannot be provoked there on demand). `lists[i]` answers the i-th list (the last one repeats); watch
+ * `i` replays `watches[i]` and ends, and a watch past the script stays open until interrupted.
  */
-const scripted = (events: ReadonlyArray<WatchEvent>, maxWatches: number) => {
-  let watches = 0
+const scripted = (
+  lists: ReadonlyArray<ReadonlyArray<object>>,
+  watches: ReadonlyArray<ReadonlyArray<unknown>>
+) => {
+  const requests: string[] = []
+  let listed = 0
+  let watched = 0
   const http: KubeHttp = {
     server: "https://x",
-    request: async () => ({
-      status: 200,
-      text: JSON.stringify({ metadata: { resourceVersion: "10" }, items: [] })
-    }),
-    watch: async (_path, onEvent, signal) => {
-      watches++
-      if (watches > maxWatches)
-        return new Promise<void>((resolve) =>
-          signal.addEventListener("abort", () => resolve(), { once: true })
-        )
-      for (const e of events) onEvent(e)
-    },
+    stream: () => Promise.reject(new Error("not scripted")),
+    call: () =>
+      Effect.sync(() => {
+        requests.push("LIST")
+        const items = lists[Math.min(listed++, lists.length - 1)]
+        return { metadata: { resourceVersion: String(10 * listed) }, items }
+      }),
+    watch: (_op, path, onEvent) =>
+      Effect.suspend(() => {
+        requests.push(`WATCH rv=${new URL(path, "https://x").searchParams.get("resourceVersion")}`)
+        const events = watches[watched++]
+        if (events === undefined) return Effect.never
+        for (const e of events) onEvent(e)
+        return Effect.void
+      }),
     close: () => undefined
   }
-  return { http, watches: () => watches }
+  return { http, requests }
 }
 
-afterEach(() => {
-  vi.useRealTimers()
-})
+/** Polls (real time: the loop's fiber runs on Effect's own scheduler) until `done`, at most 5 s. */
+const until = async (done: () => boolean) => {
+  for (let waited = 0; !done() && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10))
+}
 
 describe("NodeCache watch loop", () => {
-  it("a watch ended by a non-410 ERROR event (504 too large resource version) waits before re-watching", async () => {
-    vi.useFakeTimers()
-    const tooLarge: WatchEvent = { type: "ERROR", object: { kind: "Status", code: 504, reason: "Timeout" } }
-    const { http, watches } = scripted([tooLarge], 20)
+  it("a watch ended by a non-410 ERROR event (504 too large resource version) waits 2 s before re-watching", async () => {
+    const tooLarge = { type: "ERROR", object: { kind: "Status", code: 504, reason: "Timeout" } }
+    const { http, requests } = scripted([[]], [[tooLarge]])
+    const warnings: string[] = []
+    const cache = makeNodeCache(
+      http,
+      defaultConfig(),
+      () => undefined,
+      (_level, msg) => warnings.push(msg)
+    )
+    const started = performance.now()
+    await cache.start()
+    await until(() => requests.length === 3)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1990)
+    expect(requests).toEqual(["LIST", "WATCH rv=10", "WATCH rv=10"])
+    expect(warnings).toEqual(["node watch failed; again in 2s"])
+    await cache.stop()
+  })
+
+  it("a 410 relists, and a cached Node missing from the new list is gone; bookmarks move the resume point", async () => {
+    const changed: string[] = []
+    const { http, requests } = scripted(
+      [[node("a", "1"), node("b", "2")], [node("b", "2")]],
+      [
+        [{ type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } }],
+        [{ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } }]
+      ]
+    )
+    const cache = makeNodeCache(
+      http,
+      defaultConfig(),
+      (name) => changed.push(name),
+      () => undefined
+    )
+    await cache.start()
+    expect([...cache.names()].sort()).toEqual(["a", "b"])
+    await until(() => requests.length === 5)
+    expect(requests).toEqual(["LIST", "WATCH rv=10", "WATCH rv=15", "LIST", "WATCH rv=20"])
+    expect(cache.names()).toEqual(["b"])
+    expect(changed).toEqual(["a", "b", "a"])
+    await cache.stop()
+  })
+
+  it("the first list's HTTP failure reaches the start with its status (initialSync retries or exits on it)", async () => {
+    const http: KubeHttp = {
+      ...scripted([[]], []).http,
+      call: (op) =>
+        Effect.fail(httpKubeError(op, 403, JSON.stringify({ reason: "Forbidden", message: "no" })))
+    }
     const cache = makeNodeCache(
       http,
       defaultConfig(),
       () => undefined,
       () => undefined
     )
-    await cache.start()
-    await vi.advanceTimersByTimeAsync(0)
-    expect(watches()).toBe(1)
-    await vi.advanceTimersByTimeAsync(1999)
-    expect(watches()).toBe(1)
-    await vi.advanceTimersByTimeAsync(1)
-    expect(watches()).toBe(2)
-    await cache.stop()
-  })
-
-  it("retries through an API outage leave no abort listeners behind", async () => {
-    vi.useFakeTimers()
-    const signals = new Set<AbortSignal>()
-    const add = AbortSignal.prototype.addEventListener
-    const spy = vi.spyOn(AbortSignal.prototype, "addEventListener").mockImplementation(function (
-      this: AbortSignal,
-      ...args: Parameters<AbortSignal["addEventListener"]>
-    ) {
-      signals.add(this)
-      return add.apply(this, args)
-    })
-    try {
-      const { http } = scripted([], 0)
-      const down: KubeHttp = {
-        ...http,
-        watch: async () => {
-          throw new Error("connect ECONNREFUSED")
-        }
-      }
-      const cache = makeNodeCache(
-        down,
-        defaultConfig(),
-        () => undefined,
-        () => undefined
-      )
-      await cache.start()
-      // 30 failed watches, 2 s apart.
-      await vi.advanceTimersByTimeAsync(60_000)
-      const most = Math.max(0, ...[...signals].map((s) => getEventListeners(s, "abort").length))
-      expect(most).toBeLessThanOrEqual(1)
-      await cache.stop()
-    } finally {
-      spy.mockRestore()
-    }
+    const failure = await cache.start().then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(failure).toBeInstanceOf(HttpStatusError)
+    expect((failure as HttpStatusError).statusCode).toBe(403)
+    expect(cache.synced()).toBe(false)
   })
 })

@@ -5,12 +5,19 @@
  * and fails with a tagged KubeError.
  */
 import { Context, Effect, Layer } from "effect"
-import { randomBytes } from "node:crypto"
 import type { ConditionPatchEntry, CurrentCondition } from "./condition-state.ts"
-import { KubeAccessError, loadKubeAccess } from "@nodemend/kube-access"
-import { type KubeError, type KubeHttp, makeKubeHttp, microTime } from "./kube-http.ts"
+import {
+  eventSeriesPatch,
+  eventsPath,
+  KubeAccessError,
+  type KubeError,
+  loadKubeAccess,
+  NODE_EVENT_NAMESPACE,
+  nodeEventBody
+} from "@nodemend/kube-access"
+import { type KubeHttp, makeKubeHttp } from "./kube-http.ts"
 
-export { KubeError } from "./kube-http.ts"
+export { KubeError } from "@nodemend/kube-access"
 
 export interface NodeSnapshot {
   readonly uid: string
@@ -44,14 +51,8 @@ export class KubeApi extends Context.Service<
 >()("@nodemend/agent/KubeApi") {}
 
 export const REPORTING_CONTROLLER = "nodemend.io/agent"
-/** Node is cluster-scoped: its Events live in `default`. */
-export const EVENT_NAMESPACE = "default"
 const SMP = "application/strategic-merge-patch+json"
 const MERGE = "application/merge-patch+json"
-
-/** generateName ending in "." is rejected by current API servers: events are named here. */
-const eventName = (nodeName: string): string =>
-  `${nodeName.slice(0, 200)}.${Date.now().toString(16)}${randomBytes(4).toString("hex")}`
 
 interface RawNode {
   readonly metadata?: { readonly uid?: string }
@@ -78,7 +79,7 @@ export const kubeApiLayer = (
         (h) => Effect.sync(() => h.close())
       )
       const nodePath = `/api/v1/nodes/${encodeURIComponent(nodeName)}`
-      const eventsPath = `/apis/events.k8s.io/v1/namespaces/${EVENT_NAMESPACE}/events`
+      const events = eventsPath(NODE_EVENT_NAMESPACE)
       return KubeApi.of({
         nodeName,
         http,
@@ -102,19 +103,17 @@ export const kubeApiLayer = (
             .pipe(Effect.map(conditionsOf)),
         createEvent: (nodeUid, e) =>
           http
-            .call("create event", "POST", eventsPath, {
-              apiVersion: "events.k8s.io/v1",
-              kind: "Event",
-              metadata: { name: eventName(nodeName), namespace: EVENT_NAMESPACE },
-              eventTime: microTime(Date.now()),
-              regarding: { apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid },
-              type: e.type,
-              reason: e.reason.slice(0, 128),
-              action: e.action.slice(0, 128),
-              note: e.note.slice(0, 1024),
-              reportingController: REPORTING_CONTROLLER,
-              reportingInstance: `nodemend-agent-${nodeName}`.slice(0, 128)
-            })
+            .call(
+              "create event",
+              "POST",
+              events,
+              nodeEventBody({
+                ...e,
+                node: { name: nodeName, uid: nodeUid },
+                reportingController: REPORTING_CONTROLLER,
+                reportingInstance: `nodemend-agent-${nodeName}`
+              })
+            )
             .pipe(
               Effect.map((ev) => (ev as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "")
             ),
@@ -123,8 +122,8 @@ export const kubeApiLayer = (
             .call(
               "patch event series",
               "PATCH",
-              `${eventsPath}/${encodeURIComponent(name)}`,
-              { series: { count, lastObservedTime: microTime(Date.now()) } },
+              `${events}/${encodeURIComponent(name)}`,
+              eventSeriesPatch(count),
               MERGE
             )
             .pipe(Effect.asVoid)

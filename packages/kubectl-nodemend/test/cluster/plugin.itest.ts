@@ -22,7 +22,7 @@ import { testKubeconfigPath, uniqueName } from "../../../agent/test/diagnostics/
 import { plantedValues } from "../../../agent/test/diagnostics/fixtures.ts"
 import { type RepairRecord, serializeRecord } from "@nodemend/repair-controller"
 import { run } from "../../src/cli.ts"
-import { NodeDiagnosticGVR as GVR } from "@nodemend/agent/diagnostics/NodeDiagnostic"
+import { NodeDiagnosticGVR as GVR } from "@nodemend/kube-access/NodeDiagnostic"
 
 let kubeconfig: string
 let env: CollectorFixture
@@ -184,9 +184,10 @@ describe("kubectl nodemend logs", () => {
 
   it("downloads through the API server with the kubeconfig's credentials (same client as the proxy path)", async () => {
     const { downloadThroughApiServer } = await import("../../src/download.ts")
+    const { connect } = await import("../../src/kubeClient.ts")
     const { readFile } = await import("node:fs/promises")
     const file = join(env.workDir, "version.json")
-    await downloadThroughApiServer(env.kc, "/version", file, 10_000)
+    await downloadThroughApiServer(connect(kubeconfig), "/version", file, 10_000)
     expect(JSON.parse(await readFile(file, "utf8")).gitVersion).toMatch(/^v1\./)
   })
 

@@ -5,7 +5,7 @@
  *
  * The NodeDiagnostic is owned by the Node, so the garbage collector removes it with the Node.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node"
+import type { KubeError, KubeHttp } from "@nodemend/kube-access"
 import {
   type CompletedState,
   captureProgress,
@@ -13,7 +13,7 @@ import {
   type LogCategory,
   NodeDiagnosticGVR,
   nodeDiagnosticBody
-} from "@nodemend/agent/diagnostics/NodeDiagnostic"
+} from "@nodemend/kube-access/NodeDiagnostic"
 import { Clock, Duration, Effect, Schedule } from "effect"
 
 export { NodeDiagnosticGVR }
@@ -43,57 +43,42 @@ export type LogCaptureResult =
 
 class CaptureRequestFailed extends Error {}
 
-const code = (e: unknown) => (e as { code?: number } | null)?.code
-const describe = (e: unknown) => {
-  const c = code(e)
-  if (c !== undefined) {
-    const body = (e as { body?: unknown }).body
-    let msg = ""
-    if (typeof body === "string") {
-      try {
-        msg = (JSON.parse(body) as { message?: string }).message ?? ""
-      } catch {
-        msg = body.slice(0, 200)
-      }
-    }
-    return `HTTP ${c}${msg ? `: ${msg}` : ""}`
-  }
-  return e instanceof Error ? e.message : String(e)
-}
-
-const api = <A>(f: (signal: AbortSignal) => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => e })
+const collection = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
+const objectPath = (nodeName: string) => `${collection}/${encodeURIComponent(nodeName)}`
 
 /** Creates a fresh NodeDiagnostic for the node (replacing an old one, whose status would be stale); returns its generation. */
-const requestCapture = (kc: KubeConfig, nodeName: string, options: LogCaptureOptions) =>
+const requestCapture = (http: KubeHttp, nodeName: string, options: LogCaptureOptions) =>
   Effect.gen(function* () {
-    const core = kc.makeApiClient(CoreV1Api)
-    const custom = kc.makeApiClient(CustomObjectsApi)
-    const node = yield* api(() => core.readNode({ name: nodeName })).pipe(
-      Effect.mapError(
-        (e) => new CaptureRequestFailed(code(e) === 404 ? `node ${nodeName} not found` : describe(e))
-      )
-    )
+    const node = (yield* http
+      .call("read node", "GET", `/api/v1/nodes/${encodeURIComponent(nodeName)}`)
+      .pipe(
+        Effect.mapError(
+          (e) => new CaptureRequestFailed(e.code === 404 ? `node ${nodeName} not found` : e.message)
+        )
+      )) as { metadata?: { uid?: string } } | undefined
     const body = nodeDiagnosticBody(
       nodeName,
       { destination: options.destination, categories: options.categories ?? ["All"] },
       {
         labels: { "app.kubernetes.io/managed-by": "nodemend-repair-controller" },
-        ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node.metadata?.uid ?? "" }]
+        ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node?.metadata?.uid ?? "" }]
       }
     )
-    const create = api(
-      () => custom.createClusterCustomObject({ ...NodeDiagnosticGVR, body }) as Promise<unknown>
-    )
+    const create = http.call("create NodeDiagnostic", "POST", collection, body)
     const created = yield* create.pipe(
       Effect.catchIf(
-        (e) => code(e) === 409,
+        (e: KubeError) => e.code === 409,
         () =>
           // An earlier capture (or a user's) left one behind: its status describes another request.
-          api(() => custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: nodeName })).pipe(
-            Effect.andThen(create.pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 10 })))
-          )
+          http
+            .call("delete NodeDiagnostic", "DELETE", objectPath(nodeName))
+            .pipe(
+              Effect.andThen(
+                create.pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 10 }))
+              )
+            )
       ),
-      Effect.mapError((e) => new CaptureRequestFailed(`could not create NodeDiagnostic: ${describe(e)}`))
+      Effect.mapError((e) => new CaptureRequestFailed(`could not create NodeDiagnostic: ${e.message}`))
     )
     const view = yield* decodeNodeDiagnostic(created).pipe(
       Effect.mapError((e) => new CaptureRequestFailed(`unexpected NodeDiagnostic: ${e.message}`))
@@ -101,11 +86,8 @@ const requestCapture = (kc: KubeConfig, nodeName: string, options: LogCaptureOpt
     return view.metadata.generation ?? 1
   })
 
-const readCompleted = (kc: KubeConfig, nodeName: string, generation: number) => {
-  const custom = kc.makeApiClient(CustomObjectsApi)
-  return api(
-    () => custom.getClusterCustomObject({ ...NodeDiagnosticGVR, name: nodeName }) as Promise<unknown>
-  ).pipe(
+const readCompleted = (http: KubeHttp, nodeName: string, generation: number) =>
+  http.call("read NodeDiagnostic", "GET", objectPath(nodeName)).pipe(
     Effect.flatMap(decodeNodeDiagnostic),
     Effect.map((nd): CompletedState | undefined => {
       const progress = captureProgress(nd, generation)
@@ -114,14 +96,13 @@ const readCompleted = (kc: KubeConfig, nodeName: string, generation: number) => 
     // A transient read error is just "not yet"; the overall bound still applies.
     Effect.catch(() => Effect.succeed(undefined))
   )
-}
 
 /**
  * Asks the node's agent for a log bundle and waits up to `options.timeout`. Always succeeds with a result.
- * `k8s` is anything holding the controller's KubeConfig (the repair controller's Kube service does).
+ * `http`: the controller's connection (the Kube service's).
  */
 export const captureLogsBeforeTermination = (
-  k8s: { readonly kc: KubeConfig },
+  http: KubeHttp,
   nodeName: string,
   options: LogCaptureOptions
 ): Effect.Effect<LogCaptureResult> =>
@@ -130,8 +111,8 @@ export const captureLogsBeforeTermination = (
     const elapsed = Clock.currentTimeMillis.pipe(Effect.map((now) => now - started))
     const timeout = Duration.fromInputUnsafe(options.timeout)
     const run = Effect.gen(function* () {
-      const generation = yield* requestCapture(k8s.kc, nodeName, options)
-      const completed = yield* readCompleted(k8s.kc, nodeName, generation).pipe(
+      const generation = yield* requestCapture(http, nodeName, options)
+      const completed = yield* readCompleted(http, nodeName, generation).pipe(
         Effect.repeat({
           schedule: Schedule.spaced(options.pollInterval ?? "1 second"),
           until: (c) => c !== undefined

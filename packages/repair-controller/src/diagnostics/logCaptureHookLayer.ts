@@ -2,9 +2,8 @@
  * The repair state machine's LogCaptureHook backed by captureLogsBeforeTermination: main.ts swaps
  * `noLogCaptureLayer` for `logCaptureHookLayer({ destination })`. The hook answers the state machine's outcome
  * and logs the details; it inherits the capture's guarantee (never fails, returns within `req.timeoutMs`).
- * The capture speaks through @kubernetes/client-node, so this module is loaded only when log capture is on.
+ * It goes through the controller's own connection (the Kube service's).
  */
-import { KubeConfig } from "@kubernetes/client-node"
 import { Duration, Effect, Layer } from "effect"
 import { Kube } from "../kube/Kube.ts"
 import { LogCaptureHook, type LogCaptureRequest } from "../repair/LogCaptureHook.ts"
@@ -36,14 +35,9 @@ export const logCaptureHookLayer = (
     LogCaptureHook,
     Effect.gen(function* () {
       const kube = yield* Kube
-      // The same credentials as the controller's own client: its kubeconfig file, or the service account.
-      const kc = new KubeConfig()
-      if (kube.kubeconfigPath !== undefined) kc.loadFromFile(kube.kubeconfigPath)
-      else kc.loadFromCluster()
-      const k8s = { kc }
       return LogCaptureHook.of({
         capture: (req) =>
-          captureLogsBeforeTermination(k8s, req.nodeName, {
+          captureLogsBeforeTermination(kube.http, req.nodeName, {
             timeout: Duration.millis(req.timeoutMs),
             destination: destinationFor(options.destination, req),
             ...(options.categories ? { categories: options.categories } : {})

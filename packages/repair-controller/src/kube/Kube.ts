@@ -1,17 +1,24 @@
 /**
- * The Kubernetes calls the controller makes, as an Effect service over the lean HTTP client (KubeHttp.ts).
- * Each call maps failures to `KubeError` and counts itself (API requests per repair is a bench figure).
+ * The Kubernetes calls the controller makes, as an Effect service over the shared client
+ * (`@nodemend/kube-access`, ADR 0010). Each call fails with `KubeError` and counts itself (API requests per
+ * repair is a bench figure).
  */
-import { existsSync } from "node:fs"
-import { homedir } from "node:os"
-import { join } from "node:path"
 import { Context, Effect, Layer, Metric } from "effect"
 import { apiRequests } from "../observability/metrics.ts"
-import { type KubeAccess, kubeAccessFromKubeconfig, kubeAccessInCluster } from "@nodemend/kube-access"
-import { httpKubeError, type KubeError, transportKubeError } from "./KubeError.ts"
-import { type KubeHttp, makeKubeHttp } from "./KubeHttp.ts"
-import { type ListExpired, listAllPages } from "./pagedList.ts"
-import { type ConfigMap, type Lease, type List, microTime, type Node, type Pod } from "./types.ts"
+import {
+  continueParam,
+  discoverKubeAccess,
+  eventsPath,
+  type KubeAccess,
+  type KubeError,
+  type KubeHttp,
+  kubeAccessFromKubeconfig,
+  type ListExpired,
+  listAllPages,
+  nodeEventBody
+} from "@nodemend/kube-access"
+import { makeControllerHttp } from "./KubeHttp.ts"
+import type { ConfigMap, Lease, List, Node, Pod } from "./types.ts"
 
 export interface NodeEventInput {
   readonly node: { readonly name: string; readonly uid?: string | undefined }
@@ -22,9 +29,9 @@ export interface NodeEventInput {
 }
 
 export interface KubeShape {
-  /** The kubeconfig file it came from; undefined in-cluster (log capture builds its own client from it). */
+  /** The kubeconfig file it came from; undefined in-cluster. */
   readonly kubeconfigPath: string | undefined
-  /** The pooled HTTP client (the Node informer lists and watches through it). */
+  /** The pooled HTTP client (the Node informer and log capture go through it). */
   readonly http: KubeHttp
   readonly readNode: (name: string) => Effect.Effect<Node, KubeError>
   readonly createNode: (body: Node) => Effect.Effect<Node, KubeError>
@@ -80,7 +87,7 @@ export const makeKube = (
   kubeconfigPath: string | undefined = undefined,
   podPageSize = 500
 ): KubeShape => {
-  const http = makeKubeHttp(access, "nodemend-controller/0.1")
+  const http = makeControllerHttp(access)
   const call = <A>(
     operation: string,
     verb: string,
@@ -90,20 +97,7 @@ export const makeKube = (
     contentType?: string
   ): Effect.Effect<A, KubeError> =>
     Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
-      Effect.andThen(
-        Effect.tryPromise({
-          try: () => http.request(method, path, body, contentType),
-          catch: (e) => transportKubeError(operation, e)
-        })
-      ),
-      Effect.flatMap((a) =>
-        a.status >= 200 && a.status < 300
-          ? Effect.try({
-              try: () => (a.text === "" ? undefined : JSON.parse(a.text)) as A,
-              catch: (e) => transportKubeError(operation, `unreadable answer: ${String(e)}`)
-            })
-          : Effect.fail(httpKubeError(operation, a.status, a.text))
-      )
+      Effect.andThen(http.call(operation, method, path, body, contentType) as Effect.Effect<A, KubeError>)
     )
   const node = (name: string) => `/api/v1/nodes/${enc(name)}`
   const cm = (namespace: string, name?: string) =>
@@ -121,7 +115,7 @@ export const makeKube = (
           "listPods",
           "list",
           "GET",
-          `/api/v1/pods?fieldSelector=${enc(`spec.nodeName=${nodeName}`)}&limit=${podPageSize}${cont ? `&continue=${enc(cont)}` : ""}`
+          `/api/v1/pods?fieldSelector=${enc(`spec.nodeName=${nodeName}`)}&limit=${podPageSize}${continueParam(cont)}`
         ),
       (restart, e) =>
         Effect.logWarning("pod list continue token expired; listing again from the first page", {
@@ -206,23 +200,21 @@ export const makeKube = (
         Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.void : Effect.fail(e)))
       ),
     emitNodeEvent: (namespace, e, at) =>
-      call("createEvent", "create", "POST", `/apis/events.k8s.io/v1/namespaces/${enc(namespace)}/events`, {
-        apiVersion: "events.k8s.io/v1",
-        kind: "Event",
-        // As client-go names them: <object>.<hex nanoseconds>, plus a random suffix against same-ms collisions.
-        metadata: {
-          name: `${e.node.name.slice(0, 200)}.${(BigInt(Date.now()) * 1_000_000n).toString(16)}${Math.random().toString(16).slice(2, 6)}`,
+      call(
+        "createEvent",
+        "create",
+        "POST",
+        eventsPath(namespace),
+        nodeEventBody(
+          {
+            ...e,
+            reportingController: REPORTING_CONTROLLER,
+            reportingInstance: instance,
+            ...(at !== undefined ? { atMs: at.getTime() } : {})
+          },
           namespace
-        },
-        eventTime: microTime((at ?? new Date()).getTime()),
-        regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
-        type: e.type,
-        reason: e.reason,
-        action: e.action,
-        note: e.note.slice(0, 1024),
-        reportingController: REPORTING_CONTROLLER,
-        reportingInstance: instance.slice(0, 128)
-      }).pipe(Effect.asVoid),
+        )
+      ).pipe(Effect.asVoid),
     readLease: (namespace, name) => call("readLease", "get", "GET", lease(namespace, name)),
     createLease: (namespace, body) =>
       call("createLease", "create", "POST", lease(namespace), {
@@ -246,18 +238,9 @@ export const makeKube = (
 export const loadKubeAccess = (
   path: string | undefined
 ): { readonly access: KubeAccess; readonly path: string | undefined } => {
-  if (path) return { access: kubeAccessFromKubeconfig(path), path }
-  if (process.env.KUBERNETES_SERVICE_HOST) return { access: kubeAccessInCluster(), path: undefined }
-  const home = join(homedir(), ".kube", "config")
-  if (existsSync(home)) return { access: kubeAccessFromKubeconfig(home), path: home }
-  throw new Error("no kubeconfig or in-cluster config found (--kubeconfig, KUBECONFIG, service account)")
+  const found = discoverKubeAccess({ path, inClusterFirst: true })
+  return { access: found.access, path: found.paths[0] }
 }
 
 export const kubeLayer = (kubeconfigPath: string, instance: string): Layer.Layer<Kube> =>
   Layer.succeed(Kube, Kube.of(makeKube(kubeAccessFromKubeconfig(kubeconfigPath), instance, kubeconfigPath)))
-
-/** True for a KubeError with one of the given HTTP codes. */
-export const isCode =
-  (...codes: number[]) =>
-  (e: KubeError): boolean =>
-    e.code !== undefined && codes.includes(e.code)

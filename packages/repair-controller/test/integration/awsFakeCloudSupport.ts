@@ -3,8 +3,10 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import type { CoreV1Api, KubeConfig } from "@kubernetes/client-node"
+import type { CoreV1Api } from "@kubernetes/client-node"
+import { kubeconfigPath } from "@nodemend/cluster-harness"
 import { AdminClient, type FakeCloud, kwokNodeMirror, startFakeCloud } from "@nodemend/fake-cloud"
+import { kubeAccessFromKubeconfig, makeKubeHttp } from "@nodemend/kube-access"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/nodemend-e2e"
 const FAKE_CLOUD_MAIN = fileURLToPath(new URL("../../../fake-cloud/src/main.ts", import.meta.url))
@@ -24,13 +26,17 @@ export interface ClusterFakeCloud {
   stop(): Promise<void>
 }
 
-export async function startClusterFakeCloud(kc: KubeConfig, core: CoreV1Api): Promise<ClusterFakeCloud> {
+export async function startClusterFakeCloud(core: CoreV1Api): Promise<ClusterFakeCloud> {
   const cloud = await startFakeCloud({
     region: "us-west-2",
     bootDelayMs: 300,
     terminateDelayMs: 300,
     clusterArn: CLUSTER_ARN,
-    mirror: kwokNodeMirror(kc, "us-west-2"),
+    // The test cluster, through the client the fake cloud's binary uses.
+    mirror: kwokNodeMirror(
+      makeKubeHttp(kubeAccessFromKubeconfig(kubeconfigPath()), { userAgent: "nodemend-fake-cloud" }),
+      "us-west-2"
+    ),
     log: (m) => console.warn(`fake-cloud: ${m}`)
   })
   const cli = async (...args: string[]): Promise<unknown> => {

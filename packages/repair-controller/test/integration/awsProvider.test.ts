@@ -18,7 +18,7 @@ import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
 import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import { waitForNodeGone } from "./helpers.ts"
 
-const { kc, core } = clients()
+const { core } = clients()
 let cloud: ClusterFakeCloud
 let layer: Layer.Layer<CloudProvider>
 const POOL = uniqueName("awsprov")
@@ -41,7 +41,7 @@ const refOf = async (name: string): Promise<NodeRef> => {
 }
 
 beforeAll(async () => {
-  cloud = await startClusterFakeCloud(kc, core)
+  cloud = await startClusterFakeCloud(core)
   const config = Schema.decodeUnknownSync(AwsConfig)({
     region: "us-west-2",
     clusterArn: CLUSTER_ARN,

@@ -113,7 +113,7 @@ beforeAll(async () => {
   process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
   process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
   ns = await createTestNamespace(core, "awsctl")
-  cloud = await startClusterFakeCloud(kc, core)
+  cloud = await startClusterFakeCloud(core)
 
   // The pool: 5 instances launched through EC2 RunInstances (as a node group would), one per zone round-robin.
   const ec2 = new Ec2Sdk.EC2Client({

@@ -1,6 +1,7 @@
 // captureLogsBeforeTermination against the real API server: with the node's agent collector running
 // in-process the bundle arrives; with no agent the call returns at the bound; it never throws.
 import { CustomObjectsApi } from "@kubernetes/client-node"
+import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 // The agent's collector runs in-process for the node under test (test-only cross-package import).
@@ -8,17 +9,15 @@ import {
   type CollectorFixture,
   startCollectorFixture
 } from "../../../../agent/test/diagnostics/cluster/collectorFixture.ts"
-import {
-  testKubeConfig,
-  testKubeconfigPath,
-  uniqueName
-} from "../../../../agent/test/diagnostics/cluster/kube.ts"
+import { testKubeconfigPath, uniqueName } from "../../../../agent/test/diagnostics/cluster/kube.ts"
 import { captureLogsBeforeTermination, NodeDiagnosticGVR } from "../../../src/diagnostics/LogCapture.ts"
 import { logCaptureHookLayer } from "../../../src/diagnostics/logCaptureHookLayer.ts"
 import { kubeLayer } from "../../../src/kube/Kube.ts"
+import { makeControllerHttp } from "../../../src/kube/KubeHttp.ts"
 import { LogCaptureHook } from "../../../src/repair/LogCaptureHook.ts"
 
 let env: CollectorFixture
+const http = () => makeControllerHttp(kubeAccessFromKubeconfig(testKubeconfigPath()))
 
 beforeAll(async () => {
   env = await startCollectorFixture("capture")
@@ -32,7 +31,7 @@ describe("captureLogsBeforeTermination", () => {
     const node = await env.createNode()
     await env.startCollector(node)
     const result = await Effect.runPromise(
-      captureLogsBeforeTermination({ kc: env.kc }, node, {
+      captureLogsBeforeTermination(http(), node, {
         timeout: "30 seconds",
         destination: `${env.server.base}/bucket/${node}.tar.gz`,
         categories: ["Base", "Networking"],
@@ -51,7 +50,7 @@ describe("captureLogsBeforeTermination", () => {
 
     // A second capture for the same node replaces the finished object instead of reading its stale status.
     const again = await Effect.runPromise(
-      captureLogsBeforeTermination({ kc: env.kc }, node, {
+      captureLogsBeforeTermination(http(), node, {
         timeout: "30 seconds",
         destination: `${env.server.base}/bucket/${node}-again.tar.gz`,
         categories: ["Base"],
@@ -65,7 +64,7 @@ describe("captureLogsBeforeTermination", () => {
   it("returns timed-out at the bound when no agent answers", async () => {
     const node = await env.createNode()
     const result = await Effect.runPromise(
-      captureLogsBeforeTermination({ kc: env.kc }, node, {
+      captureLogsBeforeTermination(http(), node, {
         timeout: "2 seconds",
         destination: "node",
         pollInterval: "200 millis"
@@ -78,7 +77,7 @@ describe("captureLogsBeforeTermination", () => {
 
   it("returns failed (not an error) for an unknown node or an unreachable API server", async () => {
     const missing = await Effect.runPromise(
-      captureLogsBeforeTermination({ kc: env.kc }, uniqueName("no-such-node"), {
+      captureLogsBeforeTermination(http(), uniqueName("no-such-node"), {
         timeout: "5 seconds",
         destination: "node"
       })
@@ -86,10 +85,12 @@ describe("captureLogsBeforeTermination", () => {
     expect(missing).toMatchObject({ outcome: "failed" })
     expect(missing.message).toContain("not found")
 
-    const broken = testKubeConfig()
-    broken.clusters = broken.clusters.map((c) => ({ ...c, server: "https://127.0.0.1:1" }))
+    const broken = makeControllerHttp({
+      ...kubeAccessFromKubeconfig(testKubeconfigPath()),
+      server: "https://127.0.0.1:1"
+    })
     const down = await Effect.runPromise(
-      captureLogsBeforeTermination({ kc: broken }, "any", { timeout: "3 seconds", destination: "node" })
+      captureLogsBeforeTermination(broken, "any", { timeout: "3 seconds", destination: "node" })
     )
     expect(down.outcome).toBe("failed")
   })

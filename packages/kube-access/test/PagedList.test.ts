@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { httpKubeError, type KubeError } from "../src/kube/KubeError.ts"
-import { ListExpired, listAllPages, MAX_LIST_RESTARTS } from "../src/kube/pagedList.ts"
-import type { List } from "../src/kube/types.ts"
+import { httpKubeError, type KubeError } from "../src/KubeError.ts"
+import { ListExpired, listAllPages, MAX_LIST_RESTARTS } from "../src/PagedList.ts"
+import type { List } from "../src/types.ts"
 
 const expired = () =>
   httpKubeError(

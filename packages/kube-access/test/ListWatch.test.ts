@@ -2,8 +2,9 @@ import { it as effectIt } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { KubeError, type KubeHttp } from "../../src/k8s/kube-http.ts"
-import { listWatch, watchBackoff, watchEndOf } from "../../src/k8s/list-watch.ts"
+import { KubeError } from "../src/KubeError.ts"
+import type { KubeHttp } from "../src/KubeHttp.ts"
+import { listWatch, watchBackoff, watchEndOf } from "../src/ListWatch.ts"
 
 /** Lets the forked loop run until it waits on the clock (or on a watch that never ends). */
 const settle = Effect.gen(function* () {
@@ -11,7 +12,8 @@ const settle = Effect.gen(function* () {
 })
 const advance = (d: Duration.Input) => TestClock.adjust(d).pipe(Effect.andThen(settle))
 
-const httpError = (code: number | undefined) => new KubeError({ operation: "watch", code, detail: "" })
+const httpError = (code: number | undefined) =>
+  new KubeError({ operation: "watch", code, reason: undefined, message: "" })
 
 describe("watchBackoff", () => {
   it("re-watches at once after a normal end or 410 Gone, slowly after HTTP errors (no CRD), briefly after network errors", () => {
@@ -30,13 +32,15 @@ describe("watchBackoff", () => {
 
 /**
  * The loop's bookkeeping with a scripted connection (the real API server is in
- * test/integration/list-watch.test.ts; a 410 cannot be provoked there on demand).
+ * packages/agent/test/integration/list-watch.test.ts; a 410 cannot be provoked there on demand).
  */
 const scripted = (watches: ReadonlyArray<{ events: unknown[]; fail?: KubeError }>) => {
   const requests: string[] = []
   let listRv = 10
   let next = 0
   const http: KubeHttp = {
+    server: "https://x",
+    stream: () => Promise.reject(new Error("not scripted")),
     // Like the real connection, nothing is sent before the Effect runs.
     call: (_op, _method, path) =>
       Effect.sync(() => {
@@ -136,6 +140,50 @@ describe("listWatch", () => {
         expect(requests).toHaveLength(3)
         yield* advance("1 millis")
         expect(requests).toHaveLength(4)
+        yield* Fiber.interrupt(fiber)
+      })
+  )
+})
+
+describe("listWatch paging", () => {
+  effectIt.effect(
+    "lists page by page with continue tokens, tells the start and the end of each list, watches from the first page's version",
+    () =>
+      Effect.gen(function* () {
+        const requests: string[] = []
+        const pages: Record<string, unknown> = {
+          "": { metadata: { resourceVersion: "40", continue: "t1" }, items: [{ metadata: { name: "a" } }] },
+          t1: { metadata: { resourceVersion: "40" }, items: [{ metadata: { name: "b" } }] }
+        }
+        const http: KubeHttp = {
+          server: "https://x",
+          stream: () => Promise.reject(new Error("not scripted")),
+          call: (_op, _method, path) =>
+            Effect.sync(() => {
+              const q = new URL(path, "https://x").searchParams
+              requests.push(`LIST limit=${q.get("limit")} continue=${q.get("continue")}`)
+              return pages[q.get("continue") ?? ""]
+            }),
+          watch: (_op, path) =>
+            Effect.suspend(() => {
+              requests.push(`WATCH rv=${new URL(path, "https://x").searchParams.get("resourceVersion")}`)
+              return Effect.never
+            }),
+          close: () => undefined
+        }
+        const seen: string[] = []
+        const fiber = yield* listWatch({
+          http,
+          path: "/api/v1/nodes",
+          query: {},
+          pageSize: 1,
+          onListStart: () => seen.push("start"),
+          onObject: (type, o) => seen.push(`${type} ${(o as { metadata: { name: string } }).metadata.name}`),
+          onSynced: () => seen.push("synced")
+        }).pipe(Effect.forkChild)
+        yield* settle
+        expect(requests).toEqual(["LIST limit=1 continue=null", "LIST limit=1 continue=t1", "WATCH rv=40"])
+        expect(seen).toEqual(["start", "LISTED a", "LISTED b", "synced"])
         yield* Fiber.interrupt(fiber)
       })
   )

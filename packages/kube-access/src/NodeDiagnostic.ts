@@ -1,0 +1,153 @@
+/**
+ * The NodeDiagnostic custom resource (`nodediagnostics.nodemend.io/v1alpha1`, cluster-scoped, object name =
+ * node name): the API types shared by the agent (which serves it), the repair controller and the kubectl plugin
+ * (which request captures). The YAML the API server validates is deploy/crds/nodediagnostics.nodemend.io.yaml;
+ * these Schemas decode what is read from the API server, so a hand-edited object gets a clear error, not a crash.
+ */
+import { Schema } from "effect"
+
+export const NODE_DIAGNOSTIC_GROUP = "nodemend.io"
+export const NODE_DIAGNOSTIC_VERSION = "v1alpha1"
+export const NODE_DIAGNOSTIC_PLURAL = "nodediagnostics"
+export const NODE_DIAGNOSTIC_KIND = "NodeDiagnostic"
+export const NODE_DIAGNOSTIC_API_VERSION = `${NODE_DIAGNOSTIC_GROUP}/${NODE_DIAGNOSTIC_VERSION}`
+export const NodeDiagnosticGVR = {
+  group: NODE_DIAGNOSTIC_GROUP,
+  version: NODE_DIAGNOSTIC_VERSION,
+  plural: NODE_DIAGNOSTIC_PLURAL
+} as const
+
+/** `node` keeps the bundle on the node (retrievable through the kubelet's /logs/ handler for 10 minutes). */
+export const NODE_DESTINATION = "node"
+
+export const LOG_CATEGORIES = ["Base", "Device", "Networking", "Runtime", "System", "All"] as const
+export const LogCategory = Schema.Literals(LOG_CATEGORIES)
+export type LogCategory = typeof LogCategory.Type
+
+export const LogCaptureSpec = Schema.Struct({
+  destination: Schema.String.check(Schema.isNonEmpty()),
+  categories: Schema.optionalKey(Schema.Array(LogCategory))
+})
+export type LogCaptureSpec = typeof LogCaptureSpec.Type
+
+export const NodeDiagnosticSpec = Schema.Struct({
+  logCapture: Schema.optionalKey(LogCaptureSpec)
+})
+
+export const CAPTURE_REASONS = ["Success", "SuccessWithErrors", "Failure"] as const
+export const CaptureReason = Schema.Literals(CAPTURE_REASONS)
+export type CaptureReason = typeof CaptureReason.Type
+
+export const RunningState = Schema.Struct({ startedAt: Schema.String })
+export const CompletedState = Schema.Struct({
+  reason: CaptureReason,
+  message: Schema.String,
+  startedAt: Schema.String,
+  finishedAt: Schema.String,
+  observedGeneration: Schema.optionalKey(Schema.Int)
+})
+export type CompletedState = typeof CompletedState.Type
+
+export const CaptureState = Schema.Struct({
+  running: Schema.optionalKey(RunningState),
+  completed: Schema.optionalKey(CompletedState)
+})
+
+export const CaptureStatus = Schema.Struct({
+  type: Schema.Literals(["Log"]),
+  state: CaptureState
+})
+export type CaptureStatus = typeof CaptureStatus.Type
+
+export const NodeDiagnosticStatus = Schema.Struct({
+  captureStatuses: Schema.optionalKey(Schema.Array(CaptureStatus))
+})
+
+export const NodeDiagnostic = Schema.Struct({
+  metadata: Schema.Struct({
+    name: Schema.String,
+    generation: Schema.optionalKey(Schema.Int),
+    resourceVersion: Schema.optionalKey(Schema.String),
+    uid: Schema.optionalKey(Schema.String)
+  }),
+  spec: Schema.optionalKey(NodeDiagnosticSpec),
+  status: Schema.optionalKey(NodeDiagnosticStatus)
+})
+export type NodeDiagnostic = typeof NodeDiagnostic.Type
+
+export const decodeNodeDiagnostic = Schema.decodeUnknownEffect(NodeDiagnostic)
+
+/** The Log capture entry of a status, if any. */
+export const logCaptureStatus = (nd: NodeDiagnostic): CaptureStatus | undefined =>
+  nd.status?.captureStatuses?.find((s) => s.type === "Log")
+
+/** Expands `All` (or an absent list) to every concrete category. */
+export const expandCategories = (
+  categories: ReadonlyArray<LogCategory> | undefined
+): ReadonlySet<LogCategory> => {
+  const all = LOG_CATEGORIES.filter((c) => c !== "All")
+  if (!categories || categories.length === 0 || categories.includes("All")) return new Set(all)
+  return new Set(categories)
+}
+
+/** Status patch bodies (merge patch on the status subresource; only this agent writes `captureStatuses`). */
+export const runningStatus = (startedAt: string) => ({
+  status: { captureStatuses: [{ type: "Log", state: { running: { startedAt } } }] }
+})
+
+export const completedStatus = (completed: CompletedState) => ({
+  status: { captureStatuses: [{ type: "Log", state: { completed } }] }
+})
+
+/** Metadata a requester sets on the NodeDiagnostic it creates (who manages it; its owner, for garbage collection). */
+export interface NodeDiagnosticRequestMetadata {
+  readonly labels?: Readonly<Record<string, string>>
+  readonly ownerReferences?: ReadonlyArray<{
+    readonly apiVersion: string
+    readonly kind: string
+    readonly name: string
+    readonly uid: string
+  }>
+}
+
+/** The NodeDiagnostic that asks `nodeName`'s agent for a log capture (the object is named after the node). */
+export const nodeDiagnosticBody = (
+  nodeName: string,
+  logCapture: LogCaptureSpec,
+  metadata: NodeDiagnosticRequestMetadata = {}
+) => ({
+  apiVersion: NODE_DIAGNOSTIC_API_VERSION,
+  kind: NODE_DIAGNOSTIC_KIND,
+  metadata: {
+    name: nodeName,
+    ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
+    ...(metadata.ownerReferences ? { ownerReferences: metadata.ownerReferences.map((o) => ({ ...o })) } : {})
+  },
+  spec: {
+    logCapture: {
+      destination: logCapture.destination,
+      ...(logCapture.categories ? { categories: [...logCapture.categories] } : {})
+    }
+  }
+})
+
+/** Where a requested capture stands, as seen by whoever requested it. */
+export type CaptureProgress =
+  | { readonly _tag: "Pending" }
+  | { readonly _tag: "Running"; readonly startedAt: string }
+  | { readonly _tag: "Completed"; readonly completed: CompletedState }
+
+/**
+ * Where the capture asked for by `generation` (default: the object's current one) stands. Pure. A completed
+ * state for an older generation answers an earlier request and counts as pending.
+ */
+export const captureProgress = (
+  nd: NodeDiagnostic,
+  generation: number = nd.metadata.generation ?? 1
+): CaptureProgress => {
+  const state = logCaptureStatus(nd)?.state
+  const completed = state?.completed
+  if (completed && (completed.observedGeneration ?? 0) >= generation) return { _tag: "Completed", completed }
+  if (state?.running) return { _tag: "Running", startedAt: state.running.startedAt }
+  return { _tag: "Pending" }
+}
