@@ -20,16 +20,11 @@ import {
   REPAIR_CONTROLLER,
   timeline
 } from "./fleet.ts"
+import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { connect } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
-import {
-  DEFAULT_CONTROLLER_NAMESPACE,
-  JOURNAL_LABEL,
-  journalName,
-  journalOf,
-  repairOf
-} from "./repairJournal.ts"
+import { DEFAULT_CONTROLLER_NAMESPACE, journalName, journalOf, repairOf } from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
 import { terminalSafe, terminalSafeLines } from "./terminalSafe.ts"
 
@@ -121,7 +116,7 @@ const statusCommand = async (
       await get<List<ConfigMap>>(
         kube,
         "list repair journal",
-        `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps?labelSelector=${enc(`${JOURNAL_LABEL}=true`)}`
+        `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps?labelSelector=${enc(`${REPAIR_JOURNAL_LABEL}=true`)}`
       )
     ).items
   )

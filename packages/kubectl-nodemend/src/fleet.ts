@@ -9,7 +9,7 @@
  * to create Events (node agents included) can write those reasons, but not its reportingController.
  */
 import { type CoreEvent, NODE_EVENT_NAMESPACE, type Node } from "@nodemend/kube-access"
-import { CONDITION_TYPES } from "@nodemend/reason-codes"
+import { CONDITION_TYPES, REPAIR_CONTROLLER_REPORTING_CONTROLLER, ZONE_LABEL } from "@nodemend/reason-codes"
 import { type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
 
 export const DEFAULT_POOL_LABELS = [
@@ -17,17 +17,15 @@ export const DEFAULT_POOL_LABELS = [
   "eks.amazonaws.com/nodegroup",
   "nodemend.io/pool"
 ]
-export const ZONE_LABEL = "topology.kubernetes.io/zone"
 /** A Decide event older than this no longer describes the pool's state. */
 export const DECISION_WINDOW_MS = 10 * 60 * 1000
 
 /**
- * The repair controller's events: the reportingController it writes (packages/repair-controller/src/kube/Kube.ts,
- * a test keeps them equal; an admission policy lets only its service account write it) in the namespace its
- * EventRecorder writes to. core/v1 shows reportingController as `reportingComponent`; the legacy
- * `source.component`, which the controller never sets, is not taken as proof.
+ * The repair controller's events: its reportingController (an admission policy lets only its service account
+ * write it) in the namespace its EventRecorder writes to. core/v1 shows reportingController as
+ * `reportingComponent`; the legacy `source.component`, which the controller never sets, is not taken as proof.
  */
-export const REPAIR_CONTROLLER = "nodemend.io/repair-controller"
+export const REPAIR_CONTROLLER = REPAIR_CONTROLLER_REPORTING_CONTROLLER
 
 export const isControllerEvent = (e: CoreEvent): boolean =>
   e.reportingComponent === REPAIR_CONTROLLER && e.metadata?.namespace === NODE_EVENT_NAMESPACE

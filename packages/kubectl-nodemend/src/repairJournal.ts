@@ -8,8 +8,6 @@ import type { ConfigMap, Node } from "@nodemend/kube-access"
 import { parseRecord } from "@nodemend/repair-controller"
 import { Result } from "effect"
 
-/** The controller's (packages/repair-controller/src/controller/RepairStore.ts; a test keeps them equal). */
-export const JOURNAL_LABEL = "nodemend.io/repair-journal"
 const JOURNAL_PREFIX = "nodemend-repair-"
 export const journalName = (nodeName: string): string => `${JOURNAL_PREFIX}${nodeName}`.slice(0, 253)
 

@@ -1,14 +1,10 @@
 import type { ConfigMap, CoreEvent, Node } from "@nodemend/kube-access"
 import { describe, expect, it } from "vitest"
 import { parseDurationMs } from "../src/duration.ts"
-import { REPORTING_CONTROLLER } from "../../repair-controller/src/kube/Kube.ts"
 import { serializeRecord, type RepairRecord } from "@nodemend/repair-controller"
-import {
-  JOURNAL_LABEL as CONTROLLER_JOURNAL_LABEL,
-  journalName as controllerJournalName
-} from "../../repair-controller/src/controller/RepairStore.ts"
-import { isUnhealthy, nodeRows, poolStates, REPAIR_CONTROLLER, timeline } from "../src/fleet.ts"
-import { JOURNAL_LABEL, journalName, journalOf, repairOf } from "../src/repairJournal.ts"
+import { journalName as controllerJournalName } from "../../repair-controller/src/controller/RepairStore.ts"
+import { isUnhealthy, nodeRows, poolStates, timeline } from "../src/fleet.ts"
+import { journalName, journalOf, repairOf } from "../src/repairJournal.ts"
 import {
   captureProgress,
   type NodeDiagnostic,
@@ -124,7 +120,7 @@ const journalEntry = (
       uid,
       providerID: `aws:///us-west-2a/i-${name}`,
       labels: {},
-      instance: { instanceId: `i-${name}`, state: "running", launch: {} }
+      instance: { instanceId: `i-${name}`, state: "running", launch: {}, replacer: { by: "nodemend" } }
     },
     ...fields
   }
@@ -193,7 +189,6 @@ describe("fleet", () => {
   })
 
   it("names the journal as the repair controller does", () => {
-    expect(JOURNAL_LABEL).toBe(CONTROLLER_JOURNAL_LABEL)
     expect(journalName("ip-10-0-1-23.ec2.internal")).toBe(controllerJournalName("ip-10-0-1-23.ec2.internal"))
   })
 
@@ -250,10 +245,6 @@ describe("fleet", () => {
       breaker: "closed",
       standDown: "YES: zonal shift"
     })
-  })
-
-  it("is the reportingController the repair controller writes", () => {
-    expect(REPAIR_CONTROLLER).toBe(REPORTING_CONTROLLER)
   })
 
   it("timeline: an event naming the controller without being its own says so", () => {

@@ -58,7 +58,7 @@ const writeJournal = async (nodeName: string, uid: string, fields: Partial<Repai
       uid,
       providerID: `kwok://${nodeName}`,
       labels: {},
-      instance: { instanceId: `i-${nodeName}`, state: "running", launch: {} }
+      instance: { instanceId: `i-${nodeName}`, state: "running", launch: {}, replacer: { by: "nodemend" } }
     },
     ...fields
   }
