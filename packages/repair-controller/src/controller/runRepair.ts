@@ -22,21 +22,28 @@ export const labelsOf = (r: RepairRecord) => ({
   action: r.action
 })
 
+const repairEvent = (
+  env: ControllerEnv,
+  r: RepairRecord,
+  type: "Normal" | "Warning",
+  reason: string,
+  note: string
+) => env.events.emit({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: "Repair", note })
+
 const succeeded = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     yield* env.store.finish(r)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
-    yield* env.events.emit({
-      node: { name: r.node.name, uid: r.node.uid },
-      type: "Normal",
-      reason: "RepairSucceeded",
-      action: "Repair",
-      note:
-        r.action === "Replace"
-          ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})`
-          : `healthy after reboot (${r.conditionType}, ${r.reason})`
-    })
+    yield* repairEvent(
+      env,
+      r,
+      "Normal",
+      "RepairSucceeded",
+      r.action === "Replace"
+        ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})`
+        : `healthy after reboot (${r.conditionType}, ${r.reason})`
+    )
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })
   })
 
@@ -46,13 +53,7 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
-    yield* env.events.emit({
-      node: { name: r.node.name, uid: r.node.uid },
-      type: "Warning",
-      reason: "RepairFailed",
-      action: "Repair",
-      note: (r.failure ?? "repair failed").slice(0, 1000)
-    })
+    yield* repairEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
     yield* Effect.logError("repair failed; record kept for an operator", {
       node: r.node.name,
       id: r.id,

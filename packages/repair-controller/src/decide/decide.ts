@@ -8,7 +8,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf } from "./breaker.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
-import { tolerationVerdict } from "./toleration.ts"
+import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
 import type { Veto } from "./veto.ts"
 import { vetoOf } from "./veto.ts"
 import { type GateVerdict, gateVerdict, type ShiftObservation } from "./zonalShiftGate.ts"
@@ -21,14 +21,11 @@ export interface DecideInput {
   readonly now: number
 }
 
+/** Not yet due: the toleration's own verdicts, passed through. */
+type NotDue = Exclude<TolerationVerdict, { readonly _tag: "Expired" }>
+
 export type Decision =
-  | { readonly _tag: "Healthy" }
-  | { readonly _tag: "ReportOnly"; readonly matches: ReadonlyArray<PolicyMatch> }
-  | {
-      readonly _tag: "Tolerating"
-      readonly governing: PolicyMatch
-      readonly requeueAfterMs: number | undefined
-    }
+  | NotDue
   | { readonly _tag: "Vetoed"; readonly governing: PolicyMatch; readonly veto: Veto }
   | {
       readonly _tag: "StandDown"
