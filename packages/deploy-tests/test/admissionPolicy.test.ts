@@ -2,9 +2,11 @@
 // reportingController the agent writes its Events as, and the one only the repair controller may write.
 // (What the policies do is tested against the real API server: test/cluster/agentAdmission.test.ts.)
 import { describe, expect, it } from "vitest"
-import { REPORTING_CONTROLLER as AGENT_REPORTING_CONTROLLER } from "../../agent/src/k8s/kube-api.ts"
+import {
+  AGENT_REPORTING_CONTROLLER,
+  REPAIR_CONTROLLER_REPORTING_CONTROLLER
+} from "../../reason-codes/src/keys.ts"
 import { CONDITION_TYPES } from "../../reason-codes/src/types.ts"
-import { REPORTING_CONTROLLER } from "../../repair-controller/src/kube/Kube.ts"
 import { find, type KubeObject, loadManifests } from "../src/index.ts"
 
 interface Policy {
@@ -45,6 +47,6 @@ describe("admission policy literals", () => {
     const rule = policy(controller, "nodemend-controller-events").spec.validations[0]?.expression ?? ""
     const names = [...rule.matchAll(/orValue\(''\) != '([^']*)'/gu)].map((m) => m[1])
     expect(names.length).toBe(4)
-    for (const n of names) expect(n).toBe(REPORTING_CONTROLLER)
+    for (const n of names) expect(n).toBe(REPAIR_CONTROLLER_REPORTING_CONTROLLER)
   })
 })

@@ -4,6 +4,7 @@
  * merged by `type`, never replaced), and create/patch events.k8s.io/v1 Events. Every call has a timeout
  * and fails with a tagged KubeError.
  */
+import { AGENT_REPORTING_CONTROLLER } from "@nodemend/reason-codes"
 import { Context, Effect, Layer } from "effect"
 import type { ConditionPatchEntry, CurrentCondition } from "./condition-state.ts"
 import {
@@ -50,7 +51,6 @@ export class KubeApi extends Context.Service<
   }
 >()("@nodemend/agent/KubeApi") {}
 
-export const REPORTING_CONTROLLER = "nodemend.io/agent"
 const SMP = "application/strategic-merge-patch+json"
 const MERGE = "application/merge-patch+json"
 
@@ -110,7 +110,7 @@ export const kubeApiLayer = (
               nodeEventBody({
                 ...e,
                 node: { name: nodeName, uid: nodeUid },
-                reportingController: REPORTING_CONTROLLER,
+                reportingController: AGENT_REPORTING_CONTROLLER,
                 reportingInstance: `nodemend-agent-${nodeName}`
               })
             )

@@ -3,6 +3,7 @@
  * (`@nodemend/kube-access`, ADR 0010). Each call fails with `KubeError` and counts itself (API requests per
  * repair is a bench figure).
  */
+import { REPAIR_CONTROLLER_REPORTING_CONTROLLER } from "@nodemend/reason-codes"
 import { Context, Effect, Layer, Metric } from "effect"
 import { apiRequests } from "../observability/metrics.ts"
 import {
@@ -69,8 +70,6 @@ export interface KubeShape {
 }
 
 export class Kube extends Context.Service<Kube, KubeShape>()("nodemend/Kube") {}
-
-export const REPORTING_CONTROLLER = "nodemend.io/repair-controller"
 
 const enc = encodeURIComponent
 const SMP = "application/strategic-merge-patch+json"
@@ -208,7 +207,7 @@ export const makeKube = (
         nodeEventBody(
           {
             ...e,
-            reportingController: REPORTING_CONTROLLER,
+            reportingController: REPAIR_CONTROLLER_REPORTING_CONTROLLER,
             reportingInstance: instance,
             ...(at !== undefined ? { atMs: at.getTime() } : {})
           },
