@@ -1,0 +1,39 @@
+/**
+ * The repair controller's config for the demo: `cloudProvider: aws` against the fake cloud, short
+ * tolerations (said on screen), zonal shifts judged per zone. Pure, so the controller's tests can decode it
+ * (packages/repair-controller/test/config/shippedConfigs.test.ts).
+ */
+export const REGION = "us-west-2"
+export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/nodemend-demo"
+
+/** Short tolerations, so a repair is seen in seconds (the defaults are 10 and 30 minutes). */
+export const TOLERATIONS = {
+  AcceleratedHardwareReady: 15,
+  KernelReady: 10,
+  NetworkingReady: 10,
+  ContainerRuntimeReady: 10,
+  StorageReady: 10
+}
+
+export const controllerConfigYaml = ({ namespace, nodeSelector, leaseName, metricsPort, cloudUrl }) =>
+  [
+    "cloudProvider: aws",
+    `namespace: ${namespace}`,
+    `nodeSelector: ${nodeSelector}`,
+    "policies:",
+    ...Object.entries(TOLERATIONS).map(
+      ([t, s]) => `  - { conditionType: ${t}, status: "False", tolerationSeconds: ${s} }`
+    ),
+    "drain: { deadlineSeconds: 20, onDeadline: force, evictionBackoffInitialMs: 500, evictionBackoffMaxMs: 2000 }",
+    "zonalShift: { scope: zone, refreshSeconds: 2 }",
+    "breaker: { requeueSeconds: 5 }",
+    `leaderElection: { enabled: true, leaseName: ${leaseName} }`,
+    "replacement: { timeoutSeconds: 180 }",
+    `server: { port: ${metricsPort} }`,
+    "aws:",
+    `  region: ${REGION}`,
+    `  clusterArn: ${CLUSTER_ARN}`,
+    `  endpoints: { ec2: "${cloudUrl}", arcZonalShift: "${cloudUrl}" }`,
+    "  terminationWaitSeconds: 60",
+    ""
+  ].join("\n")

@@ -1,0 +1,358 @@
+/**
+ * The fleet of the main job: a real local control plane, the fake cloud (EC2 + ARC on loopback, each instance
+ * a kwok Node), pools launched through RunInstances from a launch template with the pool tag, one agent per
+ * node on its own simulated host root, and the repair controller with `cloudProvider: aws`. The agent and the
+ * controller run as they ship: their bundles with the V8 flags and environment of deploy/. Every process is
+ * started in its own process group and stopped by that group's id, so nothing it spawned (journalctl) is left.
+ */
+import { spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
+import { createServer } from "node:net"
+import { join } from "node:path"
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
+import { parseAllDocuments } from "yaml"
+import { buildAsScripted, deployedRuntime } from "../../../tools/bundle/shipped.mjs"
+import { build } from "../../../tools/cluster/build.mjs"
+import { down, up } from "../../../tools/cluster/cluster.mjs"
+import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+import { CLUSTER_ARN, controllerConfigYaml, REGION, TOLERATIONS } from "./controllerConfig.mjs"
+import { makeHost } from "./host.mjs"
+
+export { REGION, TOLERATIONS }
+
+export const DEMO_DIR = join(REPO_ROOT, ".nodemend", "demo")
+export const STATE_FILE = join(DEMO_DIR, "fleet.json")
+export const POOL_LABEL = "karpenter.sh/nodepool"
+const NODE = process.execPath
+
+export const CONDITION_TYPES = Object.keys(TOLERATIONS)
+
+/** Two pools: `general` over three zones and `gpu` (its agents get NVML from the test double, 8 GPUs). */
+export const defaultPools = (prefix = "") => [
+  {
+    name: `${prefix}general`,
+    instanceType: "m7i.2xlarge",
+    perZone: { [`${REGION}a`]: 4, [`${REGION}b`]: 3, [`${REGION}c`]: 3 },
+    launchTemplateId: "lt-0de30a0000000a001"
+  },
+  {
+    name: `${prefix}gpu`,
+    instanceType: "p5.48xlarge",
+    perZone: { [`${REGION}a`]: 4, [`${REGION}b`]: 4 },
+    launchTemplateId: "lt-0de30a0000000a002",
+    gpu: true
+  }
+]
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+export const waitFor = async (what, probe, timeoutMs = 120_000, everyMs = 250) => {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe().catch(() => undefined)
+    if (v) return v
+    if (Date.now() > end)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`)
+    await sleep(everyMs)
+  }
+}
+
+export const condition = (node, type) => node?.status?.conditions?.find((c) => c.type === type)
+export const isReady = (node) => condition(node, "Ready")?.status === "True"
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+    s.on("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address()
+      s.close(() => resolve(port))
+    })
+  })
+
+/** Stops the process groups a previous run recorded and that still run from the demo directory. */
+const stopLeftovers = (dir) => {
+  const stateFile = join(dir, "fleet.json")
+  if (!existsSync(stateFile)) return
+  const { pgids = [] } = JSON.parse(readFileSync(stateFile, "utf8"))
+  for (const pid of pgids) {
+    const cmd = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      } catch {
+        return ""
+      }
+    })()
+    if (cmd.includes(dir) || cmd.includes("nodemend-agent.mjs") || cmd.includes("nodemend-controller.mjs"))
+      try {
+        process.kill(-pid, "SIGKILL")
+      } catch {}
+  }
+}
+
+/**
+ * Starts the whole fleet. `prefix` names the pools (the scenario uses its own, so it can share a cluster);
+ * `say` gets progress lines. Returns the handle the view, `inject` and the scenario work with.
+ */
+export const startFleet = async ({
+  say = () => {},
+  prefix = "",
+  namespace = "nodemend-system",
+  dir = DEMO_DIR,
+  bootDelayMs = 12_000
+} = {}) => {
+  const id = Date.now().toString(36)
+  const pools = defaultPools(prefix)
+  stopLeftovers(dir)
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(join(dir, "logs"), { recursive: true })
+  const children = new Map()
+  const state = { id, pools: pools.map((p) => p.name), namespace, hosts: {}, pgids: [] }
+  const saveState = () => writeFileSync(join(dir, "fleet.json"), `${JSON.stringify(state, null, 2)}\n`)
+
+  const start = (name, nodeArgs, env = {}) => {
+    const log = join(dir, "logs", `${name}.log`)
+    const child = spawn(NODE, nodeArgs, {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    child.stdout.on("data", (d) => appendFileSync(log, d))
+    child.stderr.on("data", (d) => appendFileSync(log, d))
+    children.set(name, child)
+    state.pgids.push(child.pid)
+    saveState()
+    return child
+  }
+  const stopGroup = async (child) => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const gone = new Promise((r) => child.once("exit", r))
+    try {
+      process.kill(-child.pid, "SIGTERM")
+    } catch {}
+    await Promise.race([gone, sleep(3000)])
+    try {
+      process.kill(-child.pid, "SIGKILL")
+    } catch {}
+  }
+
+  let cluster
+  const stop = async () => {
+    await Promise.all([...children.values()].map(stopGroup))
+    children.clear()
+    if (cluster && !cluster.reused && !process.env.NODEMEND_KUBECONFIG) await down({ quiet: true })
+  }
+
+  try {
+    // The cluster: NODEMEND_KUBECONFIG's (left running), else the development cluster (started if needed).
+    let kubeconfig = process.env.NODEMEND_KUBECONFIG
+    if (kubeconfig) say(`cluster: ${kubeconfig} (NODEMEND_KUBECONFIG)`)
+    else {
+      say("building the control plane (cached after the first run)")
+      await build()
+      cluster = await up({})
+      kubeconfig = cluster.kubeconfig
+      say(`cluster ${cluster.reused ? "reused" : "started"}: ${cluster.server}`)
+    }
+    const kc = new KubeConfig()
+    kc.loadFromFile(kubeconfig)
+    const core = kc.makeApiClient(CoreV1Api)
+    const selector = `${POOL_LABEL} in (${pools.map((p) => p.name).join(",")})`
+
+    // The agent's and the controller's bundles, built as their build scripts build them.
+    const agentRun = deployedRuntime("agent/daemonset.yaml")
+    const controllerRun = deployedRuntime("controller/deployment.yaml")
+    const agentBundle = buildAsScripted(join(REPO_ROOT, "packages", "agent"))
+    const controllerBundle = buildAsScripted(join(REPO_ROOT, "packages", "repair-controller"))
+
+    // The NodeDiagnostic CRD, the controller's namespace and both components' RBAC, as deploy/ ships them.
+    const objects = KubernetesObjectApi.makeApiClient(kc)
+    for (const file of [
+      "crds/nodediagnostics.nodemend.io.yaml",
+      "controller/namespace.yaml",
+      "controller/rbac.yaml",
+      "agent/rbac.yaml"
+    ])
+      for (const doc of parseAllDocuments(readFileSync(join(REPO_ROOT, "deploy", file), "utf8"))) {
+        const o = doc.toJS()
+        if (o?.kind)
+          await objects.patch(o, undefined, undefined, "nodemend-demo", true, PatchStrategy.ServerSideApply)
+      }
+    await core
+      .createNamespace({ body: { metadata: { name: namespace, labels: { "nodemend.io/demo": "true" } } } })
+      .catch((e) => {
+        if (e?.code !== 409) throw e
+      })
+    // An earlier run's pools would count in the breaker: remove them (their instances died with that fake cloud).
+    for (const n of (await core.listNode({ labelSelector: selector })).items)
+      await core.deleteNode({ name: n.metadata.name }).catch(() => undefined)
+
+    // The fake cloud: EC2 Query + ARC REST-JSON on loopback.
+    const urlFile = join(dir, "fake-cloud.url")
+    start("fake-cloud", [
+      "--conditions=source",
+      "packages/fake-cloud/src/main.ts",
+      "serve",
+      "--kubeconfig",
+      kubeconfig,
+      "--url-file",
+      urlFile,
+      "--boot-delay-ms",
+      String(bootDelayMs),
+      "--cluster-arn",
+      CLUSTER_ARN
+    ])
+    const cloudUrl = await waitFor("the fake cloud", async () =>
+      existsSync(urlFile) ? readFileSync(urlFile, "utf8").trim() : undefined
+    )
+    const awsEnv = { AWS_ACCESS_KEY_ID: "demo", AWS_SECRET_ACCESS_KEY: "demo", AWS_REGION: REGION }
+    const { EC2Client, RunInstancesCommand } = await import("@aws-sdk/client-ec2")
+    const ec2 = new EC2Client({
+      region: REGION,
+      endpoint: cloudUrl,
+      credentials: { accessKeyId: "demo", secretAccessKey: "demo" }
+    })
+    let total = 0
+    for (const pool of pools)
+      for (const [zone, count] of Object.entries(pool.perZone)) {
+        await ec2.send(
+          new RunInstancesCommand({
+            MinCount: count,
+            MaxCount: count,
+            LaunchTemplate: { LaunchTemplateId: pool.launchTemplateId, Version: "1" },
+            InstanceType: pool.instanceType,
+            Placement: { AvailabilityZone: zone },
+            TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: pool.name }] }]
+          })
+        )
+        total += count
+      }
+    say(
+      `RunInstances: ${pools.map((p) => `${p.name} ${Object.values(p.perZone).reduce((a, b) => a + b)}`).join(", ")} (boot ${bootDelayMs / 1000} s)`
+    )
+    await waitFor(
+      `${total} Ready nodes`,
+      async () => (await core.listNode({ labelSelector: selector })).items.filter(isReady).length >= total,
+      bootDelayMs + 120_000,
+      500
+    )
+
+    // One agent per node, each on its own simulated host root.
+    const { buildGpuDoubles } = await import("../../dcgm-native/test/double/build.ts")
+    const doubles = buildGpuDoubles()
+    const gpuPools = new Set(pools.filter((p) => p.gpu).map((p) => p.name))
+    const configFor = (gpu) => {
+      const path = join(dir, gpu ? "agent-gpu.yaml" : "agent.yaml")
+      if (!existsSync(path))
+        writeFileSync(
+          path,
+          gpu
+            ? `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: ${join(dir, "no-dcgm", "libdcgm.so.4")}\n    pollSeconds: 30\n`
+            : "monitors:\n  nvidia: { enabled: false }\n  neuron: { enabled: false }\n"
+        )
+      return path
+    }
+    const startAgent = (node) => {
+      const name = node.metadata.name
+      const gpu = gpuPools.has(node.metadata.labels?.[POOL_LABEL])
+      const root = makeHost(join(dir, "hosts", name), randomUUID())
+      state.hosts[name] = root
+      start(
+        `agent-${name}`,
+        [
+          ...agentRun.flags,
+          agentBundle,
+          "--node-name",
+          name,
+          "--kubeconfig",
+          kubeconfig,
+          "--host-root",
+          root,
+          "--config",
+          configFor(gpu),
+          "--health-address",
+          "127.0.0.1:0"
+        ],
+        { ...agentRun.env, ...(gpu ? { NMDOUBLE_NVML_DEVICES: "8" } : {}) }
+      )
+    }
+    /** Starts an agent on every Ready node without one (replacements too); stops those whose node is gone. */
+    const syncAgents = async () => {
+      const nodes = (await core.listNode({ labelSelector: selector })).items
+      const names = new Set(nodes.map((n) => n.metadata.name))
+      for (const n of nodes) if (isReady(n) && !children.has(`agent-${n.metadata.name}`)) startAgent(n)
+      for (const [name, child] of children)
+        if (name.startsWith("agent-") && !names.has(name.slice(6))) {
+          children.delete(name)
+          delete state.hosts[name.slice(6)]
+          await stopGroup(child)
+        }
+      saveState()
+    }
+    await syncAgents()
+    say(`agents: ${Object.keys(state.hosts).length} (bundle ${agentBundle.replace(`${REPO_ROOT}/`, "")})`)
+
+    // The repair controller.
+    const metricsPort = await freePort()
+    const controllerConfig = join(dir, "controller.yaml")
+    writeFileSync(
+      controllerConfig,
+      controllerConfigYaml({
+        namespace,
+        nodeSelector: selector,
+        leaseName: `nodemend-demo-${id}`,
+        metricsPort,
+        cloudUrl
+      })
+    )
+    start(
+      "controller",
+      [...controllerRun.flags, controllerBundle, "--config", controllerConfig, "--kubeconfig", kubeconfig],
+      { ...controllerRun.env, ...awsEnv }
+    )
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
+    await waitFor("the controller's /metrics", async () => (await fetch(metricsUrl)).ok, 60_000, 500)
+    Object.assign(state, { kubeconfig, cloudUrl, metricsUrl, controllerConfig })
+    saveState()
+    say(`controller: cloudProvider aws, namespace ${namespace}, metrics ${metricsUrl}`)
+
+    return {
+      id,
+      dir,
+      kc,
+      core,
+      kubeconfig,
+      cloudUrl,
+      metricsUrl,
+      namespace,
+      pools,
+      selector,
+      state,
+      syncAgents,
+      stop
+    }
+  } catch (e) {
+    await stop()
+    throw e
+  }
+}
+
+/** The state a running fleet recorded (`nodemend inject` finds the hosts through it). */
+export const readFleetState = (dir = DEMO_DIR) => {
+  const file = join(dir, "fleet.json")
+  if (!existsSync(file)) return undefined
+  return JSON.parse(readFileSync(file, "utf8"))
+}
+
+export const hostNames = (dir = DEMO_DIR) =>
+  existsSync(join(dir, "hosts")) ? readdirSync(join(dir, "hosts")) : []

@@ -1,0 +1,7 @@
+import { defineConfig } from "vitest/config"
+import { sourceResolve } from "../../vitest.shared.ts"
+
+export default defineConfig({
+  ...sourceResolve,
+  test: { testTimeout: 30_000, include: ["test/**/*.test.mjs"] }
+})
