@@ -74,7 +74,7 @@ const readyCondition = (status: "True" | "False", reason: string, message: strin
   lastTransitionTime: new Date().toISOString()
 })
 
-/** `kube`: a connection to the cluster whose kwok animates the Nodes (the shared client, ADR 0010). */
+/** `kube`: a connection to the cluster whose kwok animates the Nodes (the shared client, ADR 0011). */
 export function kwokNodeMirror(
   kube: KubeHttp,
   region: string,

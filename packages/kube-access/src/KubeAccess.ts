@@ -5,7 +5,7 @@
  * credential plugins (e.g. `aws eks get-token`), whose tokens are cached until shortly before they expire.
  *
  * Every binary talks to the API server through this and KubeHttp.ts rather than @kubernetes/client-node
- * (ADR 0010): its generated models cost tens of MiB at import, and a keep-alive agent reuses one TLS
+ * (ADR 0011): its generated models cost tens of MiB at import, and a keep-alive agent reuses one TLS
  * connection (client-node 2.0.1 opens a new one per request).
  */
 import { Data, Schema } from "effect"

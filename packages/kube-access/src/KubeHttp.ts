@@ -1,7 +1,7 @@
 /**
  * HTTP to the API server over node:https with one keep-alive connection pool (one TLS connection while calls
  * do not overlap): JSON calls with a timeout and watch streams (newline-delimited JSON events), as Effects
- * whose interruption aborts the request. Every nodemend binary reaches the API server through this (ADR 0010).
+ * whose interruption aborts the request. Every nodemend binary reaches the API server through this (ADR 0011).
  */
 import type { IncomingMessage } from "node:http"
 import { Agent, request } from "node:https"
@@ -15,8 +15,13 @@ export interface KubeHttpOptions {
   readonly userAgent: string
   /** No byte of an answer for this long fails the call. Default 30 s. */
   readonly requestTimeoutMs?: number
-  /** Connections at most (and kept idle at most: a closed one costs a TLS handshake on the next burst). Default 4. */
+  /** Connections at most. Default 4. */
   readonly maxSockets?: number
+  /**
+   * Idle connections kept for the next call. Default `maxSockets`: a closed one costs a TLS handshake on the
+   * next burst.
+   */
+  readonly maxFreeSockets?: number
 }
 
 export interface KubeHttp {
@@ -85,7 +90,7 @@ export const makeKubeHttp = (access: KubeAccess, options: KubeHttpOptions): Kube
     keepAlive: true,
     keepAliveMsecs: 30_000,
     maxSockets,
-    maxFreeSockets: maxSockets,
+    maxFreeSockets: options.maxFreeSockets ?? maxSockets,
     ...(access.ca === undefined ? {} : { ca: access.ca }),
     ...(access.cert === undefined ? {} : { cert: access.cert }),
     ...(access.key === undefined ? {} : { key: access.key }),

@@ -1,7 +1,7 @@
 /**
  * The parts of Kubernetes objects nodemend reads or writes, as they are on the wire (JSON): times are RFC 3339
  * strings. We do not use @kubernetes/client-node's model types for them: those declare `Date` for the time
- * fields its deserializer converts, which a plain JSON object never holds (ADR 0010).
+ * fields its deserializer converts, which a plain JSON object never holds (ADR 0011).
  */
 
 export interface ObjectMeta {

@@ -1,6 +1,6 @@
 /**
  * The plugin's connection to the API server, found the way kubectl finds it (--kubeconfig, then $KUBECONFIG,
- * then ~/.kube/config, then in-cluster; --context picks a context): the shared client (ADR 0010).
+ * then ~/.kube/config, then in-cluster; --context picks a context): the shared client (ADR 0011).
  */
 import { discoverKubeAccess, KubeAccessError, type KubeHttp, makeKubeHttp } from "@nodemend/kube-access"
 import { PluginError } from "./errors.ts"

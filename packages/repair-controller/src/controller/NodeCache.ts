@@ -1,5 +1,5 @@
 /**
- * The Node informer on the shared list+watch loop (`@nodemend/kube-access`, ADR 0010): paged list, then watch
+ * The Node informer on the shared list+watch loop (`@nodemend/kube-access`, ADR 0011): paged list, then watch
  * from its resourceVersion with bookmarks; a 410 (expired resourceVersion) relists, any other failure re-watches
  * after 2 s, a watch the server ends (its timeoutSeconds, jittered) re-watches at once. A periodic resync, and
  * change filtering: a node is enqueued only when its condition statuses / lastTransitionTimes, repair or veto

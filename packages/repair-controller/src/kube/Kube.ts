@@ -1,6 +1,6 @@
 /**
  * The Kubernetes calls the controller makes, as an Effect service over the shared client
- * (`@nodemend/kube-access`, ADR 0010). Each call fails with `KubeError` and counts itself (API requests per
+ * (`@nodemend/kube-access`, ADR 0011). Each call fails with `KubeError` and counts itself (API requests per
  * repair is a bench figure).
  */
 import { REPAIR_CONTROLLER_REPORTING_CONTROLLER } from "@nodemend/reason-codes"

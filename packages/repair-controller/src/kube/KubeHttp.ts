@@ -1,5 +1,5 @@
 /**
- * The controller's connection to the API server: the shared client (`@nodemend/kube-access`, ADR 0010) with
+ * The controller's connection to the API server: the shared client (`@nodemend/kube-access`, ADR 0011) with
  * the controller's settings, and the error its informer's first list fails with.
  */
 import { type KubeAccess, type KubeError, type KubeHttp, makeKubeHttp } from "@nodemend/kube-access"

@@ -1,4 +1,4 @@
-/** The wire types of the objects the controller reads or writes: the shared client's (ADR 0010). */
+/** The wire types of the objects the controller reads or writes: the shared client's (ADR 0011). */
 export type {
   ConfigMap,
   Lease,
