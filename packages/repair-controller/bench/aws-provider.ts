@@ -7,7 +7,8 @@
 import { AdminClient, startFakeCloud } from "@nodemend/fake-cloud"
 import { Effect, Schema } from "effect"
 import { CloudProvider, type NodeRef } from "../src/cloud/CloudProvider.ts"
-import { AwsCloudProvider, makeAwsClients } from "../src/cloud/aws/AwsCloudProvider.ts"
+import { makeAwsClients } from "../src/cloud/aws/AwsClients.ts"
+import { AwsCloudProvider } from "../src/cloud/aws/AwsCloudProvider.ts"
 import { AwsConfig } from "../src/cloud/aws/AwsConfig.ts"
 
 const n = Number(process.argv[2] ?? 200)

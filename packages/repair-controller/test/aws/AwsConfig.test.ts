@@ -46,7 +46,7 @@ describe("AwsConfig", () => {
 
 describe("terminatedAt", () => {
   it("reads EC2's StateTransitionReason time", async () => {
-    const { terminatedAt } = await import("../../src/cloud/aws/AwsCloudProvider.ts")
+    const { terminatedAt } = await import("../../src/cloud/aws/AutoScalingReplacement.ts")
     expect(terminatedAt("User initiated (2026-11-30 05:00:01 GMT)")).toBe(Date.UTC(2026, 10, 30, 5, 0, 1))
     expect(terminatedAt("")).toBeUndefined()
     expect(terminatedAt(undefined)).toBeUndefined()

@@ -3,6 +3,7 @@
  * throttling, 5xx, timeouts and network errors. The SDK has already retried these `maxAttempts`
  * times by the time we see them.
  */
+import { Effect } from "effect"
 import { CloudError } from "../CloudProvider.ts"
 
 const THROTTLING = new Set([
@@ -39,7 +40,7 @@ interface SdkErrorLike {
 }
 
 /** The AWS error code of an SDK error (`InvalidInstanceID.NotFound`), if any. */
-export const awsErrorCode = (e: unknown): string | undefined =>
+const awsErrorCode = (e: unknown): string | undefined =>
   typeof e === "object" && e !== null ? ((e as SdkErrorLike).name ?? (e as SdkErrorLike).code) : undefined
 
 export function toCloudError(operation: string, e: unknown): CloudError {
@@ -64,3 +65,19 @@ export function toCloudError(operation: string, e: unknown): CloudError {
     cause: e
   })
 }
+
+/** One AWS SDK call as an Effect: interrupting it aborts the request; a failure is a CloudError. */
+export const awsCall = <A>(
+  operation: string,
+  send: (abortSignal: AbortSignal) => Promise<A>
+): Effect.Effect<A, CloudError> => Effect.tryPromise({ try: send, catch: (e) => toCloudError(operation, e) })
+
+/** EC2's `InvalidInstanceID.NotFound` as the value `gone`: the instance no longer exists. */
+export const whenNotFound =
+  <B>(gone: B) =>
+  <A>(call: Effect.Effect<A, CloudError>): Effect.Effect<A | B, CloudError> =>
+    Effect.catchIf(
+      call,
+      (e) => awsErrorCode(e.cause) === "InvalidInstanceID.NotFound",
+      () => Effect.succeed(gone)
+    )

@@ -74,6 +74,20 @@ export function activeFromLists(
   return [...zonal, ...auto]
 }
 
+/** True when a shift names a zone id whose name is not known yet. */
+export const namesMissing = (shifts: ReadonlyArray<ZonalShift>, zoneNameOf: ZoneNameOf): boolean =>
+  shifts.some((s) => s.zoneId !== undefined && zoneNameOf(s.zoneId) === undefined)
+
+/** The shifts with the zone names learned since they were read filled in. */
+export const withZoneNames = (
+  shifts: ReadonlyArray<ZonalShift>,
+  zoneNameOf: ZoneNameOf
+): ReadonlyArray<ZonalShift> =>
+  shifts.map((s) => {
+    const zone = s.zoneId === undefined ? undefined : zoneNameOf(s.zoneId)
+    return s.zone === undefined && zone !== undefined ? { ...s, zone } : s
+  })
+
 /** True when a node (by its zone name and/or zone id labels) sits in a shifted zone. */
 export function isZoneShifted(
   shifts: ReadonlyArray<ZonalShift>,

@@ -6,15 +6,11 @@
  */
 export { activeFromLists, activeFromManagedResource, isZoneShifted } from "./activeZonalShifts.ts"
 export { ArcZonalShiftClient, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
-export {
-  AwsCloudProvider,
-  type AwsClients,
-  clientTokenFor,
-  makeAwsClients,
-  makeAwsCloudProvider
-} from "./AwsCloudProvider.ts"
+export { type AwsClients, makeAwsClients } from "./AwsClients.ts"
+export { AwsCloudProvider, makeAwsCloudProvider } from "./AwsCloudProvider.ts"
 export { AwsConfig, type AwsConfigInput, AwsSubnet, decodeAwsConfig } from "./AwsConfig.ts"
 export * from "./AwsNodeLabels.ts"
+export { clientTokenFor } from "./LaunchPlan.ts"
 export {
   type AwsInstanceRef,
   awsInstanceRef,

@@ -1,0 +1,107 @@
+// An EC2 Instance as nodemend reads it (table-driven, pure).
+import type { Instance } from "@aws-sdk/client-ec2"
+import { describe, expect, it } from "vitest"
+import {
+  instanceFacts,
+  instanceIsNode,
+  instanceState,
+  replacementFrom,
+  replacerOf
+} from "../../src/cloud/aws/InstanceFacts.ts"
+
+const ID = "i-0123456789abcdef0"
+const DNS = "ip-10-2-37-118.us-west-2.compute.internal"
+
+describe("instanceIsNode", () => {
+  it.each([
+    { name: DNS, is: true },
+    { name: "IP-10-2-37-118.us-west-2.compute.internal", is: true },
+    { name: "ip-10-2-37-118", is: true },
+    { name: ID, is: true },
+    { name: `${ID}.us-west-2.compute.internal`, is: true },
+    { name: "ip-10-2-37-119.us-west-2.compute.internal", is: false },
+    { name: "ip-10-2-37-118.evil", is: false },
+    { name: "i-0123456789abcdef", is: false }
+  ])("$name: $is", ({ name, is }) => {
+    expect(instanceIsNode({ InstanceId: ID, PrivateDnsName: DNS }, name)).toBe(is)
+  })
+
+  it("an instance without name or id is nobody's", () => {
+    expect(instanceIsNode({}, "")).toBe(false)
+    expect(instanceIsNode({ PrivateDnsName: "" }, "ip-10-2-37-118")).toBe(false)
+  })
+})
+
+describe("replacerOf", () => {
+  it.each([
+    { launch: { launchTemplateId: "lt-1" }, mode: "ec2", by: "nodemend" },
+    { launch: { launchTemplateId: "lt-1", autoScalingGroup: "g" }, mode: "ec2", by: "nodemend" },
+    { launch: { autoScalingGroup: "g" }, mode: "autoScaling", by: "autoScaling" },
+    { launch: { launchTemplateId: "lt-1" }, mode: "autoScaling", by: "nodemend" },
+    { launch: { autoScalingGroup: "g" }, mode: "ec2", by: "none" },
+    { launch: {}, mode: "autoScaling", by: "none" }
+  ] as const)("$mode $launch: $by", ({ launch, mode, by }) => {
+    const r = replacerOf(launch, mode)
+    expect(r.by).toBe(by)
+    if (r.by === "none") expect(r.why).toContain("aws:ec2launchtemplate:id")
+  })
+})
+
+describe("instanceFacts", () => {
+  const instance: Instance = {
+    InstanceId: ID,
+    InstanceType: "p5.48xlarge",
+    SubnetId: "subnet-0a",
+    State: { Name: "running" },
+    Placement: { AvailabilityZone: "us-west-2a" },
+    Tags: [
+      { Key: "aws:ec2launchtemplate:id", Value: "lt-1" },
+      { Key: "aws:ec2launchtemplate:version", Value: "3" },
+      { Key: "aws:autoscaling:groupName", Value: "gpu-asg" },
+      { Key: "karpenter.sh/nodepool", Value: "gpu" }
+    ]
+  }
+  it("reads type, subnet, template, group, pool and zone from EC2", () => {
+    expect(instanceFacts(instance, "karpenter.sh/nodepool", "autoScaling")).toEqual({
+      instanceId: ID,
+      state: "running",
+      zone: "us-west-2a",
+      pool: "gpu",
+      launch: {
+        instanceType: "p5.48xlarge",
+        subnetId: "subnet-0a",
+        launchTemplateId: "lt-1",
+        launchTemplateVersion: "3",
+        autoScalingGroup: "gpu-asg"
+      },
+      replacer: { by: "autoScaling" }
+    })
+  })
+  it("leaves out what EC2 does not say; an unknown state is not-found", () => {
+    expect(instanceFacts({ State: { Name: "rebooting" as never } }, "nodemend.io/pool", "ec2")).toMatchObject(
+      {
+        instanceId: "",
+        state: "not-found",
+        launch: {},
+        replacer: { by: "none" }
+      }
+    )
+    expect(instanceState(undefined)).toBe("not-found")
+  })
+})
+
+describe("replacementFrom", () => {
+  it.each([
+    { i: undefined, zone: "us-west-2a", r: undefined },
+    { i: { PrivateDnsName: DNS }, zone: "us-west-2a", r: undefined },
+    { i: { InstanceId: ID }, zone: undefined, r: { instanceId: ID } },
+    { i: { InstanceId: ID }, zone: "us-west-2a", r: { instanceId: ID, zone: "us-west-2a" } },
+    {
+      i: { InstanceId: ID, PrivateDnsName: DNS, Placement: { AvailabilityZone: "us-west-2b" } },
+      zone: "us-west-2a",
+      r: { instanceId: ID, nodeName: DNS, zone: "us-west-2b" }
+    }
+  ])("$i -> $r", ({ i, zone, r }) => {
+    expect(replacementFrom(i, zone)).toEqual(r)
+  })
+})
