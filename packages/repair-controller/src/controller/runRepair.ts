@@ -69,10 +69,14 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
     env.drains.leave(r.id)
   })
 
-/** Persists `next` and ends the repair when it is terminal. */
+/**
+ * Persists `next` and ends the repair when it is terminal. A Succeeded record is never written: its journal
+ * entry is deleted instead, so a crash in between leaves the previous step's record, which a restart resumes
+ * (a written Succeeded record would never be read again and would hold the node's name for good).
+ */
 const store = (env: ControllerEnv, next: RepairRecord) =>
   Effect.gen(function* () {
-    yield* env.store.persist(next)
+    if (next.phase !== "Succeeded") yield* env.store.persist(next)
     if (isTerminal(next)) yield* finish(env, next)
   })
 
