@@ -40,9 +40,13 @@ export async function startClusterFakeCloud(core: CoreV1Api): Promise<ClusterFak
     log: (m) => console.warn(`fake-cloud: ${m}`)
   })
   const cli = async (...args: string[]): Promise<unknown> => {
-    const { stdout } = await promisify(execFile)(NODE, [FAKE_CLOUD_MAIN, ...args, "--endpoint", cloud.url], {
-      encoding: "utf8"
-    })
+    const { stdout } = await promisify(execFile)(
+      NODE,
+      ["--conditions=source", FAKE_CLOUD_MAIN, ...args, "--endpoint", cloud.url],
+      {
+        encoding: "utf8"
+      }
+    )
     return JSON.parse(stdout)
   }
   return {

@@ -366,7 +366,8 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
     expect(after.terminationsStarted[id]).toBeUndefined()
     expect(after.launches).toBe(launchesBefore)
-    expect(after.calls.DescribeInstances ?? 0).toBe(before.DescribeInstances ?? 0)
+    // No retry loop on the refused node (other nodes' repairs may describe their own instances meanwhile).
+    expect((after.calls.DescribeInstances ?? 0) - (before.DescribeInstances ?? 0)).toBeLessThanOrEqual(2)
     expect(await events(core, target, "RepairStarted")).toEqual([])
     expect(await events(core, target, "RepairRefused")).toHaveLength(1)
     await setKernelReady(target, "True")
