@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest"
 // The agent's own allowlist: the plugin's S3 URLs must pass it.
-import {
-  DEFAULT_DESTINATION_ALLOWLIST,
-  decideDestination
-} from "../../agent/src/diagnostics/DestinationPolicy.ts"
+import { decideDestination } from "../../agent/src/diagnostics/DestinationPolicy.ts"
 import { parseS3Uri, presignBundleUrls, presignS3Url, s3Endpoint } from "../src/s3Presign.ts"
 
 // AWS's documented example of query-string authentication (Amazon S3 API Reference, "Authenticating Requests:
@@ -31,7 +28,7 @@ describe("S3 presigned URLs", () => {
     expect(q.has("x-amz-content-sha256")).toBe(false)
   })
 
-  it("builds per-node PUT and GET URLs that the agents' default allowlist accepts", async () => {
+  it("builds per-node PUT and GET URLs that an agent allowing the bucket accepts", async () => {
     const urls = await presignBundleUrls(
       parseS3Uri("s3://my-logs/nodemend/"),
       "us-west-2",
@@ -44,7 +41,7 @@ describe("S3 presigned URLs", () => {
     expect(put.pathname).toBe("/nodemend/ip-10-0-1-2.ec2.internal-logs.tar.gz")
     expect(put.searchParams.get("X-Amz-Expires")).toBe("900")
     expect(urls.get).not.toBe(urls.put)
-    expect(decideDestination(urls.put, DEFAULT_DESTINATION_ALLOWLIST)._tag).toBe("Allowed")
+    expect(decideDestination(urls.put, ["s3://my-logs/nodemend/"])._tag).toBe("Allowed")
     const session = await presignBundleUrls(
       parseS3Uri("s3://bkt"),
       "us-west-2",

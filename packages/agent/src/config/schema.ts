@@ -5,6 +5,7 @@
 import { NvidiaMonitorSettings } from "../monitors/nvidia/settings.ts"
 import { Effect, Schema } from "effect"
 import { UserRule } from "../rules/overrides.ts"
+import { DEFAULT_DESTINATION_ALLOWLIST, parseAllowedDestination } from "../diagnostics/AllowedDestination.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -123,11 +124,22 @@ export const CheckConfig = Schema.Struct({
   enabled: withDefault(Schema.Boolean, true)
 })
 
+/** One place a log bundle may be uploaded to: `s3://bucket[/prefix]` or an https URL prefix. */
+const AllowedDestinationEntry = Schema.String.check(
+  Schema.makeFilter((s: string) => {
+    const parsed = parseAllowedDestination(s)
+    return parsed.ok ? true : parsed.error
+  })
+)
+
 /** On-demand log bundles for NodeDiagnostic objects naming this node (docs/diagnostics.md). */
 export const DiagnosticsConfig = Schema.Struct({
   enabled: withDefault(Schema.Boolean, true),
-  /** Host patterns an upload URL must match; default: S3 presigned hosts. */
-  destinationAllowlist: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isNonEmpty())))
+  /**
+   * Where a NodeDiagnostic may have the bundle uploaded, besides `node` (always allowed): S3 buckets
+   * (`s3://bucket[/prefix]`) and URL prefixes (`https://host[:port][/path]`). Default: none.
+   */
+  destinationAllowlist: withDefault(Schema.Array(AllowedDestinationEntry), DEFAULT_DESTINATION_ALLOWLIST)
 })
 
 export const AgentConfig = Schema.Struct({

@@ -1,30 +1,30 @@
 /**
- * Where a log bundle may go. A NodeDiagnostic author must not be able to make the agent send node logs (or
- * any request) to a host of their choosing, so a URL destination has to be https, carry no credentials in
- * the authority, and name a host in the allowlist. Plain http is accepted only for loopback hosts (tests).
- * Pure: no I/O, no DNS.
+ * Where a log bundle may go. Whoever can create a NodeDiagnostic must not be able to make the agent send node
+ * logs (or any request) somewhere the operator did not name: `node` is always allowed; a URL only when it
+ * falls under an entry of the agent's allowlist (AllowedDestination.ts), which is empty by default.
+ * Link-local and cloud-metadata addresses are refused in every notation, whatever the allowlist says; so are
+ * credentials in the URL, schemes other than https (http only under a loopback test entry), ports the entry
+ * does not name and encoded slashes. Pure: no I/O, no DNS (Delivery checks resolved addresses).
  */
+import {
+  ALLOWLIST_FIELD,
+  type AllowedDestination,
+  classifyHost,
+  compileAllowlist,
+  s3Location
+} from "./AllowedDestination.ts"
 import { NODE_DESTINATION } from "./NodeDiagnostic.ts"
 
-/**
- * Host patterns of S3 presigned URLs (virtual-hosted and path style, regional, legacy `s3-<region>`,
- * dual-stack, FIPS, China). `*` at the start matches one or more labels (bucket names may contain dots);
- * `*` elsewhere matches within one label.
- */
-export const DEFAULT_DESTINATION_ALLOWLIST: ReadonlyArray<string> = [
-  "s3.amazonaws.com",
-  "*.s3.amazonaws.com",
-  "s3.*.amazonaws.com",
-  "*.s3.*.amazonaws.com",
-  "s3-*.amazonaws.com",
-  "*.s3-*.amazonaws.com",
-  "s3.dualstack.*.amazonaws.com",
-  "*.s3.dualstack.*.amazonaws.com",
-  "s3-fips.*.amazonaws.com",
-  "*.s3-fips.*.amazonaws.com",
-  "s3.*.amazonaws.com.cn",
-  "*.s3.*.amazonaws.com.cn"
-]
+export {
+  ALLOWLIST_FIELD,
+  type AllowedDestination,
+  classifyHost,
+  compileAllowlist,
+  DEFAULT_DESTINATION_ALLOWLIST,
+  parseAllowedDestination,
+  parseAllowlist,
+  s3Location
+} from "./AllowedDestination.ts"
 
 export type Destination = { readonly _tag: "Node" } | { readonly _tag: "Url"; readonly url: URL }
 
@@ -32,51 +32,66 @@ export type DestinationDecision =
   | { readonly _tag: "Allowed"; readonly destination: Destination }
   | { readonly _tag: "Refused"; readonly reason: string }
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
-
-const escapeRegex = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-
-/** Compiles one allowlist pattern into an anchored, case-insensitive RegExp over a hostname. */
-export const compileHostPattern = (pattern: string): RegExp => {
-  const p = pattern.trim().toLowerCase()
-  let body = ""
-  let rest = p
-  if (rest.startsWith("*.")) {
-    body = "(?:[a-z0-9-]+\\.)+"
-    rest = rest.slice(2)
-  }
-  body += rest.split("*").map(escapeRegex).join("[a-z0-9-]+")
-  return new RegExp(`^${body}$`)
-}
-
-export const hostAllowed = (hostname: string, allowlist: ReadonlyArray<string>): boolean => {
-  const host = hostname.toLowerCase().replace(/\.$/, "")
-  return allowlist.some((p) => compileHostPattern(p).test(host))
-}
-
 /** Shows a URL without its query (presigned URLs carry a signature there) for messages and logs. */
 export const describeUrl = (url: URL): string => `${url.protocol}//${url.host}${url.pathname}`
 
+const underPrefix = (path: string, prefix: string) =>
+  prefix.endsWith("/") ? path.startsWith(prefix) : path === prefix || path.startsWith(`${prefix}/`)
+
+const effectivePort = (url: URL) => (url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80")
+
 export const decideDestination = (
   destination: string,
-  allowlist: ReadonlyArray<string>
+  allowlist: ReadonlyArray<string | AllowedDestination>
 ): DestinationDecision => {
   if (destination === NODE_DESTINATION) return { _tag: "Allowed", destination: { _tag: "Node" } }
+  const refuse = (reason: string): DestinationDecision => ({ _tag: "Refused", reason })
   let url: URL
   try {
     url = new URL(destination)
   } catch {
-    return { _tag: "Refused", reason: `destination is neither "node" nor a URL` }
+    return refuse(`destination is neither "node" nor a URL`)
   }
-  if (url.username !== "" || url.password !== "") {
-    return { _tag: "Refused", reason: "destination URL must not carry credentials" }
-  }
-  const loopback = LOOPBACK_HOSTS.has(url.hostname.toLowerCase())
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
-    return { _tag: "Refused", reason: `destination URL must be https (got ${url.protocol.replace(":", "")})` }
-  }
-  if (!hostAllowed(url.hostname, allowlist)) {
-    return { _tag: "Refused", reason: `destination host ${url.hostname} is not in the agent's allowlist` }
-  }
+  if (url.username !== "" || url.password !== "") return refuse("destination URL must not carry credentials")
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return refuse(`destination URL must be https (got ${url.protocol.replace(":", "")})`)
+  const host = url.hostname.toLowerCase().replace(/\.$/, "")
+  if (classifyHost(host) === "forbidden")
+    return refuse(`destination host ${url.hostname} is a link-local or cloud metadata address`)
+  const entries = allowlist.map((e) => (typeof e === "string" ? compileAllowlist([e])[0]! : e))
+  if (entries.length === 0)
+    return refuse(
+      `destination host ${url.hostname} is not in the agent's allowlist (${ALLOWLIST_FIELD} is empty: only "node" is allowed)`
+    )
+  if (/%2f|%5c/i.test(url.pathname)) return refuse("destination URL path must not contain encoded slashes")
+  const s3 = s3Location(url)
+  const sameHost = entries.filter((e) =>
+    e._tag === "S3Bucket" ? s3 !== undefined && s3.bucket === e.bucket : e.hostname === host
+  )
+  if (sameHost.length === 0)
+    return refuse(
+      s3
+        ? `destination bucket ${s3.bucket} is not in the agent's allowlist`
+        : `destination host ${url.hostname} is not in the agent's allowlist`
+    )
+  const protocolOk = sameHost.filter((e) =>
+    e._tag === "S3Bucket" ? url.protocol === "https:" : e.protocol === url.protocol
+  )
+  if (protocolOk.length === 0)
+    return refuse(
+      url.protocol === "http:"
+        ? "destination URL must be https (got http)"
+        : `destination ${url.hostname} is allowed only over plain http (a loopback test destination)`
+    )
+  const port = effectivePort(url)
+  const portOk = protocolOk.filter((e) => (e._tag === "S3Bucket" ? port === "443" : e.port === port))
+  if (portOk.length === 0)
+    return refuse(
+      `destination port ${port} is not allowed for ${url.hostname} (443 only, unless the allowlist names the port)`
+    )
+  const pathOk = portOk.some((e) =>
+    e._tag === "S3Bucket" ? s3!.key.startsWith(e.keyPrefix) : underPrefix(url.pathname, e.pathPrefix)
+  )
+  if (!pathOk) return refuse(`destination ${describeUrl(url)} is not under a prefix in the agent's allowlist`)
   return { _tag: "Allowed", destination: { _tag: "Url", url } }
 }

@@ -4,7 +4,7 @@
  */
 import { rm } from "node:fs/promises"
 import type { Collector, CollectorDefaults } from "./Collectors.ts"
-import { decideDestination, describeUrl } from "./DestinationPolicy.ts"
+import { type AllowedDestination, decideDestination, describeUrl } from "./DestinationPolicy.ts"
 import { deliverToNode, kubeletProxyBundlePath, uploadBundle } from "./Delivery.ts"
 import { assembleBundle, ERRORS_FILE } from "./LogBundle.ts"
 import { type CaptureReason, expandCategories, type LogCaptureSpec } from "./NodeDiagnostic.ts"
@@ -13,7 +13,8 @@ export interface LogCaptureRunOptions {
   readonly nodeName: string
   readonly hostRoot: string
   readonly workDir: string
-  readonly allowlist: ReadonlyArray<string>
+  /** Allowlist entries (strings as in the config, or already parsed). */
+  readonly allowlist: ReadonlyArray<string | AllowedDestination>
   readonly collectors: ReadonlyArray<Collector>
   readonly collectorDefaults?: CollectorDefaults
   readonly captureDeadlineMs: number

@@ -9,7 +9,7 @@ import { Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import type { KubeHttp } from "../k8s/kube-http.ts"
 import { listWatch } from "../k8s/list-watch.ts"
 import { type Collector, type CollectorDefaults, defaultCollectors } from "./Collectors.ts"
-import { DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
+import { compileAllowlist, DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
 import { pruneNodeBundles } from "./Delivery.ts"
 import { type LogCaptureOutcome, runLogCapture } from "./LogCaptureRun.ts"
 import {
@@ -29,7 +29,10 @@ export interface NodeDiagnosticControllerOptions {
   readonly hostRoot: string
   /** Current conditions, recent detections...: written to `agent/state.json` in Base bundles. */
   readonly agentState?: () => Promise<unknown>
-  /** Host patterns a URL destination must match. Default: S3 presigned hosts. */
+  /**
+   * Where a URL destination may point (config `diagnostics.destinationAllowlist`): `s3://bucket[/prefix]` or
+   * URL prefixes. Default: none (only `node`). A bad entry is a defect: the config decoder checks them first.
+   */
   readonly destinationAllowlist?: ReadonlyArray<string>
   /** Spool + bundle scratch space (not under the host root). Default: os.tmpdir(). */
   readonly workDir?: string
@@ -64,6 +67,9 @@ export const NodeDiagnosticController = (
   Effect.gen(function* () {
     const { nodeName, hostRoot } = options
     const { http } = options
+    const allowlist = yield* Effect.try(() =>
+      compileAllowlist(options.destinationAllowlist ?? DEFAULT_DESTINATION_ALLOWLIST)
+    ).pipe(Effect.orDie)
     const wake = yield* Queue.sliding<void>(1)
     const poke = Queue.offer(wake, undefined)
     const collection = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
@@ -122,7 +128,7 @@ export const NodeDiagnosticController = (
                 nodeName,
                 hostRoot,
                 workDir: options.workDir ?? tmpdir(),
-                allowlist: options.destinationAllowlist ?? DEFAULT_DESTINATION_ALLOWLIST,
+                allowlist,
                 collectors,
                 ...(options.collectorDefaults ? { collectorDefaults: options.collectorDefaults } : {}),
                 captureDeadlineMs: Duration.toMillis(

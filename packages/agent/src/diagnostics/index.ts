@@ -2,7 +2,13 @@
 // The agent main starts `NodeDiagnosticController` in its scope; nothing here runs on the detection path.
 export type { Collector, CollectorDefaults, CollectorSource } from "./Collectors.ts"
 export { COLLECTOR_DEFAULTS, defaultCollectors } from "./Collectors.ts"
-export { DEFAULT_DESTINATION_ALLOWLIST, decideDestination } from "./DestinationPolicy.ts"
+export {
+  type AllowedDestination,
+  DEFAULT_DESTINATION_ALLOWLIST,
+  decideDestination,
+  parseAllowedDestination,
+  parseAllowlist
+} from "./DestinationPolicy.ts"
 export { kubeletProxyBundlePath, NODE_BUNDLE_DIR, nodeBundleName } from "./Delivery.ts"
 export * from "./NodeDiagnostic.ts"
 export {

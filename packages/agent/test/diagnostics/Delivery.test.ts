@@ -9,7 +9,9 @@ import {
   deliverToNode,
   kubeletProxyBundlePath,
   NODE_BUNDLE_DIR,
+  guardedLookup,
   pruneNodeBundles,
+  UploadFailed,
   uploadBundle
 } from "../../src/diagnostics/Delivery.ts"
 
@@ -70,16 +72,43 @@ describe("uploadBundle", () => {
     expect(elsewhere).toBe(0)
   })
 
-  it("reports the status and body of a refusal without the URL's query", async () => {
+  it("reports a refusal by its status code only: no body, no query", async () => {
+    // Whatever an allowed host answers is not the agent's to publish in a status anyone can read.
     const base = await serve((req, res) => {
       req.resume()
-      req.on("end", () => res.writeHead(403).end("<Code>AccessDenied</Code>"))
+      req.on("end", () =>
+        res
+          .writeHead(403, "Forbidden <script>planted-reason</script>")
+          .end("<Error><Code>AccessDenied</Code><Message>planted-body</Message></Error>")
+      )
     })
     const err = await uploadBundle(bundle, new URL(`${base}/k?X-Amz-Signature=secret`), 5_000).catch(
       (e: Error) => e
     )
-    expect(String(err)).toMatch(/answered 403: <Code>AccessDenied/)
-    expect(String(err)).not.toContain("secret")
+    expect(err).toBeInstanceOf(UploadFailed)
+    expect(String((err as Error).message)).toBe(`PUT ${base}/k answered 403 (Forbidden)`)
+  })
+
+  it("refuses a host name that resolves to a loopback address", async () => {
+    let requests = 0
+    const base = await serve((req, res) => {
+      requests++
+      req.resume()
+      req.on("end", () => res.end())
+    })
+    const port = new URL(base).port
+    await expect(uploadBundle(bundle, new URL(`http://localhost:${port}/k`), 5_000)).rejects.toThrow(
+      /localhost resolves to .*a loopback, link-local or metadata address/
+    )
+    expect(requests).toBe(0)
+  })
+
+  it("checks every address a name resolves to", async () => {
+    const lookup = (hostname: string) =>
+      new Promise<unknown>((resolve) =>
+        guardedLookup(hostname, { all: true }, (err, address) => resolve(err ?? address))
+      )
+    expect(String(await lookup("localhost"))).toMatch(/resolves to/)
   })
 
   it("gives up on a destination that never answers", async () => {

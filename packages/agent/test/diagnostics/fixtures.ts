@@ -9,7 +9,11 @@ export const PLANTED = {
   awsSecret: "planted/Secret+Key0123456789abcdefABCDEFG",
   password: "planted-password-9f8e7d",
   bearer: "planted-bearer-token-1a2b3c",
-  jwt: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.cGxhbnRlZC1zaWduYXR1cmU"
+  jwt: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.cGxhbnRlZC1zaWduYXR1cmU",
+  /** base64("robot:planted-registry-pw"): containerd's registry `auth`, which the first redaction let through. */
+  registryAuth: Buffer.from("robot:planted-registry-pw").toString("base64"),
+  /** A CNI plugin's Go-printed headers, which the first redaction let through. */
+  basicAuth: Buffer.from("cni:planted-basic-pw").toString("base64")
 } as const
 
 export const plantedValues = (): string[] => Object.values(PLANTED)
@@ -25,7 +29,7 @@ export const makeHostRoot = async (): Promise<string> => {
     "proc/sys/net/netfilter/nf_conntrack_max": "262144\n",
     "etc/os-release": 'NAME="Amazon Linux"\nVERSION="2023"\n',
     "etc/resolv.conf": "nameserver 10.0.0.2\n",
-    "etc/containerd/config.toml": `version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth]\n  password = "${PLANTED.password}"\n  token = "${PLANTED.bearer}"\n`,
+    "etc/containerd/config.toml": `version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth]\n  password = "${PLANTED.password}"\n  token = "${PLANTED.bearer}"\n[plugins."io.containerd.grpc.v1.cri".registry.configs."q".auth]\n  auth = "${PLANTED.registryAuth}"\n`,
     "etc/cni/net.d/10-aws.conflist": JSON.stringify(
       {
         cniVersion: "0.4.0",
@@ -40,7 +44,8 @@ export const makeHostRoot = async (): Promise<string> => {
       null,
       2
     ),
-    "etc/cni/net.d/99-loopback.conf": `{"cniVersion":"0.4.0","type":"loopback","headers":"Authorization: Bearer ${PLANTED.bearer}"}\n`
+    "etc/cni/net.d/99-loopback.conf": `{"cniVersion":"0.4.0","type":"loopback","headers":"Authorization: Bearer ${PLANTED.bearer}"}\n`,
+    "etc/cni/net.d/98-proxy.conf": `{"cniVersion":"0.4.0","type":"proxy","upstreamHeaders":{"Authorization":["Basic ${PLANTED.basicAuth}"]}}\n`
   }
   for (const [p, content] of Object.entries(files)) {
     await mkdir(dirname(join(root, p)), { recursive: true })

@@ -28,7 +28,7 @@ describe("nodemend-agent serves NodeDiagnostic log captures", () => {
     server = await startUploadServer()
     node = await createAgentNode(core, "1c2d3e4f-0000-4000-8000-0000000d1a90")
     nodeName = node.name
-    node.start('diagnostics:\n  destinationAllowlist: ["127.0.0.1"]\n')
+    node.start(`diagnostics:\n  destinationAllowlist: ["${server.base}/bucket/"]\n`)
     await node.waitForCondition("KernelReady", "True", { timeoutMs: 60_000 })
   }, 300_000)
   afterAll(async () => {

@@ -99,6 +99,33 @@ describe("NodeDiagnosticController", () => {
     await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
   })
 
+  it.each([
+    [
+      "another port of the allowed host",
+      (base: string) => {
+        const other = new URL(base)
+        other.port = String(other.port === "65535" ? 65534 : Number(other.port) + 1)
+        return `${other.origin}/bucket/x.tar.gz`
+      }
+    ],
+    ["a path outside the allowed folder", (base: string) => `${base}/other/x.tar.gz`],
+    [
+      "a bucket outside the allowlist",
+      () => "https://attacker-bucket.s3.amazonaws.com/loot.tar.gz?X-Amz-Signature=a"
+    ],
+    ["the metadata service", () => "http://169.254.169.254/latest/meta-data/iam/security-credentials/"]
+  ])("refuses %s with a Failure, collecting and sending nothing", async (_what, destination) => {
+    const node = uniqueName("diag-node")
+    await startAgent(node)
+    const before = env.server.requests.length
+    await createDiagnostic(node, destination(env.server.base))
+    const done = await waitCompleted(node)
+    expect(done.reason).toBe("Failure")
+    expect(done.message).toMatch(/^refused: .*; nothing was collected or sent$/)
+    expect(env.server.requests.length).toBe(before)
+    await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
+  })
+
   it("ships the bundle with the error recorded when a collector hangs", async () => {
     const node = uniqueName("diag-node")
     const hung: Collector = {
@@ -143,7 +170,10 @@ describe("NodeDiagnosticController", () => {
     )
     const second = await waitCompleted(node, 2)
     expect(second.reason).toBe("Failure")
-    expect(second.message).toMatch(/403.*expired/)
+    // The status code, never what the destination answered (an allowed host's page is not ours to publish).
+    expect(second.message).toBe(
+      `upload failed: PUT ${env.server.base}/bucket/${node}-2.tar.gz answered 403 (Forbidden)`
+    )
     await custom.deleteClusterCustomObject({ ...NodeDiagnosticGVR, name: node })
   })
 

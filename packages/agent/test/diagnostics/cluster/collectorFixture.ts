@@ -25,7 +25,7 @@ export interface CollectorFixture {
   readonly workDir: string
   /** Creates a Node named `<name>-node-…`, labelled nodemend.io/test=<name>; close() deletes it. */
   readonly createNode: (labels?: Record<string, string>) => Promise<string>
-  /** Runs the agent's collector for `nodeName` (allowlist: 127.0.0.1) until close(). */
+  /** Runs the agent's collector for `nodeName` (allowlist: the upload server's /bucket/) until close(). */
   readonly startCollector: (
     nodeName: string,
     options?: Pick<NodeDiagnosticControllerOptions, "agentState" | "collectors">
@@ -68,7 +68,8 @@ export const startCollectorFixture = async (name: string): Promise<CollectorFixt
           nodeName,
           hostRoot,
           workDir,
-          destinationAllowlist: ["127.0.0.1"],
+          // The loopback stand-in for S3, by its address, port and folder (as an operator would name it).
+          destinationAllowlist: [`${server.base}/bucket/`],
           ...options
         }).pipe(Scope.provide(scope))
       )
