@@ -278,6 +278,12 @@ export const controllers = (kubeconfig: string) => {
       running.push(p)
       return p
     },
+    /** As `start`, through another kubeconfig (a proxy's). */
+    startWith: async (path: string, config: unknown, identity?: string) => {
+      const p = await startControllerProcess(path, config, identity)
+      running.push(p)
+      return p
+    },
     killAll: async (printLogs: boolean) => {
       for (const p of running.splice(0)) {
         if (printLogs) console.log(`--- ${p.identity} ---\n${p.logs().slice(-4000)}`)

@@ -36,13 +36,14 @@ import {
 import { loadKubeAccess } from "../../src/kube/Kube.ts"
 import { startControllerProcess } from "../integration/controllerProcess.ts"
 import { isReady, sleep } from "../integration/helpers.ts"
-import { startControlledProxy } from "./controlledProxy.ts"
+import { type ControlledProxy, startControlledProxy } from "./controlledProxy.ts"
 
 const { core, policy } = clients()
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
 const ctl = controllers(kubeconfig)
 let ns = ""
 const fleets: Fleet[] = []
+const proxies: ControlledProxy[] = []
 
 beforeAll(async () => {
   useFakeCredentials()
@@ -51,6 +52,7 @@ beforeAll(async () => {
 afterEach(async (ctx) => {
   await ctl.killAll(ctx.task.result?.state === "fail")
   for (const f of fleets.splice(0)) await f.stop(core)
+  for (const p of proxies.splice(0)) await p.close()
 })
 afterAll(async () => {
   await deleteNamespace(core, ns)
@@ -65,8 +67,10 @@ const STEPS = [
   "Terminating",
   "RemovingNode",
   "Replacing",
-  "Succeeded"
+  "Finishing"
 ]
+/** The controller's writes that end the short steps, held 400 ms by the proxy so a kill can land inside them. */
+const HELD = 400
 
 /**
  * One round: `poolCount` repairs, the controller killed up to `maxKills` times while they run. Each kill is
@@ -93,7 +97,23 @@ const round = async (poolCount: number, maxKills: number, tally: Record<string, 
     }
   })
   const taints = watchTaints(core, pools)
-  let proc = await ctl.start(config, `${tag}-0`)
+  // The controller reaches the API server through a proxy that holds the taint patch, the Node delete and the
+  // journal delete of a finished repair ("Finishing"), so that kills can land inside those steps too.
+  const proxy = await startControlledProxy(loadKubeAccess(kubeconfig).access)
+  proxies.push(proxy)
+  const finishing = new Map<string, number>()
+  proxy.hold = (method, path) => {
+    const journal = /\/configmaps\/nodemend-repair-([^/?]+)/.exec(path)
+    if (method === "DELETE" && journal !== null) {
+      finishing.set(journal[1]!, Date.now() + HELD)
+      return HELD
+    }
+    if ((method === "PATCH" || method === "DELETE") && /^\/api\/v1\/nodes\/[^/?]+(\?|$)/.test(path))
+      return HELD
+    return 0
+  }
+  const start = (identity: string) => ctl.startWith(proxy.kubeconfig, config, identity)
+  let proc = await start(`${tag}-0`)
   // Staggered: the repairs are at different steps when a kill lands.
   const unhealthy = targets.map(async (t) => {
     await sleep(rand(0, 15_000))
@@ -107,6 +127,7 @@ const round = async (poolCount: number, maxKills: number, tally: Record<string, 
     const j = await journalPhases(core, ns)
     return Promise.all(
       targets.map(async (t) => {
+        if ((finishing.get(t.node) ?? 0) > Date.now()) return "Finishing"
         const p = j[t.node]?.phase
         if (p !== undefined) return p
         if (!markedUnhealthy.has(t.node)) return undefined
@@ -135,7 +156,7 @@ const round = async (poolCount: number, maxKills: number, tally: Record<string, 
     await proc.kill("SIGKILL")
     kills++
     for (const s of now) if (s !== undefined) tally[s] = (tally[s] ?? 0) + 1
-    proc = await ctl.start(config, `${tag}-${kills}`)
+    proc = await start(`${tag}-${kills}`)
   }
   await Promise.all(unhealthy)
   await waitForAllEnded(core, ns, targets, 150_000)
