@@ -47,7 +47,7 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
 
 /**
  * Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set.
- * Imported only then: it still uses @kubernetes/client-node, whose ~56 MiB the controller otherwise never loads.
+ * Imported only then: a controller without a capture destination never loads it.
  */
 const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, never, Kube> => {
   const destination = config.logCapture.destination
