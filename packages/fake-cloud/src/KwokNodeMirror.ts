@@ -3,7 +3,7 @@
  * (label + annotation `kwok.x-k8s.io/node=fake`, which the cluster harness's kwok selects on);
  * termination -> the Node is deleted; reboot -> a new `status.nodeInfo.bootID`.
  */
-import type { KubeError, KubeHttp, Node } from "@nodemend/kube-access"
+import { type KubeError, type KubeHttp, NODES_PATH, type Node, nodePath } from "@nodemend/kube-access"
 import { Effect } from "effect"
 import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
 
@@ -47,7 +47,6 @@ const capacityOf = (instanceType: string) => ({
 
 const SMP = "application/strategic-merge-patch+json"
 const MERGE = "application/merge-patch+json"
-const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`
 
 /** Runs a call; an answer with one of `ignore` (e.g. 409 on create, 404 on delete) counts as done. */
 const run = <A>(call: Effect.Effect<A, KubeError>, ...ignore: number[]): Promise<A | undefined> =>
@@ -88,7 +87,7 @@ export function kwokNodeMirror(
       const capacity = capacityOf(i.instanceType)
       const lt = i.launchTemplate
       await run(
-        kube.call("create node", "POST", "/api/v1/nodes", {
+        kube.call("create node", "POST", NODES_PATH, {
           apiVersion: "v1",
           kind: "Node",
           metadata: {

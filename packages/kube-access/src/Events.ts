@@ -4,6 +4,7 @@
  * servers), in `default` (a Node is cluster-scoped), with the field limits the API server enforces.
  */
 import { randomBytes } from "node:crypto"
+import { namespacedPath } from "./Paths.ts"
 
 /** Node is cluster-scoped: its Events live in `default` (client-go, the agent, the controller, the plugin). */
 export const NODE_EVENT_NAMESPACE = "default"
@@ -29,7 +30,7 @@ export interface NodeEvent {
 }
 
 export const eventsPath = (namespace: string): string =>
-  `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`
+  namespacedPath("events.k8s.io/v1", "events", namespace)
 
 /** The body of a new events.k8s.io/v1 Event regarding a Node. */
 export const nodeEventBody = (e: NodeEvent, namespace: string = NODE_EVENT_NAMESPACE) => {

@@ -16,6 +16,10 @@ export const NodeDiagnosticGVR = {
   version: NODE_DIAGNOSTIC_VERSION,
   plural: NODE_DIAGNOSTIC_PLURAL
 } as const
+/** The collection's API path; the object of node `n` is `nodeDiagnosticPath(n)`. */
+export const NODE_DIAGNOSTICS_PATH = `/apis/${NODE_DIAGNOSTIC_API_VERSION}/${NODE_DIAGNOSTIC_PLURAL}`
+export const nodeDiagnosticPath = (nodeName: string): string =>
+  `${NODE_DIAGNOSTICS_PATH}/${encodeURIComponent(nodeName)}`
 
 /** `node` keeps the bundle on the node (retrievable through the kubelet's /logs/ handler for 10 minutes). */
 export const NODE_DESTINATION = "node"
@@ -39,12 +43,26 @@ export const CaptureReason = Schema.Literals(CAPTURE_REASONS)
 export type CaptureReason = typeof CaptureReason.Type
 
 export const RunningState = Schema.Struct({ startedAt: Schema.String })
+
+/**
+ * The bundle as the node's agent produced it: SHA-256 (lower-case hex) and size in bytes of the tar.gz. Only that
+ * node's agent may write its NodeDiagnostic's status (admission policy nodemend-agent-nodediagnostics), while any
+ * agent token can read the destination URL; so a consumer checks what it downloads against this.
+ */
+export const BundleDigest = Schema.Struct({
+  sha256: Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/)),
+  size: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+})
+export type BundleDigest = typeof BundleDigest.Type
+
 export const CompletedState = Schema.Struct({
   reason: CaptureReason,
   message: Schema.String,
   startedAt: Schema.String,
   finishedAt: Schema.String,
-  observedGeneration: Schema.optionalKey(Schema.Int)
+  observedGeneration: Schema.optionalKey(Schema.Int),
+  /** Set with `Success` / `SuccessWithErrors`: the delivered bundle. */
+  bundle: Schema.optionalKey(BundleDigest)
 })
 export type CompletedState = typeof CompletedState.Type
 

@@ -6,7 +6,10 @@ import {
   type KubeHttp,
   type List,
   NODE_EVENT_NAMESPACE,
-  type Node
+  NODES_PATH,
+  type Node,
+  namespacedPath,
+  nodePath
 } from "@nodemend/kube-access"
 import { LOG_CATEGORIES, LogCategory } from "@nodemend/kube-access/NodeDiagnostic"
 import { Effect, Schema } from "effect"
@@ -108,7 +111,7 @@ const statusCommand = async (
     await get<List<Node>>(
       kube,
       "list nodes",
-      `/api/v1/nodes${selector ? `?labelSelector=${enc(selector)}` : ""}`
+      `${NODES_PATH}${selector ? `?labelSelector=${enc(selector)}` : ""}`
     )
   ).items
   const journal = journalOf(
@@ -125,7 +128,7 @@ const statusCommand = async (
     await get<List<CoreEvent>>(
       kube,
       "list events",
-      `/api/v1/namespaces/${NODE_EVENT_NAMESPACE}/events?fieldSelector=${enc(`involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`)}`
+      `${namespacedPath("v1", "events", NODE_EVENT_NAMESPACE)}?fieldSelector=${enc(`involvedObject.kind=Node,reportingComponent=${REPAIR_CONTROLLER}`)}`
     )
   ).items
   io.out(renderTable(NODE_HEADERS, nodeRows(nodes, poolLabels, journal)))
@@ -147,7 +150,7 @@ const statusCommand = async (
 }
 
 const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace: string, io: CliIO) => {
-  const node = await get<Node>(kube, "read node", `/api/v1/nodes/${enc(name)}`).catch((e: unknown) => {
+  const node = await get<Node>(kube, "read node", nodePath(name)).catch((e: unknown) => {
     throw k8sCode(e) === 404 ? new PluginError(`node not found: ${name}`) : e
   })
   // Events about a cluster-scoped Node are written to `default` (client-go, the agent, the controller); one
@@ -156,13 +159,13 @@ const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace
     await get<List<CoreEvent>>(
       kube,
       "list events",
-      `/api/v1/namespaces/${NODE_EVENT_NAMESPACE}/events?fieldSelector=${enc(`involvedObject.kind=Node,involvedObject.name=${name}`)}`
+      `${namespacedPath("v1", "events", NODE_EVENT_NAMESPACE)}?fieldSelector=${enc(`involvedObject.kind=Node,involvedObject.name=${name}`)}`
     )
   ).items
   const journalEntry = await get<ConfigMap>(
     kube,
     "read repair journal",
-    `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps/${enc(journalName(name))}`
+    namespacedPath("v1", "configmaps", controllerNamespace, journalName(name))
   ).then(
     (cm) => [cm],
     (e: unknown) => {

@@ -5,14 +5,15 @@
  */
 import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import type { KubeHttp, List, Node } from "@nodemend/kube-access"
+import { type KubeHttp, type List, NODES_PATH, type Node, nodePath } from "@nodemend/kube-access"
 import {
   type CaptureProgress,
   captureProgress,
   type LogCategory,
+  NODE_DIAGNOSTICS_PATH,
   NodeDiagnostic,
-  NodeDiagnosticGVR as GVR,
-  nodeDiagnosticBody
+  nodeDiagnosticBody,
+  nodeDiagnosticPath
 } from "@nodemend/kube-access/NodeDiagnostic"
 import { Clock, Effect, Schema } from "effect"
 import { downloadThroughApiServer, downloadUrl } from "./download.ts"
@@ -47,15 +48,12 @@ export interface NodeResult {
 
 const api = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => e })
 
-const collection = `/apis/${GVR.group}/${GVR.version}/${GVR.plural}`
-const diagnosticPath = (node: string) => `${collection}/${encodeURIComponent(node)}`
-
 /** Resolves node names or a selector to existing Nodes; unknown names are a clear error. */
 export const resolveNodes = (kube: KubeHttp, names: ReadonlyArray<string>, selector?: string) =>
   Effect.gen(function* () {
     if (selector) {
       const list = (yield* kube
-        .call("list nodes", "GET", `/api/v1/nodes?labelSelector=${encodeURIComponent(selector)}`)
+        .call("list nodes", "GET", `${NODES_PATH}?labelSelector=${encodeURIComponent(selector)}`)
         .pipe(
           Effect.mapError((e) => new PluginError(`listing nodes (${selector}): ${e.message}`))
         )) as List<Node>
@@ -68,7 +66,7 @@ export const resolveNodes = (kube: KubeHttp, names: ReadonlyArray<string>, selec
       return yield* Effect.fail(new PluginError("name at least one node, or pass -l <selector>"))
     const missing: string[] = []
     for (const name of names) {
-      const exists = yield* kube.call("read node", "GET", `/api/v1/nodes/${encodeURIComponent(name)}`).pipe(
+      const exists = yield* kube.call("read node", "GET", nodePath(name)).pipe(
         Effect.as(true),
         Effect.catch((e) =>
           e.code === 404
@@ -114,7 +112,7 @@ const captureOne = (kube: KubeHttp, node: string, opts: LogsOptions, io: LogsIO)
         .call(
           "create NodeDiagnostic",
           "POST",
-          collection,
+          NODE_DIAGNOSTICS_PATH,
           nodeDiagnosticBody(node, { destination, categories: opts.categories }, { labels: PLUGIN_LABEL })
         )
         .pipe(
@@ -129,7 +127,7 @@ const captureOne = (kube: KubeHttp, node: string, opts: LogsOptions, io: LogsIO)
               )
           )
         ),
-      () => kube.call("delete NodeDiagnostic", "DELETE", diagnosticPath(node)).pipe(Effect.ignore)
+      () => kube.call("delete NodeDiagnostic", "DELETE", nodeDiagnosticPath(node)).pipe(Effect.ignore)
     )
     io.progress(
       `${node}: requested (destination ${destination === "node" ? "node" : new URL(destination).host})`
@@ -138,7 +136,7 @@ const captureOne = (kube: KubeHttp, node: string, opts: LogsOptions, io: LogsIO)
     let last = ""
     let progress: CaptureProgress = { _tag: "Pending" }
     for (;;) {
-      const raw = yield* kube.call("read NodeDiagnostic", "GET", diagnosticPath(node)).pipe(Effect.option)
+      const raw = yield* kube.call("read NodeDiagnostic", "GET", nodeDiagnosticPath(node)).pipe(Effect.option)
       if (raw._tag === "Some") {
         const view = Schema.decodeUnknownOption(NodeDiagnostic)(raw.value)
         if (view._tag === "Some") progress = captureProgress(view.value)

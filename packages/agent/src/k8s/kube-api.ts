@@ -14,7 +14,8 @@ import {
   type KubeError,
   loadKubeAccess,
   NODE_EVENT_NAMESPACE,
-  nodeEventBody
+  nodeEventBody,
+  nodePath
 } from "@nodemend/kube-access"
 import { type KubeHttp, makeKubeHttp } from "./kube-http.ts"
 
@@ -78,12 +79,12 @@ export const kubeApiLayer = (
         }),
         (h) => Effect.sync(() => h.close())
       )
-      const nodePath = `/api/v1/nodes/${encodeURIComponent(nodeName)}`
+      const node = nodePath(nodeName)
       const events = eventsPath(NODE_EVENT_NAMESPACE)
       return KubeApi.of({
         nodeName,
         http,
-        readNode: http.call("read node", "GET", nodePath).pipe(
+        readNode: http.call("read node", "GET", node).pipe(
           Effect.map((n) => ({
             uid: (n as RawNode | undefined)?.metadata?.uid ?? "",
             labels:
@@ -93,13 +94,7 @@ export const kubeApiLayer = (
         ),
         patchConditions: (entries) =>
           http
-            .call(
-              "patch node status",
-              "PATCH",
-              `${nodePath}/status`,
-              { status: { conditions: entries } },
-              SMP
-            )
+            .call("patch node status", "PATCH", `${node}/status`, { status: { conditions: entries } }, SMP)
             .pipe(Effect.map(conditionsOf)),
         createEvent: (nodeUid, e) =>
           http

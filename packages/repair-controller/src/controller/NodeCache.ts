@@ -6,7 +6,7 @@
  * annotations, pool label or deletion change, never for heartbeats.
  */
 import { Duration, Effect, Fiber } from "effect"
-import { type KubeHttp, type ListWatchOptions, listOnce, listWatch } from "@nodemend/kube-access"
+import { type KubeHttp, type ListWatchOptions, listOnce, listWatch, NODES_PATH } from "@nodemend/kube-access"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { startError } from "../kube/KubeHttp.ts"
@@ -83,7 +83,7 @@ export const makeNodeCache = (
 
   const informer: ListWatchOptions = {
     http,
-    path: "/api/v1/nodes",
+    path: NODES_PATH,
     query: config.nodeSelector === "" ? {} : { labelSelector: config.nodeSelector },
     // Paged: at thousands of Nodes one response would be tens of MB of JSON held at once.
     pageSize: 500,

@@ -5,14 +5,16 @@
  *
  * The NodeDiagnostic is owned by the Node, so the garbage collector removes it with the Node.
  */
-import type { KubeError, KubeHttp } from "@nodemend/kube-access"
+import { type KubeError, type KubeHttp, nodePath } from "@nodemend/kube-access"
 import {
   type CompletedState,
   captureProgress,
   decodeNodeDiagnostic,
   type LogCategory,
+  NODE_DIAGNOSTICS_PATH,
   NodeDiagnosticGVR,
-  nodeDiagnosticBody
+  nodeDiagnosticBody,
+  nodeDiagnosticPath
 } from "@nodemend/kube-access/NodeDiagnostic"
 import { Clock, Duration, Effect, Schedule } from "effect"
 
@@ -43,14 +45,11 @@ export type LogCaptureResult =
 
 class CaptureRequestFailed extends Error {}
 
-const collection = `/apis/${NodeDiagnosticGVR.group}/${NodeDiagnosticGVR.version}/${NodeDiagnosticGVR.plural}`
-const objectPath = (nodeName: string) => `${collection}/${encodeURIComponent(nodeName)}`
-
 /** Creates a fresh NodeDiagnostic for the node (replacing an old one, whose status would be stale); returns its generation. */
 const requestCapture = (http: KubeHttp, nodeName: string, options: LogCaptureOptions) =>
   Effect.gen(function* () {
     const node = (yield* http
-      .call("read node", "GET", `/api/v1/nodes/${encodeURIComponent(nodeName)}`)
+      .call("read node", "GET", nodePath(nodeName))
       .pipe(
         Effect.mapError(
           (e) => new CaptureRequestFailed(e.code === 404 ? `node ${nodeName} not found` : e.message)
@@ -64,14 +63,14 @@ const requestCapture = (http: KubeHttp, nodeName: string, options: LogCaptureOpt
         ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node?.metadata?.uid ?? "" }]
       }
     )
-    const create = http.call("create NodeDiagnostic", "POST", collection, body)
+    const create = http.call("create NodeDiagnostic", "POST", NODE_DIAGNOSTICS_PATH, body)
     const created = yield* create.pipe(
       Effect.catchIf(
         (e: KubeError) => e.code === 409,
         () =>
           // An earlier capture (or a user's) left one behind: its status describes another request.
           http
-            .call("delete NodeDiagnostic", "DELETE", objectPath(nodeName))
+            .call("delete NodeDiagnostic", "DELETE", nodeDiagnosticPath(nodeName))
             .pipe(
               Effect.andThen(
                 create.pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 10 }))
@@ -87,7 +86,7 @@ const requestCapture = (http: KubeHttp, nodeName: string, options: LogCaptureOpt
   })
 
 const readCompleted = (http: KubeHttp, nodeName: string, generation: number) =>
-  http.call("read NodeDiagnostic", "GET", objectPath(nodeName)).pipe(
+  http.call("read NodeDiagnostic", "GET", nodeDiagnosticPath(nodeName)).pipe(
     Effect.flatMap(decodeNodeDiagnostic),
     Effect.map((nd): CompletedState | undefined => {
       const progress = captureProgress(nd, generation)

@@ -16,7 +16,10 @@ import {
   kubeAccessFromKubeconfig,
   type ListExpired,
   listAllPages,
-  nodeEventBody
+  NODES_PATH,
+  namespacedPath,
+  nodeEventBody,
+  nodePath
 } from "@nodemend/kube-access"
 import { makeControllerHttp } from "./KubeHttp.ts"
 import type { ConfigMap, Lease, List, Node, Pod } from "./types.ts"
@@ -98,12 +101,11 @@ export const makeKube = (
     Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
       Effect.andThen(http.call(operation, method, path, body, contentType) as Effect.Effect<A, KubeError>)
     )
-  const node = (name: string) => `/api/v1/nodes/${enc(name)}`
-  const cm = (namespace: string, name?: string) =>
-    `/api/v1/namespaces/${enc(namespace)}/configmaps${name === undefined ? "" : `/${enc(name)}`}`
+  const node = nodePath
+  const cm = (namespace: string, name?: string) => namespacedPath("v1", "configmaps", namespace, name)
   const lease = (namespace: string, name?: string) =>
-    `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases${name === undefined ? "" : `/${enc(name)}`}`
-  const pod = (namespace: string, name: string) => `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`
+    namespacedPath("coordination.k8s.io/v1", "leases", namespace, name)
+  const pod = (namespace: string, name: string) => namespacedPath("v1", "pods", namespace, name)
 
   // An expired continue token (410) restarts the list from the first page (pagedList.ts).
   const listPodsOnNode = (nodeName: string) =>
@@ -129,7 +131,7 @@ export const makeKube = (
     http,
     readNode: (name) => call("readNode", "get", "GET", node(name)),
     createNode: (body) =>
-      call("createNode", "create", "POST", "/api/v1/nodes", { apiVersion: "v1", kind: "Node", ...body }),
+      call("createNode", "create", "POST", NODES_PATH, { apiVersion: "v1", kind: "Node", ...body }),
     deleteNode: (name, uid) =>
       call("deleteNode", "delete", "DELETE", node(name), {
         apiVersion: "v1",
