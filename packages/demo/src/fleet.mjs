@@ -108,7 +108,8 @@ export const startFleet = async ({
   prefix = "",
   namespace = "nodemend-system",
   dir = DEMO_DIR,
-  bootDelayMs = 12_000
+  bootDelayMs = 20_000,
+  onSignal = () => {}
 } = {}) => {
   const id = Date.now().toString(36)
   const pools = defaultPools(prefix)
@@ -152,6 +153,20 @@ export const startFleet = async ({
     children.clear()
     if (cluster && !cluster.reused && !process.env.NODEMEND_KUBECONFIG) await down({ quiet: true })
   }
+
+  // The children run in their own process groups, out of reach of the terminal's Ctrl-C: stop them here.
+  let signalled = false
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+    ["SIGHUP", 129]
+  ])
+    process.once(signal, () => {
+      if (signalled) return
+      signalled = true
+      onSignal(signal)
+      void stop().finally(() => process.exit(code))
+    })
 
   try {
     // The cluster: NODEMEND_KUBECONFIG's (left running), else the development cluster (started if needed).
@@ -338,6 +353,8 @@ export const startFleet = async ({
       pools,
       selector,
       state,
+      /** Names of every node of the fleet seen so far (the view keeps Events about them). */
+      seen: new Set(),
       syncAgents,
       stop
     }

@@ -16,20 +16,13 @@ export const live = async () => {
   const say = (msg) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}`)
   let fleet
   let stopping = false
-  const stop = async (code) => {
-    if (stopping) return
+  const onSignal = () => {
     stopping = true
     if (tty) process.stdout.write("\x1b[?25h\n")
-    console.log("stopping: agents, controller, fake cloud ...")
-    await fleet?.stop()
-    console.log(`stopped everything the demo started (logs in ${fleet?.dir ?? ".nodemend/demo"}/logs)`)
-    process.exit(code)
+    console.log("stopping: agents, controller, fake cloud ... (logs stay in .nodemend/demo/logs)")
   }
-  process.on("SIGINT", () => void stop(130))
-  process.on("SIGTERM", () => void stop(143))
-
   try {
-    fleet = await startFleet({ say })
+    fleet = await startFleet({ say, onSignal })
   } catch (e) {
     console.error(`demo failed to start: ${e?.stack ?? e}`)
     process.exit(1)

@@ -46,9 +46,9 @@ const poolNodes = async (pool) =>
     (n) => !n.metadata.deletionTimestamp
   )
 const events = async (node, reason) =>
-  (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${node}` })).items.filter(
-    (e) => e.reason === reason
-  )
+  (
+    await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${node}` })
+  ).items.filter((e) => e.reason === reason)
 const hasEvent = async (node, reason) => (await events(node, reason))[0]
 const journal = (node) =>
   core
@@ -81,35 +81,42 @@ const failedCondition = (node, type, reason, what) =>
     100
   )
 
-const storyGpu = async () => {
-  const S = "1 xid79   "
-  const nodes = await poolNodes(GPU)
-  const known = new Set(nodes.map((n) => n.metadata.name))
-  const victim = nodes[0].metadata.name
-  await core.createNamespace({ body: { metadata: { name: workNs, labels: { "nodemend.io/demo": "true" } } } })
-  for (const i of [0, 1])
+/** Two pods of `app` bound to `node` and a PodDisruptionBudget (minAvailable 1) over them; Running before it returns. */
+const protectedWorkload = async (node, app) => {
+  const pods = [0, 1].map((i) => `${app}-${i}`)
+  for (const name of pods)
     await core.createNamespacedPod({
       namespace: workNs,
       body: {
-        metadata: { name: `trainer-${i}`, labels: { app: "trainer" } },
+        metadata: { name, labels: { app } },
         spec: {
-          nodeName: victim,
+          nodeName: node,
           tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists", effect: "NoSchedule" }],
-          containers: [{ name: "trainer", image: "trainer:demo" }]
+          containers: [{ name: app, image: `${app}:demo` }]
         }
       }
     })
   await fleet.kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
     namespace: workNs,
-    body: {
-      metadata: { name: "trainer" },
-      spec: { minAvailable: 1, selector: { matchLabels: { app: "trainer" } } }
-    }
+    body: { metadata: { name: app }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } }
   })
-  await waitFor("trainer pods Running", async () => {
-    const pods = (await core.listNamespacedPod({ namespace: workNs })).items
-    return pods.filter((p) => p.status?.phase === "Running").length === 2
+  await waitFor(`${app} pods Running`, async () => {
+    const running = (await core.listNamespacedPod({ namespace: workNs, labelSelector: `app=${app}` })).items
+    return running.filter((p) => p.status?.phase === "Running").length === 2
   })
+}
+/** Pods of `app` not yet deleted. */
+const podsLeft = async (app) =>
+  (await core.listNamespacedPod({ namespace: workNs, labelSelector: `app=${app}` })).items.filter(
+    (p) => !p.metadata.deletionTimestamp
+  ).length
+
+const storyGpu = async () => {
+  const S = "1 xid79   "
+  const nodes = await poolNodes(GPU)
+  const known = new Set(nodes.map((n) => n.metadata.name))
+  const victim = nodes[0].metadata.name
+  await protectedWorkload(victim, "trainer")
   mark(S, `${victim}: 2 trainer pods Running, PDB minAvailable 1`)
   const at = inject(victim, "xid79")
   mark(S, "kernel log: NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
@@ -130,12 +137,9 @@ const storyGpu = async () => {
     async () => tainted(await readNode(victim)) || (await readNode(victim)) === undefined
   )
   mark(S, `tainted ${REPAIR_TAINT_KEY}:NoSchedule`)
-  const podsLeft = async () =>
-    (await core.listNamespacedPod({ namespace: workNs })).items.filter((p) => !p.metadata.deletionTimestamp)
-      .length
-  await waitFor("the first eviction", async () => (await podsLeft()) <= 1, 60_000)
+  await waitFor("the first eviction", async () => (await podsLeft("trainer")) <= 1, 60_000)
   mark(S, "drain: trainer evicted; the PDB (minAvailable 1) holds the other")
-  await waitFor("the drain to finish", async () => (await podsLeft()) === 0, 90_000)
+  await waitFor("the drain to finish", async () => (await podsLeft("trainer")) === 0, 90_000)
   const forced = await hasEvent(victim, "DrainForced").catch(() => undefined)
   mark(S, `drain done${forced ? " (the last pod forced at the 20 s deadline: DrainForced)" : ""}`)
   await gone(victim, "the instance terminated and its Node removed")
@@ -152,6 +156,10 @@ const storyBreaker = async () => {
     nodes.filter((n) => n.metadata.labels[ZONE_LABEL] === `${REGION}${z}`).map((n) => n.metadata.name)
   const [g1, g2] = inZone("a")
   const [g3, g4] = inZone("b")
+  // Their workloads' PDBs keep g1 and g2 draining (to the 20 s deadline) while g3 and g4 wait out their toleration.
+  await protectedWorkload(g1, "web")
+  await protectedWorkload(g2, "api")
+  mark(S, `${g1}, ${g2}: 2 pods each under a PDB (minAvailable 1)`)
   const at = Date.now()
   for (const n of [g1, g2]) inject(n, "pids-exhausted")
   mark(S, `kubelet journal 'fork/exec ...: resource temporarily unavailable' on ${g1}, ${g2}`)
@@ -176,17 +184,32 @@ const storyBreaker = async () => {
   const view = render(await takeSnapshot(fleet)).find((l) => l.includes(g3)) ?? ""
   if (!view.includes("HELD by breaker")) throw new Error(`the view does not say ${g3} is held: ${view}`)
   mark(S, `view: ${view.trim().replace(/\s+/g, " ")}`)
-  const first = await replacementIn(GENERAL, known, "the first replacement Ready")
-  mark(S, `replacement ${first.metadata.name} Ready, ${since(at)}`)
-  for (const n of [g3, g4])
-    await waitFor(`RepairStarted on ${n} once the count dropped`, () => hasEvent(n, "RepairStarted"), 120_000)
-  mark(S, `count dropped: RepairStarted on ${g3}, ${g4}`)
-  for (const n of [g1, g2, g3, g4]) await gone(n, `${n} terminated`, 150_000)
+  await Promise.all([
+    (async () => {
+      for (const n of [g1, g2]) await gone(n, `${n} terminated`, 150_000)
+      mark(S, `${g1}, ${g2} drained, terminated and removed, ${since(at)}`)
+    })(),
+    (async () => {
+      const first = await replacementIn(GENERAL, known, "the first replacement Ready", 180_000)
+      mark(S, `first replacement ${first.metadata.name} Ready, ${since(at)}`)
+    })(),
+    (async () => {
+      for (const n of [g3, g4])
+        await waitFor(
+          `RepairStarted on ${n} once the count dropped`,
+          () => hasEvent(n, "RepairStarted"),
+          150_000
+        )
+      mark(S, `unhealthy count dropped: RepairStarted on ${g3}, ${g4}, ${since(at)}`)
+    })()
+  ])
+  for (const n of [g3, g4]) await gone(n, `${n} terminated`, 150_000)
   await waitFor(
-    "10 Ready general nodes again",
-    async () =>
-      (await poolNodes(GENERAL)).filter(isReady).length >= 10 &&
-      (await poolNodes(GENERAL)).filter((n) => !known.has(n.metadata.name)).length >= 4,
+    "10 Ready general nodes again, 4 of them replacements",
+    async () => {
+      const now = await poolNodes(GENERAL)
+      return now.filter(isReady).length >= 10 && now.filter((n) => !known.has(n.metadata.name)).length >= 4
+    },
     150_000,
     500
   )
@@ -255,6 +278,7 @@ const storyVeto = async () => {
 
 let failed
 try {
+  await core.createNamespace({ body: { metadata: { name: workNs, labels: { "nodemend.io/demo": "true" } } } })
   const results = await Promise.allSettled([storyGpu(), storyBreaker()])
   failed = results.find((r) => r.status === "rejected")?.reason
   if (!failed) {

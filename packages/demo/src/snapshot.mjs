@@ -38,8 +38,9 @@ export const takeSnapshot = async (fleet) => {
       .listNamespacedConfigMap({ namespace: fleet.namespace, labelSelector: `${REPAIR_JOURNAL_LABEL}=true` })
       .then((l) => l.items)
       .catch(() => []),
+    // Events about cluster-scoped Nodes live in `default`.
     fleet.core
-      .listNamespacedEvent({ namespace: fleet.namespace })
+      .listNamespacedEvent({ namespace: "default" })
       .then((l) => l.items)
       .catch(() => []),
     fetch(fleet.metricsUrl)
@@ -50,6 +51,8 @@ export const takeSnapshot = async (fleet) => {
       .then((b) => b.zonalShifts ?? [])
       .catch(() => [])
   ])
+  // Other users of a shared cluster write Events too: keep those about this fleet's nodes, past and present.
+  for (const n of nodes) fleet.seen.add(n.metadata.name)
   const repairs = {}
   for (const cm of journal) {
     try {
@@ -72,6 +75,7 @@ export const takeSnapshot = async (fleet) => {
     })),
     repairs,
     events: events
+      .filter((e) => fleet.seen.has(e.involvedObject?.name ?? ""))
       .filter(
         (e) =>
           e.reportingComponent === REPAIR_CONTROLLER_REPORTING_CONTROLLER ||

@@ -36,7 +36,7 @@ export const nodeState = (node, snap) => {
   const left = Date.parse(c.lastTransitionTime) + (TOLERATIONS[c.type] ?? 0) * 1000 - snap.at
   if (left > 0) return `${c.type} ${safe(c.reason)}: toleration ${secs(left)} left`
   if (last?.reason === "RepairBlocked")
-    return `${c.type} ${safe(c.reason)}: HELD by breaker: ${safe(last.message)}`
+    return `${c.type} ${safe(c.reason)}: HELD by breaker (${safe(/\((\d+ of \d+, allowed \d+)\)/.exec(last.message)?.[1] ?? last.message)})`
   if (last?.reason === "RepairStandDown")
     return `${c.type} ${safe(c.reason)}: STAND-DOWN: ${safe(last.message)}`
   if (last?.reason === "RepairRefused") return `${c.type} ${safe(c.reason)}: REFUSED: ${safe(last.message)}`

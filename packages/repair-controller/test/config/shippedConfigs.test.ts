@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
+import { controllerConfigYaml } from "../../../demo/src/controllerConfig.mjs"
 import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import { testConfig } from "../integration/helpers.ts"
 
@@ -45,25 +46,15 @@ const docsConfigs = (): ReadonlyArray<readonly [string, string]> =>
         .map((text) => [`docs/${f}`, text] as const)
     )
 
-/** The config scripts/demo.mjs writes, with its own constants and sample values for its runtime ones. */
-const demoConfig = (): string => {
-  const script = read("scripts/demo.mjs")
-  const lines = /join\(DEMO, "controller\.yaml"\),\s*(\[[\s\S]*?\])\.join\("\\n"\)/u.exec(script)?.[1]
-  if (lines === undefined)
-    throw new Error("scripts/demo.mjs no longer writes controller.yaml as a list of lines")
-  const constant = (name: string) => new RegExp(`const ${name} = "([^"]+)"`, "u").exec(script)?.[1]
-  const scope = {
-    ns: "nodemend-demo",
-    POOL: constant("POOL"),
-    run: "1",
-    REGION: constant("REGION"),
-    CLUSTER_ARN: constant("CLUSTER_ARN"),
+/** The config the demo writes (packages/demo/src/controllerConfig.mjs), with sample values for its runtime ones. */
+const demoConfig = (): string =>
+  controllerConfigYaml({
+    namespace: "nodemend-system",
+    nodeSelector: "karpenter.sh/nodepool in (general,gpu)",
+    leaseName: "nodemend-demo-1",
+    metricsPort: 8080,
     cloudUrl: "http://127.0.0.1:4566"
-  }
-  // The list is plain string and template literals over the names in `scope`.
-  const evaluate = new Function(...Object.keys(scope), `return ${lines}`) as (...a: unknown[]) => string[]
-  return evaluate(...Object.values(scope)).join("\n")
-}
+  })
 
 describe("shipped controller configs decode", () => {
   it("deploy/controller/configmap.yaml", () => {
@@ -88,7 +79,7 @@ describe("shipped controller configs decode", () => {
     for (const [file, text] of found) expectDecodes(parseYaml(text), file)
   })
 
-  it("the demo's (scripts/demo.mjs)", () => {
+  it("the demo's (packages/demo/src/controllerConfig.mjs)", () => {
     const text = demoConfig()
     expect(text).toContain("cloudProvider: aws")
     expectDecodes(parseYaml(text), "demo controller.yaml")
