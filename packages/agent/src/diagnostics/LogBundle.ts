@@ -6,9 +6,11 @@
 import { createWriteStream } from "node:fs"
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
+import { pipeline } from "node:stream/promises"
+import { DigestTap } from "./BundleDigest.ts"
 import { type Collector, COLLECTOR_DEFAULTS, type CollectorDefaults } from "./Collectors.ts"
 import { type CollectorResult, runCollector } from "./CollectorRunner.ts"
-import type { LogCategory } from "./NodeDiagnostic.ts"
+import type { BundleDigest, LogCategory } from "./NodeDiagnostic.ts"
 import { TarGzWriter } from "./TarGzWriter.ts"
 
 export const ERRORS_FILE = "log-capture-errors.log"
@@ -31,6 +33,8 @@ export interface BundleRequest {
 export interface Bundle {
   /** The tar.gz file; the caller owns it (delivers, then deletes). */
   readonly path: string
+  /** SHA-256 and size of the file at `path`, taken as it was written. */
+  readonly digest: BundleDigest
   readonly results: ReadonlyArray<CollectorResult>
   readonly errors: ReadonlyArray<CollectorResult>
   readonly collectionMs: number
@@ -100,10 +104,22 @@ export const assembleBundle = async (req: BundleRequest): Promise<Bundle> => {
       )}\n`
     )
     const path = join(req.workDir, `${req.nodeName}-logs.tar.gz`)
-    const tar = new TarGzWriter(createWriteStream(path, { mode: 0o600 }))
+    // gzip -> digest -> file: the digest is of exactly the bytes written, without reading the file again.
+    const tap = new DigestTap()
+    const written = pipeline(tap, createWriteStream(path, { mode: 0o600 }))
+    written.catch(() => undefined)
+    const tar = new TarGzWriter(tap)
     for (const f of await walk(spool)) await tar.addFile(`${req.nodeName}/${relative(spool, f)}`, f)
     await tar.finish()
-    return { path, results, errors, collectionMs, totalMs: Math.round(performance.now() - started) }
+    await written
+    return {
+      path,
+      digest: tap.digest(),
+      results,
+      errors,
+      collectionMs,
+      totalMs: Math.round(performance.now() - started)
+    }
   } finally {
     clearTimeout(timer)
     await rm(spool, { recursive: true, force: true })

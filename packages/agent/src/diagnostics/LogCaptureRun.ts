@@ -7,7 +7,12 @@ import type { Collector, CollectorDefaults } from "./Collectors.ts"
 import { type AllowedDestination, decideDestination, describeUrl } from "./DestinationPolicy.ts"
 import { deliverToNode, kubeletProxyBundlePath, uploadBundle } from "./Delivery.ts"
 import { assembleBundle, ERRORS_FILE } from "./LogBundle.ts"
-import { type CaptureReason, expandCategories, type LogCaptureSpec } from "./NodeDiagnostic.ts"
+import {
+  type BundleDigest,
+  type CaptureReason,
+  expandCategories,
+  type LogCaptureSpec
+} from "./NodeDiagnostic.ts"
 
 export interface LogCaptureRunOptions {
   readonly nodeName: string
@@ -26,6 +31,8 @@ export interface LogCaptureOutcome {
   readonly message: string
   /** Set when a bundle was built. */
   readonly collectionMs?: number
+  /** Set when the bundle was delivered: what a consumer checks it against. */
+  readonly bundle?: BundleDigest
   /** true when a request left the node (an upload was attempted). */
   readonly uploaded: boolean
 }
@@ -71,6 +78,7 @@ export const runLogCapture = async (
         reason,
         message: `bundle kept on the node for 10 minutes at ${kubeletProxyBundlePath(opts.nodeName)}${withErrors}`,
         collectionMs: bundle.collectionMs,
+        bundle: bundle.digest,
         uploaded: false
       }
     }
@@ -80,6 +88,7 @@ export const runLogCapture = async (
         reason,
         message: `uploaded ${up.bytes} bytes to ${describeUrl(dest.url)}${withErrors}`,
         collectionMs: bundle.collectionMs,
+        bundle: bundle.digest,
         uploaded: true
       }
     } catch (e) {

@@ -152,7 +152,8 @@ export const NodeDiagnosticController = (
             message: outcome.message.slice(0, 1024),
             startedAt,
             finishedAt: new Date().toISOString(),
-            observedGeneration: generation
+            observedGeneration: generation,
+            ...(outcome.bundle ? { bundle: outcome.bundle } : {})
           })
         )
         yield* Effect.logInfo("log capture finished", {

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -63,6 +64,12 @@ describe("assembleBundle", () => {
     const manifest = JSON.parse(await extract(bundle.path, `node-a/${MANIFEST_FILE}`))
     expect(manifest.collectors.find((c: { name: string }) => c.name === "nvidia-smi").outcome).toBe("skipped")
     expect(names.some((n) => n.startsWith("node-a/gpu/"))).toBe(false)
+    // The digest taken while writing is the digest of the file as written.
+    const file = await readFile(bundle.path)
+    expect(bundle.digest).toEqual({
+      sha256: createHash("sha256").update(file).digest("hex"),
+      size: file.length
+    })
   })
 
   it("ships the bundle with the error recorded when a collector hangs", async () => {

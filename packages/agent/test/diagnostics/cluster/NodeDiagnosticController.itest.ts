@@ -1,6 +1,7 @@
 // The agent's collector against the real API server: create a NodeDiagnostic, the in-process controller for
 // that node collects from a temp host root and delivers; assertions on the status and on what arrived.
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -70,6 +71,11 @@ describe("NodeDiagnosticController", () => {
     expect(done.message).not.toContain("X-Amz-Signature")
     const body = env.server.objects.get(`/bucket/${node}.tar.gz`)
     expect(body).toBeDefined()
+    // The status carries the SHA-256 and size of exactly what arrived (taken while the bundle was written).
+    expect(done.bundle).toEqual({
+      sha256: createHash("sha256").update(body!).digest("hex"),
+      size: body!.length
+    })
     const names = await tarList(body!)
     for (const f of [
       "system/meminfo.txt",
@@ -157,7 +163,12 @@ describe("NodeDiagnosticController", () => {
     expect(first.message).toContain(`/api/v1/nodes/${node}/proxy/logs/nodemend/${node}-logs.tar.gz`)
     const onHost = join(env.hostRoot, NODE_BUNDLE_DIR, nodeBundleName(node))
     expect(existsSync(onHost)).toBe(true)
-    expect(await tarList(await readFile(onHost))).toContain(`${node}/system/meminfo.txt`)
+    const kept = await readFile(onHost)
+    expect(await tarList(kept)).toContain(`${node}/system/meminfo.txt`)
+    expect(first.bundle).toEqual({
+      sha256: createHash("sha256").update(kept).digest("hex"),
+      size: kept.length
+    })
 
     env.server.denied.add(`/bucket/${node}-2.tar.gz`)
     await custom.patchClusterCustomObject(
@@ -170,6 +181,8 @@ describe("NodeDiagnosticController", () => {
     )
     const second = await waitCompleted(node, 2)
     expect(second.reason).toBe("Failure")
+    // Nothing was delivered, so no digest (the first capture's does not linger).
+    expect(second.bundle).toBeUndefined()
     // The status code, never what the destination answered (an allowed host's page is not ours to publish).
     expect(second.message).toBe(
       `upload failed: PUT ${env.server.base}/bucket/${node}-2.tar.gz answered 403 (Forbidden)`

@@ -9,6 +9,8 @@ export interface UploadServer {
   readonly objects: Map<string, Buffer>
   /** Paths whose PUT answers 403 (a presigned URL that expired). */
   readonly denied: Set<string>
+  /** GETs of a path wait for its promise (a test orders another upload before the download). */
+  readonly holdGets: Map<string, Promise<void>>
   close(): Promise<void>
 }
 
@@ -16,6 +18,7 @@ export const startUploadServer = async (): Promise<UploadServer> => {
   const requests: UploadServer["requests"] = []
   const objects = new Map<string, Buffer>()
   const denied = new Set<string>()
+  const holdGets = new Map<string, Promise<void>>()
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -32,9 +35,15 @@ export const startUploadServer = async (): Promise<UploadServer> => {
         }
         objects.set(path, body)
         res.writeHead(200).end()
-      } else if (req.method === "GET" && objects.has(path)) {
-        const o = objects.get(path)!
-        res.writeHead(200, { "content-type": "application/gzip", "content-length": String(o.length) }).end(o)
+      } else if (req.method === "GET") {
+        void (holdGets.get(path) ?? Promise.resolve()).then(() => {
+          const o = objects.get(path)
+          if (o === undefined) res.writeHead(404).end("NoSuchKey")
+          else
+            res
+              .writeHead(200, { "content-type": "application/gzip", "content-length": String(o.length) })
+              .end(o)
+        })
       } else res.writeHead(404).end("NoSuchKey")
     })
   })
@@ -45,6 +54,7 @@ export const startUploadServer = async (): Promise<UploadServer> => {
     requests,
     objects,
     denied,
+    holdGets,
     close: () => new Promise<void>((r) => server.close(() => r()))
   }
 }
