@@ -16,7 +16,8 @@ import {
   nodeDiagnosticPath
 } from "@nodemend/kube-access/NodeDiagnostic"
 import { Clock, Effect, Schema } from "effect"
-import { downloadThroughApiServer, downloadUrl } from "./download.ts"
+import { describeDigest, UntrustedBundle } from "./bundleVerification.ts"
+import { downloadThroughApiServer, downloadUrl, type ExpectedBundle } from "./download.ts"
 import { PluginError } from "./errors.ts"
 import { kubeletProxyBundlePath, PLUGIN_LABEL, urlForNode } from "./nodeDiagnostics.ts"
 
@@ -165,22 +166,35 @@ const captureOne = (kube: KubeHttp, node: string, opts: LogsOptions, io: LogsIO)
     }
     const file = join(opts.outputDir, `${node}-logs.tar.gz`)
     const remaining = Math.max(10_000, opts.timeoutMs - ((yield* Clock.currentTimeMillis) - start))
-    if (!urls) {
-      const bytes = yield* api(() =>
-        downloadThroughApiServer(kube, kubeletProxyBundlePath(node), file, remaining)
-      ).pipe(
-        Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
+    // What the node's own agent reported (only it may write this status): the download must be that bundle.
+    const expected: ExpectedBundle = { node, digest: completed.bundle }
+    const getUrl = urls ? urls.get : undefined
+    if (urls && !getUrl) {
+      // Nothing downloaded here: the digest goes with the result, for whoever fetches the bundle.
+      const reported = completed.bundle ? `; ${describeDigest(completed.bundle)}` : ""
+      return {
+        node,
+        ok: true,
+        message: `${completed.reason}: ${completed.message}${reported}`
+      } satisfies NodeResult
+    }
+    const digest = yield* api(() =>
+      getUrl
+        ? downloadUrl(getUrl, file, remaining, expected)
+        : downloadThroughApiServer(kube, kubeletProxyBundlePath(node), file, remaining, expected)
+    ).pipe(
+      Effect.mapError((e) =>
+        e instanceof UntrustedBundle
+          ? e
+          : new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`)
       )
-      return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult
-    }
-    const getUrl = urls.get
-    if (!getUrl) {
-      return { node, ok: true, message: `${completed.reason}: ${completed.message}` } satisfies NodeResult
-    }
-    const bytes = yield* api(() => downloadUrl(getUrl, file, remaining)).pipe(
-      Effect.mapError((e) => new PluginError(`${node}: ${e instanceof Error ? e.message : String(e)}`))
     )
-    return { node, ok: true, message: `${completed.reason}, ${bytes} bytes`, file } satisfies NodeResult
+    return {
+      node,
+      ok: true,
+      message: `${completed.reason}, verified ${describeDigest(digest)}`,
+      file
+    } satisfies NodeResult
   }).pipe(
     Effect.scoped,
     Effect.catch((e) =>

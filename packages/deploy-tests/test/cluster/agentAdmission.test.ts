@@ -18,6 +18,7 @@ import {
 import {
   clients,
   createFakeNode,
+  kubeconfigPath,
   createTestNamespace,
   deleteNamespace,
   deleteNode,
@@ -33,10 +34,18 @@ import {
   parseObjects,
   render
 } from "../../src/index.ts"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createHash, randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
+import { Effect, Exit, Scope } from "effect"
+import { NodeDiagnosticController } from "../../../agent/src/diagnostics/NodeDiagnosticController.ts"
+import { makeKubeHttp } from "../../../agent/src/k8s/kube-http.ts"
+import { startUploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
+import { makeHostRoot } from "../../../agent/test/diagnostics/fixtures.ts"
 import { makeFakeHost, startAgent } from "../../../agent/test/integration/agent-process.ts"
+import { run as plugin } from "../../../kubectl-nodemend/src/cli.ts"
 
 const { kc, core } = clients()
 const api = makeApplyClient(kc)
@@ -176,7 +185,7 @@ const extraRbac = (): KubeObject[] => {
   ]
 }
 
-/** The CRD as the chart ships it; created once per cluster (other suites may have it already). */
+/** The CRD as the chart ships it, applied over any older copy another suite left (its status schema prunes). */
 const ensureCrd = async () => {
   const [crd] = parseObjects(
     readFileSync(join(CHART_DIR, "crds", "nodediagnostics.nodemend.io.yaml"), "utf8")
@@ -188,7 +197,6 @@ const ensureCrd = async () => {
       () => true,
       () => false
     )
-  if (await served()) return
   await api.apply(crd)
   await waitFor("NodeDiagnostic served", served, { timeoutMs: 30_000 })
 }
@@ -674,4 +682,160 @@ describe("Events as the repair controller: its service account only", () => {
       agentEvent(nodeA, { reportingController: "example.com/other", reportingInstance: "x" })
     )
   })
+})
+
+/** A kubeconfig as the DaemonSet's pod has it: the cluster, and `token`. */
+const tokenKubeconfig = (dir: string, token: string): string => {
+  const cluster = kc.getCurrentCluster()
+  const path = join(dir, `kubeconfig-${randomBytes(4).toString("hex")}`)
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        { name: "c", cluster: { server: cluster?.server, "certificate-authority-data": cluster?.caData } }
+      ],
+      users: [{ name: "agent", user: { token } }],
+      contexts: [{ name: "c", context: { cluster: "c", user: "agent" } }],
+      "current-context": "c"
+    })
+  )
+  return path
+}
+
+interface ReportedCapture {
+  spec: { logCapture: { destination: string } }
+  status?: {
+    captureStatuses?: Array<{
+      type: string
+      state: { completed?: { bundle?: { sha256: string; size: number } } }
+    }>
+  }
+}
+
+describe("a bundle forged under another Node's key (issue #13 item 2: readable upload URLs)", () => {
+  it("node B's agent reads A's URL and uploads after A's agent finished; kubectl nodemend logs refuses it", async () => {
+    // Victim: a Node with its agent's collector running in-process on a token bound to a Pod there. Attacker:
+    // the agent identity of Node B (a token bound to a Pod on B), which RBAC lets read every NodeDiagnostic.
+    const victim = (await createFakeNode(core)).metadata?.name ?? ""
+    nodes.push(victim)
+    const victimToken = await tokenFor("nodemend-agent", await podOn(victim))
+    const agentB = identity(await tokenFor("nodemend-agent", await podOn(nodeB)))
+    const dir = mkdtempSync(join(tmpdir(), "nodemend-forged-"))
+    const server = await startUploadServer()
+    const hostRoot = await makeHostRoot()
+    const scope = await Effect.runPromise(Scope.make())
+    const key = `/bucket/${victim}-logs.tar.gz`
+    let releaseDownload = () => {}
+    server.holdGets.set(key, new Promise<void>((r) => (releaseDownload = r)))
+    try {
+      await Effect.runPromise(
+        NodeDiagnosticController({
+          http: makeKubeHttp(kubeAccessFromKubeconfig(tokenKubeconfig(dir, victimToken))),
+          nodeName: victim,
+          hostRoot,
+          workDir: dir,
+          destinationAllowlist: [`${server.base}/bucket/`]
+        }).pipe(Scope.provide(scope))
+      )
+      const url = `${server.base}/bucket/{node}-logs.tar.gz?X-Amz-Signature=s3cr3t`
+      const pluginRun = (async () => {
+        const out: string[] = []
+        const code = await plugin(
+          [
+            "logs",
+            victim,
+            "-o",
+            join(dir, "out"),
+            "--timeout",
+            "60s",
+            "--categories",
+            "Base",
+            "--destination-url",
+            url,
+            "--download-url",
+            url,
+            "--kubeconfig",
+            kubeconfigPath()
+          ],
+          { out: (t) => out.push(t), err: (t) => out.push(t) }
+        )
+        return { code, output: out.join("\n") }
+      })()
+
+      // The attacker watches A's NodeDiagnostic with B's token until A's agent reports its bundle.
+      const reported = await waitFor(
+        "the victim's agent to report its bundle",
+        async () => {
+          const nd = (await agentB.custom.getClusterCustomObject({ ...ND, name: victim })) as ReportedCapture
+          const bundle = nd.status?.captureStatuses?.find((c) => c.type === "Log")?.state.completed?.bundle
+          return bundle ? { destination: nd.spec.logCapture.destination, bundle } : undefined
+        },
+        { timeoutMs: 60_000, intervalMs: 100 }
+      )
+      const genuine = server.objects.get(key)
+      expect(genuine, "the victim's agent uploaded its bundle").toBeDefined()
+      expect(reported.bundle).toEqual({
+        sha256: createHash("sha256").update(genuine!).digest("hex"),
+        size: genuine!.length
+      })
+
+      // B cannot put its digest into A's status (admission)...
+      const forged = randomBytes(4096)
+      const forgedDigest = { sha256: createHash("sha256").update(forged).digest("hex"), size: forged.length }
+      const now = new Date().toISOString()
+      expectRefusedBy(
+        await outcome(
+          agentB.custom.patchClusterCustomObjectStatus(
+            {
+              ...ND,
+              name: victim,
+              body: {
+                status: {
+                  captureStatuses: [
+                    {
+                      type: "Log",
+                      state: {
+                        completed: {
+                          reason: "Success",
+                          message: "uploaded",
+                          startedAt: now,
+                          finishedAt: now,
+                          observedGeneration: 1,
+                          bundle: forgedDigest
+                        }
+                      }
+                    }
+                  ]
+                }
+              }
+            },
+            MERGE
+          )
+        ),
+        "nodemend-agent-nodediagnostics",
+        `may not write NodeDiagnostic ${victim}`
+      )
+      // ...but the URL it read still takes its upload under A's key (a PUT URL is valid until it expires).
+      const put = await fetch(reported.destination, { method: "PUT", body: forged })
+      expect(put.status).toBe(200)
+      expect(server.objects.get(key)?.equals(forged)).toBe(true)
+      releaseDownload()
+
+      const { code, output } = await pluginRun
+      expect(code, output).toBe(1)
+      expect(output).toContain(`${victim}: the downloaded bundle is not the one the node's agent reported`)
+      expect(output).toContain(`expected sha256 ${reported.bundle.sha256}`)
+      expect(output).toContain(`got sha256 ${forgedDigest.sha256}`)
+      expect(existsSync(join(dir, "out", `${victim}-logs.tar.gz`))).toBe(false)
+      expect(readFileSync(join(dir, "out", `${victim}-logs.tar.gz.untrusted`)).equals(forged)).toBe(true)
+    } finally {
+      releaseDownload()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await server.close()
+      rmSync(hostRoot, { recursive: true, force: true })
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

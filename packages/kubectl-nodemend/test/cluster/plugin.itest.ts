@@ -123,6 +123,8 @@ describe("kubectl nodemend logs", () => {
     expect(r.code, r.err).toBe(0)
     expect(r.err).toContain(`${a}: requested`)
     expect(r.err).toMatch(/(Success|SuccessWithErrors) \(/)
+    // Each bundle was checked against the digest its node's agent reported.
+    expect(`${r.out}\n${r.err}`).toMatch(/verified sha256 [0-9a-f]{64}/)
     expect((await readdir(out)).sort()).toEqual([`${a}-logs.tar.gz`, `${b}-logs.tar.gz`].sort())
     const names = await tarList(join(out, `${a}-logs.tar.gz`))
     expect(names).toContain(`${a}/system/meminfo.txt`)
@@ -186,8 +188,15 @@ describe("kubectl nodemend logs", () => {
     const { downloadThroughApiServer } = await import("../../src/download.ts")
     const { connect } = await import("../../src/kubeClient.ts")
     const { readFile } = await import("node:fs/promises")
+    const { createHash } = await import("node:crypto")
+    const kube = connect(kubeconfig)
+    // What the answer must be (as a node's agent reports its bundle): the same GET read once beforehand.
+    const chunks: Buffer[] = []
+    for await (const c of await kube.stream("/version", 10_000)) chunks.push(c as Buffer)
+    const body = Buffer.concat(chunks)
+    const digest = { sha256: createHash("sha256").update(body).digest("hex"), size: body.length }
     const file = join(env.workDir, "version.json")
-    await downloadThroughApiServer(connect(kubeconfig), "/version", file, 10_000)
+    await downloadThroughApiServer(kube, "/version", file, 10_000, { node: "api-server", digest })
     expect(JSON.parse(await readFile(file, "utf8")).gitVersion).toMatch(/^v1\./)
   })
 

@@ -1,12 +1,27 @@
 /** Pre-termination log capture: bounded by its timeout, and never a reason to keep a broken node. */
 import { Effect } from "effect"
 import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { LogCaptureReport } from "../repair/LogCaptureHook.ts"
 import type { RepairRecord } from "../repair/RepairRecord.ts"
 import { fact, nodeEvent } from "./step.ts"
 
+/**
+ * The LogCapture Event's note. A captured bundle's SHA-256 and size, as the node's agent reported them, go with
+ * it: the bundle outlives the node, and anyone who could read its upload URL could have replaced it, so an
+ * operator checks it against this later (`sha256sum`). Pure.
+ */
+export const logCaptureNote = (report: LogCaptureReport): string =>
+  `pre-termination log capture: ${report.outcome}${
+    report.bundle
+      ? ` (bundle sha256 ${report.bundle.sha256}, ${report.bundle.size} bytes)`
+      : report.outcome === "captured"
+        ? " (the node's agent reported no bundle digest)"
+        : ""
+  }`
+
 export const captureLogs = (env: ControllerEnv, r: RepairRecord, timeoutMs: number) =>
   Effect.gen(function* () {
-    const outcome = yield* env.logCapture
+    const report = yield* env.logCapture
       .capture({
         nodeName: r.node.name,
         repairId: r.id,
@@ -14,7 +29,12 @@ export const captureLogs = (env: ControllerEnv, r: RepairRecord, timeoutMs: numb
         reason: r.reason,
         timeoutMs
       })
-      .pipe(Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed("timed-out" as const) }))
-    yield* nodeEvent(env, r, "Normal", "LogCapture", `pre-termination log capture: ${outcome}`)
-    return fact({ _tag: "LogCaptureFinished", outcome })
+      .pipe(
+        Effect.timeoutOrElse({
+          duration: timeoutMs,
+          orElse: () => Effect.succeed<LogCaptureReport>({ outcome: "timed-out" })
+        })
+      )
+    yield* nodeEvent(env, r, "Normal", "LogCapture", logCaptureNote(report))
+    return fact({ _tag: "LogCaptureFinished", outcome: report.outcome })
   })

@@ -7,6 +7,7 @@
  */
 import { type KubeError, type KubeHttp, nodePath } from "@nodemend/kube-access"
 import {
+  type BundleDigest,
   type CompletedState,
   captureProgress,
   decodeNodeDiagnostic,
@@ -38,6 +39,8 @@ export type LogCaptureResult =
       readonly outcome: "captured"
       readonly reason: "Success" | "SuccessWithErrors"
       readonly message: string
+      /** The bundle as the node's agent reported it (only that agent writes the status); absent from an older agent. */
+      readonly bundle?: BundleDigest
       readonly elapsedMs: number
     }
   | { readonly outcome: "failed"; readonly message: string; readonly elapsedMs: number }
@@ -121,7 +124,13 @@ export const captureLogsBeforeTermination = (
       const elapsedMs = yield* elapsed
       return c.reason === "Failure"
         ? ({ outcome: "failed", message: `agent reported Failure: ${c.message}`, elapsedMs } as const)
-        : ({ outcome: "captured", reason: c.reason, message: c.message, elapsedMs } as const)
+        : ({
+            outcome: "captured",
+            reason: c.reason,
+            message: c.message,
+            ...(c.bundle ? { bundle: c.bundle } : {}),
+            elapsedMs
+          } as const)
     })
     return yield* run.pipe(
       Effect.timeoutOrElse({

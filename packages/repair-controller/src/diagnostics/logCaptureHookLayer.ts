@@ -1,7 +1,7 @@
 /**
  * The repair state machine's LogCaptureHook backed by captureLogsBeforeTermination: main.ts swaps
  * `noLogCaptureLayer` for `logCaptureHookLayer({ destination })`. The hook answers the state machine's outcome
- * and logs the details; it inherits the capture's guarantee (never fails, returns within `req.timeoutMs`).
+ * with the bundle's reported digest and logs the details; it inherits the capture's guarantee (never fails, returns within `req.timeoutMs`).
  * It goes through the controller's own connection (the Kube service's).
  */
 import { Duration, Effect, Layer } from "effect"
@@ -51,7 +51,10 @@ export const logCaptureHookLayer = (
                 message: r.message
               })
             ),
-            Effect.map((r) => r.outcome)
+            Effect.map((r) => ({
+              outcome: r.outcome,
+              ...(r.outcome === "captured" && r.bundle ? { bundle: r.bundle } : {})
+            }))
           )
       })
     })

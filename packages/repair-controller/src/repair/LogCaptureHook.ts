@@ -8,6 +8,12 @@ import { Context, Effect, Layer } from "effect"
 
 export type LogCaptureOutcome = "captured" | "timed-out" | "skipped" | "failed"
 
+/** The outcome, and for a captured bundle its SHA-256 and size as the node's agent reported them. */
+export interface LogCaptureReport {
+  readonly outcome: LogCaptureOutcome
+  readonly bundle?: { readonly sha256: string; readonly size: number }
+}
+
 export interface LogCaptureRequest {
   readonly nodeName: string
   readonly repairId: string
@@ -18,10 +24,10 @@ export interface LogCaptureRequest {
 
 export class LogCaptureHook extends Context.Service<
   LogCaptureHook,
-  { readonly capture: (req: LogCaptureRequest) => Effect.Effect<LogCaptureOutcome> }
+  { readonly capture: (req: LogCaptureRequest) => Effect.Effect<LogCaptureReport> }
 >()("nodemend/LogCaptureHook") {}
 
 export const noLogCaptureLayer: Layer.Layer<LogCaptureHook> = Layer.succeed(
   LogCaptureHook,
-  LogCaptureHook.of({ capture: () => Effect.succeed("skipped") })
+  LogCaptureHook.of({ capture: () => Effect.succeed({ outcome: "skipped" }) })
 )

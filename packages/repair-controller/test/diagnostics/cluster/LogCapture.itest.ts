@@ -1,5 +1,6 @@
 // captureLogsBeforeTermination against the real API server: with the node's agent collector running
 // in-process the bundle arrives; with no agent the call returns at the bound; it never throws.
+import { createHash } from "node:crypto"
 import { CustomObjectsApi } from "@kubernetes/client-node"
 import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { Effect, Layer } from "effect"
@@ -39,7 +40,12 @@ describe("captureLogsBeforeTermination", () => {
       })
     )
     expect(result.outcome).toBe("captured")
-    expect(env.server.objects.get(`/bucket/${node}.tar.gz`)?.length ?? 0).toBeGreaterThan(0)
+    const stored = env.server.objects.get(`/bucket/${node}.tar.gz`)
+    expect(stored?.length ?? 0).toBeGreaterThan(0)
+    // The digest the node's agent reported is the digest of what arrived (what the LogCapture Event records).
+    expect(result).toMatchObject({
+      bundle: { sha256: createHash("sha256").update(stored!).digest("hex"), size: stored!.length }
+    })
     // Owned by the Node, so it goes away with it.
     const nd = (await env.kc
       .makeApiClient(CustomObjectsApi)
@@ -121,8 +127,12 @@ describe("logCaptureHookLayer", () => {
         ] as const
       }).pipe(Effect.provide(layer))
     )
-    expect(captured).toBe("captured")
-    expect(env.server.objects.has(`/bucket/r-1/${withAgent}.tar.gz`)).toBe(true)
-    expect(timedOut).toBe("timed-out")
+    const stored = env.server.objects.get(`/bucket/r-1/${withAgent}.tar.gz`)
+    expect(stored).toBeDefined()
+    expect(captured).toEqual({
+      outcome: "captured",
+      bundle: { sha256: createHash("sha256").update(stored!).digest("hex"), size: stored!.length }
+    })
+    expect(timedOut).toEqual({ outcome: "timed-out" })
   })
 })
