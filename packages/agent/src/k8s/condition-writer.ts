@@ -75,7 +75,9 @@ export const conditionWriterLayer = (
         const current = yield* Ref.get(currentRef)
         const desired = desiredConditions(state, options.managed, options.bootId, ready_)
         const entries = conditionPatch(desired, current, now, options.heartbeatMs)
-        if (entries.length === 0) return true
+        // Nothing to write: the Node read from the API server already shows the desired conditions (an agent
+        // restarted within a heartbeat of the last write). That is ready too, not only after the next write.
+        if (entries.length === 0) return yield* Deferred.succeed(ready, undefined).pipe(Effect.as(true))
         const result = yield* kube.patchConditions(entries).pipe(
           Effect.tap((after) => Ref.set(currentRef, after)),
           Effect.tap(() => inc(conditionWritesTotal, { outcome: "ok" })),
