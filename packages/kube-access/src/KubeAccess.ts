@@ -48,13 +48,18 @@ const UserEntry = Schema.Struct({
   tokenFile: Schema.optional(Schema.String),
   exec: Schema.optional(ExecConfig)
 })
+/** Every list and the current context may be missing from one file of a $KUBECONFIG list (kubectl merges them). */
 const Kubeconfig = Schema.Struct({
-  clusters: Schema.Array(Named("cluster", ClusterEntry)),
+  clusters: Schema.optional(Schema.NullOr(Schema.Array(Named("cluster", ClusterEntry)))),
   users: Schema.optional(Schema.NullOr(Schema.Array(Named("user", Schema.NullOr(UserEntry))))),
-  contexts: Schema.Array(
-    Named("context", Schema.Struct({ cluster: Schema.String, user: Schema.optional(Schema.String) }))
+  contexts: Schema.optional(
+    Schema.NullOr(
+      Schema.Array(
+        Named("context", Schema.Struct({ cluster: Schema.String, user: Schema.optional(Schema.String) }))
+      )
+    )
   ),
-  "current-context": Schema.String
+  "current-context": Schema.optional(Schema.String)
 })
 const ExecCredential = Schema.Struct({
   status: Schema.Struct({
@@ -183,7 +188,8 @@ export const kubeAccessFromKubeconfig = (
     }
     return undefined
   }
-  const contextName = context ?? files.find((f) => f.doc["current-context"] !== "")?.doc["current-context"]
+  const contextName =
+    context ?? files.map((f) => f.doc["current-context"]).find((c) => c !== undefined && c !== "")
   const ctx = find((f) => f.doc.contexts, contextName)?.entry.context as
     | { cluster: string; user?: string }
     | undefined

@@ -120,6 +120,11 @@ users:
     expect(two.server).toBe("https://two:6443")
     expect(await two.token()).toBe("t2")
     expect(() => kubeAccessFromKubeconfig(first, "two")).toThrow(/no context "two"/)
+    // A file of the list may hold only credentials; the first file that names an entry wins.
+    const creds = join(dir, "creds")
+    writeFileSync(creds, "users:\n- name: u2\n  user: { token: from-creds }\n")
+    expect(await kubeAccessFromKubeconfig([creds, first, second], "two").token()).toBe("from-creds")
+    expect(() => kubeAccessFromKubeconfig(creds)).toThrow(/no context ""/)
   })
 
   it("discovery: the flag, else $KUBECONFIG (a list), else in-cluster or ~/.kube/config in the order asked", () => {
