@@ -2,8 +2,11 @@
 //   1. lint, typecheck, unit tests (incl. the Helm chart's, with helm built from source and cached) and the
 //      reason-code contract (turbo, cached);
 //   2. build the control plane (cached under ~/.cache/nodemend), start ONE real local cluster,
-//      run every package's cluster tests against it one package at a time, and stop it.
-// A cluster given by NODEMEND_KUBECONFIG is reused and left running.
+//      run every package's cluster tests against it one package at a time, and stop it;
+//   3. the real-node phase: build the images (`npm run images`), start a cluster with the real node (kubelet,
+//      containerd), run @nodemend/deploy-tests' test:realnode (the chart as shipped), stop it and check that
+//      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it.
+// A cluster given by NODEMEND_KUBECONFIG is reused and left running (NODEMEND_REALNODE_STATE_DIR for phase 3).
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { build } from "../tools/cluster/build.mjs"
@@ -18,7 +21,13 @@ const run = (cmd, args, env = process.env) => {
 }
 const turbo = join(REPO_ROOT, "node_modules", ".bin", "turbo")
 const biome = join(REPO_ROOT, "node_modules", ".bin", "biome")
-const only = process.argv.includes("--unit") ? "unit" : process.argv.includes("--cluster") ? "cluster" : "all"
+const only = process.argv.includes("--unit")
+  ? "unit"
+  : process.argv.includes("--cluster")
+    ? "cluster"
+    : process.argv.includes("--realnode")
+      ? "realnode"
+      : "all"
 
 let failed = 0
 if (only !== "cluster") {
@@ -27,7 +36,7 @@ if (only !== "cluster") {
   if (!failed) await buildHelm()
   failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])
 }
-if (!failed && only !== "unit") {
+if (!failed && (only === "all" || only === "cluster")) {
   let kubeconfig = process.env.NODEMEND_KUBECONFIG
   const stateDir = join(REPO_ROOT, ".nodemend", "test-cluster")
   const ours = !kubeconfig
@@ -46,6 +55,20 @@ if (!failed && only !== "unit") {
     )
   } finally {
     if (ours) await down({ stateDir, quiet: true })
+  }
+}
+if (!failed && (only === "all" || only === "realnode")) {
+  const why =
+    process.env.NODEMEND_REAL_NODE === "0"
+      ? "NODEMEND_REAL_NODE=0"
+      : process.platform !== "linux" || process.getuid?.() !== 0
+        ? "it needs root on Linux (kubelet, containerd, a bridge)"
+        : undefined
+  if (why) console.log(`\nreal-node phase skipped: ${why}`)
+  else {
+    const started = Date.now()
+    failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"])
+    console.log(`\nreal-node phase: ${Math.round((Date.now() - started) / 1000)} s`)
   }
 }
 console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")

