@@ -44,13 +44,17 @@ const SYSCTLS = [
   "net.bridge.bridge-nf-call-iptables",
   "net.netfilter.nf_conntrack_max"
 ]
-/** Host paths kubelet and containerd write outside their configured directories. */
+/**
+ * Host paths kubelet and containerd write outside their configured directories, and the one the agent's
+ * DaemonSet creates (its hostPath for `destination: node` bundles).
+ */
 const FIXED_HOST_PATHS = [
   "/var/lib/kubelet",
   "/var/log/containers",
   "/var/log/pods",
   "/var/lib/cni",
-  "/run/containerd"
+  "/run/containerd",
+  "/var/log/nodemend"
 ]
 const CGROUP_ROOT = "/sys/fs/cgroup"
 
@@ -747,6 +751,8 @@ export function leftovers(stateDir) {
   if (shims(n).length) out.push(`shims ${shims(n).join(" ")}`)
   try {
     const host = JSON.parse(readFileSync(n.hostState, "utf8"))
+    for (const p of FIXED_HOST_PATHS)
+      if (!host.preexisting.includes(p) && existsSync(p)) out.push(`path ${p}`)
     for (const [k, v] of Object.entries(host.sysctls)) {
       const now = existsSync(sysctlPath(k)) ? readFileSync(sysctlPath(k), "utf8").trim() : v
       if (now !== v) out.push(`sysctl ${k}=${now} (was ${v})`)

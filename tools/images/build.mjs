@@ -333,6 +333,8 @@ export async function buildImages({ names = Object.keys(IMAGES), outDir = IMAGES
     results.push(r)
     log(`${ref} ${digest} ${(r.archiveBytes / 2 ** 20).toFixed(1)} MiB archive, ${r.seconds} s`)
   }
+  // vfs keeps a full copy per image: drop the untagged ones earlier builds left.
+  buildah(["rmi", "--prune"])
   const summary = {
     node: node.version,
     base: { tag: baseTag, debs },
