@@ -90,7 +90,7 @@ export const startFleet = async (
       const ready = await Promise.all(all.map((n) => core.readNode({ name: n }).then(isReady, () => false)))
       return ready.every(Boolean) ? true : undefined
     },
-    { timeoutMs: 180_000, intervalMs: 500 }
+    { timeoutMs: 400_000, intervalMs: 1000 }
   )
   const stop = async (c: CoreV1Api) => {
     const names = new Set(cloud.store.describe([]).map((x) => x.nodeName))

@@ -174,19 +174,25 @@ const round = async (poolCount: number, maxKills: number, tally: Record<string, 
 
 describe("controller SIGKILL at random times during repairs (cloudProvider: aws, fake cloud)", () => {
   it("every repair ends; no double or healthy termination, no orphan, no stray taint", async () => {
-    const rounds = pick(1, 4)
+    const rounds = pick(1, 3)
     const totals: Record<string, number> = {}
     let kills = 0
     let repairs = 0
     const violations: string[] = []
     const perRepair: Array<Record<string, number>> = []
     for (let r = 0; r < rounds; r++) {
-      const res = await round(pick(6, 20), pick(10, 60), totals)
+      const res = await round(pick(6, 12), pick(10, 50), totals)
       kills += res.kills
       repairs += res.repairs
       violations.push(...res.outcome.violations)
       perRepair.push(res.perRepair)
       for (const f of fleets.splice(0)) await f.stop(core)
+      await recordFigures("sigkill-round", {
+        round: r,
+        repairs: res.repairs,
+        kills: res.kills,
+        violations: res.outcome.violations
+      })
     }
     await recordFigures("sigkill", {
       rounds,
