@@ -258,7 +258,7 @@ export const startFleet = async ({
     await waitFor(
       `${total} Ready nodes`,
       async () => (await core.listNode({ labelSelector: selector })).items.filter(isReady).length >= total,
-      bootDelayMs + 120_000,
+      bootDelayMs + 240_000,
       500
     )
 

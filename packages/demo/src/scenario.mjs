@@ -57,18 +57,20 @@ const journal = (node) =>
     .catch(() => undefined)
 const tainted = (node) => (node?.spec?.taints ?? []).some((t) => t.key === REPAIR_TAINT_KEY)
 const inject = (node, name) => {
-  writeFault(fleet.state.hosts[node], faultNamed(name))
+  const host = fleet.state.hosts[node]
+  if (!host) throw new Error(`${node} has no agent (no simulated host) to inject into`)
+  writeFault(host, faultNamed(name))
   return Date.now()
 }
 /** Waits for a Ready node in `pool` that is not one of `known`; returns it. */
-const replacementIn = (pool, known, what, timeoutMs = 150_000) =>
+const replacementIn = (pool, known, what, timeoutMs = 300_000) =>
   waitFor(
     what,
     async () => (await poolNodes(pool)).find((n) => isReady(n) && !known.has(n.metadata.name)),
     timeoutMs,
     500
   )
-const gone = (node, what, timeoutMs = 120_000) =>
+const gone = (node, what, timeoutMs = 240_000) =>
   waitFor(what, async () => (await readNode(node)) === undefined, timeoutMs, 500)
 const failedCondition = (node, type, reason, what) =>
   waitFor(
@@ -181,16 +183,16 @@ const storyBreaker = async () => {
     if (tainted(await readNode(n)) || (await journal(n)))
       throw new Error(`${n} was touched while the breaker held it`)
   mark(S, `breaker holds ${g3}, ${g4} (not tainted, no journal record): "${blocked.message}"`)
-  const view = render(await takeSnapshot(fleet)).find((l) => l.includes(g3)) ?? ""
+  const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(g3)) ?? ""
   if (!view.includes("HELD by breaker")) throw new Error(`the view does not say ${g3} is held: ${view}`)
   mark(S, `view: ${view.trim().replace(/\s+/g, " ")}`)
   await Promise.all([
     (async () => {
-      for (const n of [g1, g2]) await gone(n, `${n} terminated`, 150_000)
+      for (const n of [g1, g2]) await gone(n, `${n} terminated`, 300_000)
       mark(S, `${g1}, ${g2} drained, terminated and removed, ${since(at)}`)
     })(),
     (async () => {
-      const first = await replacementIn(GENERAL, known, "the first replacement Ready", 180_000)
+      const first = await replacementIn(GENERAL, known, "the first replacement Ready", 300_000)
       mark(S, `first replacement ${first.metadata.name} Ready, ${since(at)}`)
     })(),
     (async () => {
@@ -203,7 +205,7 @@ const storyBreaker = async () => {
       mark(S, `unhealthy count dropped: RepairStarted on ${g3}, ${g4}, ${since(at)}`)
     })()
   ])
-  for (const n of [g3, g4]) await gone(n, `${n} terminated`, 150_000)
+  for (const n of [g3, g4]) await gone(n, `${n} terminated`, 300_000)
   await waitFor(
     "10 Ready general nodes again, 4 of them replacements",
     async () => {
@@ -219,8 +221,9 @@ const storyBreaker = async () => {
 const storyZonalShift = async () => {
   const S = "3 shift   "
   const zone = `${REGION}c`
-  const victim = (await poolNodes(GENERAL)).find((n) => n.metadata.labels[ZONE_LABEL] === zone && isReady(n))
-    .metadata.name
+  const victim = (await poolNodes(GENERAL)).find(
+    (n) => n.metadata.labels[ZONE_LABEL] === zone && isReady(n) && fleet.state.hosts[n.metadata.name]
+  ).metadata.name
   const res = await fetch(`${fleet.cloudUrl}/admin/zonal-shifts`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -248,14 +251,14 @@ const storyZonalShift = async () => {
   mark(S, "zonal shift cancelled")
   await waitFor("RepairStarted after the shift", () => hasEvent(victim, "RepairStarted"), 60_000)
   mark(S, `repair resumed: RepairStarted ${since(cancelledAt)} after the cancel`)
-  await gone(victim, "the instance terminated", 150_000)
+  await gone(victim, "the instance terminated", 300_000)
   mark(S, `${victim} terminated and removed, ${since(cancelledAt)} after the cancel`)
 }
 
 const storyVeto = async () => {
   const S = "4 veto    "
   const victim = (await poolNodes(GENERAL)).find(
-    (n) => n.metadata.labels[ZONE_LABEL] === `${REGION}a` && isReady(n)
+    (n) => n.metadata.labels[ZONE_LABEL] === `${REGION}a` && isReady(n) && fleet.state.hosts[n.metadata.name]
   ).metadata.name
   await core.patchNode(
     { name: victim, body: { metadata: { annotations: { [DO_NOT_REPAIR_ANNOTATION]: "true" } } } },
@@ -271,11 +274,13 @@ const storyVeto = async () => {
   const node = await readNode(victim)
   if (!node || tainted(node) || (await hasEvent(victim, "RepairStarted")) || (await journal(victim)))
     throw new Error(`${victim} was touched despite the veto`)
-  const view = render(await takeSnapshot(fleet)).find((l) => l.includes(victim)) ?? ""
+  const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(victim)) ?? ""
   if (!view.includes("VETOED")) throw new Error(`the view does not say ${victim} is vetoed: ${view}`)
   mark(S, `${since(at)} after the fault: not tainted, no repair; view: ${view.trim().replace(/\s+/g, " ")}`)
 }
 
+// As in `npm start`: replacements get their agents too.
+const agentSync = setInterval(() => fleet.syncAgents().catch(() => undefined), 3000)
 let failed
 try {
   await core.createNamespace({ body: { metadata: { name: workNs, labels: { "nodemend.io/demo": "true" } } } })
@@ -288,6 +293,7 @@ try {
 } catch (e) {
   failed = e
 }
+clearInterval(agentSync)
 await fleet.stop()
 for (const n of (await core.listNode({ labelSelector: fleet.selector }).catch(() => ({ items: [] }))).items)
   await core.deleteNode({ name: n.metadata.name }).catch(() => undefined)
