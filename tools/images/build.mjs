@@ -35,6 +35,7 @@ import { homedir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildAsScripted } from "../bundle/shipped.mjs"
+import { acquireLock } from "../cluster/build.mjs"
 import { REPO_ROOT } from "../cluster/versions.mjs"
 
 export const IMAGES_DIR = join(REPO_ROOT, ".nodemend", "images")
@@ -121,9 +122,15 @@ function nodeBinary() {
 function debianPackage(pkg) {
   const debDir = join(cacheDir(), "debs")
   mkdirSync(debDir, { recursive: true })
-  const policy = execFileSync("apt-cache", ["policy", pkg], { encoding: "utf8" })
-  const v = policy.match(/Candidate:\s*(\S+)/)?.[1]
-  if (!v || v === "(none)") throw new Error(`apt has no candidate for ${pkg} (run apt-get update)`)
+  const candidate = () =>
+    execFileSync("apt-cache", ["policy", pkg], { encoding: "utf8" }).match(/Candidate:\s*(\S+)/)?.[1]
+  let v = candidate()
+  // A fresh machine (or image) may have no package lists yet.
+  if (!v || v === "(none)") {
+    execFileSync("apt-get", ["update", "-qq"], { stdio: "ignore" })
+    v = candidate()
+  }
+  if (!v || v === "(none)") throw new Error(`apt has no candidate for ${pkg} (check /etc/apt/sources.list)`)
   const find = () => readdirSync(debDir).find((f) => f.startsWith(`${pkg}_${v.replace(/^\d+:/, "")}_`))
   if (!find()) execFileSync("apt-get", ["download", `${pkg}=${v}`], { cwd: debDir, stdio: "ignore" })
   const deb = find()
@@ -259,6 +266,18 @@ export async function buildImages({ names = Object.keys(IMAGES), outDir = IMAGES
     if (!IMAGES[n]) throw new Error(`unknown image ${n} (${Object.keys(IMAGES).join(", ")})`)
   need("buildah", "buildah")
   need("apt-get", "apt")
+  // One build at a time per cache: the contexts and the base tag are shared.
+  mkdirSync(cacheDir(), { recursive: true })
+  const lockDir = join(cacheDir(), "build.lock")
+  await acquireLock(lockDir, log)
+  try {
+    return await buildLocked(names, outDir)
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true })
+  }
+}
+
+async function buildLocked(names, outDir) {
   const t0 = Date.now()
   const node = nodeBinary()
   mkdirSync(outDir, { recursive: true })
