@@ -15,7 +15,6 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { hostFiles } from "./checks/host-files.ts"
 import { commandRunnerLayer, CommandRunner } from "./checks/command-runner.ts"
-import { detection } from "./checks/finding.ts"
 import { buildChecks } from "./checks/registry.ts"
 import { type ConfigError, loadConfig } from "./config/load.ts"
 import { ruleOverridesFromConfig } from "./config/rule-overrides.ts"
@@ -23,11 +22,12 @@ import type { MonitorName } from "@nodemend/reason-codes"
 import { HealthAddress, healthServerLayer } from "./health/health-server.ts"
 import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts"
 import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
-import { makeFindingSink } from "./k8s/finding-sink.ts"
+import { findingRoutes } from "./finding-routes.ts"
 import { KubeApi, kubeApiLayer } from "./k8s/kube-api.ts"
 import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
 import { libraryPresent } from "./monitors/nvidia/library-presence.ts"
-import { XidDeduplicator, xidDedupedSink } from "./monitors/nvidia/xid-deduplicator.ts"
+import { notWatchingDetection } from "./monitors/nvidia/not-watching.ts"
+import { XidDeduplicator } from "./monitors/nvidia/xid-deduplicator.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
@@ -174,16 +174,11 @@ export const runAgent = (flags: AgentFlags) =>
       const w = yield* ConditionWriter
       const dedupe = yield* XidDeduplicator
       // Kernel-line XIDs and DCGM/NVML XIDs are one fault: the same XID on the same GPU within 5 s counts once.
-      const sink = xidDedupedSink(dedupe, makeFindingSink(config, w, yield* EventRecorder))
+      const routes = yield* findingRoutes(config, w, yield* EventRecorder, dedupe)
+      const sink = routes.others
       if (nvidia !== undefined && !nvidiaWatching && accelerator === "nvidia")
         // GPUs that nobody watches: one Event says why (the condition itself stays absent, never Unknown).
-        yield* sink([
-          detection(
-            "NvidiaMonitorNotWatching",
-            `NVIDIA GPUs are not monitored: ${nvidia.problems.join("; ")}`.slice(0, 1024),
-            Date.now()
-          )
-        ])
+        yield* sink([notWatchingDetection(nvidia.problems, Date.now())])
       if (nvidiaWatching && nvidiaModule !== undefined) {
         const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
         const instanceType =
@@ -196,7 +191,7 @@ export const runAgent = (flags: AgentFlags) =>
                 ...(instanceType !== undefined ? { instanceType } : {})
               },
               {
-                findings: sink,
+                findings: routes.nvidiaMonitor,
                 status: (status) => Effect.logInfo("NVIDIA monitor", status)
               }
             )

@@ -15,13 +15,15 @@ const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
 
 /**
  * Per reason code: switch it off, change Condition <-> Event, or (log rules only) require N occurrences
- * within a window before it counts.
+ * within a window before it counts. `quietSeconds`: how long a catalog Event promoted to a Condition stays
+ * False without a new occurrence (src/recovery/promoted-recovery.ts).
  */
 export const ReasonOverride = Schema.Struct({
   disabled: Schema.optionalKey(Schema.Boolean),
   severity: Schema.optionalKey(Schema.Literals(["Condition", "Event"])),
   minOccurrences: Schema.optionalKey(PositiveInt),
-  windowSeconds: Schema.optionalKey(PositiveInt)
+  windowSeconds: Schema.optionalKey(PositiveInt),
+  quietSeconds: Schema.optionalKey(PositiveInt)
 })
 export type ReasonOverride = typeof ReasonOverride.Type
 
