@@ -8,10 +8,12 @@ import type { V1ClusterRole, V1Node, V1Pod, V1PolicyRule, V1Role } from "@kubern
 import { createReadyFakeNode, deleteNode, errorCode, RUN_ID, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { NODE_BUNDLE_DIR, nodeBundleName } from "../../../agent/src/diagnostics/Delivery.ts"
+import { startUploadServer, type UploadServer } from "../../../agent/test/diagnostics/cluster/uploadServer.ts"
 import {
   AGENT_NS,
   admin,
   asToken,
+  CHART_VALUES,
   CONTROLLER_NS,
   installChart,
   podToken,
@@ -22,13 +24,21 @@ import {
 
 let controllers: V1Pod[]
 let agent: V1Pod
+let uploads: UploadServer
 
 beforeAll(async () => {
-  installChart()
+  // Stands in for S3. The agent runs with hostNetwork, so the host's loopback is its own; plain http is
+  // allowed only to a loopback IP, and only when the allowlist names it.
+  uploads = await startUploadServer()
+  installChart({
+    ...CHART_VALUES,
+    agent: { config: { diagnostics: { destinationAllowlist: [`${uploads.base}/bucket/`] } } }
+  })
   controllers = await readyPods(CONTROLLER_NS, "nodemend-controller", 2)
   agent = (await readyPods(AGENT_NS, "nodemend-agent", 1))[0]!
 }, 300_000)
 afterAll(async () => {
+  await uploads.close()
   uninstallChart()
   // What the controller made at run time, which helm does not own: its Lease.
   await admin()
@@ -125,52 +135,64 @@ describe("the agent DaemonSet on the real node", () => {
   })
 
   it("delivers a NodeDiagnostic bundle to the node (destination: node) with the shipped securityContext", async () => {
-    const { custom } = admin()
     const bundle = `/${NODE_BUNDLE_DIR}/${nodeBundleName(REAL_NODE)}`
     const requested = Date.now()
-    await custom.createClusterCustomObject({
-      group: "nodemend.io",
-      version: "v1alpha1",
-      plural: "nodediagnostics",
-      body: {
-        apiVersion: "nodemend.io/v1alpha1",
-        kind: "NodeDiagnostic",
-        metadata: { name: REAL_NODE },
-        spec: { logCapture: { destination: "node", categories: ["Base"] } }
-      }
-    })
-    try {
-      const completed = await waitFor(
-        "the NodeDiagnostic's completed capture",
-        async () => {
-          const nd = (await custom.getClusterCustomObject({
-            group: "nodemend.io",
-            version: "v1alpha1",
-            plural: "nodediagnostics",
-            name: REAL_NODE
-          })) as {
-            status?: { captureStatuses?: { state: { completed?: { reason: string; message: string } } }[] }
-          }
-          return nd.status?.captureStatuses?.[0]?.state.completed
-        },
-        { timeoutMs: 120_000, intervalMs: 500 }
-      )
-      expect(completed.reason, completed.message).not.toBe("Failure")
-      // On the host, where the kubelet's /logs/ serves it: written through the read-write bundle mount.
-      expect(existsSync(bundle)).toBe(true)
-      expect(statSync(bundle).mtimeMs).toBeGreaterThanOrEqual(requested - 1000)
-    } finally {
-      await custom
-        .deleteClusterCustomObject({
-          group: "nodemend.io",
-          version: "v1alpha1",
-          plural: "nodediagnostics",
-          name: REAL_NODE
-        })
-        .catch(() => undefined)
-    }
+    const completed = await capture("node")
+    expect(completed.reason, completed.message).not.toBe("Failure")
+    // On the host, where the kubelet's /logs/ serves it: written through the read-write bundle mount.
+    expect(existsSync(bundle)).toBe(true)
+    expect(statSync(bundle).mtimeMs).toBeGreaterThanOrEqual(requested - 1000)
+  })
+
+  it("uploads a NodeDiagnostic bundle to an allowlisted URL, spooled in its writable /tmp", async () => {
+    const key = `/bucket/${nodeBundleName(REAL_NODE)}`
+    const completed = await capture(`${uploads.base}${key}`)
+    expect(completed.reason, completed.message).not.toBe("Failure")
+    const body = uploads.objects.get(key)
+    expect(body, "the uploaded bundle").toBeDefined()
+    // A gzip stream (the tar.gz), not an empty or error body.
+    expect([body![0], body![1]]).toEqual([0x1f, 0x8b])
   })
 })
+
+const ND = { group: "nodemend.io", version: "v1alpha1", plural: "nodediagnostics" }
+
+/** Creates the real node's NodeDiagnostic for `destination`, waits for its completed capture, deletes it. */
+const capture = async (destination: string) => {
+  const { custom } = admin()
+  await custom.createClusterCustomObject({
+    ...ND,
+    body: {
+      apiVersion: "nodemend.io/v1alpha1",
+      kind: "NodeDiagnostic",
+      metadata: { name: REAL_NODE },
+      spec: { logCapture: { destination, categories: ["Base"] } }
+    }
+  })
+  try {
+    return await waitFor(
+      `the NodeDiagnostic's completed capture (${destination})`,
+      async () => {
+        const nd = (await custom.getClusterCustomObject({ ...ND, name: REAL_NODE })) as {
+          status?: { captureStatuses?: { state: { completed?: { reason: string; message: string } } }[] }
+        }
+        return nd.status?.captureStatuses?.[0]?.state.completed
+      },
+      { timeoutMs: 120_000, intervalMs: 500 }
+    )
+  } finally {
+    await custom.deleteClusterCustomObject({ ...ND, name: REAL_NODE }).catch(() => undefined)
+    await waitFor(
+      "the NodeDiagnostic gone",
+      () =>
+        custom.getClusterCustomObject({ ...ND, name: REAL_NODE }).then(
+          () => false,
+          (e) => errorCode(e) === 404
+        ),
+      { timeoutMs: 30_000 }
+    )
+  }
+}
 
 describe("the agent restarted on a node whose conditions are current", () => {
   it("is Ready again within seconds, not after the next heartbeat", async () => {

@@ -71,6 +71,7 @@ export const helm = (args: ReadonlyArray<string>) =>
     stdio: ["ignore", "pipe", "pipe"]
   })
 
+/** `helm upgrade --install` of the chart with `values` (each top-level key merged over the chart's defaults). */
 export const installChart = (values: Record<string, unknown> = CHART_VALUES) =>
   helm([
     "upgrade",
@@ -80,8 +81,7 @@ export const installChart = (values: Record<string, unknown> = CHART_VALUES) =>
     "-n",
     CONTROLLER_NS,
     "--create-namespace",
-    "--set-json",
-    `controller=${JSON.stringify(values.controller ?? {})}`,
+    ...Object.entries(values).flatMap(([k, v]) => ["--set-json", `${k}=${JSON.stringify(v)}`]),
     "--wait",
     "--timeout",
     "3m"
