@@ -113,10 +113,9 @@ const run = async (sc: Scenario) => {
     const node = fleet.pools[pool]![0]!
     return { node, pool, instanceId: fleet.instanceOf(node).instanceId }
   })
-  const endpoint =
-    sc.capacityErrors === undefined
-      ? fleet.cloud.url
-      : await capacityErrors(fleet.cloud.url, sc.capacityErrors)
+  const capacity =
+    sc.capacityErrors === undefined ? undefined : await capacityErrors(fleet.cloud.url, sc.capacityErrors)
+  const endpoint = capacity?.url ?? fleet.cloud.url
   const config = trialConfig(
     ns,
     endpoint,
@@ -138,7 +137,7 @@ const run = async (sc: Scenario) => {
   const total = Object.values(calls).reduce((a, b) => a + b, 0)
   const stats = await fleet.admin.stats()
   const terminationEffects = targets.map((t) => stats.terminationsStarted[t.instanceId] ?? 0)
-  await recordFigures(`cloud-${sc.name}`, {
+  recordFigures(`cloud-${sc.name}`, {
     repairs,
     seconds,
     succeeded: outcome.succeeded,

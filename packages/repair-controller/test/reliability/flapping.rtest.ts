@@ -72,7 +72,7 @@ describe("flapping condition, real time, real controller", () => {
     const tainted = (await core.readNode({ name: flappy! })).spec?.taints?.some(
       (t) => t.key === "nodemend.io/repair"
     )
-    await recordFigures("flapping-real", {
+    recordFigures("flapping-real", {
       flipSeconds,
       tolerationSeconds,
       seconds,

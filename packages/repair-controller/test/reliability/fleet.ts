@@ -21,13 +21,11 @@ import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
 import { type ControllerProcess, startControllerProcess } from "../integration/controllerProcess.ts"
 import { createPdb, isReady, isTainted, sleep } from "../integration/helpers.ts"
 
+export { LONG, pick, recordFigures } from "./figures.ts"
+
 export const POOL_LABEL = "karpenter.sh/nodepool"
 const REGION = "us-west-2"
 const CREDENTIALS = { accessKeyId: "AKIDFAKERELIABILITY", secretAccessKey: "fake-secret" }
-
-/** Long variants (hundreds of trials) run only with NODEMEND_RELIABILITY_LONG=1; CI runs the bounded ones. */
-export const LONG = process.env.NODEMEND_RELIABILITY_LONG === "1"
-export const pick = <T>(ci: T, long: T): T => (LONG ? long : ci)
 
 /** The controller child process reads these through the AWS SDK's default chain (no IMDS, no profile). */
 export const useFakeCredentials = () => {
@@ -321,14 +319,3 @@ export const waitForAllEnded = (
   )
 
 export const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo)
-
-/** Prints a trial's figures; with NODEMEND_RELIABILITY_FIGURES=<file> also appends them there (JSON lines). */
-export const recordFigures = async (name: string, figures: Record<string, unknown>) => {
-  const line = JSON.stringify({ name, long: LONG, at: new Date().toISOString(), ...figures })
-  console.log(`RELIABILITY ${line}`)
-  const file = process.env.NODEMEND_RELIABILITY_FIGURES
-  if (file !== undefined && file !== "") {
-    const { appendFileSync } = await import("node:fs")
-    appendFileSync(file, `${line}\n`)
-  }
-}

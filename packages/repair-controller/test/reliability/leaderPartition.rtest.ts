@@ -167,7 +167,7 @@ describe("two replicas, the leader's link to the API server partitioned or slowe
       await sampler
     }
     const sorted = [...failovers].sort((a, b) => a - b)
-    await recordFigures("leader-partition", {
+    recordFigures("leader-partition", {
       trials,
       kinds,
       leaseDurationSeconds: LEASE_SECONDS,

@@ -111,7 +111,7 @@ describe.skipIf(JOURNAL_REMOTE === undefined)("mass false positive through real 
     const breakerOpen = new RegExp(
       `nodemend_controller_breaker_open\\{[^}]*pool="${s.pool}"[^}]*\\} 1\\b`
     ).test(metrics)
-    await recordFigures("mass-false-positive", {
+    recordFigures("mass-false-positive", {
       poolSize: size,
       allowed,
       unhealthy: size,

@@ -187,14 +187,14 @@ describe("controller SIGKILL at random times during repairs (cloudProvider: aws,
       violations.push(...res.outcome.violations)
       perRepair.push(res.perRepair)
       for (const f of fleets.splice(0)) await f.stop(core)
-      await recordFigures("sigkill-round", {
+      recordFigures("sigkill-round", {
         round: r,
         repairs: res.repairs,
         kills: res.kills,
         violations: res.outcome.violations
       })
     }
-    await recordFigures("sigkill", {
+    recordFigures("sigkill", {
       rounds,
       repairs,
       kills,
@@ -236,7 +236,7 @@ describe("controller SIGKILL while a finished repair's journal entry is being de
       )
       const phaseAtKill = (await journalPhases(core, ns))[target]?.phase
       await first.kill("SIGKILL")
-      await recordFigures("sigkill-finish", { phaseAtKill })
+      recordFigures("sigkill-finish", { phaseAtKill })
       await ctl.start(config, `${tag}-b`)
       await waitFor(
         "the journal entry gone",
