@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { hostFiles, type HostFiles } from "../../src/checks/host-files.ts"
 import type { Finding } from "../../src/model.ts"
 import type { PeriodicCheck, TickContext } from "../../src/scheduler/periodic-check.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
 
 export interface HostRoot {
   readonly root: string
@@ -46,7 +47,7 @@ export const procStat = (pid: number, comm: string, state = "S", blkioTicks = 0)
 
 export const runAt = (check: PeriodicCheck, files: HostFiles, nowMs: number): Promise<readonly Finding[]> => {
   const tick: TickContext = { nowMs, pids: files.pids }
-  return Effect.runPromise(check.run(tick))
+  return Effect.runPromise(check.run(tick).pipe(Effect.tap((fs) => Effect.sync(() => recordProduced(fs)))))
 }
 
 export const reasons = (fs: readonly Finding[]) =>

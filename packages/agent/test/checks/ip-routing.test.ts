@@ -9,6 +9,7 @@ import {
 } from "../../src/checks/ip-routing.ts"
 import { makeHostRoot, reasons, runAt, type HostRoot } from "./host-root.ts"
 import { recordedRunner } from "./recorded-runner.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
 
 const MIN = 60_000
 
@@ -132,6 +133,7 @@ describe("ip routing (MissingIPRules, MissingIPRoutes, MissingDefaultRoutes)", (
       ""
     )
     const f = ipRoutingFindings(assignedPodIPs(ENIS)!, rules, routes, routes, 0)
+    recordProduced(f)
     expect(reasons(f)).toEqual([
       "+MissingIPRules@10.0.1.5",
       "+MissingIPRoutes@10.0.2.7",

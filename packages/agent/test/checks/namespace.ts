@@ -10,6 +10,7 @@ import { readFileSync, readlinkSync } from "node:fs"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { Finding } from "../../src/model.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
 
 const PROBE = fileURLToPath(new URL("./namespace-probe.ts", import.meta.url))
 
@@ -106,7 +107,11 @@ export const startNamespace = async (): Promise<Namespace> => {
     build: async (check, options = {}) => {
       await request({ op: "build", check, config: options.config ?? {}, filesRoot: options.filesRoot ?? "/" })
     },
-    tick: async (nowMs) => (await request({ op: "tick", nowMs })) as unknown as TickResult,
+    tick: async (nowMs) => {
+      const r = (await request({ op: "tick", nowMs })) as unknown as TickResult
+      recordProduced(r.findings)
+      return r
+    },
     serve: async (port, path, body) => {
       await request({ op: "serve", port, path, body })
     },

@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import { NPA_INITIAL, npaCheck, npaStep, parseUnitState, type UnitState } from "../../src/checks/npa.ts"
 import type { Detection, Finding } from "../../src/model.ts"
 import { runScheduler } from "../../src/scheduler/scheduler.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
 import { reasons } from "./host-root.ts"
 import { recordedRunner } from "./recorded-runner.ts"
 
@@ -39,6 +40,7 @@ describe("NPA (aws-network-policy-agent.service)", () => {
     let m = NPA_INITIAL
     const step = (s: UnitState | undefined, at: number) => {
       const r = npaStep(m, s, T, at)
+      recordProduced(r.findings)
       m = r.memory
       return reasons(r.findings)
     }
@@ -61,6 +63,7 @@ describe("NPA (aws-network-policy-agent.service)", () => {
     let m = NPA_INITIAL
     const step = (s: UnitState, at: number) => {
       const r = npaStep(m, s, T, at)
+      recordProduced(r.findings)
       m = r.memory
       return r.findings.filter((f) => f.reason === "NPARepeatedlyRestart")
     }
@@ -146,6 +149,7 @@ describe("NPA (aws-network-policy-agent.service)", () => {
           checks: [npaCheck(runner, T, 5 * MIN)],
           sink: (findings) =>
             Effect.sync(() => {
+              recordProduced(findings)
               if (findings.length > 0) seen.push({ at: clock, findings })
             }),
           listPids: Effect.succeed([1]),

@@ -12,6 +12,8 @@ import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
 import { type NvidiaMonitorStatus, runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
+import { POLICY_VIOLATIONS } from "../fixtures/dcgm-policy-violations.ts"
 import { hostWithGpus } from "./gpu-host.ts"
 
 const doubles = buildGpuDoubles()
@@ -42,7 +44,10 @@ const start = (
     const fiber = yield* runNvidiaMonitor(
       { settings: s, ...(instanceType === undefined ? {} : { instanceType }) },
       {
-        findings: (fs) => Ref.update(findings, (all) => [...all, ...fs]),
+        findings: (fs) =>
+          Ref.update(findings, (all) => [...all, ...fs]).pipe(
+            Effect.tap(() => Effect.sync(() => recordProduced(fs)))
+          ),
         status: (st) => Ref.update(statuses, (all) => [...all, st])
       }
     ).pipe(Effect.scoped, Effect.provide(layers), Effect.forkChild({ startImmediately: true }))
@@ -123,6 +128,33 @@ describe("NVIDIA monitor", () => {
       })
       yield* Fiber.interrupt(h.fiber)
     })
+  )
+
+  it.effect(
+    "push path: every dcgmPolicyCondition_t bit becomes its catalog reason, severity and message",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* start(settings())
+        yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+        for (const v of POLICY_VIOLATIONS) injector.firePolicy(v.fire)
+        yield* waitFor(
+          h,
+          (fs) => POLICY_VIOLATIONS.every((v) => has(v.reason)(fs)),
+          "a detection per violation type"
+        )
+        const fs = yield* Ref.get(h.findings)
+        for (const v of POLICY_VIOLATIONS)
+          expect(
+            fs.find((f) => f.reason === v.reason),
+            v.fire.condition
+          ).toMatchObject({
+            severity: v.severity,
+            conditionType: "AcceleratedHardwareReady",
+            message: v.message,
+            subject: `gpu${v.fire.gpuId}`
+          })
+        yield* Fiber.interrupt(h.fiber)
+      })
   )
 
   it.effect(

@@ -10,6 +10,7 @@ import {
   makeLogRuleEngine,
   requiredLiteral
 } from "../../src/rules/index.ts"
+import { recordProduced } from "../reasons/produced-reasons.ts"
 import { BENIGN_LINES, FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
 
 /** The log-driven reasons named in issue #8 (sections 2.3-2.7 of the NMA reference). */
@@ -52,9 +53,11 @@ const feed = (source: LogSourceId, text: string, t0 = 1_700_000_000_000) => {
   const engine = makeLogRuleEngine()
   const hit = engine.matcher.match(source, text)
   const times = Math.max(1, ...hit.map((h) => h.minOccurrences))
-  return Array.from({ length: times }, (_, i) =>
-    onlyDetections(engine.process({ source, text, timestampMs: t0 + i * 100 }))
-  )
+  return Array.from({ length: times }, (_, i) => {
+    const detections = onlyDetections(engine.process({ source, text, timestampMs: t0 + i * 100 }))
+    recordProduced(detections)
+    return detections
+  })
 }
 
 describe("rule data", () => {
