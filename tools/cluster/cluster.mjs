@@ -36,6 +36,7 @@ import {
   preflight,
   recordHostState,
   startRealNode,
+  stopNodeClients,
   stopRealNode
 } from "./realnode.mjs"
 import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir, cacheRoot } from "./versions.mjs"
@@ -640,9 +641,6 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
     bin = binDir()
   }
   const stopped = []
-  // The real node first, while the API server still runs (nothing of it needs the API, but kubelet would
-  // otherwise log connection errors while it is torn down).
-  await stopRealNode(stateDir, nodeBin, { quiet })
   {
     const entries = (existsSync(p.pids) ? readdirSync(p.pids) : [])
       .filter((f) => f.endsWith(".pid"))
@@ -665,6 +663,8 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
       stopped.push(`${name}(${pid})`)
     }
     // Safety net for lost pid files: our cached binaries running with arguments inside this state dir.
+    // The real node's kubelet and kube-proxy are API clients too: stopped (by their own pid files) first.
+    stopped.push(...(await stopNodeClients(stateDir)))
     const known = new Set(entries.map((e) => e.pid))
     for (const pid of strays(stateDir).filter((x) => !known.has(x))) {
       if (!quiet) log(`also stopping pid ${pid}: not in pids/, but runs a cached binary on ${stateDir}`)
@@ -676,6 +676,10 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
     await Promise.all(clientsOfApi.map(stopOne))
     for (const e of entries.filter((x) => ["kube-apiserver", "etcd"].includes(x.name))) await stopOne(e)
   }
+  // The rest of the real node after the control plane: the API server listens on the node's bridge address,
+  // and with that address gone (or kubelet's watches still open) its graceful shutdown hangs until SIGKILL
+  // (10 s). Nothing of the node's teardown needs the API server.
+  await stopRealNode(stateDir, nodeBin, { quiet })
   for (const d of [p.pids, p.pki, p.config, p.etcdData]) rmSync(d, { recursive: true, force: true })
   for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
   if (purge) rmSync(p.logs, { recursive: true, force: true })

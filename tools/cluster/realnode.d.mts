@@ -23,3 +23,5 @@ export declare function stopRealNode(
   bin: string | null,
   opts?: { quiet?: boolean }
 ): Promise<string[]>
+/** What the last `down` of `stateDir`'s real node could not undo (logs/real-node-down.json), or undefined. */
+export declare function lastDownLeftovers(stateDir: string): string[] | undefined

@@ -600,6 +600,15 @@ async function stopPid(n, name) {
   return true
 }
 
+/** Stops the node's API clients, kubelet and kube-proxy, by pid; returns the names of those it stopped. */
+export async function stopNodeClients(stateDir) {
+  const n = nodePaths(stateDir)
+  const stopped = await Promise.all(
+    ["kubelet", "kube-proxy"].map(async (c) => ((await stopPid(n, c)) ? c : ""))
+  )
+  return stopped.filter(Boolean)
+}
+
 /** Mount points at or under `dir`, deepest first. */
 function mountsUnder(dir) {
   return readFileSync("/proc/self/mountinfo", "utf8")
@@ -722,9 +731,24 @@ export async function stopRealNode(stateDir, bin, { quiet = false } = {}) {
     }
   const left = leftovers(stateDir)
   if (left.length) say(`left over after stopping the real node: ${left.join("; ")}`)
+  // Kept with the logs (which outlive `down`): what a test run checks, and where a user looks.
+  mkdirSync(n.logs, { recursive: true })
+  writeFileSync(
+    join(n.logs, "real-node-down.json"),
+    `${JSON.stringify({ at: new Date().toISOString(), left }, null, 2)}\n`
+  )
   rmSync(n.root, { recursive: true, force: true })
   if (stopped.length) say(`stopped ${stopped.join(" ")}`)
   return left
+}
+
+/** What the last `down` of `stateDir`'s real node could not undo (logs/real-node-down.json), or undefined. */
+export function lastDownLeftovers(stateDir) {
+  try {
+    return JSON.parse(readFileSync(join(nodePaths(stateDir).logs, "real-node-down.json"), "utf8")).left
+  } catch {
+    return undefined
+  }
 }
 
 /** What a stopped real node must not leave on the host (empty when `down` cleaned up). */

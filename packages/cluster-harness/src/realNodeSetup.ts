@@ -3,11 +3,11 @@
 // (or reuses the one NODEMEND_REALNODE_STATE_DIR names, importing the fresh images into it), and stops it at
 // the end, failing the run when `down` left anything on the host. Tests read the kubeconfig with
 // `kubeconfigPath()` (NODEMEND_KUBECONFIG) like every cluster test; the node's name is REAL_NODE_NAME.
-import { existsSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
 import { down, importBuiltImages, up } from "../../../tools/cluster/cluster.mjs"
-import { stopRealNode } from "../../../tools/cluster/realnode.mjs"
+import { lastDownLeftovers } from "../../../tools/cluster/realnode.mjs"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 import { buildImages } from "../../../tools/images/build.mjs"
 
@@ -27,9 +27,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.NODEMEND_KUBECONFIG = info.kubeconfig
   project.provide("nodemendKubeconfig", info.kubeconfig)
   return async () => {
-    // The node first (it returns what it could not undo), then the control plane.
-    const left = await stopRealNode(stateDir, info.nodeBinDir ?? null, { quiet: true })
+    rmSync(join(stateDir, "logs", "real-node-down.json"), { force: true })
     await down({ stateDir, quiet: true })
+    const left = lastDownLeftovers(stateDir)
+    if (left === undefined) throw new Error(`cluster:down did not stop the real node of ${stateDir}`)
     if (left.length) throw new Error(`cluster:down left on the host: ${left.join("; ")}`)
   }
 }
