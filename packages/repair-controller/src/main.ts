@@ -75,12 +75,12 @@ const program = (values: CliOptions) =>
         })
       )
     )
-    const { access, path } = yield* Effect.try({
+    const { access } = yield* Effect.try({
       try: () => loadKubeAccess(values.kubeconfig ?? process.env.KUBECONFIG),
       catch: (e) => new StartupError({ message: e instanceof Error ? e.message : String(e) })
     })
     const identity = values.identity ?? `${hostname()}-${process.pid}`
-    const kube = makeKube(access, identity, path)
+    const kube = makeKube(access, identity)
     let state: ReturnType<Readiness["state"]> = "starting"
     let synced = () => false
     const port = values.port ?? config.server.port

@@ -8,8 +8,8 @@ import {
   makeLeaseLock
 } from "../src/controller/LeaderElection.ts"
 import type { KubeShape } from "../src/kube/Kube.ts"
-import { httpKubeError } from "../src/kube/KubeError.ts"
-import type { Lease } from "../src/kube/types.ts"
+import { httpKubeError } from "@nodemend/kube-access"
+import type { Lease } from "@nodemend/kube-access"
 
 const LEADING: LeaseAttempt = { _tag: "Leading" }
 const CONTENDED: LeaseAttempt = { _tag: "Contended" }

@@ -1,7 +1,7 @@
 /** The repair taint on the repair's own Node: added first, removed after a reboot that healed the node. */
 import { Clock, Effect, Metric } from "effect"
 import type { ControllerEnv } from "../controller/ControllerEnv.ts"
-import type { Taint } from "../kube/types.ts"
+import type { Taint } from "@nodemend/kube-access"
 import * as M from "../observability/metrics.ts"
 import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
 import type { RepairRecord } from "../repair/RepairRecord.ts"

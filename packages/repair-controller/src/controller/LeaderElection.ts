@@ -10,8 +10,8 @@
  */
 import { Clock, Duration, Effect, Metric, Option, Schedule } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
-import type { KubeError } from "../kube/KubeError.ts"
-import { type Lease, type LeaseSpec, microTime } from "../kube/types.ts"
+import type { KubeError } from "@nodemend/kube-access"
+import { type Lease, type LeaseSpec, microTime } from "@nodemend/kube-access"
 import { isLeader } from "../observability/metrics.ts"
 
 export interface LeaseOptions {

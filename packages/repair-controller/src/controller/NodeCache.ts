@@ -10,7 +10,7 @@ import { type KubeHttp, type ListWatchOptions, listOnce, listWatch, NODES_PATH }
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { startError } from "../kube/KubeHttp.ts"
-import type { Node } from "../kube/types.ts"
+import type { Node } from "@nodemend/kube-access"
 import { nodeSignature, nodeView } from "../kube/views.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
 

@@ -22,7 +22,7 @@ import {
   nodePath
 } from "@nodemend/kube-access"
 import { makeControllerHttp } from "./KubeHttp.ts"
-import type { ConfigMap, Lease, List, Node, Pod } from "./types.ts"
+import type { ConfigMap, Lease, List, Node, Pod } from "@nodemend/kube-access"
 
 export interface NodeEventInput {
   readonly node: { readonly name: string; readonly uid?: string | undefined }
@@ -33,8 +33,6 @@ export interface NodeEventInput {
 }
 
 export interface KubeShape {
-  /** The kubeconfig file it came from; undefined in-cluster. */
-  readonly kubeconfigPath: string | undefined
   /** The pooled HTTP client (the Node informer and log capture go through it). */
   readonly http: KubeHttp
   readonly readNode: (name: string) => Effect.Effect<Node, KubeError>
@@ -83,12 +81,7 @@ const JSON_PATCH = "application/json-patch+json"
  * `podPageSize`: pods per page of a pod list (500, client-go's pager default; the cluster tests page by 2 to
  * get continue tokens from a handful of pods).
  */
-export const makeKube = (
-  access: KubeAccess,
-  instance: string,
-  kubeconfigPath: string | undefined = undefined,
-  podPageSize = 500
-): KubeShape => {
+export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500): KubeShape => {
   const http = makeControllerHttp(access)
   const call = <A>(
     operation: string,
@@ -127,7 +120,6 @@ export const makeKube = (
     )
 
   return {
-    kubeconfigPath,
     http,
     readNode: (name) => call("readNode", "get", "GET", node(name)),
     createNode: (body) =>
@@ -244,4 +236,4 @@ export const loadKubeAccess = (
 }
 
 export const kubeLayer = (kubeconfigPath: string, instance: string): Layer.Layer<Kube> =>
-  Layer.succeed(Kube, Kube.of(makeKube(kubeAccessFromKubeconfig(kubeconfigPath), instance, kubeconfigPath)))
+  Layer.succeed(Kube, Kube.of(makeKube(kubeAccessFromKubeconfig(kubeconfigPath), instance)))

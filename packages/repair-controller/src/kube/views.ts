@@ -1,7 +1,7 @@
 /** Node / Pod (wire JSON) -> the plain views the pure core reads. */
 import type { ConditionView, NodeRef, NodeView } from "../domain/NodeView.ts"
 import type { PodView } from "../domain/PodView.ts"
-import type { Node, Pod } from "./types.ts"
+import type { Node, Pod } from "@nodemend/kube-access"
 
 const toMs = (d: unknown): number | undefined => {
   if (d instanceof Date) return Number.isNaN(d.getTime()) ? undefined : d.getTime()

@@ -27,7 +27,7 @@ import {
   type LeaseOptions
 } from "../../src/controller/LeaderElection.ts"
 import { loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { ListExpired, MAX_LIST_RESTARTS } from "../../src/kube/pagedList.ts"
+import { ListExpired, MAX_LIST_RESTARTS } from "@nodemend/kube-access"
 import {
   type ControllerProcess,
   freePort,
@@ -92,7 +92,7 @@ describe("pod list with an expired continue token", () => {
       return { status: 410, body: EXPIRED }
     })
     // Two pods a page: 5 pods take 3 pages, so the list needs continue tokens.
-    const kube = makeKube(proxy.access, "faults-test", undefined, 2)
+    const kube = makeKube(proxy.access, "faults-test", 2)
     const listed = await Effect.runPromise(kube.listPodsOnNode(node))
     expect(listed.map((p) => p.metadata?.name ?? "").sort()).toEqual(pods)
     const podLists = proxy.requests.filter((r) => r.startsWith("/api/v1/pods?"))
@@ -103,7 +103,7 @@ describe("pod list with an expired continue token", () => {
   it("a continue token that expires on every fresh list too ends in ListExpired, after bounded restarts", async () => {
     const { node } = await podsOnNewNode(3)
     const proxy = await proxied((req) => (isContinue(req.url) ? { status: 410, body: EXPIRED } : undefined))
-    const kube = makeKube(proxy.access, "faults-test", undefined, 2)
+    const kube = makeKube(proxy.access, "faults-test", 2)
     const error = await Effect.runPromise(Effect.flip(kube.listPodsOnNode(node)))
     expect(error).toBeInstanceOf(ListExpired)
     const firstPages = proxy.requests.filter((r) => r.startsWith("/api/v1/pods?") && !isContinue(r))
