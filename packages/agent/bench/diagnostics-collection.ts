@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { defaultCollectors } from "../src/diagnostics/Collectors.ts"
 import { assembleBundle } from "../src/diagnostics/LogBundle.ts"
-import { expandCategories } from "../src/diagnostics/NodeDiagnostic.ts"
+import { expandCategories } from "@nodemend/kube-access/NodeDiagnostic"
 
 const hostRoot = process.argv[2] ?? "/"
 const runs = Number(process.argv[3] ?? 5)

@@ -5,7 +5,7 @@
  */
 import type { Hash } from "node:crypto"
 import { Transform, type TransformCallback } from "node:stream"
-import type { BundleDigest } from "./NodeDiagnostic.ts"
+import type { BundleDigest } from "@nodemend/kube-access/NodeDiagnostic"
 
 /** A pass-through stream that hashes and counts what flows through it. */
 export class DigestTap extends Transform {

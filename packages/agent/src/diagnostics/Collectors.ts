@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import type { LogCategory } from "./NodeDiagnostic.ts"
+import type { LogCategory } from "@nodemend/kube-access/NodeDiagnostic"
 
 export type CollectorSource =
   /** A command; stdout goes to the output file. `optional`: a missing binary means "not present here", not an error. */

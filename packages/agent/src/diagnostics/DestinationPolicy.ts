@@ -13,7 +13,7 @@ import {
   compileAllowlist,
   s3Location
 } from "./AllowedDestination.ts"
-import { NODE_DESTINATION } from "./NodeDiagnostic.ts"
+import { NODE_DESTINATION } from "@nodemend/kube-access/NodeDiagnostic"
 
 export {
   ALLOWLIST_FIELD,

@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises"
 import { DigestTap } from "./BundleDigest.ts"
 import { type Collector, COLLECTOR_DEFAULTS, type CollectorDefaults } from "./Collectors.ts"
 import { type CollectorResult, runCollector } from "./CollectorRunner.ts"
-import type { BundleDigest, LogCategory } from "./NodeDiagnostic.ts"
+import type { BundleDigest, LogCategory } from "@nodemend/kube-access/NodeDiagnostic"
 import { TarGzWriter } from "./TarGzWriter.ts"
 
 export const ERRORS_FILE = "log-capture-errors.log"

@@ -12,7 +12,7 @@ import {
   type CaptureReason,
   expandCategories,
   type LogCaptureSpec
-} from "./NodeDiagnostic.ts"
+} from "@nodemend/kube-access/NodeDiagnostic"
 
 export interface LogCaptureRunOptions {
   readonly nodeName: string

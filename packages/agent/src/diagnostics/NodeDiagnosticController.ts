@@ -7,7 +7,7 @@
 import { tmpdir } from "node:os"
 import { Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import type { KubeHttp } from "../k8s/kube-http.ts"
-import { listWatch } from "../k8s/list-watch.ts"
+import { listWatch } from "@nodemend/kube-access"
 import { type Collector, type CollectorDefaults, defaultCollectors } from "./Collectors.ts"
 import { compileAllowlist, DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
 import { pruneNodeBundles } from "./Delivery.ts"
@@ -19,7 +19,7 @@ import {
   type NodeDiagnostic,
   NodeDiagnosticGVR,
   runningStatus
-} from "./NodeDiagnostic.ts"
+} from "@nodemend/kube-access/NodeDiagnostic"
 
 export interface NodeDiagnosticControllerOptions {
   /** The agent's API connection (one keep-alive HTTPS agent, see k8s/kube-http.ts). */

@@ -10,7 +10,6 @@ export {
   parseAllowlist
 } from "./DestinationPolicy.ts"
 export { kubeletProxyBundlePath, NODE_BUNDLE_DIR, nodeBundleName } from "./Delivery.ts"
-export * from "./NodeDiagnostic.ts"
 export {
   NodeDiagnosticController,
   nodeDiagnosticControllerLayer,

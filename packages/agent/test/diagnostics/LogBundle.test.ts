@@ -7,7 +7,7 @@ import { gunzipSync } from "node:zlib"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Collector, defaultCollectors } from "../../src/diagnostics/Collectors.ts"
 import { assembleBundle, ERRORS_FILE, MANIFEST_FILE } from "../../src/diagnostics/LogBundle.ts"
-import { expandCategories } from "../../src/diagnostics/NodeDiagnostic.ts"
+import { expandCategories } from "@nodemend/kube-access/NodeDiagnostic"
 import { leakyAgentState, makeHostRoot, plantedValues } from "./fixtures.ts"
 
 let hostRoot: string

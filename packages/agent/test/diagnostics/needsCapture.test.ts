@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import type { NodeDiagnostic } from "../../src/diagnostics/NodeDiagnostic.ts"
+import type { NodeDiagnostic } from "@nodemend/kube-access/NodeDiagnostic"
 import { needsCapture } from "../../src/diagnostics/NodeDiagnosticController.ts"
 
 const nd = (generation: number, state?: object): NodeDiagnostic =>

@@ -1,15 +1,15 @@
 /**
- * The agent's list-then-watch loop (k8s/list-watch.ts) against the real API server: it lists, follows
+ * The agent's list-then-watch loop (@nodemend/kube-access listWatch) against the real API server: it lists, follows
  * changes from the list's resourceVersion across server-side ends of the watch. (410 Gone cannot be
  * provoked on demand on a fresh cluster: the watch cache answers an old resourceVersion without it; the
- * relist is tested in test/k8s/list-watch.test.ts.)
+ * relist is tested in packages/kube-access/test/ListWatch.test.ts.)
  */
 import { clients, kubeconfigPath, RUN_ID, waitFor } from "@nodemend/cluster-harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { kubeAccessFromKubeconfig } from "@nodemend/kube-access"
 import { makeKubeHttp } from "../../src/k8s/kube-http.ts"
-import { listWatch } from "../../src/k8s/list-watch.ts"
+import { listWatch } from "@nodemend/kube-access"
 
 const NAMESPACE = "default"
 const PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Collector, defaultCollectors } from "../../../src/diagnostics/Collectors.ts"
 import { nodeBundleName, NODE_BUNDLE_DIR } from "../../../src/diagnostics/Delivery.ts"
 import { ERRORS_FILE } from "../../../src/diagnostics/LogBundle.ts"
-import { type CompletedState, NodeDiagnosticGVR } from "../../../src/diagnostics/NodeDiagnostic.ts"
+import { type CompletedState, NodeDiagnosticGVR } from "@nodemend/kube-access/NodeDiagnostic"
 import { leakyAgentState, plantedValues } from "../fixtures.ts"
 import { type CollectorFixture, startCollectorFixture } from "./collectorFixture.ts"
 
