@@ -264,11 +264,6 @@ export const conditionPatch = (
   return entries
 }
 
-/** The strategic merge patch body for the Node status subresource. */
-export const statusPatchBody = (entries: readonly ConditionPatchEntry[]) => ({
-  status: { conditions: entries }
-})
-
 /** When the next heartbeat falls due, given the conditions as last written (ms since epoch). */
 export const nextHeartbeatAt = (
   current: readonly CurrentCondition[],
