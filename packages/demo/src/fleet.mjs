@@ -148,10 +148,16 @@ export const startFleet = async ({
   }
 
   let cluster
+  let core
+  const selector = `${POOL_LABEL} in (${pools.map((p) => p.name).join(",")})`
   const stop = async () => {
     await Promise.all([...children.values()].map(stopGroup))
     children.clear()
-    if (cluster && !cluster.reused && !process.env.NODEMEND_KUBECONFIG) await down({ quiet: true })
+    if (cluster && !cluster.reused) await down({ quiet: true })
+    // On a cluster that stays up, the pools' Nodes would keep kwok busy with heartbeats: remove them.
+    else if (core)
+      for (const n of (await core.listNode({ labelSelector: selector }).catch(() => ({ items: [] }))).items)
+        await core.deleteNode({ name: n.metadata.name }).catch(() => undefined)
   }
 
   // The children run in their own process groups, out of reach of the terminal's Ctrl-C: stop them here.
@@ -181,8 +187,7 @@ export const startFleet = async ({
     }
     const kc = new KubeConfig()
     kc.loadFromFile(kubeconfig)
-    const core = kc.makeApiClient(CoreV1Api)
-    const selector = `${POOL_LABEL} in (${pools.map((p) => p.name).join(",")})`
+    core = kc.makeApiClient(CoreV1Api)
 
     // The agent's and the controller's bundles, built as their build scripts build them.
     const agentRun = deployedRuntime("agent/daemonset.yaml")

@@ -30,7 +30,7 @@ export const live = async () => {
   say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s. ${HINT}`)
   if (tty) process.stdout.write("\x1b[2J\x1b[?25l")
   let lastPlain = 0
-  let lastEvent = Date.now() - 60_000
+  const printed = new Set()
   let tick = 0
   while (!stopping) {
     try {
@@ -40,9 +40,10 @@ export const live = async () => {
       if (tty) {
         process.stdout.write(`\x1b[H${[...lines, "", HINT].map((l) => `${l}\x1b[K`).join("\n")}\x1b[J`)
       } else {
-        for (const e of snap.events.filter((e) => e.at > lastEvent))
+        for (const e of snap.events.filter((e) => !printed.has(e.uid))) {
+          printed.add(e.uid)
           console.log(`event ${safe(e.reason)} ${safe(e.node)}: ${safe(e.message)}`)
-        lastEvent = Math.max(lastEvent, ...snap.events.map((e) => e.at))
+        }
         if (Date.now() - lastPlain > 15_000) {
           console.log(lines.join("\n"))
           lastPlain = Date.now()

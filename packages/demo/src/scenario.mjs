@@ -295,8 +295,6 @@ try {
 }
 clearInterval(agentSync)
 await fleet.stop()
-for (const n of (await core.listNode({ labelSelector: fleet.selector }).catch(() => ({ items: [] }))).items)
-  await core.deleteNode({ name: n.metadata.name }).catch(() => undefined)
 for (const ns of [workNs, namespace]) await core.deleteNamespace({ name: ns }).catch(() => undefined)
 
 console.log(`\ntimeline (${((Date.now() - t0) / 1000).toFixed(1)} s in all)`)

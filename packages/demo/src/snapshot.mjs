@@ -26,10 +26,11 @@ export const parseMetrics = (text) => {
   return out
 }
 
+/** client-node hands times over as Date objects or strings; either way kept to the millisecond. */
 const eventTime = (e) =>
-  Date.parse(
-    e.eventTime ?? e.lastTimestamp ?? e.series?.lastObservedTime ?? e.metadata?.creationTimestamp ?? 0
-  )
+  new Date(
+    e.eventTime ?? e.series?.lastObservedTime ?? e.lastTimestamp ?? e.metadata?.creationTimestamp ?? 0
+  ).getTime()
 
 export const takeSnapshot = async (fleet) => {
   const [nodes, journal, events, metricsText, shifts] = await Promise.all([
@@ -82,6 +83,7 @@ export const takeSnapshot = async (fleet) => {
           e.source?.component === REPAIR_CONTROLLER_REPORTING_CONTROLLER
       )
       .map((e) => ({
+        uid: e.metadata?.uid ?? "",
         at: eventTime(e),
         node: e.involvedObject?.name ?? e.regarding?.name ?? "",
         reason: e.reason ?? "",

@@ -94,6 +94,6 @@ export const render = (snap, { title = "nodemend demo", width = 160 } = {}) => {
   const recent = snap.events.slice(-8)
   if (recent.length === 0) lines.push("  (none yet)")
   for (const e of recent)
-    lines.push(`  ${clock(e.at)} ${pad(safe(e.reason), 16)} ${safe(e.node)}: ${safe(e.message)}`)
+    lines.push(`  ${clock(e.at)} ${pad(safe(e.reason), 20)} ${safe(e.node)}: ${safe(e.message)}`)
   return lines.map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l))
 }

@@ -1,0 +1,70 @@
+// What the live view says about a node, from a snapshot as snapshot.mjs builds it.
+import { describe, expect, it } from "vitest"
+import { nodeState, render } from "../src/view.mjs"
+
+const at = Date.parse("2026-12-01T12:00:30Z")
+const cond = (type, status, reason, since = "2026-12-01T12:00:00Z") => ({
+  type,
+  status,
+  reason,
+  lastTransitionTime: since
+})
+const node = (name, conditions, extra = {}) => ({
+  name,
+  pool: "general",
+  zone: "us-west-2a",
+  ready: "True",
+  conditions: [cond("Ready", "True", "KubeletReady"), ...conditions],
+  tainted: false,
+  vetoed: false,
+  deleting: false,
+  ...extra
+})
+const snap = (nodes, rest = {}) => ({ at, nodes, repairs: {}, events: [], metrics: [], shifts: [], ...rest })
+
+describe("view", () => {
+  it("a failing node within its toleration shows the time left", () => {
+    const n = node("a", [cond("KernelReady", "False", "ForkFailedOutOfPIDs", "2026-12-01T12:00:25Z")])
+    expect(nodeState(n, snap([n]))).toBe("KernelReady ForkFailedOutOfPIDs: toleration 5s left")
+  })
+
+  it("a node held by the breaker says so, with the counts from the controller's Event", () => {
+    const n = node("b", [cond("NetworkingReady", "False", "IPAMDNotReady")])
+    const events = [
+      {
+        uid: "1",
+        at,
+        node: "b",
+        reason: "RepairBlocked",
+        message: "more than 20% of nodes are unhealthy in nodepool general (4 of 10, allowed 2)"
+      }
+    ]
+    expect(nodeState(n, snap([n], { events }))).toBe(
+      "NetworkingReady IPAMDNotReady: HELD by breaker (4 of 10, allowed 2)"
+    )
+  })
+
+  it("a vetoed node is never due, and a repair shows its phase from the journal", () => {
+    const v = node("c", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")], { vetoed: true })
+    const r = node("d", [cond("AcceleratedHardwareReady", "False", "NvidiaXID79Error")], { tainted: true })
+    const s = snap([v, r], { repairs: { d: { phase: "Draining", reason: "NvidiaXID79Error" } } })
+    expect(nodeState(v, s)).toBe("KernelReady ForkFailedOutOfPIDs: VETOED (do-not-repair), never repaired")
+    expect(render(s).find((l) => l.includes(" d "))).toContain(
+      "[tainted] repair: Draining (NvidiaXID79Error)"
+    )
+  })
+
+  it("breaker state per pool comes from the controller's metrics; cluster text loses control characters", () => {
+    const n = node("e", [cond("KernelReady", "False", "Bad\u001b[2J\u0007Reason")])
+    const metrics = [
+      { name: "nodemend_controller_breaker_open", labels: { pool: "general" }, value: 1 },
+      { name: "nodemend_controller_pool_unhealthy_nodes", labels: { pool: "general" }, value: 3 },
+      { name: "nodemend_controller_pool_nodes", labels: { pool: "general" }, value: 10 }
+    ]
+    const lines = render(snap([n], { metrics }))
+    expect(lines).toContain(
+      "pool general: 1 nodes   breaker OPEN (repairs held): unhealthy 3 of 10, allowed 2 (20%)"
+    )
+    for (const line of lines) expect(line).not.toMatch(/[\u0000-\u001f]/)
+  })
+})
