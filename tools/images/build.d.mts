@@ -12,6 +12,8 @@ export interface BuiltImage {
   layersBytes: number
   contextBytes: number
   runtimePackages: string[]
+  /** SHA-256 of the bundle the image holds. */
+  bundleSha256: string
   packageDirs: number
   seconds: number
 }

@@ -15,6 +15,7 @@
 // <name>:<version>) and .nodemend/images/images.json (name, ref, digest, sizes, seconds). The contexts stay in
 // ~/.cache/nodemend/images/context/<name> for a `docker build` (docs/install.md).
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import {
   chmodSync,
   closeSync,
@@ -255,7 +256,8 @@ function appContext(name, node) {
       ],
       { cwd: ctx, stdio: ["ignore", "ignore", "inherit"], env: { PATH: process.env.PATH } }
     )
-  return { ctx, packages, packageDirs: count }
+  const bundleSha256 = createHash("sha256").update(readFileSync(bundle)).digest("hex")
+  return { ctx, packages, packageDirs: count, bundleSha256 }
 }
 
 const duBytes = (path) => Number(execFileSync("du", ["-sb", path], { encoding: "utf8" }).split("\t")[0])
@@ -310,7 +312,7 @@ async function buildLocked(names, outDir) {
   for (const name of names) {
     const started = Date.now()
     const ref = imageRef(name)
-    const { ctx, packages, packageDirs } = appContext(name, node)
+    const { ctx, packages, packageDirs, bundleSha256 } = appContext(name, node)
     buildah([
       "bud",
       "--quiet",
@@ -346,6 +348,7 @@ async function buildLocked(names, outDir) {
       layersBytes: compressed,
       contextBytes: duBytes(ctx),
       runtimePackages: packages,
+      bundleSha256,
       packageDirs,
       seconds: Math.round((Date.now() - started) / 100) / 10
     }
