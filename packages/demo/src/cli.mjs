@@ -4,7 +4,7 @@
  * it; the agent on that node detects it. Nothing here writes a condition.
  */
 import { parseArgs } from "node:util"
-import { DEMO_DIR, readFleetState } from "./fleet.mjs"
+import { DEMO_DIR, readFleetState } from "./state.mjs"
 import { describeWhere, FAULTS, faultNamed, writeFault } from "./faults.mjs"
 
 const USAGE = `usage: nodemend <command>
@@ -39,8 +39,8 @@ const inject = (nodeArg, faultArg) => {
   const fault =
     faultNamed(faultArg ?? "") ??
     fail(`unknown fault ${JSON.stringify(faultArg)} (see: nodemend inject --list)`)
-  const state =
-    readFleetState() ?? fail(`no demo running (${DEMO_DIR}/fleet.json missing): start it with npm start`)
+  const state = readFleetState()
+  if (!state || state.stoppedAt) fail(`no demo running (${DEMO_DIR}/fleet.json): start it with npm start`)
   const names = Object.keys(state.hosts)
   const hits = names.includes(nodeArg) ? [nodeArg] : names.filter((n) => n.includes(nodeArg ?? "\0"))
   if (hits.length !== 1)

@@ -7,15 +7,7 @@
  */
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync
-} from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
@@ -26,11 +18,10 @@ import { down, up } from "../../../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 import { CLUSTER_ARN, controllerConfigYaml, REGION, TOLERATIONS } from "./controllerConfig.mjs"
 import { makeHost } from "./host.mjs"
+import { DEMO_DIR } from "./state.mjs"
 
 export { REGION, TOLERATIONS }
 
-export const DEMO_DIR = join(REPO_ROOT, ".nodemend", "demo")
-export const STATE_FILE = join(DEMO_DIR, "fleet.json")
 export const POOL_LABEL = "karpenter.sh/nodepool"
 const NODE = process.execPath
 
@@ -153,6 +144,9 @@ export const startFleet = async ({
   const stop = async () => {
     await Promise.all([...children.values()].map(stopGroup))
     children.clear()
+    state.hosts = {}
+    state.stoppedAt = new Date().toISOString()
+    saveState()
     if (cluster && !cluster.reused) await down({ quiet: true })
     // On a cluster that stays up, the pools' Nodes would keep kwok busy with heartbeats: remove them.
     else if (core)
@@ -368,13 +362,3 @@ export const startFleet = async ({
     throw e
   }
 }
-
-/** The state a running fleet recorded (`nodemend inject` finds the hosts through it). */
-export const readFleetState = (dir = DEMO_DIR) => {
-  const file = join(dir, "fleet.json")
-  if (!existsSync(file)) return undefined
-  return JSON.parse(readFileSync(file, "utf8"))
-}
-
-export const hostNames = (dir = DEMO_DIR) =>
-  existsSync(join(dir, "hosts")) ? readdirSync(join(dir, "hosts")) : []

@@ -1,0 +1,12 @@
+/** Where a running demo keeps its state (`fleet.json`: hosts, pids, URLs); `nodemend inject` reads it. */
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+
+export const DEMO_DIR = join(REPO_ROOT, ".nodemend", "demo")
+
+export const readFleetState = (dir = DEMO_DIR) => {
+  const file = join(dir, "fleet.json")
+  if (!existsSync(file)) return undefined
+  return JSON.parse(readFileSync(file, "utf8"))
+}
