@@ -70,7 +70,10 @@ const freePort = () =>
     })
   })
 
-/** Stops the process groups a previous run recorded and that still run from the demo directory. */
+/**
+ * Stops the process groups a previous run recorded that still run with the demo directory in their command line
+ * (every child has it: host root, config or URL file), so a recycled pid is never signalled.
+ */
 const stopLeftovers = (dir) => {
   const stateFile = join(dir, "fleet.json")
   if (!existsSync(stateFile)) return
@@ -83,7 +86,7 @@ const stopLeftovers = (dir) => {
         return ""
       }
     })()
-    if (cmd.includes(dir) || cmd.includes("nodemend-agent.mjs") || cmd.includes("nodemend-controller.mjs"))
+    if (cmd.includes(dir))
       try {
         process.kill(-pid, "SIGKILL")
       } catch {}
