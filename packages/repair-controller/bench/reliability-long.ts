@@ -11,7 +11,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const PKG = fileURLToPath(new URL("..", import.meta.url))
-const figures = join(PKG, "../../.nodemend/reliability/figures.jsonl")
+const figures = join(PKG, "../../.nodemend/reliability-figures.jsonl")
 mkdirSync(dirname(figures), { recursive: true })
 rmSync(figures, { force: true })
 const env = {
@@ -30,7 +30,7 @@ const failed =
   vitest(["-c", "vitest.reliability.config.ts"]) + vitest(["test/reliability/invalidConfig.test.ts"])
 
 if (existsSync(figures)) {
-  console.log("\nfigures (also in .nodemend/reliability/figures.jsonl):")
+  console.log("\nfigures (also in .nodemend/reliability-figures.jsonl):")
   for (const line of readFileSync(figures, "utf8").split("\n").filter(Boolean)) {
     const { name, at: _at, long: _long, ...rest } = JSON.parse(line) as Record<string, unknown>
     console.log(`- ${String(name)}: ${JSON.stringify(rest)}`)
