@@ -33,9 +33,9 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
       // Imported only for aws: it loads the AWS SDK (tens of MiB) that a kwok controller never needs.
       return Layer.unwrap(
         Effect.promise(() => import("./cloud/aws/index.ts")).pipe(
-          Effect.flatMap(({ AwsCloudProvider, decodeAwsConfig }) =>
+          Effect.flatMap(({ AwsCloudProvider, decodeAwsConfig, withEnvironmentRegion }) =>
             // One pool label: the breaker's `poolLabel` is also the instance tag the provider reads and writes.
-            decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }).pipe(
+            decodeAwsConfig({ ...withEnvironmentRegion(config.aws), poolLabel: config.poolLabel }).pipe(
               Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
               Effect.map(AwsCloudProvider.layer)
             )

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect, Result, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
-import { AwsConfig } from "../cloud/aws/AwsConfig.ts"
+import { AwsConfig, withEnvironmentRegion } from "../cloud/aws/AwsConfig.ts"
 import { type ConfigProblem, configProblems } from "./configIssues.ts"
 import { ConfigFileSchema, STRICT } from "./ConfigFileSchema.ts"
 import { type ControllerConfig, resolveConfig } from "./ControllerConfig.ts"
@@ -64,13 +64,13 @@ export const decodeConfig = (
 const decodeAws = Schema.decodeUnknownResult(AwsConfig)
 
 /**
- * What the chosen provider cannot start without (aws: `region`, `clusterArn` while zonal shift is on). A file
- * may leave them out (the plain manifest's `aws: {}` is a placeholder to fill in); a start may not, and must
- * say so before it reads a kubeconfig or waits in standby for the lease.
+ * What the chosen provider cannot start without (aws: a region, from the file or the environment). A file may
+ * leave it out (the plain manifest's `aws: {}` takes the region EKS puts in the pod's environment); a start
+ * without one must say so before it reads a kubeconfig or waits in standby for the lease.
  */
 const providerProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> => {
   if (c.cloudProvider !== "aws") return []
-  const r = decodeAws(c.aws, STRICT)
+  const r = decodeAws(withEnvironmentRegion(c.aws), STRICT)
   return Result.isFailure(r) ? configProblems(r.failure.issue, ["aws"]) : []
 }
 

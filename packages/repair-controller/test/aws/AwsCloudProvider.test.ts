@@ -354,6 +354,24 @@ describe("launchReplacement", () => {
 })
 
 describe("activeZonalShifts", () => {
+  it.live(
+    "without aws.clusterArn: a non-retryable error that says why, so the gate stands repairs down",
+    () =>
+      Effect.gen(function* () {
+        const { clusterArn: _arn, ...config } = awsConfig(cloud.url, {
+          zonalShift: { enabled: true, cacheSeconds: 0 }
+        })
+        const p = yield* CloudProvider.pipe(
+          Effect.provide(AwsCloudProvider.layerWithClients(config, clientsFor(config)))
+        )
+        {
+          const err = yield* Effect.flip(p.activeZonalShifts)
+          expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
+          expect(err.message).toContain("aws.clusterArn is not set")
+        }
+      })
+  )
+
   it.live("follows zonal shifts and autoshifts started and ended on the fake (no cache)", () =>
     withProvider({ zonalShift: { enabled: true, cacheSeconds: 0 } })((p) =>
       Effect.gen(function* () {

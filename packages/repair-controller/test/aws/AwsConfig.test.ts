@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Schema } from "effect"
-import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig, withEnvironmentRegion } from "../../src/cloud/aws/AwsConfig.ts"
 
 const decode = Schema.decodeUnknownSync(AwsConfig)
 const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/prod"
@@ -23,12 +23,17 @@ describe("AwsConfig", () => {
     })
   })
 
-  it("requires clusterArn while zonal shift is on", () => {
-    expect(() => decode({ region: "us-west-2" })).toThrow(/clusterArn is required/)
-    expect(decode({ region: "us-west-2", zonalShift: { enabled: false } }).zonalShift).toEqual({
-      enabled: false,
-      cacheSeconds: 30
+  it("takes the environment's region when the section names none (EKS sets AWS_REGION)", () => {
+    expect(withEnvironmentRegion({}, { AWS_REGION: "eu-west-1" })).toEqual({ region: "eu-west-1" })
+    expect(withEnvironmentRegion({}, { AWS_DEFAULT_REGION: "eu-west-2" })).toEqual({ region: "eu-west-2" })
+    expect(withEnvironmentRegion({ region: "us-west-2" }, { AWS_REGION: "eu-west-1" })).toEqual({
+      region: "us-west-2"
     })
+    expect(withEnvironmentRegion({}, {})).toEqual({})
+  })
+
+  it("starts without clusterArn (zonal shifts then fail closed, see AwsCloudProvider.test.ts)", () => {
+    expect(decode({ region: "us-west-2" }).clusterArn).toBeUndefined()
   })
 
   it("rejects bad values with the path", () => {

@@ -7,7 +7,7 @@
  * RunInstances carries a ClientToken derived from the controller's idempotency token.
  */
 import { Effect, Layer } from "effect"
-import { CloudProvider, type NodeRef } from "../CloudProvider.ts"
+import { CloudError, CloudProvider, type NodeRef } from "../CloudProvider.ts"
 import { makeAutoScalingGroups } from "./AutoScalingGroups.ts"
 import { type AwsClients, closeAwsClients, makeAwsClients } from "./AwsClients.ts"
 import type { AwsConfig } from "./AwsConfig.ts"
@@ -19,6 +19,13 @@ import { makeReboot } from "./Reboot.ts"
 import { makeTerminate } from "./Termination.ts"
 import { makeZonalShifts } from "./ZonalShifts.ts"
 import { makeZoneNames } from "./ZoneNames.ts"
+
+/** ARC is asked about the cluster's ARN: without it nobody can say whether a shift is active (fail closed). */
+const NO_CLUSTER_ARN = new CloudError({
+  operation: "GetManagedResource",
+  message: "aws.clusterArn is not set: cannot tell whether a zonal shift is active (set it, or zonalShift.enabled: false)",
+  retryable: false
+})
 
 /** Builds the provider over given clients; the scope owns the terminate batcher. */
 export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* (
@@ -39,9 +46,11 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
     terminate: yield* makeTerminate(ec2, instances, groups, config),
     reboot: makeReboot(ec2, instances),
     launchReplacement: makeLaunchReplacement(ec2, launchSettings, groups),
-    activeZonalShifts: config.zonalShift.enabled
-      ? yield* makeZonalShifts(arc, ec2, zones, config.clusterArn!, config.zonalShift.cacheSeconds)
-      : Effect.succeed([])
+    activeZonalShifts: !config.zonalShift.enabled
+      ? Effect.succeed([])
+      : config.clusterArn === undefined
+        ? Effect.fail(NO_CLUSTER_ARN)
+        : yield* makeZonalShifts(arc, ec2, zones, config.clusterArn, config.zonalShift.cacheSeconds)
   })
 })
 

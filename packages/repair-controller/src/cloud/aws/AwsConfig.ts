@@ -72,23 +72,27 @@ export const AwsConfig = Schema.Struct({
    * main.ts fills it from the top-level `poolLabel`, so the breaker and the cloud name pools one way.
    */
   poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool"))
-}).check(
-  Schema.makeFilter((c) =>
-    c.zonalShift.enabled && c.clusterArn === undefined
-      ? { path: ["clusterArn"], issue: "clusterArn is required while zonalShift.enabled is true" }
-      : undefined
-  )
-)
+})
 export type AwsConfig = typeof AwsConfig.Type
 export type AwsConfigInput = typeof AwsConfig.Encoded
 
 /**
  * The `aws:` section as the config file checks it (ConfigFileSchema.ts): every key known and well typed, so a
- * typo fails at start whatever `cloudProvider` is; `region` and `clusterArn` may still be missing (the shipped
- * manifest's `aws: {}` is a placeholder) and are required when the AWS provider starts (`AwsConfig`).
+ * typo fails at start whatever `cloudProvider` is. `region` may be left out: the provider then takes the
+ * environment's (`AWS_REGION`, which EKS Pod Identity and IRSA set), and a start without either fails. Without
+ * `clusterArn` the provider cannot ask ARC about zonal shifts, so every repair stands down (fail closed).
  */
 export const AwsConfigSection = Schema.Struct({ region: Schema.optionalKey(Region), ...sectionFields })
 
 /** Unknown keys are errors here too: the provider never runs on a section it would partly ignore. */
 export const decodeAwsConfig = (input: unknown) =>
   Schema.decodeUnknownEffect(AwsConfig)(input, { onExcessProperty: "error", errors: "all" })
+
+/** The region the section names, else the environment's (`AWS_REGION`, then `AWS_DEFAULT_REGION`). */
+export const withEnvironmentRegion = (
+  section: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Readonly<Record<string, unknown>> => {
+  const region = section.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined)
+  return region === undefined ? section : { ...section, region }
+}
