@@ -130,9 +130,19 @@ describe("NVML", () => {
       clearInterval(timer)
       // A blocked main thread would fire no timer at all; any tick proves the wait is off-thread (counts vary under load).
       expect(ticks).toBeGreaterThan(0)
-      expect(injector.nvmlPostEvent(2, 0x8n, 79n)).toBe(1)
-      expect(injector.nvmlPostEvent(0, 0x2n, 0n)).toBe(1)
-      expect(injector.nvmlPostEvent(5, 0x8n, 999n)).toBe(1)
+      // Each device's registration happens inside the stream, later under load: post once it is registered (a post
+      // to a device no set watches yet is delivered nowhere and changes nothing).
+      const post = (device: number, type: bigint, data: bigint) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 250; i++) {
+            if (injector.nvmlPostEvent(device, type, data) === 1) return 1
+            yield* Effect.sleep("20 millis")
+          }
+          return 0
+        })
+      expect(yield* post(2, 0x8n, 79n)).toBe(1)
+      expect(yield* post(0, 0x2n, 0n)).toBe(1)
+      expect(yield* post(5, 0x8n, 999n)).toBe(1)
       const got = yield* Fiber.join(fiber)
       expect(got.map((e) => [e.deviceIndex, e.eventType, e.eventData])).toEqual([
         [2, 0x8n, 79n],
