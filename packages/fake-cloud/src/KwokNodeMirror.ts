@@ -3,13 +3,13 @@
  * (label + annotation `kwok.x-k8s.io/node=fake`, which the cluster harness's kwok selects on);
  * termination -> the Node is deleted; reboot -> a new `status.nodeInfo.bootID`.
  */
+import { DEFAULT_POOL_LABEL, INSTANCE_TYPE_LABEL, ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import { type KubeError, type KubeHttp, NODES_PATH, type Node, nodePath } from "@nodemend/kube-access"
 import { Effect } from "effect"
 import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
 
 export const KWOK_NODE_KEY = "kwok.x-k8s.io/node"
 export const KWOK_NODE_VALUE = "fake"
-export const ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
 /** Annotations the fake writes so a replacement of a replacement can use the same template. */
 export const LAUNCH_TEMPLATE_ID_ANNOTATION = "nodemend.io/launch-template-id"
 export const LAUNCH_TEMPLATE_NAME_ANNOTATION = "nodemend.io/launch-template-name"
@@ -97,9 +97,9 @@ export function kwokNodeMirror(
               "kubernetes.io/hostname": i.nodeName,
               "kubernetes.io/os": "linux",
               "kubernetes.io/arch": "amd64",
-              "node.kubernetes.io/instance-type": i.instanceType,
+              [INSTANCE_TYPE_LABEL]: i.instanceType,
               "topology.kubernetes.io/region": region,
-              "topology.kubernetes.io/zone": i.zone.name,
+              [ZONE_LABEL]: i.zone.name,
               [ZONE_ID_LABEL]: i.zone.zoneId,
               [KWOK_NODE_KEY]: KWOK_NODE_VALUE
             },
@@ -141,14 +141,12 @@ export function kwokNodeMirror(
       return {
         nodeName,
         providerID: n.spec?.providerID,
-        instanceType: labels["node.kubernetes.io/instance-type"],
-        zoneName: labels["topology.kubernetes.io/zone"],
+        instanceType: labels[INSTANCE_TYPE_LABEL],
+        zoneName: labels[ZONE_LABEL],
         ...(lt !== undefined ? { launchTemplate: { id: lt, version: "$Default" } } : {}),
         // The tags such an instance carries: ours, and Karpenter's pool tag.
         tags: Object.fromEntries(
-          Object.entries(labels).filter(
-            ([k]) => k.startsWith("nodemend.io/") || k === "karpenter.sh/nodepool"
-          )
+          Object.entries(labels).filter(([k]) => k.startsWith("nodemend.io/") || k === DEFAULT_POOL_LABEL)
         )
       }
     },

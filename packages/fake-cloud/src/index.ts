@@ -20,7 +20,6 @@ export {
   LAUNCH_TEMPLATE_ID_ANNOTATION,
   LAUNCH_TEMPLATE_NAME_ANNOTATION,
   LAUNCH_TEMPLATE_VERSION_ANNOTATION,
-  tagsAsLabels,
-  ZONE_ID_LABEL
+  tagsAsLabels
 } from "./KwokNodeMirror.ts"
 export { defaultZones, type FakeZone } from "./zones.ts"
