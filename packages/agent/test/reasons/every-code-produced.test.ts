@@ -1,17 +1,14 @@
 /**
  * Every catalog code is produced by some fixture through production code in this run (issue #20). Runs after
- * every other unit test file (its own vitest project, groupOrder 1) and reads the ledger they wrote
+ * every other unit test file (its own vitest project, groupOrder 2) and reads the ledger they wrote
  * (produced-reasons.ts): reasons come only from what real checks, the rule engine, the DCGM decoder and
  * the NVIDIA monitor returned, never from a list kept here. Run alone it fails: the ledger is empty.
  */
-import { rmSync } from "node:fs"
 import { CATALOG, resolveReason } from "@nodemend/reason-codes"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { ledgerDir, readLedger } from "./produced-reasons.ts"
 
 describe("reason-code coverage", () => {
-  afterAll(() => rmSync(ledgerDir(), { recursive: true, force: true }))
-
   it("every catalog code was produced by a fixture in this run", () => {
     const ledger = readLedger()
     expect(ledger.length, `no ledger at ${ledgerDir()}: run the package's whole unit suite`).toBeGreaterThan(
