@@ -8,7 +8,7 @@
  */
 import { resolveReason } from "@nodemend/reason-codes"
 import { Clock, Duration, Effect, FiberMap, type Scope } from "effect"
-import { applyOverrides, reasonOverride } from "../config/overrides.ts"
+import { isMonitorEnabled, reasonOverride } from "../config/overrides.ts"
 import type { AgentConfig } from "../config/schema.ts"
 import type { Detection, Finding, Resolution } from "../model.ts"
 
@@ -17,12 +17,17 @@ export const DEFAULT_PROMOTED_QUIET_SECONDS = 600
 
 export type FindingSink = (findings: readonly Finding[]) => Effect.Effect<void>
 
-/** The quiet period of `d` when config promotes its Event-severity reason to a Condition; else undefined. */
+/**
+ * The quiet period of `d` when config promotes its Event-severity reason to a Condition; else undefined.
+ * Only config promotes: a monitor that emits an Event reason as a Condition itself (a DCGM health FAIL,
+ * catalog `alsoEmittedAs`) also reports when it clears, and must not be cleared by a timer.
+ */
 export const promotedQuietMs = (config: AgentConfig, d: Detection): number | undefined => {
   if (resolveReason(d.reason)?.entry.severity !== "Event") return undefined
-  if (applyOverrides(config, d)?.severity !== "Condition") return undefined
-  const quiet = reasonOverride(config, d.monitor, d.reason)?.quietSeconds
-  return (quiet ?? DEFAULT_PROMOTED_QUIET_SECONDS) * 1000
+  if (!isMonitorEnabled(config, d.monitor)) return undefined
+  const o = reasonOverride(config, d.monitor, d.reason)
+  if (o === undefined || o.disabled === true || o.severity !== "Condition") return undefined
+  return (o.quietSeconds ?? DEFAULT_PROMOTED_QUIET_SECONDS) * 1000
 }
 
 const resolutionOf = (d: Detection, observedAtMs: number): Resolution => ({

@@ -81,6 +81,19 @@ describe("promoted Event reasons recover", () => {
         severity: "Condition"
       })
     ).toBeUndefined()
+    // a DCGM health FAIL: an Event reason the monitor itself emits as a Condition (catalog alsoEmittedAs),
+    // resolved by the monitor when the FAIL is gone; no timer may clear it while it persists
+    const fail: Detection = {
+      _tag: "Detection",
+      monitor: "nvidia",
+      reason: "DCGMHealthCode4",
+      conditionType: "AcceleratedHardwareReady",
+      severity: "Condition",
+      message: "DCGM detected issues in health check system with error code 4",
+      observedAtMs: 0,
+      subject: "0000:3b:00"
+    }
+    expect(promotedQuietMs(config(""), fail)).toBeUndefined()
   })
 
   it.effect("False on the occurrence, True again after quietSeconds without another", () =>
