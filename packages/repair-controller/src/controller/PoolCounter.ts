@@ -1,6 +1,8 @@
 /**
  * Live per-pool node and unhealthy counts, updated in O(1) per informer event, so the breaker costs nothing
  * per decision even at thousands of nodes. Unhealthy = a policy matches, or the journal holds a repair for it.
+ * A node under repair keeps counting (in its pool, as unhealthy) after its Node object is deleted, until its
+ * repair ends: the capacity is not back before the replacement is Ready, so the breaker must not free its slot.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE, isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
@@ -31,6 +33,8 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const pools = new Map<string, { size: number; unhealthy: number }>()
   const cluster = { size: 0, unhealthy: 0 }
   const repairing = new Set<string>()
+  /** Nodes whose Node object is gone while their repair still runs: counted until the repair ends. */
+  const departed = new Set<string>()
   let listener: (scope: string, eased: boolean) => void = () => {}
   /** Per scope, how size and unhealthy moved in the current operation. */
   const deltas = new Map<string, { size: number; unhealthy: number }>()
@@ -72,13 +76,22 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     apply(e, 1)
   }
   return {
-    upsert: (node) => settle(() => put(node.name, poolOf(config, node), isUnhealthy(config, node))),
-    remove: (name) => settle(() => remove(name)),
+    upsert: (node) =>
+      settle(() => {
+        departed.delete(node.name)
+        put(node.name, poolOf(config, node), isUnhealthy(config, node))
+      }),
+    remove: (name) =>
+      settle(() => {
+        if (repairing.has(name) && entries.has(name)) departed.add(name)
+        else remove(name)
+      }),
     setRepairing: (name, on) =>
       settle(() => {
         if (on === repairing.has(name)) return
         if (on) repairing.add(name)
         else repairing.delete(name)
+        if (!on && departed.delete(name)) return remove(name)
         const e = entries.get(name)
         if (e !== undefined) put(name, e.pool, e.matching)
       }),

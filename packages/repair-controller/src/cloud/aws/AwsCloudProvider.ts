@@ -23,7 +23,8 @@ import { makeZoneNames } from "./ZoneNames.ts"
 /** ARC is asked about the cluster's ARN: without it nobody can say whether a shift is active (fail closed). */
 const NO_CLUSTER_ARN = new CloudError({
   operation: "GetManagedResource",
-  message: "aws.clusterArn is not set: cannot tell whether a zonal shift is active (set it, or zonalShift.enabled: false)",
+  message:
+    "aws.clusterArn is not set: cannot tell whether a zonal shift is active (set it, or zonalShift.enabled: false)",
   retryable: false
 })
 

@@ -8,7 +8,13 @@ export { activeFromLists, activeFromManagedResource, isZoneShifted } from "./act
 export { ArcZonalShiftClient, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
 export { type AwsClients, makeAwsClients } from "./AwsClients.ts"
 export { AwsCloudProvider, makeAwsCloudProvider } from "./AwsCloudProvider.ts"
-export { AwsConfig, type AwsConfigInput, AwsSubnet, decodeAwsConfig, withEnvironmentRegion } from "./AwsConfig.ts"
+export {
+  AwsConfig,
+  type AwsConfigInput,
+  AwsSubnet,
+  decodeAwsConfig,
+  withEnvironmentRegion
+} from "./AwsConfig.ts"
 export * from "./AwsNodeLabels.ts"
 export { clientTokenFor } from "./LaunchPlan.ts"
 export {
