@@ -293,6 +293,9 @@ if (import.meta.main) {
   const argv = process.argv.slice(2)
   if (argv[0] === "rules") {
     process.exitCode = await runRulesCheck(argv.slice(1), process.stdin, process.stdout, process.stderr)
+  } else if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+    // Asked for: usage on stdout, success (as the controller and the plugin do).
+    process.stdout.write(`${USAGE}\n`)
   } else {
     runMain(main(argv))
   }
