@@ -232,7 +232,17 @@ const storyZonalShift = async () => {
   if (!res.ok) throw new Error(`zonal shift: HTTP ${res.status} ${await res.text()}`)
   const shift = await res.json()
   mark(S, `ARC zonal shift ${shift.zonalShiftId} away from ${zone} (usw2-az3)`)
-  await sleep(5000) // two of the controller's refreshes (2 s)
+  // The controller sees the shift at its next refresh (slower under load): wait for its stand-down gauge.
+  await waitFor(
+    "the controller to see the zonal shift",
+    async () =>
+      /nodemend_controller_zonal_shift_stand_down\{[^}]*cause="shift"[^}]*\} 1\b/.test(
+        await (await fetch(fleet.state.metricsUrl)).text()
+      ),
+    60_000,
+    500
+  )
+  mark(S, "the controller sees the shift (zonal_shift_stand_down{cause=shift} 1)")
   const at = inject(victim, "pids-exhausted")
   mark(S, `kubelet journal fork failure on ${victim} in ${zone}`)
   await failedCondition(victim, "KernelReady", "ForkFailedOutOfPIDs", `${victim} KernelReady=False`)

@@ -6,6 +6,9 @@ import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
 import { allowedUnhealthy, breakerVerdict, CLUSTER_SCOPE } from "../src/decide/breaker.ts"
 import { decideNow } from "../src/decide/decide.ts"
+import type { PolicyMatch } from "../src/decide/policyMatch.ts"
+import { gateForRepair } from "../src/decide/zonalShiftGate.ts"
+import { startRepair } from "../src/repair/stateMachine.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import { cond, MIN, node } from "./fixtures.ts"
@@ -242,6 +245,34 @@ describe("zonal-shift gate", () => {
     kind: "zonal-shift" as const,
     zone,
     expiresAt: new Date(expiresAt)
+  })
+
+  it("a repair under way is held before termination by a shift that began after it started (zone: the cloud's)", () => {
+    const c = config({ zonalShift: { scope: "zone" } })
+    const match = { conditionType: "Ready", status: "False", reason: "R", action: "Replace" } as PolicyMatch
+    const r = startRepair(
+      {
+        id: "r",
+        match,
+        node: {
+          name: "n",
+          uid: "u",
+          providerID: "p",
+          // The node's label says zone a; the cloud put its instance in zone c.
+          labels: { "topology.kubernetes.io/zone": "a" },
+          instance: { instanceId: "i", state: "running", zone: "c", launch: {}, replacer: { by: "nodemend" } }
+        }
+      },
+      T0
+    )
+    const now = T0 + MIN
+    const known = (zone: string): ShiftObservation => ({
+      _tag: "Known",
+      shifts: [shift(zone, now + 60 * MIN)]
+    })
+    expect(gateForRepair(c, known("c"), r, now)._tag).toBe("StandDown")
+    expect(gateForRepair(c, known("a"), r, now)._tag).toBe("Open")
+    expect(gateForRepair(c, { _tag: "Unknown", error: "ARC down" }, r, now)._tag).toBe("StandDown")
   })
 
   it.effect("an active shift stands repairs down cluster-wide; an expired one does not", () =>

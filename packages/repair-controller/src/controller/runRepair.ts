@@ -3,9 +3,10 @@
  * until a step has to wait (then the key is requeued after exactly that long) or the repair ends. Every repair
  * ends: a failed step is retried within its budget, a phase past its deadline fails (repair/budget.ts).
  */
-import { Clock, Effect, Metric } from "effect"
+import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
 import { liveNodeMismatch } from "../decide/identity.ts"
+import { gateForRepair } from "../decide/zonalShiftGate.ts"
 import * as M from "../observability/metrics.ts"
 import { afterFailure, failed, overdue } from "../repair/budget.ts"
 import { isTerminal, needsLiveNode, type RepairRecord } from "../repair/RepairRecord.ts"
@@ -98,6 +99,30 @@ const mayDrain = (env: ControllerEnv, r: RepairRecord, now: number): boolean => 
   return env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))
 }
 
+/**
+ * A zonal shift (or a cloud that cannot say) that began after the repair started holds it before its
+ * irreversible step: no termination or reboot while it lasts. The node stays tainted and drained, the phase
+ * deadline still runs, and the repair goes on when the shift ends.
+ */
+const heldByShift = (env: ControllerEnv, r: RepairRecord, now: number) =>
+  Effect.gen(function* () {
+    const gate = gateForRepair(env.config, yield* Ref.get(env.shifts), r, now)
+    if (gate._tag === "Open") return false
+    const why =
+      gate.cause === "shift"
+        ? `a ${gate.shift.kind} away from ${gate.shift.zone ?? gate.shift.zoneId ?? "a zone"} is active`
+        : `the cloud provider cannot say whether a zonal shift is active (${gate.error})`
+    yield* env.events.emitDeduped(`${r.id}/StandDown/${gate.cause}`, 15 * 60_000, {
+      node: { name: r.node.name, uid: r.node.uid },
+      type: "Warning",
+      reason: "RepairStandDown",
+      action: "Repair",
+      note: `repair held before ${r.action === "Reboot" && r.phase === "Rebooting" ? "the reboot" : "termination"}: ${why}`
+    })
+    env.queue.addAfter(r.node.name, env.config.zonalShift.refreshSeconds * 1000)
+    return true
+  })
+
 export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
   Effect.gen(function* () {
     let r = start
@@ -108,6 +133,8 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (ended !== undefined) return yield* store(env, ended)
       const action = nextAction(r, env.config, now)
       if ((action._tag === "Drain" || action._tag === "ForceDrain") && !mayDrain(env, r, now)) return
+      if ((action._tag === "Terminate" || action._tag === "Reboot") && (yield* heldByShift(env, r, now)))
+        return
       const result = yield* Effect.result(executeStep(env, r, action))
       if (result._tag === "Failure") {
         const verdict = afterFailure(r, stepError(result.failure), env.config, yield* Clock.currentTimeMillis)

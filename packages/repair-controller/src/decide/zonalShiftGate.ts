@@ -7,6 +7,7 @@ import type { ZonalShift } from "../domain/Instance.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { RepairRecord } from "../repair/RepairRecord.ts"
 
 /** What the controller last learned from `CloudProvider.activeZonalShifts`. */
 export type ShiftObservation =
@@ -46,6 +47,26 @@ export const gateVerdict = (
       return { _tag: "StandDown", cause: "shift", shift }
   }
   return { _tag: "Open" }
+}
+
+/**
+ * The gate for a repair already under way, before an irreversible step (terminate, reboot): a shift that began
+ * after the repair started holds it there. The node is judged by the zone the cloud reported for its instance.
+ */
+export const gateForRepair = (
+  config: ControllerConfig,
+  observation: ShiftObservation,
+  r: RepairRecord,
+  now: number
+): GateVerdict => {
+  const zone = r.node.instance.zone ?? r.node.zone
+  const labels = zone === undefined ? r.node.labels : { ...r.node.labels, [ZONE_LABEL]: zone }
+  return gateVerdict(
+    config,
+    observation,
+    { name: r.node.name, labels, annotations: {}, conditions: [], deleting: false },
+    now
+  )
 }
 
 /** Zones a replacement must avoid: every zone under an active shift. */
