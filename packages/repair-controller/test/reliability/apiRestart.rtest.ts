@@ -24,7 +24,6 @@ import {
   startControllerProcess
 } from "../integration/controllerProcess.ts"
 import {
-  createPdb,
   createPool,
   isTainted,
   nodeEvents,
@@ -55,25 +54,21 @@ let c: ReturnType<typeof clients>
 let ns = ""
 const running: ControllerProcess[] = []
 
-/** Stops one control-plane process of this file's cluster and starts it again with the same command line. */
-const restart = async (name: "kube-apiserver" | "etcd", downMs: number) => {
-  const pidFile = join(STATE, "pids", `${name}.pid`)
-  const pid = Number(readFileSync(pidFile, "utf8"))
-  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\u0000").filter(Boolean)
-  process.kill(pid, "SIGKILL")
-  // Gone, or a zombie (nothing here reaps the detached control plane's processes).
-  const stopped = () => {
-    try {
-      return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") === true
-    } catch {
-      return true
-    }
+const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const
+type Component = (typeof COMPONENTS)[number]
+/** Each component's command line, read once the cluster is up. */
+const commandLines = new Map<Component, string[]>()
+const pidOf = (name: Component) => Number(readFileSync(join(STATE, "pids", `${name}.pid`), "utf8"))
+/** Gone, or a zombie (nothing here reaps the detached control plane's processes). */
+const dead = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") === true
+  } catch {
+    return true
   }
-  await waitFor(`${name} stopped`, () => (stopped() ? true : undefined), {
-    timeoutMs: 30_000,
-    intervalMs: 50
-  })
-  await sleep(downMs)
+}
+const launch = (name: Component) => {
+  const argv = commandLines.get(name) ?? []
   const fd = openSync(join(STATE, "logs", `${name}.log`), "a")
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: STATE,
@@ -83,11 +78,40 @@ const restart = async (name: "kube-apiserver" | "etcd", downMs: number) => {
   })
   closeSync(fd)
   child.unref()
-  writeFileSync(pidFile, String(child.pid))
+  writeFileSync(join(STATE, "pids", `${name}.pid`), String(child.pid))
+}
+/**
+ * Starts again every component that exited, as systemd or the kubelet would on a real control plane: the
+ * controller-manager and scheduler exit on purpose when they cannot renew their leases while the API server is
+ * down. Returns the names restarted.
+ */
+const revive = (): Component[] => {
+  const revived = COMPONENTS.filter((n) => dead(pidOf(n)))
+  for (const n of revived) launch(n)
+  return revived
+}
+
+/** Kills one control-plane process of this file's cluster (a crash) and starts it again with the same command line. */
+const restart = async (name: "kube-apiserver" | "etcd", downMs: number) => {
+  const pid = pidOf(name)
+  process.kill(pid, "SIGKILL")
+  await waitFor(`${name} stopped`, () => (dead(pid) ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 50
+  })
+  await sleep(downMs)
+  launch(name)
 }
 
 beforeAll(async () => {
   cluster("up")
+  for (const n of COMPONENTS)
+    commandLines.set(
+      n,
+      readFileSync(`/proc/${pidOf(n)}/cmdline`, "utf8")
+        .split("\u0000")
+        .filter(Boolean)
+    )
   c = clients(join(STATE, "kubeconfig"))
   ns = await createTestNamespace(c.core, "rel-restart")
 }, 600_000)
@@ -101,6 +125,7 @@ afterAll(() => {
 describe("API server and etcd restarted mid-repair (a cluster of this file's own)", () => {
   const trial = async (component: "kube-apiserver" | "etcd", at: "drain" | "termination") => {
     const { core, policy } = c
+    const revivedBefore = revive()
     const s = scenario(`rs-${component === "etcd" ? "e" : "a"}-${at[0]}`)
     const nodes = (await createPool(core, s, 5)).map((n) => n.metadata?.name ?? "")
     const target = nodes[0]!
@@ -110,7 +135,27 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
     )
     for (const p of pods)
       await waitForPodPhase(core, ns, p.metadata?.name ?? "", "Running", { timeoutMs: 60_000 })
-    await createPdb(policy, ns, app, 2)
+    // A revived controller-manager leads only once its old Lease expired: its disruption controller may take a while.
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: {
+        metadata: { name: `pdb-${app}`.slice(0, 63) },
+        spec: { minAvailable: 2, selector: { matchLabels: { app } } }
+      }
+    })
+    await waitFor(
+      "the PDB observed",
+      async () => {
+        const p = await policy.readNamespacedPodDisruptionBudget({
+          name: `pdb-${app}`.slice(0, 63),
+          namespace: ns
+        })
+        return p.status?.observedGeneration !== undefined && p.status.disruptionsAllowed === 0
+          ? true
+          : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 500 }
+    )
     const config = testConfig(ns, s, {
       drain: {
         deadlineSeconds: 8,
@@ -151,6 +196,13 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
     const downMs = Math.round(rand(2000, 6000))
     const t0 = Date.now()
     await restart(component, downMs)
+    // The rest of the control plane restarted as its supervisor would, once the API server answers again.
+    await waitFor("the API server back", () => core.readNamespace({ name: ns }).then(() => true), {
+      timeoutMs: 60_000,
+      intervalMs: 250
+    })
+    await sleep(6000)
+    const revivedAfter = revive()
     await waitForNodeGone(core, target, 120_000)
     await waitForReplacementReady(core, target, 120_000)
     await waitForEvent(core, target, "RepairSucceeded", 60_000).finally(async () => {
@@ -163,11 +215,12 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
     const started = await nodeEvents(core, target, "RepairStarted")
     return {
       component,
-      at,
+      during: at,
       phaseAtRestart,
       downMs,
       completedMs,
       controllerRestarts,
+      controlPlaneRevived: [...revivedBefore, ...revivedAfter],
       replacements: replacements.items.length,
       othersTainted: others.filter(isTainted).length,
       repairStartedEvents: started.length
@@ -177,9 +230,15 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
   it("kube-apiserver restarted mid-drain and mid-termination; etcd restarted mid-drain: every repair completes", async () => {
     const results: Array<Awaited<ReturnType<typeof trial>>> = []
     for (let i = 0; i < pick(1, 5); i++) {
-      results.push(await trial("kube-apiserver", "drain"))
-      results.push(await trial("kube-apiserver", "termination"))
-      results.push(await trial("etcd", "drain"))
+      for (const [component, at] of [
+        ["kube-apiserver", "drain"],
+        ["kube-apiserver", "termination"],
+        ["etcd", "drain"]
+      ] as const) {
+        const r = await trial(component, at)
+        recordFigures("api-restart-trial", r)
+        results.push(r)
+      }
     }
     recordFigures("api-restart", { trials: results })
     for (const r of results) {
