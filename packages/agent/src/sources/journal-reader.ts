@@ -6,7 +6,7 @@
  * cursor it printed, with a capped backoff.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { promises as fsp } from "node:fs"
+import { promises as fsp, statSync } from "node:fs"
 import { join } from "node:path"
 import { makeLineSplitter } from "./line-splitter.ts"
 import type { SourceLog } from "./source-log.ts"
@@ -31,6 +31,8 @@ export interface JournalReader {
 
 const JOURNAL_DIRS = ["var/log/journal", "run/log/journal"]
 const MAX_JSON_LINE = 1024 * 1024
+/** How often the journal directory's identity is looked at (one stat). */
+const DIR_CHECK_MS = 5000
 
 const findJournalDir = async (hostRoot: string): Promise<string | undefined> => {
   for (const dir of JOURNAL_DIRS) {
@@ -61,7 +63,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
     return { pid: () => undefined, stop: async () => undefined }
   }
   const wanted = new Set(options.identifiers)
-  const startSec = Math.floor(now() / 1000)
+  let startSec = Math.floor(now() / 1000)
   let cursor: string | undefined
   let child: ChildProcess | undefined
   let stopped = false
@@ -138,10 +140,37 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
   }
   run()
 
+  // `journalctl --follow --directory` on a directory that is removed neither exits nor sees the one that replaces
+  // it: watch the directory's identity and, when it changes, restart from the time it changed (the old cursor does
+  // not exist in the new journal).
+  const identity = () => {
+    try {
+      const st = statSync(dir)
+      return `${st.dev}:${st.ino}`
+    } catch {
+      return undefined
+    }
+  }
+  let watched = identity()
+  const dirCheck = setInterval(() => {
+    const current = identity()
+    if (current === watched) return
+    const replaced = current !== undefined
+    watched = current
+    if (!replaced) return
+    log("warn", "journal directory replaced; reading it afresh", { dir })
+    cursor = undefined
+    startSec = Math.floor(now() / 1000) - DIR_CHECK_MS / 1000
+    restartDelayMs = 1000
+    child?.kill("SIGTERM")
+  }, DIR_CHECK_MS)
+  dirCheck.unref()
+
   return {
     pid: () => (child?.exitCode === null && child.signalCode === null ? child.pid : undefined),
     stop: async () => {
       stopped = true
+      clearInterval(dirCheck)
       if (restartTimer !== undefined) clearTimeout(restartTimer)
       const proc = child
       if (proc?.pid !== undefined && proc.exitCode === null && proc.signalCode === null) {

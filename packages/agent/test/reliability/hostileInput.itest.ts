@@ -204,11 +204,9 @@ describe.skipIf(JOURNAL_REMOTE === undefined)("agent under hostile input", () =>
   it("a 1 MiB journal message: the journal is still read after it", async () => {
     await storm(false, true)
   })
-  // Known bug (docs/reliability.md): journal-reader.ts restarts journalctl only when it exits, and
-  // `journalctl --follow --directory` on a directory that was removed neither exits nor sees the new one, so the
-  // journal sources stay blind while reported as watching. `it.fails` until that is fixed: then it passes and
-  // this marker must go.
-  it.fails("the journal directory vanishes and returns: the journal is read again", async () => {
+  // Found by this suite: `journalctl --follow --directory` on a directory that was removed neither exits nor sees
+  // the new one; journal-reader.ts now watches the directory's identity and restarts journalctl when it changes.
+  it("the journal directory vanishes and returns: the journal is read again", async () => {
     await storm(true, false, 30_000)
   })
 })
