@@ -10,8 +10,7 @@
  */
 import { Clock, Duration, Effect, Metric, Option, Schedule } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
-import type { KubeError } from "@nodemend/kube-access"
-import { type Lease, type LeaseSpec, microTime } from "@nodemend/kube-access"
+import { type KubeError, type Lease, type LeaseSpec, microTime } from "@nodemend/kube-access"
 import { isLeader } from "../observability/metrics.ts"
 
 export interface LeaseOptions {

@@ -6,11 +6,17 @@
  * annotations, pool label or deletion change, never for heartbeats.
  */
 import { Duration, Effect, Fiber } from "effect"
-import { type KubeHttp, type ListWatchOptions, listOnce, listWatch, NODES_PATH } from "@nodemend/kube-access"
+import {
+  type KubeHttp,
+  type ListWatchOptions,
+  listOnce,
+  listWatch,
+  NODES_PATH,
+  type Node
+} from "@nodemend/kube-access"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { startError } from "../kube/KubeHttp.ts"
-import type { Node } from "@nodemend/kube-access"
 import { nodeSignature, nodeView } from "../kube/views.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
 

@@ -19,10 +19,14 @@ import {
   NODES_PATH,
   namespacedPath,
   nodeEventBody,
-  nodePath
+  nodePath,
+  type ConfigMap,
+  type Lease,
+  type List,
+  type Node,
+  type Pod
 } from "@nodemend/kube-access"
 import { makeControllerHttp } from "./KubeHttp.ts"
-import type { ConfigMap, Lease, List, Node, Pod } from "@nodemend/kube-access"
 
 export interface NodeEventInput {
   readonly node: { readonly name: string; readonly uid?: string | undefined }

@@ -50,6 +50,16 @@ const eventTime = (e: CoreV1Event | undefined): number =>
 const firstEventAt = async (node: string, reason: string) =>
   eventTime((await nodeEvents(core, node, reason))[0])
 
+/** A pool of 5 whose first node runs a pod that a PDB (minAvailable 1) keeps from being evicted; its name. */
+const poolWithHeldPod = async (s: ReturnType<typeof scenario>): Promise<string> => {
+  const target = (await createPool(core, s, 5))[0]!.metadata!.name!
+  const app = `${s.tag}-app`
+  const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
+  await waitForPodPhase(core, ns, pod.metadata!.name!)
+  await createPdb(policy, ns, app, 1)
+  return target
+}
+
 beforeAll(async () => {
   ns = await createTestNamespace(core, "ctl14")
 })
@@ -77,12 +87,7 @@ describe("issue #14 defects with production settings", () => {
 
   it("the drain deadline is acted on when it passes, not at the next backoff tick", async () => {
     const s = scenario("ddl14")
-    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
-    const target = nodes[0]!
-    const app = `${s.tag}-app`
-    const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
-    await waitForPodPhase(core, ns, pod.metadata!.name!)
-    await createPdb(policy, ns, app, 1)
+    const target = await poolWithHeldPod(s)
     // Default backoff 1 s doubling to 30 s: the waits 1, 2, 4, 8 end at 15 s; the next (16 s) ran to 31 s.
     await start(productionConfig(s, { drain: { deadlineSeconds: 20, onDeadline: "force" } }))
     await setKernelReady(core, target, "False")
@@ -95,12 +100,7 @@ describe("issue #14 defects with production settings", () => {
 
   it("a lone repair drains right after its taint (no fixed 2 s hold); gauges agree right after RepairSucceeded", async () => {
     const s = scenario("one14")
-    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
-    const target = nodes[0]!
-    const app = `${s.tag}-app`
-    const pod = await createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } })
-    await waitForPodPhase(core, ns, pod.metadata!.name!)
-    await createPdb(policy, ns, app, 1)
+    const target = await poolWithHeldPod(s)
     const ctl = await start(productionConfig(s, { drain: { deadlineSeconds: 3, onDeadline: "force" } }))
     await setKernelReady(core, target, "False")
     await waitForEvent(core, target, "EvictionBlocked", 30_000)

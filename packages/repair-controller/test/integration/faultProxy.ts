@@ -28,8 +28,9 @@ export interface FaultProxy {
 
 export type Fault = { readonly status: number; readonly body: unknown } | undefined
 
-const selfSignedCert = (): { key: Buffer; cert: Buffer } => {
-  const dir = mkdtempSync(join(tmpdir(), "nodemend-fault-proxy-"))
+/** A throwaway key and certificate for 127.0.0.1 (openssl), for a loopback TLS proxy named `name`. */
+export const selfSignedCert = (name: string): { key: Buffer; cert: Buffer } => {
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`))
   try {
     execFileSync(
       "openssl",
@@ -46,7 +47,7 @@ const selfSignedCert = (): { key: Buffer; cert: Buffer } => {
         "-out",
         "cert.pem",
         "-subj",
-        "/CN=nodemend-fault-proxy",
+        `/CN=${name}`,
         "-addext",
         "subjectAltName=IP:127.0.0.1",
         "-days",
@@ -64,7 +65,7 @@ export const startFaultProxy = async (
   upstream: KubeAccess,
   fault: (req: IncomingMessage) => Fault
 ): Promise<FaultProxy> => {
-  const { key, cert } = selfSignedCert()
+  const { key, cert } = selfSignedCert("nodemend-fault-proxy")
   const target = new URL(upstream.server)
   const requests: string[] = []
   const forward = async (req: IncomingMessage, res: ServerResponse) => {

@@ -1,12 +1,4 @@
-/**
- * A loopback proxy in front of the real API server that the test controls: it terminates TLS (a throwaway
- * self-signed certificate), forwards each request with the real credentials, and can hold a request for a
- * while, partition the controller from the server (new requests are dropped unanswered and open streams are
- * cut) or delay every request. It logs each request (method, path, status) so tests can count API calls. A
- * held request whose client died meanwhile (SIGKILL) is never forwarded: the kill lands before its effect.
- */
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer as createHttpsServer, request as httpsRequest } from "node:https"
 import type { Socket } from "node:net"
@@ -14,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { KubeAccess } from "@nodemend/kube-access"
 import { stringify } from "yaml"
+import { selfSignedCert } from "../integration/faultProxy.ts"
 
 export interface LoggedRequest {
   readonly at: number
@@ -35,40 +28,8 @@ export interface ControlledProxy {
   readonly close: () => Promise<void>
 }
 
-const selfSignedCert = (): { key: Buffer; cert: Buffer } => {
-  const dir = mkdtempSync(join(tmpdir(), "nodemend-rel-proxy-"))
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "cert.pem",
-        "-subj",
-        "/CN=nodemend-reliability-proxy",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-days",
-        "1"
-      ],
-      { cwd: dir, stdio: ["ignore", "ignore", "pipe"] }
-    )
-    return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
 export const startControlledProxy = async (upstream: KubeAccess): Promise<ControlledProxy> => {
-  const { key, cert } = selfSignedCert()
+  const { key, cert } = selfSignedCert("nodemend-reliability-proxy")
   const target = new URL(upstream.server)
   const log: LoggedRequest[] = []
   const sockets = new Set<Socket>()

@@ -6,12 +6,11 @@
  * not a security boundary (docs/security.md).
  */
 import { createHash } from "node:crypto"
-import type { Node } from "@nodemend/kube-access"
+import type { Node, KubeError } from "@nodemend/kube-access"
 import { Clock, Effect, Layer, Result, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
 import { KWOK_REBOOTED_AT_ANNOTATION, REPLACEMENT_OF_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import { Kube, type KubeShape } from "../../kube/Kube.ts"
-import type { KubeError } from "@nodemend/kube-access"
 import {
   CloudError,
   CloudProvider,
