@@ -1,13 +1,19 @@
 /**
- * One loopback HTTP server for everything: EC2 Query (`POST /`), ARC REST-JSON (`/managedresources`,
- * `/zonalshifts`, `/autoshifts`), and the admin API (`/admin/...`). Point the EC2 and ARC endpoint
- * overrides of a client at its URL.
+ * One loopback HTTP server for everything: EC2 Query and EC2 Auto Scaling Query (`POST /`, told apart by their
+ * API `Version`), ARC REST-JSON (`/managedresources`, `/zonalshifts`, `/autoshifts`), and the admin API
+ * (`/admin/...`). Point the EC2, Auto Scaling and ARC endpoint overrides of a client at its URL.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AdminError, routeAdmin } from "./admin/AdminRoutes.ts"
 import { routeArc } from "./arc/ArcRoutes.ts"
 import { ArcError, ZonalShiftStore } from "./arc/ZonalShiftStore.ts"
+import {
+  AUTO_SCALING_API_VERSION,
+  autoScalingErrorResponse,
+  runAutoScalingAction
+} from "./autoscaling/AutoScalingActions.ts"
+import { AutoScalingError, type GroupSpec, GroupStore } from "./autoscaling/GroupStore.ts"
 import { EC2_API_VERSION, runEc2Action } from "./ec2/Ec2Actions.ts"
 import { parseQueryBody } from "./ec2/Ec2Query.ts"
 import { ec2ErrorResponse, newRequestId } from "./ec2/Ec2Xml.ts"
@@ -20,12 +26,17 @@ export interface FakeCloudOptions extends StoreOptions {
   readonly port?: number
   /** The EKS cluster ARN shifts apply to by default; when set, the only registered ARC resource. */
   readonly clusterArn?: string
+  /** Auto Scaling groups that exist from the start (more through the admin API). */
+  readonly autoScalingGroups?: ReadonlyArray<GroupSpec>
+  /** How often groups replace members that died under them (ms; default 500). */
+  readonly autoScalingReconcileMs?: number
 }
 
 export interface FakeCloud {
   readonly url: string
   readonly store: InstanceStore
   readonly shifts: ZonalShiftStore
+  readonly groups: GroupStore
   readonly faults: Faults
   readonly close: () => Promise<void>
 }
@@ -52,6 +63,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeCloud> {
   const store = new InstanceStore(options)
   const shifts = new ZonalShiftStore(store.zones, options.clusterArn ? [options.clusterArn] : undefined)
+  const groups = new GroupStore(store, {
+    ...(options.autoScalingReconcileMs !== undefined ? { reconcileMs: options.autoScalingReconcileMs } : {}),
+    ...(options.log ? { log: options.log } : {})
+  })
+  for (const spec of options.autoScalingGroups ?? []) groups.create(spec)
   const faults = new Faults()
   const calls: Record<string, number> = {}
   const log = options.log ?? (() => {})
@@ -81,15 +97,29 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     res.end(JSON.stringify({ message }))
   }
 
+  const sendAutoScalingError = (
+    res: ServerResponse,
+    status: number,
+    code: string,
+    message: string,
+    requestId: string
+  ) => {
+    res.writeHead(status, { "content-type": "text/xml", "x-amzn-requestid": requestId })
+    res.end(autoScalingErrorResponse(code, message, requestId, status >= 500 ? "Receiver" : "Sender"))
+  }
+
   /** Applies an injected fault that answers instead of the service; `slow` is handled after. */
   const faultAnswer = (api: Api, fault: FaultSpec, res: ServerResponse, requestId: string): boolean => {
     if (fault.kind === "slow") return false
     if (fault.kind === "throttle") {
       if (api === "ec2") sendEc2Error(res, 503, "RequestLimitExceeded", "Request limit exceeded.", requestId)
+      else if (api === "autoScaling") sendAutoScalingError(res, 400, "Throttling", "Rate exceeded", requestId)
       else sendArcError(res, 429, "ThrottlingException", "Rate exceeded", requestId)
     } else {
       const status = fault.status ?? 500
-      if (api === "ec2") {
+      if (api === "autoScaling") {
+        sendAutoScalingError(res, status, "InternalFailure", "An internal error has occurred", requestId)
+      } else if (api === "ec2") {
         const code = status === 503 ? "Unavailable" : "InternalError"
         sendEc2Error(res, status, code, "An internal error has occurred", requestId)
       } else sendArcError(res, status, "InternalServerException", "An internal error has occurred", requestId)
@@ -134,6 +164,35 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     }
     if (fault?.kind === "slow") await sleep(fault.delayMs ?? 5000)
     res.writeHead(200, { "content-type": "text/xml;charset=UTF-8", "x-amzn-requestid": requestId })
+    res.end(xml)
+  }
+
+  const handleAutoScaling = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: ReturnType<typeof parseQueryBody>,
+    requestId: string
+  ) => {
+    const sig = checkSigV4(req.headers, "autoscaling")
+    if (sig) {
+      const [status, code] =
+        sig.code === "missing" ? [403, "MissingAuthenticationToken"] : [400, "IncompleteSignature"]
+      return sendAutoScalingError(res, status, code, sig.message, requestId)
+    }
+    const action = params.get("Action") ?? ""
+    calls[action] = (calls[action] ?? 0) + 1
+    const fault = faults.take("autoScaling", action)
+    if (fault && faultAnswer("autoScaling", fault, res, requestId)) return
+    let xml: string
+    try {
+      xml = runAutoScalingAction(groups, (z) => store.zoneByName(z)?.subnetId, action, params, requestId)
+    } catch (e) {
+      if (e instanceof AutoScalingError)
+        return sendAutoScalingError(res, e.status, e.code, e.message, requestId)
+      throw e
+    }
+    if (fault?.kind === "slow") await sleep(fault.delayMs ?? 5000)
+    res.writeHead(200, { "content-type": "text/xml", "x-amzn-requestid": requestId })
     res.end(xml)
   }
 
@@ -182,7 +241,7 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     if (url.pathname.startsWith("/admin/")) {
       try {
         const reply = await routeAdmin(
-          { store, shifts, faults, calls, defaultResourceArn: options.clusterArn },
+          { store, shifts, groups, faults, calls, defaultResourceArn: options.clusterArn },
           method,
           url.pathname,
           body
@@ -191,13 +250,23 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
         return res.end(JSON.stringify(reply?.body ?? { error: `no admin route ${method} ${url.pathname}` }))
       } catch (e) {
         const status =
-          e instanceof AdminError ? e.status : e instanceof ArcError || e instanceof Ec2Error ? e.status : 500
+          e instanceof AdminError ||
+          e instanceof ArcError ||
+          e instanceof Ec2Error ||
+          e instanceof AutoScalingError
+            ? e.status
+            : 500
         res.writeHead(status, { "content-type": "application/json" })
         return res.end(JSON.stringify({ error: e instanceof Error ? e.message : String(e) }))
       }
     }
     if (ARC_PATH.test(url.pathname)) return handleArc(req, res, url, body, requestId)
-    if (method === "POST" && url.pathname === "/") return handleEc2(req, res, body, requestId)
+    if (method === "POST" && url.pathname === "/") {
+      const params = parseQueryBody(body)
+      if (params.get("Version") === AUTO_SCALING_API_VERSION)
+        return handleAutoScaling(req, res, params, requestId)
+      return handleEc2(req, res, body, requestId)
+    }
     return sendEc2Error(
       res,
       404,
@@ -224,9 +293,11 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     url: `http://${addr.address}:${addr.port}`,
     store,
     shifts,
+    groups,
     faults,
     close: () =>
       new Promise<void>((resolve) => {
+        groups.close()
         store.close()
         server.closeAllConnections()
         server.close(() => resolve())

@@ -1,15 +1,16 @@
 /**
  * Injected faults, consumed in order before a request is served. `throttle` answers like a throttled
- * AWS API (EC2 `RequestLimitExceeded` 503, ARC `ThrottlingException` 429), `error` like a server
- * failure (EC2 `InternalError` 500 / ARC `InternalServerException` 500), `slow` serves the request
+ * AWS API (EC2 `RequestLimitExceeded` 503, ARC `ThrottlingException` 429, Auto Scaling `Throttling` 400),
+ * `error` like a server failure (EC2 `InternalError` 500 / ARC `InternalServerException` 500 / Auto Scaling
+ * `InternalFailure` 500), `slow` serves the request
  * and then holds the answer `delayMs` (a client timeout after the effect happened).
  */
 import { Schema } from "effect"
 
 export const FaultSpec = Schema.Struct({
   kind: Schema.Literals(["throttle", "error", "slow"]),
-  /** Which API: `ec2`, `arc` or `any` (default). */
-  target: Schema.optionalKey(Schema.Literals(["ec2", "arc", "any"])),
+  /** Which API: `ec2`, `arc`, `autoScaling` or `any` (default). */
+  target: Schema.optionalKey(Schema.Literals(["ec2", "arc", "autoScaling", "any"])),
   /** Only this EC2 action / ARC operation (e.g. `TerminateInstances`, `GetManagedResource`). */
   action: Schema.optionalKey(Schema.String),
   /** How many requests it hits; default 1. */
@@ -21,7 +22,7 @@ export const FaultSpec = Schema.Struct({
 })
 export type FaultSpec = typeof FaultSpec.Type
 
-export type Api = "ec2" | "arc"
+export type Api = "ec2" | "arc" | "autoScaling"
 
 export interface ActiveFault {
   readonly spec: FaultSpec
@@ -51,7 +52,7 @@ export class Faults {
     const f = this.#faults.find(
       (f) =>
         f.remaining > 0 &&
-        (f.spec.target ?? "any") !== (api === "ec2" ? "arc" : "ec2") &&
+        ((f.spec.target ?? "any") === "any" || f.spec.target === api) &&
         (f.spec.action === undefined || f.spec.action === action)
     )
     if (!f) return undefined

@@ -63,7 +63,11 @@ export interface RunRequest {
   readonly launchTemplate?: LaunchTemplateRef | undefined
   readonly clientToken?: string | undefined
   readonly tags: Record<string, string>
+  /** Who asks: a RunInstances call (default) or an Auto Scaling group; counted apart in the stats. */
+  readonly launchedBy?: LaunchSource
 }
+
+export type LaunchSource = "runInstances" | "autoScaling"
 
 export interface AdoptRequest {
   readonly nodeName: string
@@ -117,7 +121,10 @@ export interface StoreOptions {
 }
 
 export interface StoreStats {
+  /** Instances launched, by anyone. */
   readonly launches: number
+  /** Of those, by RunInstances calls and by Auto Scaling groups. */
+  readonly launchesBy: Record<LaunchSource, number>
   /** Per instance: how many times a TerminateInstances call actually started termination (0 or 1). */
   readonly terminationsStarted: Record<string, number>
   readonly reboots: Record<string, number>
@@ -137,6 +144,7 @@ export class InstanceStore {
   readonly #mirror: NodeMirror | undefined
   readonly #log: (msg: string) => void
   #launches = 0
+  readonly #launchesBy: Record<LaunchSource, number> = { runInstances: 0, autoScaling: 0 }
   readonly #terminationsStarted: Record<string, number> = {}
   readonly #reboots: Record<string, number> = {}
   readonly #usedIps = new Set<string>()
@@ -236,6 +244,7 @@ export class InstanceStore {
       this.#instances.set(instance.instanceId, instance)
       instances.push(instance)
       this.#launches++
+      this.#launchesBy[req.launchedBy ?? "runInstances"]++
       this.#after(this.#bootDelayMs, () => this.#boot(instance))
     }
     if (req.clientToken) {
@@ -344,6 +353,7 @@ export class InstanceStore {
   stats(): StoreStats {
     return {
       launches: this.#launches,
+      launchesBy: { ...this.#launchesBy },
       terminationsStarted: { ...this.#terminationsStarted },
       reboots: { ...this.#reboots }
     }

@@ -1,4 +1,21 @@
-export { AdminClient, type AdminInstance, type AdminStats } from "./admin/AdminClient.ts"
+export {
+  AdminClient,
+  type AdminGroup,
+  type AdminInstance,
+  type AdminStats,
+  type AutoScalingGroupRequest
+} from "./admin/AdminClient.ts"
+export {
+  AUTO_SCALING_API_VERSION,
+  runAutoScalingAction
+} from "./autoscaling/AutoScalingActions.ts"
+export {
+  ASG_NAME_TAG,
+  AutoScalingError,
+  type FakeGroup,
+  type GroupSpec,
+  GroupStore
+} from "./autoscaling/GroupStore.ts"
 export { ArcError, type FakeAutoshift, type FakeZonalShift, ZonalShiftStore } from "./arc/ZonalShiftStore.ts"
 export { type FakeCloud, type FakeCloudOptions, startFakeCloud } from "./FakeCloudServer.ts"
 export { type FaultSpec, Faults } from "./Faults.ts"
@@ -8,6 +25,7 @@ export {
   type FakeInstance,
   type InstanceStateName,
   InstanceStore,
+  type LaunchSource,
   type NodeMirror,
   type RunRequest,
   type StoreOptions

@@ -3,10 +3,13 @@
  * nodemend-fake-cloud: `serve` runs the fake (EC2 Query + ARC REST-JSON + admin API on loopback);
  * the other commands drive a running fake through its admin API (`--endpoint` or NODEMEND_FAKE_CLOUD_URL).
  */
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { kubeAccessFromKubeconfig, makeKubeHttp } from "@nodemend/kube-access"
+import { Schema } from "effect"
 import { AdminClient } from "./admin/AdminClient.ts"
+import { AutoScalingGroupRequest, toGroupSpec } from "./admin/AutoScalingAdmin.ts"
+import type { FaultSpec } from "./Faults.ts"
 import { startFakeCloud } from "./FakeCloudServer.ts"
 import { kwokNodeMirror } from "./KwokNodeMirror.ts"
 
@@ -14,16 +17,21 @@ const USAGE = `usage: nodemend-fake-cloud <command> [options]
 
   serve [--host 127.0.0.1] [--port 0] [--region us-west-2] [--kubeconfig PATH]
         [--boot-delay-ms 2000] [--terminate-delay-ms 1000] [--reboot-delay-ms 1000]
-        [--cluster-arn ARN] [--url-file PATH]
+        [--cluster-arn ARN] [--url-file PATH] [--autoscaling-groups FILE.json]
       Without --kubeconfig instances live only in memory; with it each instance is a kwok Node.
+      --autoscaling-groups: a JSON array of groups to create at start (the admin API's group requests).
 
   shift start --zone ZONE|ZONE_ID [--minutes 60] [--resource ARN] [--comment TEXT] [--practice-run]
   shift cancel ID | --all
   autoshift start --zone ZONE|ZONE_ID
   autoshift end --zone ZONE|ZONE_ID
-  fault throttle|error|slow [--target ec2|arc|any] [--action NAME] [--count N] [--status 5xx] [--delay-ms N]
+  fault throttle|error|slow [--target ec2|arc|autoScaling|any] [--action NAME] [--count N] [--status 5xx] [--delay-ms N]
   fault clear
   adopt NODE_NAME [--instance-type TYPE] [--zone ZONE] [--instance-id ID]
+  asg create NAME --launch-template LT_ID --min N --max N --desired N [--zone Z1,Z2] [--instance-type TYPE]
+             [--tag KEY=VALUE]...
+  asg list
+  asg launch-failure NAME --message TEXT | --clear
   instances | stats | zonal-shifts
       Admin commands take --endpoint URL (default: $NODEMEND_FAKE_CLOUD_URL).`
 
@@ -39,6 +47,14 @@ const { values: flags, positionals } = parseArgs({
     "reboot-delay-ms": { type: "string", default: "1000" },
     "cluster-arn": { type: "string" },
     "url-file": { type: "string" },
+    "autoscaling-groups": { type: "string" },
+    "launch-template": { type: "string" },
+    min: { type: "string" },
+    max: { type: "string" },
+    desired: { type: "string" },
+    tag: { type: "string", multiple: true },
+    message: { type: "string" },
+    clear: { type: "boolean" },
     endpoint: { type: "string" },
     zone: { type: "string" },
     minutes: { type: "string" },
@@ -81,6 +97,45 @@ const print = (v: unknown): void => {
 }
 const needZone = () => flags.zone ?? fail("--zone is required")
 
+function groupsFile(path: string) {
+  try {
+    const raw: unknown = JSON.parse(readFileSync(path, "utf8"))
+    return Schema.decodeUnknownSync(Schema.Array(AutoScalingGroupRequest))(raw).map(toGroupSpec)
+  } catch (e) {
+    return fail(`--autoscaling-groups ${path}: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+async function asg(sub: string | undefined, name: string | undefined): Promise<void> {
+  if (sub === "list") return print(await admin().autoScalingGroups())
+  if (!name) return fail("asg create|launch-failure needs a group NAME")
+  if (sub === "launch-failure") {
+    if (!flags.clear && flags.message === undefined)
+      return fail("asg launch-failure needs --message TEXT or --clear")
+    return print(await admin().setLaunchFailure(name, flags.clear ? undefined : flags.message))
+  }
+  if (sub !== "create") return fail("asg create|list|launch-failure")
+  const size = (flag: "min" | "max" | "desired") => int(flag, flags[flag]) ?? fail(`--${flag} is required`)
+  const tags = Object.fromEntries(
+    (flags.tag ?? []).map((t) => {
+      const eq = t.indexOf("=")
+      return eq > 0 ? [t.slice(0, eq), t.slice(eq + 1)] : fail(`--tag ${t}: expected KEY=VALUE`)
+    })
+  )
+  return print(
+    await admin().createAutoScalingGroup({
+      name,
+      launchTemplateId: flags["launch-template"] ?? fail("--launch-template is required"),
+      minSize: size("min"),
+      maxSize: size("max"),
+      desiredCapacity: size("desired"),
+      ...(flags.zone ? { zones: flags.zone.split(",") } : {}),
+      ...(flags["instance-type"] ? { instanceType: flags["instance-type"] } : {}),
+      ...(Object.keys(tags).length > 0 ? { tags } : {})
+    })
+  )
+}
+
 async function main(): Promise<void> {
   const [command, sub, arg] = positionals
   if (flags.help || !command) {
@@ -107,6 +162,9 @@ async function main(): Promise<void> {
         terminateDelayMs: int("terminate-delay-ms", flags["terminate-delay-ms"]) ?? 1000,
         ...(flags["cluster-arn"] ? { clusterArn: flags["cluster-arn"] } : {}),
         ...(mirror ? { mirror } : {}),
+        ...(flags["autoscaling-groups"]
+          ? { autoScalingGroups: groupsFile(flags["autoscaling-groups"]) }
+          : {}),
         log
       })
       if (flags["url-file"]) writeFileSync(flags["url-file"], `${cloud.url}\n`)
@@ -143,9 +201,9 @@ async function main(): Promise<void> {
       if (sub === "clear") return print(await admin().clearFaults())
       if (sub !== "throttle" && sub !== "error" && sub !== "slow")
         return fail("fault throttle|error|slow|clear")
-      const target = flags.target
-      if (target !== undefined && target !== "ec2" && target !== "arc" && target !== "any") {
-        return fail("--target must be ec2, arc or any")
+      const target = flags.target as FaultSpec["target"] | undefined
+      if (target !== undefined && !["ec2", "arc", "autoScaling", "any"].includes(target)) {
+        return fail("--target must be ec2, arc, autoScaling or any")
       }
       const count = int("count", flags.count)
       const status = int("status", flags.status)
@@ -170,6 +228,8 @@ async function main(): Promise<void> {
           ...(flags["instance-id"] ? { instanceId: flags["instance-id"] } : {})
         })
       )
+    case "asg":
+      return asg(sub, arg)
     case "instances":
       return print(await admin().instances())
     case "stats":

@@ -1,5 +1,8 @@
 /** A client for the fake's admin API; the CLI and tests use it. */
 import type { FaultSpec } from "../Faults.ts"
+import type { AdminGroup, AutoScalingGroupRequest } from "./AutoScalingAdmin.ts"
+
+export type { AdminGroup, AutoScalingGroupRequest } from "./AutoScalingAdmin.ts"
 
 export interface AdminInstance {
   readonly instanceId: string
@@ -15,7 +18,9 @@ export interface AdminInstance {
 }
 
 export interface AdminStats {
+  /** Instances launched by anyone; `launchesBy` splits them into RunInstances calls and Auto Scaling groups. */
   readonly launches: number
+  readonly launchesBy: { readonly runInstances: number; readonly autoScaling: number }
   readonly terminationsStarted: Record<string, number>
   readonly reboots: Record<string, number>
   readonly calls: Record<string, number>
@@ -49,6 +54,22 @@ export class AdminClient {
     tags?: Record<string, string>
     launchTemplateId?: string
   }) => this.#call<AdminInstance>("POST", "/admin/instances/adopt", req)
+  autoScalingGroups = () =>
+    this.#call<{ groups: AdminGroup[] }>("GET", "/admin/autoscaling-groups").then((r) => r.groups)
+  autoScalingGroup = async (name: string) => {
+    const g = (await this.autoScalingGroups()).find((g) => g.name === name)
+    if (!g) throw new Error(`no Auto Scaling group ${name}`)
+    return g
+  }
+  createAutoScalingGroup = (req: AutoScalingGroupRequest) =>
+    this.#call<AdminGroup>("POST", "/admin/autoscaling-groups", req)
+  /** Every launch of the group fails with `message` until called again without one. */
+  setLaunchFailure = (group: string, message?: string) =>
+    this.#call<AdminGroup>(
+      "POST",
+      `/admin/autoscaling-groups/${encodeURIComponent(group)}/launch-failure`,
+      message === undefined ? {} : { message }
+    )
   injectFault = (spec: FaultSpec) => this.#call<unknown>("POST", "/admin/faults", spec)
   clearFaults = () => this.#call<unknown>("DELETE", "/admin/faults")
   startZonalShift = (req: {

@@ -1,6 +1,11 @@
-/** The fake's own control API (JSON, unauthenticated, loopback only): shifts, faults, adoption, stats. */
+/**
+ * The fake's own control API (JSON, unauthenticated, loopback only): shifts, faults, adoption, Auto Scaling
+ * groups, stats.
+ */
 import { Schema } from "effect"
 import { ArcError, type ZonalShiftStore } from "../arc/ZonalShiftStore.ts"
+import type { GroupStore } from "../autoscaling/GroupStore.ts"
+import { AutoScalingGroupRequest, groupJson, LaunchFailureRequest, toGroupSpec } from "./AutoScalingAdmin.ts"
 import { FaultSpec, type Faults } from "../Faults.ts"
 import type { FakeInstance, InstanceStore } from "../InstanceStore.ts"
 
@@ -29,6 +34,7 @@ export const AdoptRequest = Schema.Struct({
 export interface AdminContext {
   readonly store: InstanceStore
   readonly shifts: ZonalShiftStore
+  readonly groups: GroupStore
   readonly faults: Faults
   readonly calls: Record<string, number>
   readonly defaultResourceArn: string | undefined
@@ -79,7 +85,7 @@ export async function routeAdmin(
   path: string,
   body: string
 ): Promise<AdminReply | undefined> {
-  const { store, shifts, faults } = ctx
+  const { store, shifts, faults, groups } = ctx
   if (path === "/admin/instances" && method === "GET") {
     return { status: 200, body: { instances: store.describe([]).map(instanceJson) } }
   }
@@ -98,6 +104,17 @@ export async function routeAdmin(
   }
   if (path === "/admin/stats" && method === "GET") {
     return { status: 200, body: { ...store.stats(), calls: { ...ctx.calls } } }
+  }
+  if (path === "/admin/autoscaling-groups" && method === "GET") {
+    return { status: 200, body: { groups: groups.list().map(groupJson) } }
+  }
+  if (path === "/admin/autoscaling-groups" && method === "POST") {
+    return { status: 200, body: groupJson(groups.create(toGroupSpec(decode(AutoScalingGroupRequest, body)))) }
+  }
+  const failure = /^\/admin\/autoscaling-groups\/([^/]+)\/launch-failure$/.exec(path)
+  if (failure && method === "POST") {
+    const { message } = decode(LaunchFailureRequest, body)
+    return { status: 200, body: groupJson(groups.setLaunchFailure(decodeURIComponent(failure[1]!), message)) }
   }
   if (path === "/admin/zones" && method === "GET") {
     return { status: 200, body: { region: store.region, zones: store.zones } }
