@@ -27,7 +27,7 @@ const record = (): RepairRecord =>
         uid: "u",
         providerID: "p",
         labels: {},
-        instance: { instanceId: "i", state: "running", launch: {}, replacer: { by: "nodemend" } }
+        instance: { instanceId: "i", state: "running", launch: {}, owner: { kind: "standalone" } }
       }
     },
     T0

@@ -260,7 +260,13 @@ describe("zonal-shift gate", () => {
           providerID: "p",
           // The node's label says zone a; the cloud put its instance in zone c.
           labels: { "topology.kubernetes.io/zone": "a" },
-          instance: { instanceId: "i", state: "running", zone: "c", launch: {}, replacer: { by: "nodemend" } }
+          instance: {
+            instanceId: "i",
+            state: "running",
+            zone: "c",
+            launch: {},
+            owner: { kind: "standalone" }
+          }
         }
       },
       T0

@@ -14,7 +14,7 @@ const facts = (over: Partial<InstanceFacts> = {}): InstanceFacts => ({
   zone: "us-west-2a",
   pool: "gpu",
   launch: {},
-  replacer: { by: "nodemend" },
+  owner: { kind: "standalone" },
   ...over
 })
 const zoned = (pool: string | undefined, zone: string | undefined) =>

@@ -20,6 +20,8 @@ const match = (over: Partial<PolicyMatch> = {}): PolicyMatch => ({
   drainMode: "force",
   drainDeadlineMs: 600_000,
   captureLogs: true,
+  capacityFirst: false,
+  onNoCapacity: "removeFirst",
   actionSource: "catalog",
   ...over
 })
@@ -38,7 +40,7 @@ const start = (m: PolicyMatch) =>
           instanceId: "kwok://n1",
           state: "running",
           launch: { cpu: "8" },
-          replacer: { by: "nodemend" }
+          owner: { kind: "standalone" }
         }
       }
     },
@@ -185,7 +187,7 @@ describe("a reboot that did not heal a node nobody can replace", () => {
       ...base,
       node: {
         ...base.node,
-        instance: { ...base.node.instance, replacer: { by: "none" as const, why: "no template" } }
+        instance: { ...base.node.instance, owner: { kind: "unknown" as const, why: "no template" } }
       }
     }
     let r = advance(r0, { _tag: "Tainted" }, T0)

@@ -12,6 +12,7 @@ import type { Action } from "../repair/stateMachine.ts"
 import { captureLogs } from "./captureLogs.ts"
 import { drain } from "./drain.ts"
 import * as instance from "./instance.ts"
+import * as karpenter from "./karpenter.ts"
 import { type Outcome, wait } from "./step.ts"
 import { taint, untaint } from "./taint.ts"
 
@@ -22,6 +23,7 @@ export const executeStep = (
   r: RepairRecord,
   action: Action
 ): Effect.Effect<Outcome, StepFailure> => {
+  const viaKarpenter = r.node.instance.owner.kind === "karpenter"
   switch (action._tag) {
     case "Taint":
       return taint(env, r)
@@ -36,15 +38,17 @@ export const executeStep = (
     case "AwaitReboot":
       return instance.awaitReboot(env, r, action.settledAt, action.timesOutAt)
     case "Terminate":
-      return instance.terminate(env, r)
+      return viaKarpenter ? karpenter.terminate(env, r) : instance.terminate(env, r)
     case "AwaitInstanceGone":
-      return instance.awaitInstanceGone(env, r)
+      return viaKarpenter ? karpenter.awaitInstanceGone(env, r) : instance.awaitInstanceGone(env, r)
     case "DeleteNode":
-      return instance.deleteNode(env, r)
+      return viaKarpenter ? karpenter.awaitNodeRemoved(env, r) : instance.deleteNode(env, r)
     case "LaunchReplacement":
-      return instance.launchReplacement(env, r)
+      return viaKarpenter ? karpenter.launchReplacement(env, r) : instance.launchReplacement(env, r)
     case "AwaitReplacement":
-      return instance.awaitReplacement(env, r, action.timesOutAt)
+      return viaKarpenter
+        ? karpenter.awaitReplacement(env, r, action.timesOutAt)
+        : instance.awaitReplacement(env, r, action.timesOutAt)
     case "Untaint":
       return untaint(env, r)
     case "Done":

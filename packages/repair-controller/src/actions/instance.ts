@@ -1,5 +1,6 @@
 /** The cloud steps: reboot, terminate, remove the Node, launch the replacement and wait for it. */
 import { Clock, Effect, Metric, Ref } from "effect"
+import type { CloudError } from "../cloud/CloudProvider.ts"
 import type { ControllerEnv } from "../controller/ControllerEnv.ts"
 import { shiftedZones } from "../decide/zonalShiftGate.ts"
 import * as M from "../observability/metrics.ts"
@@ -69,7 +70,9 @@ export const terminate = (env: ControllerEnv, r: RepairRecord) =>
       note: `terminating ${r.node.instance.instanceId} through ${env.cloud.name}`
     })
     yield* Metric.update(Metric.withAttributes(M.terminations, { provider: env.cloud.name }), 1)
-    const after = yield* env.cloud.terminate(refOf(r))
+    // Capacity first (or a group already grown for it): the replacement is up, so a group shrinks back.
+    const replaced = r.order === "capacityFirst" || r.replacement?.desiredCapacity !== undefined
+    const after = yield* env.cloud.terminate(refOf(r), { replaced })
     return fact(
       after === "terminated" || after === "not-found"
         ? { _tag: "InstanceGone" }
@@ -94,14 +97,25 @@ export const deleteNode = (env: ControllerEnv, r: RepairRecord) =>
 const askForReplacement = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const avoidZones = shiftedZones(yield* Ref.get(env.shifts), yield* Clock.currentTimeMillis)
+    const requestedAtMs =
+      r.replacementRequestedAt === undefined ? undefined : Date.parse(r.replacementRequestedAt)
     const replacement = yield* env.cloud.launchReplacement(refOf(r), {
       facts: r.node.instance,
       avoidZones,
-      idempotencyToken: r.id
+      idempotencyToken: r.id,
+      capacityFirst: r.order === "capacityFirst",
+      ...(r.replacement !== undefined ? { previous: r.replacement } : {}),
+      ...(requestedAtMs !== undefined ? { requestedAtMs } : {})
     })
     env.launched.add(r.id)
     return replacement
   })
+
+/** Capacity first, a replacement the owner refuses (capacity, limits) is the policy's fallback, not a failure. */
+const unavailableIfCapacityFirst = (r: RepairRecord) => (e: CloudError) =>
+  r.order === "capacityFirst" && !e.retryable
+    ? Effect.succeed(fact({ _tag: "ReplacementUnavailable", why: `${e.operation}: ${e.message}` }))
+    : Effect.fail(e)
 
 export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
@@ -111,10 +125,10 @@ export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
       r,
       "Normal",
       "LaunchingReplacement",
-      `replacement ${replacement.nodeName ?? replacement.instanceId} requested`
+      `replacement ${replacement.nodeName ?? replacement.instanceId ?? `in Auto Scaling group ${replacement.autoScalingGroup ?? "?"}`} requested`
     )
     return fact({ _tag: "ReplacementLaunched", replacement })
-  })
+  }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))
 
 export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
@@ -130,8 +144,13 @@ export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt
       return fact({ _tag: "ReplacementReady" })
     }
     if (now >= timesOutAt) return fact({ _tag: "ReplacementTimedOut" })
-    // A restarted controller asks again; the launch is idempotent on the repair id.
-    if (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined))
-      yield* askForReplacement(env, r)
-    return wait(Math.min(5000, timesOutAt - now))
-  })
+    // A group still launching its new member is asked how far it got; a restarted controller asks again (the
+    // launch is idempotent on the repair id, a group's growth on its recorded target).
+    const unknown = rep?.instanceId === undefined && rep?.nodeName === undefined
+    if (unknown || (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined))) {
+      const update = yield* askForReplacement(env, r)
+      if (update.instanceId !== rep?.instanceId || update.nodeName !== rep?.nodeName)
+        return fact({ _tag: "ReplacementProgress", replacement: update })
+    }
+    return wait(Math.min(unknown ? 2000 : 5000, timesOutAt - now))
+  }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))

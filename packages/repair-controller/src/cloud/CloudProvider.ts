@@ -6,7 +6,7 @@ import { Context, Data, type Effect } from "effect"
 import type { InstanceFacts, InstanceState, Replacement, ZonalShift } from "../domain/Instance.ts"
 import type { NodeRef } from "../domain/NodeView.ts"
 
-export type { InstanceFacts, InstanceState, Replacement, Replacer, ZonalShift } from "../domain/Instance.ts"
+export type { InstanceFacts, InstanceState, Owner, Replacement, ZonalShift } from "../domain/Instance.ts"
 export type { NodeRef } from "../domain/NodeView.ts"
 
 /** The instance named by a Node's providerID is not that Node's (a forged or stale providerID). */
@@ -42,16 +42,30 @@ export class CloudProvider extends Context.Service<
     ) => Effect.Effect<InstanceFacts, CloudError | InvalidProviderID | InstanceMismatch>
     /** Current state of the node's instance. */
     readonly describe: (node: NodeRef) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
-    /** Starts termination; an instance already shutting-down/terminated/not-found counts as done. */
-    readonly terminate: (node: NodeRef) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
+    /**
+     * Starts termination; an instance already shutting-down/terminated/not-found counts as done. `replaced`: its
+     * replacement is already up (capacity first), so an Auto Scaling group shrinks back instead of launching one.
+     */
+    readonly terminate: (
+      node: NodeRef,
+      options?: { readonly replaced?: boolean }
+    ) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
     readonly reboot: (node: NodeRef) => Effect.Effect<void, CloudError | InvalidProviderID>
-    /** Launches a replacement from the inspected `facts` (type, subnet, template, pool), avoiding `avoidZones`. */
+    /**
+     * Asks the instance's owner for a replacement built from the inspected `facts` (type, subnet, template,
+     * pool), avoiding `avoidZones`, and reports what is known of it; asked again with `previous`, it reports
+     * progress and launches nothing more. `capacityFirst`: the old instance is still running (an Auto Scaling
+     * group is grown by one). A replacement that cannot be had fails with a non-retryable CloudError.
+     */
     readonly launchReplacement: (
       node: NodeRef,
       options: {
         readonly facts: InstanceFacts
         readonly avoidZones: ReadonlyArray<string>
         readonly idempotencyToken: string
+        readonly capacityFirst?: boolean
+        readonly previous?: Replacement
+        readonly requestedAtMs?: number
       }
     ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */

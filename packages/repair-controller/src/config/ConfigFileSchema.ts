@@ -38,6 +38,8 @@ const knownTemplates = Schema.makeFilter((reasons: Readonly<Record<string, unkno
     : { path: [bad], issue: `not a catalog reason template (templates: ${REASON_TEMPLATES.join(", ")})` }
 })
 
+const NoCapacity = Schema.Literals(["removeFirst", "fail"])
+
 /** Per-policy or per-reason repair knobs; anything left out falls back to the next level. */
 const RepairKnobs = {
   tolerationSeconds: Schema.optionalKey(Seconds),
@@ -45,7 +47,11 @@ const RepairKnobs = {
   /** What to do when the drain deadline passes: `force` deletes the remaining pods, `wait` keeps waiting. */
   drainMode: Schema.optionalKey(DrainMode),
   drainDeadlineSeconds: Schema.optionalKey(Seconds),
-  captureLogs: Schema.optionalKey(Schema.Boolean)
+  captureLogs: Schema.optionalKey(Schema.Boolean),
+  /** The replacement is up and Ready before the node is drained, so pods move once (default true). */
+  capacityFirst: Schema.optionalKey(Schema.Boolean),
+  /** No replacement to be had (capacity, limits, shifted zone): `removeFirst` drains anyway, `fail` keeps the node. */
+  onNoCapacity: Schema.optionalKey(NoCapacity)
 }
 
 export const PolicyFile = Schema.Struct({
@@ -70,8 +76,16 @@ const noDuplicatePolicies = Schema.makeFilter((ps: ReadonlyArray<typeof PolicyFi
 
 export const ReasonOverrideFile = Schema.Struct(RepairKnobs)
 
+/** Int or percent, as Karpenter's disruption budget `nodes`: `"2"`, `"10%"`. */
+const IntOrPercent = Schema.String.check(
+  Schema.makeFilter((v: string) =>
+    /^((100|[0-9]{1,2})%|[0-9]+)$/.test(v) ? undefined : 'an int ("2") or a percent ("10%")'
+  )
+)
+
 export const PoolFile = Schema.Struct({
   maxUnhealthyPercent: Schema.optionalKey(Percent),
+  maxInFlight: Schema.optionalKey(IntOrPercent),
   doNotRepair: Schema.optionalKey(Schema.Boolean)
 })
 
@@ -98,6 +112,8 @@ export const ConfigFileSchema = Schema.Struct({
   /** Label selector of the Nodes this controller manages (empty: all Nodes). */
   nodeSelector: Schema.optionalKey(Schema.String),
   maxUnhealthyPercent: Schema.optionalKey(Percent),
+  /** Repairs in flight per pool at once (default "10%"), unless a Karpenter NodePool's budget says less. */
+  maxInFlight: Schema.optionalKey(IntOrPercent),
   pools: Schema.optionalKey(Schema.Record(Schema.String, PoolFile)),
   doNotRepairPools: Schema.optionalKey(Schema.Array(Name)),
   /** Replaces the catalog's policy list entry by entry (matched on conditionType + status). */
@@ -148,7 +164,13 @@ export const ConfigFileSchema = Schema.Struct({
       timeoutSeconds: Schema.optionalKey(PositiveSeconds)
     })
   ),
-  replacement: Schema.optionalKey(Schema.Struct({ timeoutSeconds: Schema.optionalKey(PositiveSeconds) })),
+  replacement: Schema.optionalKey(
+    Schema.Struct({
+      timeoutSeconds: Schema.optionalKey(PositiveSeconds),
+      capacityFirst: Schema.optionalKey(Schema.Boolean),
+      onNoCapacity: Schema.optionalKey(NoCapacity)
+    })
+  ),
   logCapture: Schema.optionalKey(
     Schema.Struct({
       timeoutSeconds: Schema.optionalKey(PositiveSeconds),

@@ -14,7 +14,13 @@ export interface RepairKnobs {
   readonly drainMode?: DrainMode
   readonly drainDeadlineSeconds?: number
   readonly captureLogs?: boolean
+  /** The replacement is Ready before the node is drained (default true). */
+  readonly capacityFirst?: boolean
+  /** When capacity first cannot get a replacement: drain and remove anyway, or fail (keep the node). */
+  readonly onNoCapacity?: NoCapacity
 }
+
+export type NoCapacity = "removeFirst" | "fail"
 
 export interface PolicyConfig extends RepairKnobs {
   readonly conditionType: string
@@ -30,8 +36,13 @@ export interface ControllerConfig {
   readonly poolLabel: string
   readonly nodeSelector: string
   readonly maxUnhealthyPercent: number
+  /** Repairs in flight per pool at once: an int or a percent of the pool, rounded up (default "10%"). */
+  readonly maxInFlight: string
   readonly pools: Readonly<
-    Record<string, { readonly maxUnhealthyPercent?: number; readonly doNotRepair?: boolean }>
+    Record<
+      string,
+      { readonly maxUnhealthyPercent?: number; readonly doNotRepair?: boolean; readonly maxInFlight?: string }
+    >
   >
   readonly doNotRepairPools: ReadonlyArray<string>
   readonly policies: ReadonlyArray<PolicyConfig>
@@ -63,7 +74,11 @@ export interface ControllerConfig {
     readonly untaintSeconds: number
   }
   readonly reboot: { readonly settleSeconds: number; readonly timeoutSeconds: number }
-  readonly replacement: { readonly timeoutSeconds: number }
+  readonly replacement: {
+    readonly timeoutSeconds: number
+    readonly capacityFirst: boolean
+    readonly onNoCapacity: NoCapacity
+  }
   readonly logCapture: {
     readonly timeoutSeconds: number
     readonly destination?: string
@@ -131,6 +146,7 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   poolLabel: f.poolLabel ?? DEFAULT_POOL_LABEL,
   nodeSelector: f.nodeSelector ?? "",
   maxUnhealthyPercent: f.maxUnhealthyPercent ?? 20,
+  maxInFlight: f.maxInFlight ?? "10%",
   pools: f.pools ?? {},
   doNotRepairPools: f.doNotRepairPools ?? [],
   policies: mergePolicies(f.policies),
@@ -161,7 +177,11 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     untaintSeconds: f.timeouts?.untaintSeconds ?? 300
   },
   reboot: { settleSeconds: f.reboot?.settleSeconds ?? 300, timeoutSeconds: f.reboot?.timeoutSeconds ?? 1200 },
-  replacement: { timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200 },
+  replacement: {
+    timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200,
+    capacityFirst: f.replacement?.capacityFirst ?? true,
+    onNoCapacity: f.replacement?.onNoCapacity ?? "removeFirst"
+  },
   logCapture: {
     timeoutSeconds: f.logCapture?.timeoutSeconds ?? 120,
     ...(f.logCapture?.destination !== undefined ? { destination: f.logCapture.destination } : {}),

@@ -16,6 +16,7 @@ import type { ControllerEnv } from "./ControllerEnv.ts"
 import { makeDrainPool } from "./DrainPool.ts"
 import { makeEventRecorder } from "./EventRecorder.ts"
 import { initialListFailed, retryInitialList } from "./initialSync.ts"
+import { makeKarpenterCache } from "../karpenter/KarpenterCache.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
 import { makeRepairStore } from "./RepairStore.ts"
@@ -96,9 +97,14 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const queue = yield* makeWorkQueue
     // Informer callbacks run outside any fiber; log through this fiber's context (its JSON logger).
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
-    const cache = makeNodeCache(kube.http, config, queue.add, (level, msg, extra) =>
+    const log = (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) =>
       runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
-    )
+    const cache = makeNodeCache(kube.http, config, queue.add, log)
+    const wakePool = (pool: string) => {
+      for (const name of cache.names())
+        if (cache.view(name)?.labels[config.poolLabel] === pool) queue.add(name)
+    }
+    const karpenter = makeKarpenterCache(kube.http, queue.add, wakePool, log)
     // Pools whose counts moved since their gauges were last written; their held-back nodes are woken at once.
     const dirtyPools = new Set<string>()
     const blocked = makeBlockedNodes(queue.add)
@@ -117,6 +123,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       cloud,
       logCapture,
       cache,
+      karpenter,
       store: makeRepairStore(kube, config.namespace, cache.counter.setRepairing),
       events: makeEventRecorder(kube),
       queue,
@@ -134,8 +141,9 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     // API server that answers, rather than giving up on the journals of repairs in flight. Nothing reconciles
     // before the workers start below, so the Nodes it enqueues wait for the journals.
     yield* retryInitialList(Effect.tryPromise({ try: () => cache.start(), catch: initialListFailed }))
+    yield* retryInitialList(Effect.tryPromise({ try: () => karpenter.start(), catch: initialListFailed }))
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => cache.stop().catch(() => undefined)).pipe(
+      Effect.promise(() => Promise.all([cache.stop(), karpenter.stop()]).catch(() => undefined)).pipe(
         Effect.andThen(Effect.sync(() => queue.shutdown()))
       )
     )

@@ -4,6 +4,7 @@ import type { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
+import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
@@ -19,6 +20,8 @@ export interface ControllerEnv {
   readonly cloud: CloudProvider["Service"]
   readonly logCapture: LogCaptureHook["Service"]
   readonly cache: NodeCache
+  /** NodeClaims and NodePools, when Karpenter is installed. */
+  readonly karpenter: KarpenterCache
   readonly store: RepairStore
   readonly events: EventRecorder
   readonly queue: WorkQueue

@@ -12,6 +12,7 @@ interface Entry {
   readonly pool: string | undefined
   readonly matching: boolean
   readonly unhealthy: boolean
+  readonly repairing: boolean
 }
 
 export interface PoolCounter {
@@ -30,8 +31,8 @@ export interface PoolCounter {
 
 export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const entries = new Map<string, Entry>()
-  const pools = new Map<string, { size: number; unhealthy: number }>()
-  const cluster = { size: 0, unhealthy: 0 }
+  const pools = new Map<string, { size: number; unhealthy: number; repairing: number }>()
+  const cluster = { size: 0, unhealthy: 0, repairing: 0 }
   const repairing = new Set<string>()
   /** Nodes whose Node object is gone while their repair still runs: counted until the repair ends. */
   const departed = new Set<string>()
@@ -54,12 +55,14 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const apply = (e: Entry, sign: 1 | -1) => {
     cluster.size += sign
     if (e.unhealthy) cluster.unhealthy += sign
+    if (e.repairing) cluster.repairing += sign
     track(CLUSTER_SCOPE, sign, e.unhealthy ? sign : 0)
     if (e.pool === undefined) return
     track(e.pool, sign, e.unhealthy ? sign : 0)
-    const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0 }
+    const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0, repairing: 0 }
     p.size += sign
     if (e.unhealthy) p.unhealthy += sign
+    if (e.repairing) p.repairing += sign
     if (p.size === 0) pools.delete(e.pool)
     else pools.set(e.pool, p)
   }
@@ -71,7 +74,7 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   }
   const put = (name: string, pool: string | undefined, matching: boolean) => {
     remove(name)
-    const e = { pool, matching, unhealthy: matching || repairing.has(name) }
+    const e = { pool, matching, unhealthy: matching || repairing.has(name), repairing: repairing.has(name) }
     entries.set(name, e)
     apply(e, 1)
   }

@@ -72,6 +72,18 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         env.queue.addAfter(name, d.requeueAfterMs)
         return
       }
+      case "Queued":
+        yield* event(
+          "Queued",
+          "Normal",
+          "RepairQueued",
+          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}`
+        )
+        yield* Metric.update(M.repairsQueued, 1)
+        // Woken when a repair in its pool ends (the count eases); the requeue is the backstop.
+        env.blocked.block(name, d.scope)
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
       case "WouldRepair":
         yield* Metric.update(
           Metric.withAttributes(M.wouldRepair, {
@@ -89,6 +101,11 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         })
     }
   })
+
+const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
+  const facts = env.karpenter.poolFacts(node.labels[env.config.poolLabel])
+  return facts !== undefined ? { nodePool: facts } : {}
+}
 
 export const reconcile = (env: ControllerEnv, name: string) =>
   Effect.gen(function* () {
@@ -119,7 +136,8 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       node,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
-      now
+      now,
+      ...nodePoolOf(env, node)
     })
     if (d._tag === "Repair") return yield* startRepair(env, node, d, now)
     return yield* report(env, node, d)

@@ -123,6 +123,23 @@ const heldByShift = (env: ControllerEnv, r: RepairRecord, now: number) =>
     return true
   })
 
+/** A capacity-first repair that could not get its replacement says so, and what follows, where operators look. */
+const noCapacity = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    const then = r.phase === "Failed" ? "fail" : "removeFirst"
+    yield* Metric.update(Metric.withAttributes(M.capacityFallbacks, { then }), 1)
+    yield* repairEvent(
+      env,
+      r,
+      "Warning",
+      "ReplacementUnavailable",
+      `no replacement before removal: ${r.fallback ?? r.failure ?? "?"}; ${then === "fail" ? "the node is kept (onNoCapacity: fail)" : "draining and removing the node first (onNoCapacity: removeFirst)"}`.slice(
+        0,
+        1000
+      )
+    )
+  })
+
 export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
   Effect.gen(function* () {
     let r = start
@@ -164,6 +181,8 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       }
       if (next.phase !== r.phase)
         yield* Effect.logInfo("repair step", { node: r.node.name, id: r.id, from: r.phase, to: next.phase })
+      if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
+        yield* noCapacity(env, next)
       yield* store(env, next)
       r = next
       if (isTerminal(r)) return

@@ -7,11 +7,12 @@ import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import { identityRefusal } from "../decide/identity.ts"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
+import type { Owner } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
-import { nodeRef } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { startRepair as newRecord } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { ownershipOf } from "./ownership.ts"
 import { labelsOf, runRepair } from "./runRepair.ts"
 
 export const DEDUPE_MS = 15 * 60_000
@@ -27,6 +28,15 @@ const refused = (env: ControllerEnv, node: NodeView, why: string) =>
     note: `not repairing: ${why}`.slice(0, 1000)
   })
 
+const ownerName = (o: Owner) =>
+  o.kind === "karpenter"
+    ? `Karpenter NodeClaim ${o.nodeClaim}`
+    : o.kind === "autoScaling"
+      ? `Auto Scaling group ${o.group}`
+      : o.kind === "standalone"
+        ? "its launch template"
+        : "nobody"
+
 export const startRepair = (
   env: ControllerEnv,
   node: NodeView,
@@ -36,22 +46,30 @@ export const startRepair = (
   Effect.gen(function* () {
     const name = node.name
     if (node.uid === undefined) return
-    const facts = yield* env.cloud.inspect(nodeRef(node)).pipe(Effect.result)
-    if (facts._tag === "Failure") {
-      const e = facts.failure
-      if (e._tag === "CloudError" && e.retryable) {
-        yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: e.message })
+    const owned = yield* ownershipOf(env, node)
+    switch (owned._tag) {
+      case "Retry":
+        yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: owned.error })
         env.queue.addAfter(name, env.config.retry.maxBackoffSeconds * 1000)
         return
-      }
-      return yield* refused(env, node, e.message)
+      case "KarpenterActing":
+        return yield* env.events.emitDeduped(`${name}/KarpenterActing`, DEDUPE_MS, {
+          node: { name, uid: node.uid },
+          type: "Normal",
+          reason: "RepairDeferred",
+          action: "Decide",
+          note: `not repairing: Karpenter is already taking this node away (${owned.why})`.slice(0, 1000)
+        })
+      case "Refused":
+        yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: owned.cause }), 1)
+        return yield* refused(env, node, owned.why)
     }
+    const facts = { success: owned.facts }
     const refusal = identityRefusal(env.config, node, facts.success)
-    if (refusal !== undefined) return yield* refused(env, node, refusal)
-    // Capacity that cannot come back is not taken away (a reboot may still go ahead).
-    const replacer = facts.success.replacer
-    if (replacer.by === "none" && d.governing.action !== "Reboot")
-      return yield* refused(env, node, `no replacement can be launched: ${replacer.why}`)
+    if (refusal !== undefined) {
+      yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
+      return yield* refused(env, node, refusal)
+    }
     const record = newRecord(
       {
         id: newRepairId(node.uid, now),
@@ -83,7 +101,7 @@ export const startRepair = (
       type: "Warning",
       reason: "RepairStarted",
       action: "Repair",
-      note: `${record.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
+      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${ownerName(record.node.instance.owner)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
     })
     return yield* runRepair(env, record)
   })

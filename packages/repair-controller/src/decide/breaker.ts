@@ -14,6 +14,8 @@ export const CLUSTER_SCOPE = "<cluster>"
 export interface ScopeCount {
   readonly size: number
   readonly unhealthy: number
+  /** Repairs in flight (the journal's), for the in-flight budget. */
+  readonly repairing: number
 }
 
 export interface PoolStats {
@@ -41,13 +43,21 @@ export interface BreakerVerdict {
   readonly open: boolean
 }
 
+/** A scope's counts; `claims` (a Karpenter NodePool's NodeClaims, registered or not) sizes it as Karpenter does. */
+export const scopeCount = (stats: PoolStats, pool: string | undefined, claims?: number): ScopeCount => {
+  const count =
+    pool === undefined ? stats.cluster : (stats.pools.get(pool) ?? { size: 0, unhealthy: 0, repairing: 0 })
+  return claims === undefined ? count : { ...count, size: Math.max(count.size, claims) }
+}
+
 export const breakerVerdict = (
   config: ControllerConfig,
   stats: PoolStats,
-  pool: string | undefined
+  pool: string | undefined,
+  claims?: number
 ): BreakerVerdict => {
   const scope = pool ?? CLUSTER_SCOPE
-  const count = pool === undefined ? stats.cluster : (stats.pools.get(pool) ?? { size: 0, unhealthy: 0 })
+  const count = scopeCount(stats, pool, claims)
   const percent =
     (pool !== undefined ? config.pools[pool]?.maxUnhealthyPercent : undefined) ?? config.maxUnhealthyPercent
   const allowed = allowedUnhealthy(percent, count.size)

@@ -1,12 +1,14 @@
 /**
  * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
  * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, breaker,
- * report-only, dry-run. "When in doubt the controller does nothing."
+ * in-flight budget, dry-run. "When in doubt the controller does nothing."
  */
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
-import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf } from "./breaker.ts"
+import type { Budget } from "../karpenter/NodeClaims.ts"
+import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf, scopeCount } from "./breaker.ts"
+import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
 import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
 import type { Veto } from "./veto.ts"
@@ -19,6 +21,15 @@ export interface DecideInput {
   readonly stats: PoolStats
   readonly shifts: ShiftObservation
   readonly now: number
+  /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
+  readonly nodePool?: NodePoolFacts
+}
+
+/** What the controller knows of a Karpenter NodePool: its NodeClaims, our veto on it, its disruption budgets. */
+export interface NodePoolFacts {
+  readonly claims: number
+  readonly vetoed: boolean
+  readonly budgets: ReadonlyArray<Budget>
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */
@@ -39,6 +50,14 @@ export type Decision =
       readonly breaker: BreakerVerdict
       readonly requeueAfterMs: number
     }
+  | {
+      readonly _tag: "Queued"
+      readonly governing: PolicyMatch
+      readonly scope: string
+      readonly inFlight: number
+      readonly budget: InFlightBudget
+      readonly requeueAfterMs: number
+    }
   | { readonly _tag: "WouldRepair"; readonly governing: PolicyMatch; readonly breaker: BreakerVerdict }
   | {
       readonly _tag: "Repair"
@@ -47,19 +66,35 @@ export type Decision =
       readonly pool: string | undefined
     }
 
-export const decide = ({ config, node, stats, shifts, now }: DecideInput): Decision => {
+export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInput): Decision => {
   const t = tolerationVerdict(matchPolicies(config, node), now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
-  const veto = vetoOf(config, node)
+  const veto = vetoOf(config, node) ?? (nodePool?.vetoed === true ? "nodepool-annotation" : undefined)
   if (veto !== undefined) return { _tag: "Vetoed", governing, veto }
   const gate = gateVerdict(config, shifts, node, now)
   if (gate._tag === "StandDown")
     return { _tag: "StandDown", governing, gate, requeueAfterMs: config.zonalShift.refreshSeconds * 1000 }
   const pool = poolOf(config, node)
-  const breaker = breakerVerdict(config, stats, pool)
+  const breaker = breakerVerdict(config, stats, pool, nodePool?.claims)
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
+  const count = scopeCount(stats, pool, nodePool?.claims)
+  const budget = inFlightBudget({
+    scope: breaker.scope,
+    size: count.size,
+    maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
+    ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
+  })
+  if (count.repairing >= budget.allowed)
+    return {
+      _tag: "Queued",
+      governing,
+      scope: breaker.scope,
+      inFlight: count.repairing,
+      budget,
+      requeueAfterMs: config.breaker.requeueSeconds * 1000
+    }
   if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
   return { _tag: "Repair", governing, breaker, pool }
 }

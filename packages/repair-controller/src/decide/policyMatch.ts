@@ -4,7 +4,13 @@
  * then its catalog template). Reason-aware policy is what Karpenter lacks.
  */
 import { type RepairAction, resolveReason } from "@nodemend/reason-codes"
-import type { ControllerConfig, DrainMode, PolicyConfig, RepairKnobs } from "../config/ControllerConfig.ts"
+import type {
+  ControllerConfig,
+  DrainMode,
+  NoCapacity,
+  PolicyConfig,
+  RepairKnobs
+} from "../config/ControllerConfig.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
 
 export interface PolicyMatch {
@@ -21,6 +27,8 @@ export interface PolicyMatch {
   readonly drainMode: DrainMode
   readonly drainDeadlineMs: number
   readonly captureLogs: boolean
+  readonly capacityFirst: boolean
+  readonly onNoCapacity: NoCapacity
   /** Where the action came from, for events and logs. */
   readonly actionSource: "reason-override" | "policy" | "catalog" | "default"
 }
@@ -66,6 +74,8 @@ const matchOne = (config: ControllerConfig, p: PolicyConfig, c: ConditionView): 
     drainDeadlineMs:
       (o?.drainDeadlineSeconds ?? p.drainDeadlineSeconds ?? config.drain.deadlineSeconds) * 1000,
     captureLogs: o?.captureLogs ?? p.captureLogs ?? false,
+    capacityFirst: o?.capacityFirst ?? p.capacityFirst ?? config.replacement.capacityFirst,
+    onNoCapacity: o?.onNoCapacity ?? p.onNoCapacity ?? config.replacement.onNoCapacity,
     actionSource
   }
 }

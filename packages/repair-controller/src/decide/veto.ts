@@ -4,7 +4,7 @@ import { DO_NOT_REPAIR_ANNOTATION } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"
 import { poolOf } from "./breaker.ts"
 
-export type Veto = "paused" | "node-annotation" | "pool"
+export type Veto = "paused" | "node-annotation" | "pool" | "nodepool-annotation"
 
 export const vetoOf = (config: ControllerConfig, node: NodeView): Veto | undefined => {
   if (config.paused) return "paused"

@@ -10,11 +10,20 @@ export type InstanceState =
   /** The provider has no record of it (long terminated, or never existed). Counts as gone. */
   | "not-found"
 
+/**
+ * The capacity that takes a repaired node's place, as far as it is known: an instance nodemend launched, a member
+ * its Auto Scaling group launched (none yet while the group grows), or a NodeClaim Karpenter launches.
+ */
 export interface Replacement {
-  readonly instanceId: string
-  /** The Node name the replacement will register as, when known up front. */
+  readonly instanceId?: string
+  /** The Node name the replacement will register as, when known. */
   readonly nodeName?: string
   readonly zone?: string
+  /** The group grown by one for it (capacity first), and the absolute size it was grown to: never grown twice. */
+  readonly autoScalingGroup?: string
+  readonly desiredCapacity?: number
+  /** The NodeClaim nodemend created for it (Karpenter owner). */
+  readonly nodeClaim?: string
 }
 
 /**
@@ -30,13 +39,20 @@ export interface InstanceFacts {
   readonly pool?: string
   /** Provider-specific launch facts (instance type, subnet, launch template...), as the cloud reports them. */
   readonly launch: Readonly<Record<string, string>>
-  /** Who brings the replacement up: nodemend, the instance's Auto Scaling group, or nobody (and why). */
-  readonly replacer: Replacer
+  /** Who owns the instance, and so who replaces and removes it; nodemend acts through that owner only. */
+  readonly owner: Owner
 }
 
-export type Replacer =
-  | { readonly by: "nodemend" | "autoScaling" }
-  | { readonly by: "none"; readonly why: string }
+/**
+ * Who owns a node's instance. Karpenter: its NodeClaim (replaced through a new NodeClaim, removed by deleting the
+ * old one; never RunInstances). Auto Scaling: its group (grown and shrunk through the group). Standalone: nodemend
+ * launches from the launch template EC2 recorded on it. Unknown: nobody nodemend can act through, so no repair.
+ */
+export type Owner =
+  | { readonly kind: "karpenter"; readonly nodeClaim: string; readonly nodePool?: string }
+  | { readonly kind: "autoScaling"; readonly group: string }
+  | { readonly kind: "standalone" }
+  | { readonly kind: "unknown"; readonly why: string }
 
 export interface ZonalShift {
   readonly kind: "zonal-shift" | "autoshift"

@@ -5,6 +5,20 @@ export const repairsStarted = Metric.counter("repairs_started_total", {
   description: "Repairs started, by condition type, reason and action",
   incremental: true
 })
+export const repairsRefused = Metric.counter("repairs_refused_total", {
+  description:
+    "Repairs refused before the node was touched, by cause (unknown-owner, identity, cloud): fail closed",
+  incremental: true
+})
+export const repairsQueued = Metric.counter("repairs_queued_total", {
+  description: "Due repairs held back because their pool's in-flight budget was spent",
+  incremental: true
+})
+export const capacityFallbacks = Metric.counter("repair_capacity_fallbacks_total", {
+  description:
+    "Capacity-first repairs whose replacement could not be had, by what followed (removeFirst, fail)",
+  incremental: true
+})
 export const repairsCompleted = Metric.counter("repairs_completed_total", {
   description: "Repairs completed (replacement Ready, or node healthy after reboot)",
   incremental: true

@@ -21,9 +21,20 @@ export type Phase = (typeof PHASES)[number]
 
 const Iso = Schema.String
 
+const OwnerSchema = Schema.Union([
+  Schema.Struct({
+    kind: Schema.Literal("karpenter"),
+    nodeClaim: Schema.String,
+    nodePool: Schema.optionalKey(Schema.String)
+  }),
+  Schema.Struct({ kind: Schema.Literal("autoScaling"), group: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("standalone") }),
+  Schema.Struct({ kind: Schema.Literal("unknown"), why: Schema.String })
+])
+
 export const RepairRecordSchema = Schema.Struct({
-  /** 2: journal-only records bound to the Node's uid and the cloud's instance facts. */
-  v: Schema.Literal(2),
+  /** 3: the instance's owner and the order of replacement and removal (2: before owners, read as removeFirst). */
+  v: Schema.Literal(3),
   /** Unique per repair; the idempotency token for launches. */
   id: Schema.String,
   phase: Schema.Literals(PHASES),
@@ -34,6 +45,12 @@ export const RepairRecordSchema = Schema.Struct({
   conditionStatus: Schema.String,
   reason: Schema.String,
   startedAt: Iso,
+  /** capacityFirst: the replacement is Ready before the node is drained; removeFirst: drained and gone first. */
+  order: Schema.Literals(["capacityFirst", "removeFirst"]),
+  /** What a capacityFirst repair does when no replacement can be had (default removeFirst). */
+  onNoCapacity: Schema.optionalKey(Schema.Literals(["removeFirst", "fail"])),
+  /** Why a capacityFirst repair fell back to removeFirst (the replacement could not be had). */
+  fallback: Schema.optionalKey(Schema.String),
   drainMode: Schema.Literals(["force", "wait"]),
   drainDeadlineMs: Schema.Finite,
   drainStartedAt: Schema.optionalKey(Iso),
@@ -47,9 +64,12 @@ export const RepairRecordSchema = Schema.Struct({
   replacementRequestedAt: Schema.optionalKey(Iso),
   replacement: Schema.optionalKey(
     Schema.Struct({
-      instanceId: Schema.String,
+      instanceId: Schema.optionalKey(Schema.String),
       nodeName: Schema.optionalKey(Schema.String),
-      zone: Schema.optionalKey(Schema.String)
+      zone: Schema.optionalKey(Schema.String),
+      autoScalingGroup: Schema.optionalKey(Schema.String),
+      desiredCapacity: Schema.optionalKey(Schema.Int),
+      nodeClaim: Schema.optionalKey(Schema.String)
     })
   ),
   finishedAt: Schema.optionalKey(Iso),
@@ -83,10 +103,7 @@ export const RepairRecordSchema = Schema.Struct({
       zone: Schema.optionalKey(Schema.String),
       pool: Schema.optionalKey(Schema.String),
       launch: Schema.Record(Schema.String, Schema.String),
-      replacer: Schema.Union([
-        Schema.Struct({ by: Schema.Literals(["nodemend", "autoScaling"]) }),
-        Schema.Struct({ by: Schema.Literal("none"), why: Schema.String })
-      ])
+      owner: OwnerSchema
     })
   })
 })
@@ -94,9 +111,40 @@ export type RepairRecord = typeof RepairRecordSchema.Type
 
 const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(RepairRecordSchema))
 
-/** Parses an annotation or journal value; a malformed record is reported, never guessed at. */
+type Json = Record<string, unknown>
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A v2 record (written before owners) as v3: its `replacer` becomes the owner (nodemend: standalone; autoScaling:
+ * the group EC2 tagged it with; none: unknown) and its order removeFirst, the only order v2 knew.
+ */
+const fromV2 = (v2: Json): Json => {
+  const node = isObject(v2.node) ? v2.node : {}
+  const instance = isObject(node.instance) ? node.instance : {}
+  const { replacer, ...rest } = instance
+  const by = isObject(replacer) ? replacer.by : undefined
+  const launch = isObject(instance.launch) ? instance.launch : {}
+  const owner =
+    by === "nodemend"
+      ? { kind: "standalone" }
+      : by === "autoScaling" && typeof launch.autoScalingGroup === "string"
+        ? { kind: "autoScaling", group: launch.autoScalingGroup }
+        : { kind: "unknown", why: isObject(replacer) ? String(replacer.why ?? "v2 record") : "v2 record" }
+  return { ...v2, v: 3, order: "removeFirst", node: { ...node, instance: { ...rest, owner } } }
+}
+
+const upgraded = (text: string): string => {
+  try {
+    const u: unknown = JSON.parse(text)
+    return isObject(u) && u.v === 2 ? JSON.stringify(fromV2(u)) : text
+  } catch {
+    return text
+  }
+}
+
+/** Parses a journal value (v2 is upgraded); a malformed record is reported, never guessed at. */
 export const parseRecord = (text: string): Result.Result<RepairRecord, string> => {
-  const r = decodeJson(text)
+  const r = decodeJson(upgraded(text))
   return Result.isFailure(r) ? Result.fail(r.failure.message) : Result.succeed(r.success)
 }
 
@@ -107,6 +155,7 @@ export const isTerminal = (r: RepairRecord): boolean => r.phase === "Succeeded" 
 /** Up to here the Node must be the one the repair started on; from Terminating on it may vanish. */
 export const needsLiveNode = (r: RepairRecord): boolean =>
   r.phase === "Tainting" ||
+  (r.phase === "Replacing" && r.order === "capacityFirst") ||
   r.phase === "Draining" ||
   r.phase === "CapturingLogs" ||
   r.phase === "Rebooting" ||

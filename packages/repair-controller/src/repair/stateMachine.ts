@@ -4,7 +4,11 @@
  * action. Every action is safe to repeat after a crash: the runner observes before it mutates (the taint
  * is checked, the instance is described before terminate, launches carry the repair id as idempotency token).
  *
- *   Replace: Tainting -> Draining -> [CapturingLogs] -> Terminating -> RemovingNode -> Replacing -> Succeeded
+ *   Replace, capacity first (default): Tainting -> Replacing -> Draining -> [CapturingLogs] -> Terminating
+ *            -> RemovingNode -> Succeeded (the replacement is Ready before a pod moves, so pods move once)
+ *            \-> (no replacement to be had) -> removeFirst from Draining on, or Failed (policy `onNoCapacity`)
+ *   Replace, remove first: Tainting -> Draining -> [CapturingLogs] -> Terminating -> RemovingNode -> Replacing
+ *            -> Succeeded
  *   Reboot:  Tainting -> Draining -> Rebooting -> Untainting -> Succeeded
  *                                             \-> (condition still False) -> [CapturingLogs] -> Terminating ...
  */
@@ -43,8 +47,12 @@ export type Fact =
   | { readonly _tag: "InstanceGone" }
   | { readonly _tag: "NodeRemoved" }
   | { readonly _tag: "ReplacementLaunched"; readonly replacement: Replacement }
+  /** More is known of the replacement (the member a grown group launched, the Node a NodeClaim registered). */
+  | { readonly _tag: "ReplacementProgress"; readonly replacement: Replacement }
   | { readonly _tag: "ReplacementReady" }
   | { readonly _tag: "ReplacementTimedOut" }
+  /** The owner cannot provide one (capacity, limits, a shifted zone): the policy's fallback applies. */
+  | { readonly _tag: "ReplacementUnavailable"; readonly why: string }
   | { readonly _tag: "Untainted" }
   | { readonly _tag: "Aborted"; readonly why: string }
 
@@ -68,10 +76,12 @@ export const startRepair = (
   },
   now: number
 ): RepairRecord => ({
-  v: 2,
+  v: 3,
   id: args.id,
   phase: "Tainting",
   action: args.match.action === "Reboot" ? "Reboot" : "Replace",
+  order: args.match.action !== "Reboot" && args.match.capacityFirst ? "capacityFirst" : "removeFirst",
+  onNoCapacity: args.match.onNoCapacity,
   conditionType: args.match.conditionType,
   conditionStatus: args.match.status,
   reason: args.match.reason,
@@ -127,6 +137,24 @@ export const nextAction = (r: RepairRecord, config: ControllerConfig, now: numbe
   }
 }
 
+const draining = (r: RepairRecord, now: number): RepairRecord => ({
+  ...r,
+  phase: "Draining",
+  drainStartedAt: iso(now),
+  drainDeadline: iso(now + r.drainDeadlineMs)
+})
+
+/** Capacity first without capacity: on to the drain as remove first, or Failed, as the policy says. */
+const noCapacity = (r: RepairRecord, why: string, now: number): RepairRecord =>
+  r.onNoCapacity === "fail"
+    ? {
+        ...r,
+        phase: "Failed",
+        failure: `no replacement could be had before removal: ${why}`,
+        finishedAt: iso(now)
+      }
+    : draining({ ...r, order: "removeFirst", fallback: why }, now)
+
 /** After the drain (or a failed reboot): capture logs first when the policy asks, then terminate. */
 const towardsTermination = (r: RepairRecord): RepairRecord =>
   r.captureLogs && r.logsCaptured === undefined
@@ -144,13 +172,38 @@ export const advance = (r: RepairRecord, fact: Fact, now: number): RepairRecord 
   return { ...rest, phaseSince: iso(now) }
 }
 
+const replacing = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
+  const first = r.order === "capacityFirst"
+  switch (fact._tag) {
+    case "ReplacementLaunched":
+      return {
+        ...r,
+        replacement: fact.replacement,
+        replacementRequestedAt: r.replacementRequestedAt ?? iso(now)
+      }
+    case "ReplacementProgress":
+      return { ...r, replacement: fact.replacement }
+    case "ReplacementReady":
+      return first ? draining(r, now) : { ...r, phase: "Succeeded", finishedAt: iso(now) }
+    case "ReplacementUnavailable":
+      return first
+        ? noCapacity(r, fact.why, now)
+        : { ...r, phase: "Failed", failure: `no replacement: ${fact.why}`, finishedAt: iso(now) }
+    case "ReplacementTimedOut":
+      return first
+        ? noCapacity(r, "the replacement did not become Ready in time", now)
+        : { ...r, phase: "Failed", failure: "replacement did not become Ready in time", finishedAt: iso(now) }
+    default:
+      return r
+  }
+}
+
 const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
   if (fact._tag === "Aborted") return { ...r, phase: "Failed", failure: fact.why, finishedAt: iso(now) }
   switch (r.phase) {
     case "Tainting":
-      return fact._tag === "Tainted"
-        ? { ...r, phase: "Draining", drainStartedAt: iso(now), drainDeadline: iso(now + r.drainDeadlineMs) }
-        : r
+      if (fact._tag !== "Tainted") return r
+      return r.order === "capacityFirst" ? { ...r, phase: "Replacing" } : draining(r, now)
     case "Draining":
       if (fact._tag === "DrainDeadlinePassed") return { ...r, drainDeadlinePassed: true }
       if (fact._tag !== "Drained") return r
@@ -163,11 +216,11 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       if (fact._tag === "RebootRequested") return { ...r, rebootRequestedAt: iso(now) }
       if (fact._tag === "NodeBack" && !fact.stillFailing) return { ...r, phase: "Untainting" }
       if ((fact._tag === "NodeBack" && fact.stillFailing) || fact._tag === "RebootTimedOut")
-        return r.node.instance.replacer.by === "none"
+        return r.node.instance.owner.kind === "unknown"
           ? {
               ...r,
               phase: "Failed",
-              failure: `the reboot did not heal the node, and no replacement can be launched: ${r.node.instance.replacer.why}`,
+              failure: `the reboot did not heal the node, and no replacement can be launched: ${r.node.instance.owner.why}`,
               finishedAt: iso(now)
             }
           : towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
@@ -183,19 +236,12 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
         }
       return r
     case "RemovingNode":
-      return fact._tag === "NodeRemoved" ? { ...r, phase: "Replacing" } : r
+      if (fact._tag !== "NodeRemoved") return r
+      return r.order === "capacityFirst"
+        ? { ...r, phase: "Succeeded", finishedAt: iso(now) }
+        : { ...r, phase: "Replacing" }
     case "Replacing":
-      if (fact._tag === "ReplacementLaunched")
-        return { ...r, replacement: fact.replacement, replacementRequestedAt: iso(now) }
-      if (fact._tag === "ReplacementReady") return { ...r, phase: "Succeeded", finishedAt: iso(now) }
-      if (fact._tag === "ReplacementTimedOut")
-        return {
-          ...r,
-          phase: "Failed",
-          failure: "replacement did not become Ready in time",
-          finishedAt: iso(now)
-        }
-      return r
+      return replacing(r, fact, now)
     case "Untainting":
       return fact._tag === "Untainted" ? { ...r, phase: "Succeeded", finishedAt: iso(now) } : r
     case "Succeeded":

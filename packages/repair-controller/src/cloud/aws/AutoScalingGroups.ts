@@ -135,7 +135,7 @@ export const makeAutoScalingGroups = (
           yield* groupReplacement(group, {
             old: id,
             before: terminations.get(id)?.before,
-            claimed: new Set([...replacements.values()].map((r) => r.instanceId)),
+            claimed: new Set([...replacements.values()].flatMap((r) => r.instanceId ?? [])),
             terminatedAtMs: terminatedAt(gone?.StateTransitionReason)
           })
         )

@@ -22,5 +22,5 @@ export const makeInspect =
         return yield* mismatch(
           `instance ${ref.instanceId} is not node ${node.name}: its private DNS name is ${i.PrivateDnsName || "(none)"}`
         )
-      return instanceFacts(i, config.poolLabel, config.terminationMode)
+      return instanceFacts(i, config.poolLabel)
     }).pipe(Effect.withSpan("AwsCloudProvider.inspect"))

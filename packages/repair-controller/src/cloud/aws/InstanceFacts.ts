@@ -4,8 +4,7 @@
  * the node can write itself (ADR 0009).
  */
 import type { Instance } from "@aws-sdk/client-ec2"
-import type { InstanceFacts, InstanceState, Replacement, Replacer } from "../CloudProvider.ts"
-import type { AwsConfig } from "./AwsConfig.ts"
+import type { InstanceFacts, InstanceState, Owner, Replacement } from "../CloudProvider.ts"
 import { ASG_NAME_TAG, EC2_LAUNCH_TEMPLATE_ID_TAG, EC2_LAUNCH_TEMPLATE_VERSION_TAG } from "./AwsNodeLabels.ts"
 
 const KNOWN_STATES: ReadonlySet<string> = new Set([
@@ -52,25 +51,32 @@ export interface Ec2LaunchFacts {
 export const noLaunchTemplate = (subject: string, alsoWhy = ""): string =>
   `${subject} carries no ${EC2_LAUNCH_TEMPLATE_ID_TAG} tag (it was not launched from a launch template)${alsoWhy}; nodemend launches replacements only from the template EC2 recorded on the instance`
 
-/**
- * Who replaces the instance: its Auto Scaling group (autoScaling mode and it has one), nodemend from the launch
- * template EC2 recorded on it, or nobody — then the repair is refused before anything is touched.
- */
-export const replacerOf = (launch: Ec2LaunchFacts, mode: AwsConfig["terminationMode"]): Replacer => {
-  if (mode === "autoScaling" && launch.autoScalingGroup) return { by: "autoScaling" }
-  if (launch.launchTemplateId) return { by: "nodemend" }
-  const alsoWhy = mode === "autoScaling" ? " and is in no Auto Scaling group" : ""
-  return { by: "none", why: noLaunchTemplate("the instance", alsoWhy) }
-}
-
 const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value
 
+/** Tags Karpenter writes on the instances it launches. */
+const KARPENTER_NODECLAIM_TAG = "karpenter.sh/nodeclaim"
+const KARPENTER_NODEPOOL_TAG = "karpenter.sh/nodepool"
+
+/**
+ * Who owns the instance, from EC2's tags alone: its Auto Scaling group, Karpenter (a NodeClaim, which the
+ * controller must then find), or nobody but its launch template (standalone: nodemend replaces it). Without any
+ * of these nobody can replace it, and the repair is refused before anything is touched.
+ */
+export const ownerOf = (i: Instance, launch: Ec2LaunchFacts): Owner => {
+  if (launch.autoScalingGroup) return { kind: "autoScaling", group: launch.autoScalingGroup }
+  const claim = tagOf(i, KARPENTER_NODECLAIM_TAG)
+  const pool = tagOf(i, KARPENTER_NODEPOOL_TAG)
+  if (claim !== undefined || pool !== undefined)
+    return { kind: "karpenter", nodeClaim: claim ?? "", ...(pool !== undefined ? { nodePool: pool } : {}) }
+  if (launch.launchTemplateId) return { kind: "standalone" }
+  return {
+    kind: "unknown",
+    why: noLaunchTemplate("the instance", ", is in no Auto Scaling group and is not Karpenter's")
+  }
+}
+
 /** The facts a replacement is built from, as EC2 reports them. */
-export const instanceFacts = (
-  i: Instance,
-  poolLabel: string,
-  mode: AwsConfig["terminationMode"]
-): InstanceFacts => {
+export const instanceFacts = (i: Instance, poolLabel: string): InstanceFacts => {
   const launch: Record<string, string> = {}
   const put = (k: keyof Ec2LaunchFacts, v: string | undefined) => {
     if (v) launch[k] = v
@@ -88,7 +94,7 @@ export const instanceFacts = (
     ...(zone ? { zone } : {}),
     ...(pool ? { pool } : {}),
     launch,
-    replacer: replacerOf(launch, mode)
+    owner: ownerOf(i, launch)
   }
 }
 

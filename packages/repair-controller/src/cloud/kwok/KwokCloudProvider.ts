@@ -90,7 +90,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           ...(zone ? { zone } : {}),
           ...(pool ? { pool } : {}),
           launch,
-          replacer: { by: "nodemend" }
+          owner: { kind: "standalone" }
         } satisfies InstanceFacts
       })
 

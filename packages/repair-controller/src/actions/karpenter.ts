@@ -1,0 +1,166 @@
+/**
+ * The repair steps of a Karpenter-owned node, carried out through Karpenter's objects and never through the
+ * cloud: the replacement is a NodeClaim nodemend creates (Karpenter launches it with its own provider and
+ * template), removal is deleting the broken NodeClaim (Karpenter's `karpenter.sh/termination` finalizer
+ * terminates the instance and deletes the Node; nodemend never touches that finalizer).
+ */
+import { Clock, Effect, Ref } from "effect"
+import { REPLACEMENT_OF_LABEL } from "@nodemend/reason-codes"
+import type { KubeError } from "@nodemend/kube-access"
+import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import { shiftedZones } from "../decide/zonalShiftGate.ts"
+import {
+  DO_NOT_DISRUPT_ANNOTATION,
+  isInitialized,
+  NODECLAIMS_PATH,
+  replacementName,
+  replacementNodeClaim,
+  UNREGISTERED_TAINT
+} from "../karpenter/NodeClaims.ts"
+import type { RepairRecord } from "../repair/RepairRecord.ts"
+import { fact, isReady, nodeEvent, wait } from "./step.ts"
+
+const POLL_MS = 1000
+/** A replacement NodeClaim missing this long after we created it was removed by Karpenter (it could not launch). */
+const VANISHED_AFTER_MS = 15_000
+
+const claimOf = (r: RepairRecord) =>
+  r.node.instance.owner.kind === "karpenter" ? r.node.instance.owner.nodeClaim : ""
+
+const ignoring =
+  (...codes: ReadonlyArray<number>) =>
+  (e: KubeError) =>
+    e.code !== undefined && codes.includes(e.code) ? Effect.void : Effect.fail(e)
+
+/** Creates the replacement NodeClaim (a repeat finds it: 409), copied from the broken node's claim. */
+export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    if (r.order === "removeFirst") {
+      // Removed first, Karpenter provisions for the evicted pods itself; a NodeClaim of ours would be a second one.
+      yield* nodeEvent(
+        env,
+        r,
+        "Normal",
+        "ReplacementByKarpenter",
+        "Karpenter provisions for the evicted pods"
+      )
+      return fact({ _tag: "ReplacementReady" })
+    }
+    const old = env.karpenter.claim(claimOf(r))
+    if (old === undefined)
+      return fact({ _tag: "ReplacementUnavailable", why: `NodeClaim ${claimOf(r)} is gone; nothing to copy` })
+    const avoidZones = shiftedZones(yield* Ref.get(env.shifts), yield* Clock.currentTimeMillis)
+    const name = replacementName(claimOf(r), r.id)
+    const pool = r.node.instance.owner.kind === "karpenter" ? r.node.instance.owner.nodePool : undefined
+    const body = replacementNodeClaim(old, pool === undefined ? undefined : env.karpenter.nodePool(pool), {
+      name,
+      replacesNode: r.node.name,
+      replacementOfLabel: REPLACEMENT_OF_LABEL,
+      avoidZones
+    })
+    yield* env.kube.http
+      .call("createNodeClaim", "POST", NODECLAIMS_PATH, body)
+      .pipe(Effect.catchTag("KubeError", ignoring(409)))
+    yield* nodeEvent(
+      env,
+      r,
+      "Normal",
+      "LaunchingReplacement",
+      `NodeClaim ${name} created for Karpenter to launch`
+    )
+    return fact({ _tag: "ReplacementLaunched", replacement: { nodeClaim: name } })
+  })
+
+/** Ready = the NodeClaim is Initialized and its Node is Ready without Karpenter's unregistered taint. */
+export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt: number) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const name = r.replacement?.nodeClaim ?? ""
+    const claim = env.karpenter.claim(name)
+    const requested = Date.parse(r.replacementRequestedAt ?? "") || now
+    if (claim === undefined && now - requested > VANISHED_AFTER_MS)
+      return fact({
+        _tag: "ReplacementUnavailable",
+        why: `Karpenter removed NodeClaim ${name} before it was Ready (no capacity, limits or a launch failure)`
+      })
+    const nodeName = claim?.status?.nodeName
+    if (nodeName !== undefined && r.replacement?.nodeName === undefined)
+      return fact({ _tag: "ReplacementProgress", replacement: { ...r.replacement, nodeName } })
+    const node = nodeName === undefined ? undefined : env.cache.get(nodeName)
+    const registered =
+      node !== undefined && !(node.spec?.taints ?? []).some((t) => t.key === UNREGISTERED_TAINT)
+    if (
+      claim !== undefined &&
+      isInitialized(claim) &&
+      nodeName !== undefined &&
+      registered &&
+      isReady(env, nodeName)
+    ) {
+      yield* nodeEvent(
+        env,
+        r,
+        "Normal",
+        "ReplacementReady",
+        `replacement ${nodeName} (NodeClaim ${name}) is Ready`
+      )
+      return fact({ _tag: "ReplacementReady" })
+    }
+    if (now >= timesOutAt) return fact({ _tag: "ReplacementTimedOut" })
+    return wait(Math.min(POLL_MS, timesOutAt - now))
+  })
+
+/** Deletes the broken node's NodeClaim: Karpenter's finalizer drains what is left and terminates the instance. */
+export const terminate = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    const name = claimOf(r)
+    if (env.karpenter.claim(name) === undefined) return fact({ _tag: "InstanceGone" })
+    yield* env.events.emitNow({
+      node: { name: r.node.name, uid: r.node.uid },
+      type: "Warning",
+      reason: "TerminatingInstance",
+      action: "Terminate",
+      note: `deleting NodeClaim ${name}; Karpenter terminates the instance`
+    })
+    yield* env.kube.http
+      .call("deleteNodeClaim", "DELETE", `${NODECLAIMS_PATH}/${encodeURIComponent(name)}`)
+      .pipe(Effect.catchTag("KubeError", ignoring(404)))
+    return fact({ _tag: "TerminateRequested" })
+  })
+
+export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    if (env.karpenter.claim(claimOf(r)) !== undefined) return wait(POLL_MS)
+    yield* nodeEvent(env, r, "Normal", "InstanceTerminated", `NodeClaim ${claimOf(r)} is gone`)
+    return fact({ _tag: "InstanceGone" })
+  })
+
+/** Karpenter deletes the Node; we wait for it, then let consolidation treat the replacement like any node. */
+export const awaitNodeRemoved = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    if (env.cache.get(r.node.name)?.metadata?.uid === r.node.uid) return wait(POLL_MS)
+    const name = r.replacement?.nodeClaim
+    if (name !== undefined) {
+      const drop = { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: null } } }
+      yield* env.kube.http
+        .call(
+          "patchNodeClaim",
+          "PATCH",
+          `${NODECLAIMS_PATH}/${encodeURIComponent(name)}`,
+          drop,
+          "application/merge-patch+json"
+        )
+        .pipe(Effect.catchTag("KubeError", ignoring(404)))
+      const node = r.replacement?.nodeName
+      if (node !== undefined)
+        yield* env.kube.http
+          .call(
+            "patchNode",
+            "PATCH",
+            `/api/v1/nodes/${encodeURIComponent(node)}`,
+            drop,
+            "application/merge-patch+json"
+          )
+          .pipe(Effect.catchTag("KubeError", ignoring(404)))
+    }
+    return fact({ _tag: "NodeRemoved" })
+  })
