@@ -1,6 +1,18 @@
 // Types for cluster.mjs (consumed by @nodemend/cluster-harness).
 export declare const FAKE_NODE_LABEL: string
 export declare const FAKE_NODE_VALUE: string
+/** FEATURE_GATES of the local Karpenter ("NodeRepair=true"). */
+export declare const KARPENTER_FEATURE_GATES: string
+/** Name of the KWOKNodeClass `up` creates for Karpenter's NodePools. */
+export declare const KARPENTER_NODE_CLASS: string
+/** The local Karpenter (kwok provider) when the cluster runs one (karpenter.mjs builds it). */
+export interface KarpenterInfo {
+  dir: string
+  version: string
+  featureGates: string
+  nodeClass: string
+  ports: { metricsPort: number; healthProbePort: number }
+}
 export interface ClusterInfo {
   server: string
   kubeconfig: string
@@ -15,12 +27,15 @@ export interface ClusterInfo {
   realNode?: boolean
   nodeBinDir?: string
   node?: { name: string; ip: string; phases: Record<string, number>; images: string[] }
+  karpenter?: KarpenterInfo
 }
 export declare function defaultStateDir(): string
 export declare function up(opts?: {
   stateDir?: string
   noBuild?: boolean
   realNode?: boolean
+  /** Start Karpenter's kwok provider (default: unless NODEMEND_KARPENTER=0); built unless noBuild. */
+  karpenter?: boolean
 }): Promise<ClusterInfo>
 export declare function importBuiltImages(stateDir?: string): string[]
 export declare function down(opts?: {

@@ -2,9 +2,10 @@
 // Starts / stops nodemend's local Kubernetes cluster: real etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok processes on loopback, built by build.mjs. No Docker. Opt-in (`--real-node` or
 // NODEMEND_REAL_NODE=1): one real node (kubelet, kube-proxy, containerd, runc, CNI bridge; realnode.mjs) next to
-// the kwok nodes; the API server then listens on the node's bridge address instead of loopback.
+// the kwok nodes; the API server then listens on the node's bridge address instead of loopback. Karpenter's kwok
+// provider (karpenter.mjs) runs out of cluster next to them unless `--no-karpenter` / NODEMEND_KARPENTER=0.
 //
-//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build] [--real-node]
+//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter]
 //   node tools/cluster/cluster.mjs down   [--state-dir DIR] [--purge]
 //   node tools/cluster/cluster.mjs status [--state-dir DIR]
 //
@@ -39,6 +40,14 @@ import {
   stopNodeClients,
   stopRealNode
 } from "./realnode.mjs"
+import {
+  KARPENTER,
+  buildKarpenter,
+  isKarpenterCached,
+  karpenterBinDir,
+  karpenterCrdFiles,
+  karpenterDir
+} from "./karpenter.mjs"
 import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir, cacheRoot } from "./versions.mjs"
 
 /** Label (and annotation) that marks a Node as a kwok fake node managed by this cluster's kwok. */
@@ -46,8 +55,23 @@ export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
 export const FAKE_NODE_VALUE = "fake"
 const SERVICE_CIDR = "10.96.0.0/16"
 const SERVICE_IP = "10.96.0.1"
+/**
+ * Karpenter's feature gates: its own repair ON. Its kwok RepairPolicies (Ready False/Unknown 10m,
+ * KWOKUnhealthy=True 30s, KWOKRebootRequired=True 30s) are disjoint from nodemend's condition types, one of the two
+ * supported coexistence setups.
+ */
+export const KARPENTER_FEATURE_GATES = "NodeRepair=true"
+/** The KWOKNodeClass `up` creates; NodePools reference it (group karpenter.kwok.sh, kind KWOKNodeClass). */
+export const KARPENTER_NODE_CLASS = "default"
 /** Stop order (reverse of start order). */
-const STOP_ORDER = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
+const STOP_ORDER = [
+  "karpenter",
+  "kwok",
+  "kube-scheduler",
+  "kube-controller-manager",
+  "kube-apiserver",
+  "etcd"
+]
 
 function log(msg) {
   process.stderr.write(`[cluster] ${msg}\n`)
@@ -212,21 +236,22 @@ current-context: nodemend-local
 
 // ------------------------------------------------------------------------------------------ helpers
 
-function freePort() {
+/** A free port on `host`; undefined host: free on every interface (for servers that bind ":<port>"). */
+function freePort(host) {
   return new Promise((res, rej) => {
     const srv = createServer()
     srv.unref()
     srv.on("error", rej)
-    srv.listen(0, "127.0.0.1", () => {
+    srv.listen(0, host, () => {
       const { port } = srv.address()
       srv.close(() => res(port))
     })
   })
 }
 
-async function freePorts(n) {
+async function freePorts(n, host = "127.0.0.1") {
   const out = new Set()
-  while (out.size < n) out.add(await freePort())
+  while (out.size < n) out.add(await freePort(host))
   return [...out]
 }
 
@@ -280,17 +305,34 @@ function strays(stateDir) {
     } catch {
       continue
     }
-    if (argv[0]?.startsWith(`${root}/`) && argv.some((a) => a.includes(`${stateDir}/`)) && alive(Number(d))) {
-      out.push(Number(d))
-    }
+    if (!argv[0]?.startsWith(`${root}/`) || !alive(Number(d))) continue
+    if (argv.some((a) => a.includes(`${stateDir}/`)) || startedFor(Number(d), stateDir)) out.push(Number(d))
   }
   return out
 }
 
+/** Marks a process started for a state dir without it on its command line (Karpenter takes env only). */
+const STATE_DIR_ENV = "NODEMEND_CLUSTER_STATE_DIR"
+
+function startedFor(pid, stateDir) {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`${STATE_DIR_ENV}=${stateDir}`)
+  } catch {
+    return false
+  }
+}
+
 /** GET an https URL with the cluster's admin identity. Resolves { status, body }. */
-function httpsGet(url, pki, { clientCert = true, insecure = false } = {}) {
+function httpsGet(url, pki, opts = {}) {
+  return httpsCall("GET", url, pki, opts)
+}
+
+/** An https request with the cluster's admin identity; `body`/`contentType` for writes. Resolves { status, body }. */
+function httpsCall(method, url, pki, { clientCert = true, insecure = false, body, contentType } = {}) {
   return new Promise((res, rej) => {
-    const opts = { method: "GET", timeout: 2000, rejectUnauthorized: !insecure }
+    const opts = { method, timeout: 5000, rejectUnauthorized: !insecure }
+    if (body !== undefined)
+      opts.headers = { "content-type": contentType, "content-length": Buffer.byteLength(body) }
     if (!insecure) opts.ca = readFileSync(join(pki, "ca.crt"))
     if (clientCert) {
       opts.cert = readFileSync(join(pki, "admin.crt"))
@@ -305,7 +347,7 @@ function httpsGet(url, pki, { clientCert = true, insecure = false } = {}) {
     })
     req.on("timeout", () => req.destroy(new Error("timeout")))
     req.on("error", rej)
-    req.end()
+    req.end(body)
   })
 }
 
@@ -356,7 +398,7 @@ async function waitFor(what, p, name, probe, timeoutMs = 60_000) {
   )
 }
 
-function startProcess(p, bin, name, args) {
+function startProcess(p, bin, name, args, env = {}) {
   const logFile = join(p.logs, `${name}.log`)
   const fd = openSync(logFile, "a")
   writeFileSync(fd, `\n# ${new Date().toISOString()} ${bin} ${args.join(" ")}\n`)
@@ -364,7 +406,7 @@ function startProcess(p, bin, name, args) {
     cwd: p.stateDir,
     detached: true, // own process group: `down` signals the whole group
     stdio: ["ignore", fd, fd],
-    env: { ...process.env, KUBECONFIG: "" }
+    env: { ...process.env, KUBECONFIG: "", ...env }
   })
   closeSync(fd)
   child.unref()
@@ -374,35 +416,139 @@ function startProcess(p, bin, name, args) {
 
 // ----------------------------------------------------------------------------------------------- up
 
-function runningPids(p, bin) {
+/** The binary a component runs from: the control plane's bin dir, or Karpenter's cache (cluster.json `karpenter.dir`). */
+function binaryOf(name, bin, karpenter) {
+  return name === "karpenter"
+    ? join(karpenterBinDir(karpenter ?? karpenterDir()), "karpenter")
+    : join(bin, name)
+}
+
+function runningPids(p, bin, karpenter) {
   if (!existsSync(p.pids)) return []
   return readdirSync(p.pids)
     .filter((f) => f.endsWith(".pid"))
     .map((f) => ({ name: f.slice(0, -4), pid: Number(readFileSync(join(p.pids, f), "utf8")) }))
-    .filter(({ pid, name }) => pid > 0 && alive(pid) && (bin ? isOurs(pid, join(bin, name)) : true))
+    .filter(
+      ({ pid, name }) => pid > 0 && alive(pid) && (bin ? isOurs(pid, binaryOf(name, bin, karpenter)) : true)
+    )
+}
+
+/** Number of processes a healthy cluster runs: the five control-plane components, plus Karpenter when it runs. */
+const expectedProcesses = (info) => 5 + (info?.karpenter ? 1 : 0)
+
+// ----------------------------------------------------------------------------------------- karpenter
+
+/** Whether `up` starts Karpenter by default (NODEMEND_KARPENTER=0 turns it off). */
+const karpenterByDefault = () => process.env.NODEMEND_KARPENTER !== "0"
+
+/** `<group>_<plural>.yaml` (controller-gen's file names) -> the CRD's name `<plural>.<group>`. */
+const crdName = (file) => {
+  const [group, plural] = file
+    .split("/")
+    .pop()
+    .replace(/\.yaml$/, "")
+    .split("_")
+  return `${plural}.${group}`
+}
+
+/**
+ * Applies Karpenter's CRDs (YAML, as shipped) and waits until they are Established, then creates the KWOKNodeClass
+ * `default`. Runs before Karpenter starts: its readiness check needs NodePool and NodeClaim served.
+ */
+async function installKarpenterApis(p, server, dir) {
+  const files = karpenterCrdFiles(dir)
+  await Promise.all(
+    files.map(async (f) => {
+      const r = await httpsCall(
+        "POST",
+        `${server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`,
+        p.pki,
+        {
+          body: readFileSync(f, "utf8"),
+          contentType: "application/yaml"
+        }
+      )
+      if (r.status !== 201 && r.status !== 409)
+        throw new Error(`creating CRD from ${f}: ${r.status} ${r.body}`)
+    })
+  )
+  await Promise.all(
+    files.map((f) =>
+      waitFor(`CRD ${crdName(f)} Established`, p, "kube-apiserver", async () => {
+        const r = await httpsGet(
+          `${server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName(f)}`,
+          p.pki
+        )
+        if (r.status !== 200) return `${r.status}`
+        const est = JSON.parse(r.body).status?.conditions?.find((c) => c.type === "Established")
+        return est?.status === "True" || `Established=${est?.status}`
+      })
+    )
+  )
+  const nodeClass = {
+    apiVersion: "karpenter.kwok.sh/v1alpha1",
+    kind: "KWOKNodeClass",
+    metadata: { name: KARPENTER_NODE_CLASS },
+    spec: {}
+  }
+  await waitFor(`KWOKNodeClass ${KARPENTER_NODE_CLASS}`, p, "kube-apiserver", async () => {
+    const r = await httpsCall("POST", `${server}/apis/karpenter.kwok.sh/v1alpha1/kwoknodeclasses`, p.pki, {
+      body: JSON.stringify(nodeClass),
+      contentType: "application/json"
+    })
+    return r.status === 201 || r.status === 409 || `${r.status} ${r.body}`
+  })
+}
+
+/**
+ * Starts Karpenter's kwok provider out of cluster with the admin identity. Its metrics and health-probe servers
+ * listen on every interface (":<port>"), so both ports are picked free on every interface.
+ */
+async function startKarpenter(p, server, dir) {
+  const [metricsPort, healthProbePort] = await freePorts(2, undefined)
+  const kubeconfig = join(p.config, "karpenter.kubeconfig")
+  writeFileSync(kubeconfig, kubeconfigYaml(server, p.pki, "admin"), { mode: 0o600 })
+  startProcess(p, karpenterBinDir(dir), "karpenter", [], {
+    KUBECONFIG: kubeconfig,
+    DISABLE_LEADER_ELECTION: "true",
+    FEATURE_GATES: KARPENTER_FEATURE_GATES,
+    METRICS_PORT: String(metricsPort),
+    HEALTH_PROBE_PORT: String(healthProbePort),
+    [STATE_DIR_ENV]: p.stateDir
+  })
+  return { metricsPort, healthProbePort }
 }
 
 export async function up({
   stateDir = defaultStateDir(),
   noBuild = false,
-  realNode = process.env.NODEMEND_REAL_NODE === "1"
+  realNode = process.env.NODEMEND_REAL_NODE === "1",
+  karpenter: withKarpenter = karpenterByDefault()
 } = {}) {
   const t0 = Date.now()
   const p = paths(stateDir)
   const bin = noBuild ? binDir() : await build()
   if (noBuild && !isCached(bin)) throw new Error(`binaries not built (${bin}); run npm run cluster:build`)
   const nodeBin = realNode ? await buildNode() : null
+  let karpenterHome = null
+  if (withKarpenter) {
+    if (!noBuild) karpenterHome = await buildKarpenter()
+    else if (isKarpenterCached()) karpenterHome = karpenterDir()
+    else
+      log(`Karpenter is not built (${karpenterDir()}); starting without it (npm run cluster:build builds it)`)
+  }
 
   let prev = null
   try {
     prev = JSON.parse(readFileSync(p.info, "utf8"))
   } catch {}
   // Check pids against the binaries that started them (an older cache key's, possibly).
-  const running = runningPids(p, prev?.binDir ?? bin)
+  const running = runningPids(p, prev?.binDir ?? bin, prev?.karpenter?.dir)
   if (
-    running.length === 5 &&
+    running.length === expectedProcesses(prev) &&
     prev?.server &&
     prev.binDir === bin &&
+    (prev.karpenter?.dir ?? null) === karpenterHome &&
     Boolean(prev.realNode) === realNode &&
     existsSync(p.kubeconfig)
   ) {
@@ -436,7 +582,7 @@ export async function up({
   // Recorded before anything starts so `down` knows which binaries' pids to stop even if `up` dies midway.
   writeFileSync(
     p.info,
-    `${JSON.stringify({ binDir: bin, nodeBinDir: nodeBin ?? undefined, realNode, starting: true }, null, 2)}\n`
+    `${JSON.stringify({ binDir: bin, nodeBinDir: nodeBin ?? undefined, realNode, ...(karpenterHome ? { karpenter: { dir: karpenterHome } } : {}), starting: true }, null, 2)}\n`
   )
   if (realNode) {
     recordHostState(stateDir)
@@ -452,6 +598,7 @@ export async function up({
   }
   const phases = { pki: (Date.now() - t0) / 1000 }
   let realNodeInfo = null
+  let karpenterInfo = null
   const pki = (f) => join(p.pki, f)
   const cfg = (f) => join(p.config, f)
 
@@ -568,7 +715,28 @@ export async function up({
     const mark = (k) => () => {
       phases[k] = (Date.now() - t0) / 1000
     }
+    // Karpenter: its CRDs and the KWOKNodeClass, then the process, then its readiness (caches synced, CRDs served),
+    // all alongside the other components' health checks.
+    const karpenterUp = karpenterHome
+      ? installKarpenterApis(p, server, karpenterHome)
+          .then(() => startKarpenter(p, server, karpenterHome))
+          .then(async (ports) => {
+            karpenterInfo = {
+              dir: karpenterHome,
+              version: KARPENTER.version,
+              featureGates: KARPENTER_FEATURE_GATES,
+              nodeClass: KARPENTER_NODE_CLASS,
+              ports
+            }
+            await waitFor("karpenter /readyz", p, "karpenter", async () => {
+              const r = await httpGetStatus(`http://127.0.0.1:${ports.healthProbePort}/readyz`)
+              return r.status === 200 || `${r.status} ${r.body}`
+            })
+          })
+          .then(mark("karpenter"))
+      : Promise.resolve()
     await Promise.all([
+      karpenterUp,
       waitFor("kube-controller-manager /healthz", p, "kube-controller-manager", async () => {
         const r = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, p.pki, insecure)
         return r.status === 200 || `${r.status} ${r.body}`
@@ -616,6 +784,7 @@ export async function up({
     versions: VERSIONS,
     binDir: bin,
     ports: { etcdClient, etcdPeer, apiserver: apiPort, kcm: kcmPort, scheduler: schedPort, kwok: kwokPort },
+    ...(karpenterInfo ? { karpenter: karpenterInfo } : {}),
     fakeNodeLabel: `${FAKE_NODE_LABEL}=${FAKE_NODE_VALUE}`,
     startedAt: new Date().toISOString(),
     startupSeconds: (Date.now() - t0) / 1000
@@ -633,10 +802,12 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
   const p = paths(stateDir)
   let bin = null
   let nodeBin = null
+  let karpenter = null
   try {
     const info = JSON.parse(readFileSync(p.info, "utf8"))
     bin = info.binDir
     nodeBin = info.nodeBinDir ?? null
+    karpenter = info.karpenter?.dir ?? null
   } catch {
     bin = binDir()
   }
@@ -648,7 +819,7 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
       .sort((a, b) => STOP_ORDER.indexOf(a.name) - STOP_ORDER.indexOf(b.name))
     const stopOne = async ({ name, pid, stray = false }) => {
       if (!(pid > 0) || !alive(pid)) return
-      if (!stray && !isOurs(pid, join(bin, name))) {
+      if (!stray && !isOurs(pid, binaryOf(name, bin, karpenter))) {
         if (!quiet) log(`pid ${pid} (${name}) is no longer our process; leaving it alone`)
         return
       }
@@ -693,7 +864,7 @@ export function status({ stateDir = defaultStateDir() } = {}) {
   try {
     info = JSON.parse(readFileSync(p.info, "utf8"))
   } catch {}
-  return { stateDir, info, running: runningPids(p, info?.binDir) }
+  return { stateDir, info, running: runningPids(p, info?.binDir, info?.karpenter?.dir) }
 }
 
 /**
@@ -720,6 +891,7 @@ function parseArgs(argv) {
     else if (a === "--no-build") opts.noBuild = true
     else if (a === "--purge") opts.purge = true
     else if (a === "--real-node") opts.realNode = true
+    else if (a === "--no-karpenter") opts.karpenter = false
     else throw new Error(`unknown argument ${a}`)
   }
   return opts
@@ -739,10 +911,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     } else if (cmd === "status") {
       const s = status(opts)
       process.stdout.write(`${JSON.stringify(s, null, 2)}\n`)
-      process.exit(s.running.length === 5 ? 0 : 1)
+      process.exit(s.running.length === expectedProcesses(s.info) ? 0 : 1)
     } else {
       throw new Error(
-        "usage: cluster.mjs up|down|status|load-images [--state-dir DIR] [--no-build] [--real-node] [--purge]"
+        "usage: cluster.mjs up|down|status|load-images [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter] [--purge]"
       )
     }
   }
