@@ -245,12 +245,14 @@ describe("launchReplacement", () => {
           const r1 = yield* p.launchReplacement(node, {
             facts,
             avoidZones: [],
-            idempotencyToken: `repair-${i.instanceId}`
+            idempotencyToken: `repair-${i.instanceId}`,
+            capacityFirst: false
           })
           const r2 = yield* p.launchReplacement(node, {
             facts,
             avoidZones: [],
-            idempotencyToken: `repair-${i.instanceId}`
+            idempotencyToken: `repair-${i.instanceId}`,
+            capacityFirst: false
           })
           expect(r2.instanceId).toBe(r1.instanceId)
           expect(r1.zone).toBe("us-west-2b")
@@ -287,7 +289,8 @@ describe("launchReplacement", () => {
         const r = yield* p.launchReplacement(node, {
           facts,
           avoidZones: [],
-          idempotencyToken: `atk-${i.instanceId}`
+          idempotencyToken: `atk-${i.instanceId}`,
+          capacityFirst: false
         })
         const launched = (yield* Effect.promise(() => admin.instances())).find(
           (x) => x.instanceId === r.instanceId
@@ -310,14 +313,16 @@ describe("launchReplacement", () => {
         const r = yield* p.launchReplacement(nodeRefOf(i), {
           facts,
           avoidZones: ["usw2-az1"],
-          idempotencyToken: `t-${i.instanceId}`
+          idempotencyToken: `t-${i.instanceId}`,
+          capacityFirst: false
         })
         expect(r.zone).toBe("us-west-2b")
         const err = yield* Effect.flip(
           p.launchReplacement(nodeRefOf(i), {
             facts,
             avoidZones: ["us-west-2a", "us-west-2b"],
-            idempotencyToken: `u-${i.instanceId}`
+            idempotencyToken: `u-${i.instanceId}`,
+            capacityFirst: false
           })
         )
         expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
@@ -326,15 +331,17 @@ describe("launchReplacement", () => {
     )
   )
 
-  it.live("inspect says who replaces an instance: nodemend (template), nobody (no template)", () =>
-    withProvider()((p) =>
-      Effect.gen(function* () {
-        expect((yield* p.inspect(nodeRefOf(yield* adoptNode()))).replacer).toEqual({ by: "nodemend" })
-        const none = (yield* p.inspect(nodeRefOf(yield* adoptNode("us-west-2a", false)))).replacer
-        expect(none.by).toBe("none")
-        expect(none.by === "none" ? none.why : "").toContain("aws:ec2launchtemplate:id")
-      })
-    )
+  it.live(
+    "inspect says who owns an instance from EC2's tags: standalone (template), unknown (no template)",
+    () =>
+      withProvider()((p) =>
+        Effect.gen(function* () {
+          expect((yield* p.inspect(nodeRefOf(yield* adoptNode()))).owner).toEqual({ kind: "standalone" })
+          const none = (yield* p.inspect(nodeRefOf(yield* adoptNode("us-west-2a", false)))).owner
+          expect(none.kind).toBe("unknown")
+          expect(none.kind === "unknown" ? none.why : "").toContain("aws:ec2launchtemplate:id")
+        })
+      )
   )
 
   it.live("an instance not launched from a template is a clear non-retryable error", () =>
@@ -344,7 +351,7 @@ describe("launchReplacement", () => {
         const node = nodeRefOf(i, { annotations: { "nodemend.io/launch-template-id": LAUNCH_TEMPLATE } })
         const facts = yield* p.inspect(node)
         const err = yield* Effect.flip(
-          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: "x" })
+          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: "x", capacityFirst: false })
         )
         expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
         expect(err.message).toContain("aws:ec2launchtemplate:id")

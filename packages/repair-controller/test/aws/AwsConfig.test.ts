@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Schema } from "effect"
-import { AwsConfig, withEnvironmentRegion } from "../../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig, TERMINATION_MODE_REMOVED, withEnvironmentRegion } from "../../src/cloud/aws/AwsConfig.ts"
 
 const decode = Schema.decodeUnknownSync(AwsConfig)
 const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/prod"
@@ -11,7 +11,6 @@ describe("AwsConfig", () => {
       region: "us-west-2",
       clusterArn: ARN,
       endpoints: {},
-      terminationMode: "ec2",
       zonalShift: { enabled: true, cacheSeconds: 30 },
       maxAttempts: 5,
       requestTimeoutSeconds: 10,
@@ -39,13 +38,19 @@ describe("AwsConfig", () => {
   it("rejects bad values with the path", () => {
     expect(() => decode({ region: "Oregon", clusterArn: ARN })).toThrow(/region/)
     expect(() => decode({ region: "us-west-2", clusterArn: "prod" })).toThrow(/clusterArn/)
-    expect(() => decode({ region: "us-west-2", clusterArn: ARN, terminationMode: "asg" })).toThrow(
-      /terminationMode/
-    )
     expect(() => decode({ region: "us-west-2", clusterArn: ARN, endpoints: { ec2: "localhost:1" } })).toThrow(
       /ec2/
     )
     expect(() => decode({ region: "us-west-2", clusterArn: ARN, maxAttempts: 0 })).toThrow(/maxAttempts/)
+  })
+})
+
+describe("aws.terminationMode (removed in #16)", () => {
+  it("is refused whatever its value, saying that group membership is read from the instance", () => {
+    for (const terminationMode of ["ec2", "autoScaling", "asg"]) {
+      expect(() => decode({ region: "us-west-2", terminationMode })).toThrow(TERMINATION_MODE_REMOVED)
+    }
+    expect(TERMINATION_MODE_REMOVED).toMatch(/^removed: .*aws:autoscaling:groupName tag/)
   })
 })
 

@@ -6,7 +6,7 @@ import {
   instanceIsNode,
   instanceState,
   replacementFrom,
-  replacerOf
+  ownerOf
 } from "../../src/cloud/aws/InstanceFacts.ts"
 
 const ID = "i-0123456789abcdef0"
@@ -32,18 +32,38 @@ describe("instanceIsNode", () => {
   })
 })
 
-describe("replacerOf", () => {
+describe("ownerOf: who owns an instance, from EC2's tags alone", () => {
+  const tags = (t: Readonly<Record<string, string | undefined>>) => ({
+    Tags: Object.entries(t).map(([Key, Value]) => ({ Key, Value: Value ?? "" }))
+  })
   it.each([
-    { launch: { launchTemplateId: "lt-1" }, mode: "ec2", by: "nodemend" },
-    { launch: { launchTemplateId: "lt-1", autoScalingGroup: "g" }, mode: "ec2", by: "nodemend" },
-    { launch: { autoScalingGroup: "g" }, mode: "autoScaling", by: "autoScaling" },
-    { launch: { launchTemplateId: "lt-1" }, mode: "autoScaling", by: "nodemend" },
-    { launch: { autoScalingGroup: "g" }, mode: "ec2", by: "none" },
-    { launch: {}, mode: "autoScaling", by: "none" }
-  ] as const)("$mode $launch: $by", ({ launch, mode, by }) => {
-    const r = replacerOf(launch, mode)
-    expect(r.by).toBe(by)
-    if (r.by === "none") expect(r.why).toContain("aws:ec2launchtemplate:id")
+    {
+      t: { "aws:autoscaling:groupName": "g" },
+      launch: { autoScalingGroup: "g" },
+      owner: { kind: "autoScaling", group: "g" }
+    },
+    {
+      t: { "aws:autoscaling:groupName": "g", "aws:ec2launchtemplate:id": "lt-1" },
+      launch: { autoScalingGroup: "g", launchTemplateId: "lt-1" },
+      owner: { kind: "autoScaling", group: "g" }
+    },
+    {
+      t: { "karpenter.sh/nodeclaim": "gpu-abcde", "karpenter.sh/nodepool": "gpu" },
+      launch: {},
+      owner: { kind: "karpenter", nodeClaim: "gpu-abcde", nodePool: "gpu" }
+    },
+    {
+      t: { "aws:ec2launchtemplate:id": "lt-1" },
+      launch: { launchTemplateId: "lt-1" },
+      owner: { kind: "standalone" }
+    }
+  ] as const)("$t -> $owner", ({ t, launch, owner }) => {
+    expect(ownerOf(tags(t), launch)).toEqual(owner)
+  })
+  it("no group, no Karpenter, no template: unknown, saying why", () => {
+    const o = ownerOf({}, {})
+    expect(o.kind).toBe("unknown")
+    expect(o.kind === "unknown" ? o.why : "").toContain("aws:ec2launchtemplate:id")
   })
 })
 
@@ -62,7 +82,7 @@ describe("instanceFacts", () => {
     ]
   }
   it("reads type, subnet, template, group, pool and zone from EC2", () => {
-    expect(instanceFacts(instance, "karpenter.sh/nodepool", "autoScaling")).toEqual({
+    expect(instanceFacts(instance, "karpenter.sh/nodepool")).toEqual({
       instanceId: ID,
       state: "running",
       zone: "us-west-2a",
@@ -74,18 +94,16 @@ describe("instanceFacts", () => {
         launchTemplateVersion: "3",
         autoScalingGroup: "gpu-asg"
       },
-      replacer: { by: "autoScaling" }
+      owner: { kind: "autoScaling", group: "gpu-asg" }
     })
   })
   it("leaves out what EC2 does not say; an unknown state is not-found", () => {
-    expect(instanceFacts({ State: { Name: "rebooting" as never } }, "nodemend.io/pool", "ec2")).toMatchObject(
-      {
-        instanceId: "",
-        state: "not-found",
-        launch: {},
-        replacer: { by: "none" }
-      }
-    )
+    expect(instanceFacts({ State: { Name: "rebooting" as never } }, "nodemend.io/pool")).toMatchObject({
+      instanceId: "",
+      state: "not-found",
+      launch: {},
+      owner: { kind: "unknown" }
+    })
     expect(instanceState(undefined)).toBe("not-found")
   })
 })

@@ -20,7 +20,7 @@ const facts = (launch: Record<string, string>, extra: Partial<InstanceFacts> = {
   zone: "us-west-2a",
   pool: "gpu",
   launch: { instanceType: "p5.48xlarge", subnetId: "subnet-0a", launchTemplateId: LT, ...launch },
-  replacer: { by: "nodemend" },
+  owner: { kind: "standalone" },
   ...extra
 })
 /** The facts as instanceFacts writes them when EC2 reports no such value: the key is absent. */

@@ -155,17 +155,20 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
   it("launchReplacement: RunInstances from the template recorded on the instance, same subnet, pool tag", async () => {
     const id = await launchExisting()
     const r = await withProvider((p) =>
-      p
-        .inspect(nodeOf(id))
-        .pipe(
-          Effect.flatMap((facts) =>
-            p.launchReplacement(nodeOf(id), { facts, avoidZones: [], idempotencyToken: `repair-${id}` })
-          )
+      p.inspect(nodeOf(id)).pipe(
+        Effect.flatMap((facts) =>
+          p.launchReplacement(nodeOf(id), {
+            facts,
+            avoidZones: [],
+            idempotencyToken: `repair-${id}`,
+            capacityFirst: false
+          })
         )
+      )
     )
     expect(r.instanceId).toMatch(/^i-[0-9a-f]{17}$/)
     expect(r.zone).toBe("us-west-2a")
-    const d = await ec2().send(new Ec2Sdk.DescribeInstancesCommand({ InstanceIds: [r.instanceId] }))
+    const d = await ec2().send(new Ec2Sdk.DescribeInstancesCommand({ InstanceIds: [r.instanceId!] }))
     const launched = d.Reservations![0]!.Instances![0]!
     expect(launched.SubnetId).toBe(subnetId)
     expect(launched.InstanceType).toBe("m5.large")
@@ -183,7 +186,7 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     expect(await withProvider((p) => p.describe(nodeOf(id)))).toBe("running")
   })
 
-  it("Auto Scaling mode: TerminateInstanceInAutoScalingGroup keeps capacity; the group replaces the instance", async () => {
+  it("Auto Scaling member, remove first: TerminateInstanceInAutoScalingGroup keeps capacity; the group replaces the instance", async () => {
     const asg = makeAwsClients(config(), credentials).autoScaling
     await asg.send(
       new AutoScalingSdk.CreateAutoScalingGroupCommand({
@@ -205,14 +208,14 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     const old = group.Instances![0]!.InstanceId!
     const node = nodeOf(old)
     const facts = await withProvider((p) => p.inspect(node))
-    const [state, replacement, again] = await withProvider(
-      (p) =>
-        Effect.all([
-          p.terminate(node),
-          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `asg-${old}` }),
-          p.launchReplacement(node, { facts, avoidZones: [], idempotencyToken: `asg-${old}` })
-        ]),
-      { terminationMode: "autoScaling" }
+    expect(facts.owner).toEqual({ kind: "autoScaling", group: "gpu-pool" })
+    const removeFirst = { facts, avoidZones: [], capacityFirst: false }
+    const [state, replacement, again] = await withProvider((p) =>
+      Effect.all([
+        p.terminate(node, { replaced: false }),
+        p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }),
+        p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` })
+      ])
     )
     expect(state).toBe("terminated")
     const after = await members()
@@ -224,27 +227,22 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     expect(replacement.instanceId).toBe(live[0])
     expect(again).toEqual(replacement)
     expect(replacement.zone).toBe("us-west-2a")
-    // A restarted controller (fresh provider, no memory): on AWS the terminated instance keeps its
-    // `aws:autoscaling:groupName` tag and the group's replacement is found again; moto drops that tag,
-    // so the provider must refuse rather than launch a second instance itself.
+    // A restarted controller (fresh provider, no memory) asks with the facts it recorded (the owner): it finds
+    // the group's replacement again, or waits for it, and never launches a second instance itself.
     const countInstances = async () =>
       ((await ec2().send(new Ec2Sdk.DescribeInstancesCommand({}))).Reservations ?? []).flatMap(
         (r) => r.Instances ?? []
       ).length
     const instancesBefore = await countInstances()
-    const afterRestart = await withProvider(
-      (p) =>
-        Effect.result(
-          p.launchReplacement(node, {
-            facts: { ...facts, launch: { ...facts.launch, autoScalingGroup: "" } },
-            avoidZones: [],
-            idempotencyToken: `asg-${old}`
-          })
-        ),
-      { terminationMode: "autoScaling" }
+    const afterRestart = await withProvider((p) =>
+      Effect.result(p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }))
     )
     if (Result.isSuccess(afterRestart)) expect(afterRestart.success.instanceId).toBe(replacement.instanceId)
-    else expect(afterRestart.failure.message).toContain("not launching a replacement")
+    else
+      expect(afterRestart.failure).toMatchObject({
+        retryable: true,
+        message: expect.stringContaining("waiting")
+      })
     expect(await countInstances()).toBe(instancesBefore)
   })
 })

@@ -1,156 +1,229 @@
 /**
- * Auto Scaling mode (`terminationMode: autoScaling`): an instance in a group is terminated through the group with
- * ShouldDecrementDesiredCapacity=false, so the group launches the replacement and nodemend only reports which
- * member it is (AutoScalingReplacement.ts). Instances in no group take the EC2 path. What this controller did is
- * remembered so that asking again gives the same answer; after a restart the old instance's group tag and
- * termination time stand in, and an instance that is gone in no known group is never replaced by us (its group
- * may have done so already).
+ * Auto Scaling group members are replaced and removed through their group, never with RunInstances (#16).
+ * Capacity first: the group is grown by one to an absolute size (AutoScalingGrowth.ts) and the member it launches
+ * for the repair is reported once it exists; the old member is then terminated with ShouldDecrementDesiredCapacity
+ * so the group returns to its size. Remove first: the old member is terminated without decrement and the group
+ * launches its replacement (AutoScalingReplacement.ts). Which member replaces which is remembered, so asking again
+ * gives the same answer and no member is reported for two repairs; after a restart the repair's record (`previous`)
+ * stands in.
  */
-import type { AutoScalingClient } from "@aws-sdk/client-auto-scaling"
-import { Effect, Option } from "effect"
-import { CloudError, type InstanceFacts, type InstanceState, type Replacement } from "../CloudProvider.ts"
+import { Effect, Option, Semaphore } from "effect"
 import {
-  newestReplacement,
-  type ReplacementSearch,
-  replacementCandidates,
-  terminatedAt
-} from "./AutoScalingReplacement.ts"
+  CloudError,
+  type CloudProvider,
+  type InstanceState,
+  type NodeRef,
+  type Replacement
+} from "../CloudProvider.ts"
+import type { AutoScalingApi } from "./AutoScalingApi.ts"
+import { firstLaunchedSince, growthFor, launchFailure } from "./AutoScalingGrowth.ts"
+import { newestReplacement, replacementCandidates, terminatedAt } from "./AutoScalingReplacement.ts"
 import type { AwsInstanceRef } from "./AwsProviderId.ts"
-import { AutoScalingSdk } from "./awsSdk.ts"
-import { awsCall } from "./Ec2ErrorMapping.ts"
 import type { Ec2Instances } from "./Ec2Instances.ts"
-import { type Ec2LaunchFacts, isGone, replacementFrom } from "./InstanceFacts.ts"
+import { replacementFrom } from "./InstanceFacts.ts"
+
+type LaunchOptions = Parameters<CloudProvider["Service"]["launchReplacement"]>[1]
 
 export interface AutoScalingGroups {
-  /** Terminates through the instance's group; none when it is in no group (the caller uses EC2, noted here). */
-  readonly terminate: (instanceId: string) => Effect.Effect<Option.Option<InstanceState>, CloudError>
   /**
-   * The group's replacement of the instance (a retryable CloudError until the group has launched it); none when it
-   * has no group and nodemend launches the replacement itself.
+   * Terminates a member through its group, shrinking the group when `replaced` (its replacement is already up);
+   * none when the instance is no longer in a group (the caller terminates it through EC2).
    */
+  readonly terminate: (
+    instanceId: string,
+    replaced: boolean
+  ) => Effect.Effect<Option.Option<InstanceState>, CloudError>
+  /** The group's replacement of `old` (see the module comment); a non-retryable CloudError when there is none. */
   readonly replacement: (
-    nodeName: string,
+    node: NodeRef,
     old: AwsInstanceRef,
-    facts: InstanceFacts
-  ) => Effect.Effect<Option.Option<Replacement>, CloudError>
+    group: string,
+    options: LaunchOptions
+  ) => Effect.Effect<Replacement, CloudError>
 }
 
-export const makeAutoScalingGroups = (
-  autoScaling: AutoScalingClient,
-  instances: Ec2Instances
-): AutoScalingGroups => {
-  /** The group members when we terminated each instance through its group. */
-  const terminations = new Map<string, { readonly group: string; readonly before: ReadonlySet<string> }>()
-  /** Instances we terminated through EC2 because they were in no group. */
-  const ec2Terminations = new Set<string>()
-  /** The replacement found for each terminated instance. */
-  const replacements = new Map<string, Replacement>()
+const notRetryable = (operation: string, message: string) =>
+  new CloudError({ operation, message, retryable: false })
 
-  const groupOf = (instanceId: string) =>
-    awsCall("DescribeAutoScalingInstances", (abortSignal) =>
-      autoScaling.send(
-        new AutoScalingSdk.DescribeAutoScalingInstancesCommand({ InstanceIds: [instanceId] }),
-        {
-          abortSignal
-        }
-      )
-    ).pipe(
-      Effect.map(
-        (out) => out.AutoScalingInstances?.find((i) => i.InstanceId === instanceId)?.AutoScalingGroupName
-      )
-    )
+export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instances): AutoScalingGroups => {
+  /** The group's members when we terminated an instance without decrement (remove first). */
+  const terminations = new Map<string, ReadonlySet<string>>()
+  /** The group's members, and when, when we grew it for an instance (capacity first). */
+  const growths = new Map<
+    string,
+    { readonly before: ReadonlySet<string>; readonly atMs: number; readonly target: number }
+  >()
+  /** The replacement reported for each old instance. */
+  const claims = new Map<string, Replacement>()
+  /** One growth at a time per group: two repairs must not both read desired N and both set N + 1. */
+  const locks = new Map<string, Semaphore.Semaphore>()
+  const lockOf = (group: string) => {
+    let lock = locks.get(group)
+    if (!lock) {
+      lock = Semaphore.makeUnsafe(1)
+      locks.set(group, lock)
+    }
+    return lock
+  }
 
-  const describeGroup = (group: string) =>
-    awsCall("DescribeAutoScalingGroups", (abortSignal) =>
-      autoScaling.send(
-        new AutoScalingSdk.DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }),
-        {
-          abortSignal
-        }
-      )
-    ).pipe(Effect.map((out) => out.AutoScalingGroups?.find((g) => g.AutoScalingGroupName === group)))
+  const claimedByOthers = (old: string) =>
+    new Set([...claims].flatMap(([o, r]) => (o !== old && r.instanceId ? [r.instanceId] : [])))
 
-  const terminate = (instanceId: string) =>
-    Effect.gen(function* () {
-      const group = yield* groupOf(instanceId)
-      if (!group) {
-        ec2Terminations.add(instanceId)
-        return Option.none()
-      }
-      const members = (yield* describeGroup(group))?.Instances ?? []
-      terminations.set(instanceId, { group, before: new Set(members.flatMap((i) => i.InstanceId ?? [])) })
-      yield* awsCall("TerminateInstanceInAutoScalingGroup", (abortSignal) =>
-        autoScaling.send(
-          new AutoScalingSdk.TerminateInstanceInAutoScalingGroupCommand({
-            InstanceId: instanceId,
-            ShouldDecrementDesiredCapacity: false
-          }),
-          { abortSignal }
+  const membersOf = (instancesOfGroup: ReadonlyArray<{ InstanceId?: string | undefined }> | undefined) =>
+    new Set((instancesOfGroup ?? []).flatMap((i) => i.InstanceId ?? []))
+
+  const describeGroup = (group: string, old: string) =>
+    api
+      .describeGroup(group)
+      .pipe(
+        Effect.flatMap((g) =>
+          g
+            ? Effect.succeed(g)
+            : Effect.fail(
+                notRetryable(
+                  "DescribeAutoScalingGroups",
+                  `Auto Scaling group ${group} of instance ${old} does not exist`
+                )
+              )
         )
       )
+
+  const terminate = (instanceId: string, replaced: boolean) =>
+    Effect.gen(function* () {
+      const member = yield* api.membership(instanceId)
+      if (!member?.AutoScalingGroupName) return Option.none<InstanceState>()
+      // Already leaving (a repeat after a crash, or lifecycle hooks holding it): a second call could shrink twice.
+      if (/^Terminating/.test(member.LifecycleState ?? "")) return Option.some<InstanceState>("shutting-down")
+      if (!replaced) {
+        const g = yield* api.describeGroup(member.AutoScalingGroupName)
+        terminations.set(instanceId, membersOf(g?.Instances))
+      }
+      yield* api.terminateInGroup(instanceId, replaced)
       return Option.some<InstanceState>("shutting-down")
     })
 
-  const waiting = (operation: string, message: string) =>
-    new CloudError({ operation, message, retryable: true })
-
-  /** The member the group launched in place of `search.old`; asked again, the same one. */
-  const groupReplacement = (group: string, search: ReplacementSearch) =>
+  /** A claimed replacement, with the Node name EC2 gives it once it has one. */
+  const refreshed = (old: string, r: Replacement) =>
     Effect.gen(function* () {
-      const g = yield* describeGroup(group)
-      if (!g) {
-        return yield* new CloudError({
-          operation: "DescribeAutoScalingGroups",
-          message: `Auto Scaling group ${group} of instance ${search.old} does not exist`,
-          retryable: false
-        })
-      }
-      const candidates = replacementCandidates(g.Instances ?? [], search)
-      if (candidates.length === 0) {
-        const message = `waiting for Auto Scaling group ${group} to launch the replacement of ${search.old}`
-        return yield* waiting("DescribeAutoScalingGroups", message)
-      }
-      const replacement = replacementFrom(newestReplacement(yield* instances.describeAll(candidates), search))
-      if (!replacement) {
-        const message = `the replacement of ${search.old} in ${group} is not visible in EC2 yet`
-        return yield* waiting("DescribeInstances", message)
-      }
-      replacements.set(search.old, replacement)
-      return replacement
+      if (r.nodeName || !r.instanceId) return r
+      const now = replacementFrom(yield* instances.describe(r.instanceId), r.zone)
+      const merged = now ? { ...r, ...now } : r
+      claims.set(old, merged)
+      return merged
     })
 
-  const replacement = (nodeName: string, old: AwsInstanceRef, facts: InstanceFacts) =>
+  const failedLaunch = (group: string, old: string, sinceMs: number | undefined) =>
     Effect.gen(function* () {
-      const id = old.instanceId
-      // After termination the instance has left the group, so also look at what we recorded and at the
-      // `aws:autoscaling:groupName` tag EC2 Auto Scaling put on it (inspected before the repair began).
-      const member = yield* groupOf(id)
-      const launch: Ec2LaunchFacts = facts.launch
-      const group = terminations.get(id)?.group ?? member ?? launch.autoScalingGroup
-      if (group) {
-        const known = replacements.get(id)
-        if (known) return Option.some(known)
-        const gone = yield* instances.describe(id)
-        return Option.some(
-          yield* groupReplacement(group, {
-            old: id,
-            before: terminations.get(id)?.before,
-            claimed: new Set([...replacements.values()].flatMap((r) => r.instanceId ?? [])),
-            terminatedAtMs: terminatedAt(gone?.StateTransitionReason)
-          })
+      const why = launchFailure(yield* api.activities(group), sinceMs)
+      if (why !== undefined) {
+        return yield* notRetryable(
+          "DescribeScalingActivities",
+          `Auto Scaling group ${group} failed to launch the replacement of ${old}: ${why}`
         )
       }
-      const state = yield* instances.state(id)
-      if (!ec2Terminations.has(id) && isGone(state)) {
-        // Gone, in no group we can see, and not terminated by us through EC2 (e.g. we restarted): it may have been
-        // a group's instance whose group already replaced it. Launching one more could double the capacity.
+    })
+
+  const capacityFirst = (old: string, group: string, options: LaunchOptions) =>
+    Effect.gen(function* () {
+      const growth = yield* lockOf(group).withPermits(1)(
+        Effect.gen(function* () {
+          const g = yield* describeGroup(group, old)
+          const plan = growthFor(g, old, options.previous?.desiredCapacity ?? growths.get(old)?.target)
+          if (plan.kind === "full") return yield* notRetryable("SetDesiredCapacity", plan.message)
+          if (plan.kind === "grow") {
+            yield* api.setDesiredCapacity(group, plan.target).pipe(
+              Effect.mapError(
+                (e) =>
+                  new CloudError({
+                    ...e,
+                    message: `cannot grow Auto Scaling group ${group} to ${plan.target} for the replacement of ${old}: ${e.message}`
+                  })
+              )
+            )
+            growths.set(old, { before: membersOf(g.Instances), atMs: Date.now(), target: plan.target })
+            yield* Effect.logInfo("grew Auto Scaling group for a replacement", {
+              group,
+              replaces: old,
+              desiredCapacity: plan.target
+            })
+          }
+          return { target: plan.target, members: plan.kind === "grown" ? g.Instances : undefined }
+        })
+      )
+      const asked: Replacement = { autoScalingGroup: group, desiredCapacity: growth.target }
+      // Just grown: the group launches within seconds; the next ask finds the member.
+      if (growth.members === undefined) return asked
+      const since = options.requestedAtMs ?? growths.get(old)?.atMs
+      const candidates = replacementCandidates(growth.members, {
+        old,
+        before: growths.get(old)?.before,
+        claimed: claimedByOthers(old),
+        terminatedAtMs: undefined
+      })
+      const found =
+        candidates.length > 0
+          ? firstLaunchedSince(yield* instances.describeAll(candidates), since)
+          : undefined
+      const replacement = replacementFrom(found)
+      if (!replacement) {
+        yield* failedLaunch(group, old, since)
+        return asked
+      }
+      const claimed = { ...asked, ...replacement }
+      claims.set(old, claimed)
+      return claimed
+    })
+
+  const removeFirst = (old: string, group: string, options: LaunchOptions) =>
+    Effect.gen(function* () {
+      const g = yield* describeGroup(group, old)
+      const gone = yield* instances.describe(old)
+      const terminatedAtMs = terminatedAt(gone?.StateTransitionReason)
+      const search = {
+        old,
+        before: terminations.get(old),
+        claimed: claimedByOthers(old),
+        terminatedAtMs
+      }
+      const candidates = replacementCandidates(g.Instances ?? [], search)
+      const found =
+        candidates.length > 0
+          ? newestReplacement(yield* instances.describeAll(candidates), search)
+          : undefined
+      const replacement = replacementFrom(found)
+      if (!replacement) {
+        yield* failedLaunch(group, old, options.requestedAtMs ?? terminatedAtMs)
         return yield* new CloudError({
-          operation: "RunInstances",
-          message: `node ${nodeName}: autoScaling mode: instance ${id} is ${state} and no Auto Scaling group is known for it; not launching a replacement (the group, if any, does)`,
-          retryable: false
+          operation: "DescribeAutoScalingGroups",
+          message: `waiting for Auto Scaling group ${group} to launch the replacement of ${old}`,
+          retryable: true
         })
       }
-      return Option.none()
+      const claimed = { ...replacement, autoScalingGroup: group }
+      claims.set(old, claimed)
+      return claimed
+    })
+
+  const replacement = (node: NodeRef, old: AwsInstanceRef, group: string, options: LaunchOptions) =>
+    Effect.gen(function* () {
+      const id = old.instanceId
+      const known = claims.get(id) ?? (options.previous?.instanceId ? options.previous : undefined)
+      if (known) {
+        claims.set(id, known)
+        return yield* refreshed(id, known)
+      }
+      const r = options.capacityFirst
+        ? yield* capacityFirst(id, group, options)
+        : yield* removeFirst(id, group, options)
+      if (r.instanceId) {
+        yield* Effect.logInfo("Auto Scaling group launched the replacement", {
+          node: node.name,
+          group,
+          replaces: id,
+          instanceId: r.instanceId
+        })
+      }
+      return r
     })
 
   return { terminate, replacement }

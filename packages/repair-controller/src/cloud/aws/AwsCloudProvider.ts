@@ -1,13 +1,15 @@
 /**
- * CloudProvider for AWS, composed of one module per operation: inspect (Inspect.ts), describe (Ec2Instances.ts),
- * terminate (Termination.ts, Auto Scaling mode in AutoScalingGroups.ts), reboot (Reboot.ts), launchReplacement
- * (Launch.ts, planned by LaunchPlan.ts) and activeZonalShifts (ZonalShifts.ts, ARC).
+ * CloudProvider for AWS, composed of one module per operation: inspect (Inspect.ts, the owner from EC2's tags),
+ * describe (Ec2Instances.ts), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
+ * planned by LaunchPlan.ts for a standalone instance) and activeZonalShifts (ZonalShifts.ts, ARC). Auto Scaling group
+ * members are terminated and replaced through their group (AutoScalingGroups.ts), never with RunInstances.
  *
  * Never terminate twice (ADR 0005): every terminate describes first, TerminateInstances is idempotent on EC2, and
  * RunInstances carries a ClientToken derived from the controller's idempotency token.
  */
 import { Effect, Layer } from "effect"
 import { CloudError, CloudProvider, type NodeRef } from "../CloudProvider.ts"
+import { makeAutoScalingApi } from "./AutoScalingApi.ts"
 import { makeAutoScalingGroups } from "./AutoScalingGroups.ts"
 import { type AwsClients, closeAwsClients, makeAwsClients } from "./AwsClients.ts"
 import type { AwsConfig } from "./AwsConfig.ts"
@@ -36,8 +38,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
   const { ec2, autoScaling, arc } = clients
   const zones = makeZoneNames(config)
   const instances = makeEc2Instances(ec2)
-  const groups =
-    config.terminationMode === "autoScaling" ? makeAutoScalingGroups(autoScaling, instances) : undefined
+  const groups = makeAutoScalingGroups(makeAutoScalingApi(autoScaling), instances)
   const launchSettings = { poolLabel: config.poolLabel, subnets: config.subnets, zoneIdOf: zones.idOf }
   return CloudProvider.of({
     name: "aws",

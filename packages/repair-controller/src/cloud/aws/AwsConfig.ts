@@ -5,7 +5,6 @@
  *     region: us-west-2
  *     clusterArn: arn:aws:eks:us-west-2:111122223333:cluster/prod   # needed for zonal shift
  *     endpoints: { ec2: http://127.0.0.1:4566, arcZonalShift: ..., autoScaling: ... }  # tests / fakes
- *     terminationMode: ec2            # or autoScaling
  *     zonalShift: { enabled: true, cacheSeconds: 30 }
  *     maxAttempts: 5
  *     requestTimeoutSeconds: 10
@@ -16,6 +15,9 @@
  */
 import { Effect, Schema } from "effect"
 import { Millis, PositiveSeconds, Seconds } from "../../config/units.ts"
+
+export const TERMINATION_MODE_REMOVED =
+  "removed: Auto Scaling group membership is read from each instance's aws:autoscaling:groupName tag, and a member is always replaced through its group (never RunInstances); delete the key"
 
 /** A field that may be absent (or undefined) in the file and has `value` then. */
 const withDefault =
@@ -45,8 +47,13 @@ const sectionFields = {
     autoScaling: Schema.optionalKey(Url),
     arcZonalShift: Schema.optionalKey(Url)
   }).pipe(withDefault({})),
-  /** `ec2`: TerminateInstances + RunInstances. `autoScaling`: TerminateInstanceInAutoScalingGroup, the group replaces. */
-  terminationMode: Schema.Literals(["ec2", "autoScaling"]).pipe(withDefault("ec2")),
+  /**
+   * Removed (#16): whether an instance is in an Auto Scaling group is read from its EC2 tags, and a member is always
+   * terminated and replaced through its group. Still a known key, so a config that sets it is told so.
+   */
+  terminationMode: Schema.optionalKey(
+    Schema.Unknown.check(Schema.makeFilter(() => TERMINATION_MODE_REMOVED))
+  ),
   zonalShift: Schema.Struct({
     enabled: Schema.Boolean.pipe(withDefault(true)),
     cacheSeconds: Seconds.pipe(withDefault(30))

@@ -11,7 +11,7 @@ import type { Ec2Instances } from "./Ec2Instances.ts"
 import { instanceFacts, instanceIsNode } from "./InstanceFacts.ts"
 
 export const makeInspect =
-  (instances: Ec2Instances, config: Pick<AwsConfig, "poolLabel" | "terminationMode">) => (node: NodeRef) =>
+  (instances: Ec2Instances, config: Pick<AwsConfig, "poolLabel">) => (node: NodeRef) =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
       const mismatch = (message: string) =>

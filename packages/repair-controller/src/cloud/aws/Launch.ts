@@ -1,10 +1,12 @@
 /**
- * `launchReplacement`: RunInstances as planned by launchPlan (LaunchPlan.ts), with the repair's idempotency token
- * as ClientToken, so a launch repeated after a crash or a retry returns the same instance instead of a second
- * one. In Auto Scaling mode the group's replacement is reported instead, when the instance has a group.
+ * `launchReplacement`, through the instance's owner (InstanceFacts.owner, read from EC2's tags by inspect): an Auto
+ * Scaling group member through its group (AutoScalingGroups.ts), never RunInstances; a standalone instance with
+ * RunInstances as planned by launchPlan (LaunchPlan.ts), the repair's idempotency token as ClientToken, so a
+ * launch repeated after a crash or a retry returns the same instance instead of a second one. Karpenter's nodes
+ * are replaced through NodeClaims, not here; an unknown owner gets no replacement.
  */
 import type { EC2Client } from "@aws-sdk/client-ec2"
-import { Effect, Option, Result } from "effect"
+import { Effect, Result } from "effect"
 import {
   CloudError,
   type CloudProvider,
@@ -13,7 +15,7 @@ import {
   type Replacement
 } from "../CloudProvider.ts"
 import type { AutoScalingGroups } from "./AutoScalingGroups.ts"
-import { awsInstanceRef } from "./AwsProviderId.ts"
+import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
 import { Ec2Sdk } from "./awsSdk.ts"
 import { awsCall } from "./Ec2ErrorMapping.ts"
 import { replacementFrom } from "./InstanceFacts.ts"
@@ -24,31 +26,54 @@ type LaunchOptions = Parameters<CloudProvider["Service"]["launchReplacement"]>[1
 const cannotLaunch = (node: NodeRef, why: string) =>
   new CloudError({ operation: "RunInstances", message: `node ${node.name}: ${why}`, retryable: false })
 
+/** RunInstances for a standalone instance; with `previous` (the repair's record) nothing is launched again. */
+const runInstances = (
+  ec2: EC2Client,
+  settings: LaunchSettings,
+  node: NodeRef,
+  ref: AwsInstanceRef,
+  options: LaunchOptions
+) =>
+  Effect.gen(function* () {
+    const plan = launchPlan(options.facts, options.avoidZones, settings, ref)
+    if (Result.isFailure(plan)) return yield* cannotLaunch(node, plan.failure)
+    const out = yield* awsCall("RunInstances", (abortSignal) =>
+      ec2.send(
+        new Ec2Sdk.RunInstancesCommand({
+          ...plan.success.input,
+          ClientToken: clientTokenFor(options.idempotencyToken)
+        }),
+        { abortSignal }
+      )
+    )
+    const replacement = replacementFrom(out.Instances?.[0], plan.success.zone)
+    if (!replacement) return yield* cannotLaunch(node, "RunInstances returned no instance")
+    yield* Effect.logInfo("launched replacement", {
+      node: node.name,
+      replaces: ref.instanceId,
+      instanceId: replacement.instanceId,
+      zone: replacement.zone
+    })
+    return replacement
+  })
+
 export const makeLaunchReplacement =
-  (ec2: EC2Client, settings: LaunchSettings, groups: AutoScalingGroups | undefined) =>
+  (ec2: EC2Client, settings: LaunchSettings, groups: AutoScalingGroups) =>
   (node: NodeRef, options: LaunchOptions): Effect.Effect<Replacement, CloudError | InvalidProviderID> =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
-      const byGroup = groups ? yield* groups.replacement(node.name, ref, options.facts) : Option.none()
-      if (Option.isSome(byGroup)) return byGroup.value
-      const plan = launchPlan(options.facts, options.avoidZones, settings, ref)
-      if (Result.isFailure(plan)) return yield* cannotLaunch(node, plan.failure)
-      const out = yield* awsCall("RunInstances", (abortSignal) =>
-        ec2.send(
-          new Ec2Sdk.RunInstancesCommand({
-            ...plan.success.input,
-            ClientToken: clientTokenFor(options.idempotencyToken)
-          }),
-          { abortSignal }
-        )
-      )
-      const replacement = replacementFrom(out.Instances?.[0], plan.success.zone)
-      if (!replacement) return yield* cannotLaunch(node, "RunInstances returned no instance")
-      yield* Effect.logInfo("launched replacement", {
-        node: node.name,
-        replaces: ref.instanceId,
-        instanceId: replacement.instanceId,
-        zone: replacement.zone
-      })
-      return replacement
+      const owner = options.facts.owner
+      switch (owner.kind) {
+        case "autoScaling":
+          return yield* groups.replacement(node, ref, owner.group, options)
+        case "standalone":
+          return yield* runInstances(ec2, settings, node, ref, options)
+        case "karpenter":
+          return yield* cannotLaunch(
+            node,
+            `instance ${ref.instanceId} is Karpenter's (NodeClaim ${owner.nodeClaim || "unknown"}): its replacement is a NodeClaim, never RunInstances`
+          )
+        case "unknown":
+          return yield* cannotLaunch(node, `nobody can replace instance ${ref.instanceId}: ${owner.why}`)
+      }
     }).pipe(Effect.withSpan("AwsCloudProvider.launchReplacement"))

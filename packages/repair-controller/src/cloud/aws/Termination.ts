@@ -1,13 +1,16 @@
 /**
  * `terminate`, never twice (ADR 0005): describe first (an instance shutting down, terminated or unknown is done
- * without a call), then TerminateInstances through the batcher (or, in Auto Scaling mode, through the instance's
- * group), then wait with backoff until EC2 says `terminated`, for at most `terminationWaitSeconds`.
+ * without a call), then, for an Auto Scaling group member (EC2's `aws:autoscaling:groupName` tag), through its
+ * group — shrinking it when the replacement is already up (`replaced`), else letting it launch one — and for any
+ * other instance TerminateInstances through the batcher; then wait with backoff until EC2 says `terminated`, for
+ * at most `terminationWaitSeconds`.
  */
 import type { EC2Client } from "@aws-sdk/client-ec2"
 import { Duration, Effect, Option, Schedule } from "effect"
 import type { CloudError, InstanceState, InvalidProviderID, NodeRef } from "../CloudProvider.ts"
 import type { AutoScalingGroups } from "./AutoScalingGroups.ts"
 import type { AwsConfig } from "./AwsConfig.ts"
+import { ASG_NAME_TAG } from "./AwsNodeLabels.ts"
 import { awsInstanceRef } from "./AwsProviderId.ts"
 import { Ec2Sdk } from "./awsSdk.ts"
 import { awsCall, whenNotFound } from "./Ec2ErrorMapping.ts"
@@ -53,7 +56,7 @@ const waitTerminated =
 export const makeTerminate = Effect.fn("makeTerminate")(function* (
   ec2: EC2Client,
   instances: Ec2Instances,
-  groups: AutoScalingGroups | undefined,
+  groups: AutoScalingGroups,
   config: Pick<AwsConfig, "terminateBatchWindowMs" | "terminationWaitSeconds">
 ) {
   const terminateBatched = yield* makeTerminateBatcher(
@@ -62,17 +65,25 @@ export const makeTerminate = Effect.fn("makeTerminate")(function* (
   )
   const wait = waitTerminated(instances, config.terminationWaitSeconds)
 
-  return (node: NodeRef): Effect.Effect<InstanceState, CloudError | InvalidProviderID> =>
+  return (
+    node: NodeRef,
+    options: { readonly replaced?: boolean } = {}
+  ): Effect.Effect<InstanceState, CloudError | InvalidProviderID> =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
-      const before = yield* instances.state(ref.instanceId)
+      const described = yield* instances.describe(ref.instanceId)
+      const before = described ? instanceState(described.State?.Name) : "not-found"
       if (isGone(before)) return yield* wait(ref.instanceId, before)
-      const viaGroup = groups ? yield* groups.terminate(ref.instanceId) : Option.none()
+      const inGroup = described?.Tags?.some((t) => t.Key === ASG_NAME_TAG) ?? false
+      // A member that has left its group (detached) is a plain instance again: EC2 terminates it.
+      const replaced = options.replaced ?? false
+      const viaGroup = inGroup ? yield* groups.terminate(ref.instanceId, replaced) : Option.none()
       const started = Option.isSome(viaGroup) ? viaGroup.value : yield* terminateBatched(ref.instanceId)
       yield* Effect.logInfo("terminating instance", {
         node: node.name,
         instanceId: ref.instanceId,
         via: Option.isSome(viaGroup) ? "autoScaling" : "ec2",
+        ...(Option.isSome(viaGroup) ? { decrementDesiredCapacity: replaced } : {}),
         state: started
       })
       return yield* wait(ref.instanceId, started)
