@@ -253,3 +253,6 @@ export function waitForPodPhase(
     opts
   )
 }
+
+// The local Karpenter (kwok provider): NodePools, NodeClaims, provisioning and cleanup.
+export * from "./karpenter.ts"
