@@ -1,0 +1,274 @@
+// An Auto Scaling group member repaired through its group (#16), with `cloudProvider: aws` against the fake cloud's
+// Auto Scaling mode (its members are kwok Nodes in the real test cluster) and the real controller composed as
+// main.ts composes it. Capacity first by default: the group grows to desired+1, the new member's Node is Ready
+// before the broken node is drained, then the broken instance is terminated with decrement so the group returns to
+// its size. No RunInstances call, no second instance.
+import {
+  clients,
+  createTestNamespace,
+  deleteNamespace,
+  kubeconfigPath,
+  patchNodeCondition,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import type { CoreV1Event } from "@kubernetes/client-node"
+import type { AdminGroup } from "@nodemend/fake-cloud"
+import { Effect, Fiber, Layer, Result } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
+import { decodeConfig } from "../../src/config/ConfigFile.ts"
+import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
+import { startController } from "../../src/controller/Controller.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
+import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
+import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { isReady, readNodeOrUndefined, waitForNodeGone } from "./helpers.ts"
+
+const { core } = clients()
+const POOL_LABEL = "nodemend.io/pool"
+const POOL = uniqueName("asgrepair").slice(0, 40)
+const GROUP = POOL
+const SIZE = 3
+let ns = ""
+let cloud: ClusterFakeCloud
+let controller: Fiber.Fiber<unknown, unknown> | undefined
+
+const STARTED = Date.now() - 2000
+const eventTime = (e: CoreV1Event) =>
+  new Date(
+    String(e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp)
+  ).getTime()
+const events = async (node: string, reason: string) =>
+  (
+    await core.listNamespacedEvent({
+      namespace: "default",
+      fieldSelector: `involvedObject.name=${node},reason=${reason}`
+    })
+  ).items.filter((e) => eventTime(e) >= STARTED)
+const ready = async (name: string) => isReady(await readNodeOrUndefined(core, name))
+const group = (): Promise<AdminGroup> => cloud.admin.autoScalingGroup(GROUP)
+const liveMembers = async () => (await group()).members.filter((m) => m.lifecycleState !== "Terminating")
+
+const controllerConfig = (): ControllerConfig => {
+  const r = decodeConfig({
+    cloudProvider: "aws",
+    namespace: ns,
+    poolLabel: POOL_LABEL,
+    nodeSelector: `${POOL_LABEL}=${POOL}`,
+    // One repair at a time in a pool of 3 (the default 10% rounds to at least one).
+    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+    drain: {
+      deadlineSeconds: 30,
+      onDeadline: "force",
+      evictionBackoffInitialMs: 200,
+      evictionBackoffMaxMs: 1000
+    },
+    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
+    breaker: { requeueSeconds: 2 },
+    leaderElection: { enabled: false },
+    replacement: { timeoutSeconds: 90 },
+    resyncSeconds: 30,
+    aws: {
+      region: "us-west-2",
+      clusterArn: CLUSTER_ARN,
+      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url, autoScaling: cloud.url },
+      zonalShift: { enabled: true, cacheSeconds: 1 },
+      terminationWaitSeconds: 20,
+      requestTimeoutSeconds: 5
+    }
+  })
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  return r.success
+}
+
+beforeAll(async () => {
+  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
+  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  ns = await createTestNamespace(core, "asgctl")
+  cloud = await startClusterFakeCloud(core)
+  // The pool is an Auto Scaling group: its members are launched by the group, never by RunInstances.
+  await cloud.admin.createAutoScalingGroup({
+    name: GROUP,
+    launchTemplateId: "lt-0123456789abcdef0",
+    instanceType: "m5.large",
+    zones: ["us-west-2a", "us-west-2b"],
+    minSize: 1,
+    maxSize: SIZE + 1,
+    desiredCapacity: SIZE,
+    tags: { [POOL_LABEL]: POOL }
+  })
+  await waitFor(
+    "the group's kwok Nodes Ready",
+    async () => (await Promise.all((await group()).members.map((m) => ready(m.nodeName)))).every(Boolean),
+    { timeoutMs: 100_000 }
+  )
+
+  const config = controllerConfig()
+  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
+  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `asg-e2e-${process.pid}`)
+  controller = Effect.runFork(
+    startController(config, kube).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(
+        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+        )
+      ),
+      Effect.scoped
+    )
+  )
+}, 120_000)
+
+afterAll(async () => {
+  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  if (cloud) await cloud.stop()
+  await deleteNamespace(core, ns)
+})
+
+interface Snapshot {
+  readonly phase: string
+  readonly drainStartedAt?: string
+  readonly replacement?: {
+    instanceId?: string
+    nodeName?: string
+    autoScalingGroup?: string
+    desiredCapacity?: number
+  }
+}
+
+/** Samples the repair's journal record and the group's desired capacity until stopped (the record is deleted at the end). */
+const sampler = (node: string) => {
+  const records: Snapshot[] = []
+  const desired: number[] = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const cm = await core
+        .readNamespacedConfigMap({ namespace: ns, name: `nodemend-repair-${node}` })
+        .catch(() => undefined)
+      if (cm?.data?.record) records.push(JSON.parse(cm.data.record) as Snapshot)
+      desired.push((await group()).desiredCapacity)
+      await new Promise((r) => setTimeout(r, 150))
+    }
+  })()
+  return {
+    records,
+    desired,
+    stop: async () => {
+      running = false
+      await loop
+    }
+  }
+}
+
+describe("an Auto Scaling group member with a failed condition (cloudProvider: aws, fake cloud's Auto Scaling mode)", () => {
+  it("is repaired through its group, capacity first: grown to desired+1, new Node Ready before the drain, old one terminated with decrement; no RunInstances", async () => {
+    const before = await group()
+    const target = before.members[0]!
+    const others = before.members.slice(1).map((m) => m.instanceId)
+    const statsBefore = await cloud.admin.stats()
+    // A workload pod on the broken node: the drain must move it, and only after the replacement is Ready.
+    const pod = `work-${Date.now().toString(36)}`
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: pod, labels: { app: "work" } },
+        spec: {
+          nodeName: target.nodeName,
+          containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }]
+        }
+      }
+    })
+    await waitFor(
+      "the workload pod running",
+      async () =>
+        (await core.readNamespacedPod({ namespace: ns, name: pod })).status?.phase === "Running"
+          ? true
+          : undefined,
+      { timeoutMs: 30_000 }
+    )
+    const facts = sampler(target.nodeName)
+
+    await patchNodeCondition(core, target.nodeName, {
+      type: "KernelReady",
+      status: "False",
+      reason: "ForkFailedOutOfPIDs",
+      message: "asg e2e",
+      lastHeartbeatTime: new Date(),
+      lastTransitionTime: new Date()
+    })
+    await waitFor(
+      "RepairSucceeded",
+      async () => ((await events(target.nodeName, "RepairSucceeded")).length > 0 ? true : undefined),
+      {
+        timeoutMs: 100_000,
+        intervalMs: 250
+      }
+    )
+    await waitForNodeGone(core, target.nodeName)
+    await facts.stop()
+
+    // Through the group: no RunInstances call, exactly one instance launched (by the group), the old one terminated
+    // once; the group is back to its size with the old member gone and no second newcomer.
+    const stats = await cloud.admin.stats()
+    expect(stats.calls.RunInstances ?? 0).toBe(statsBefore.calls.RunInstances ?? 0)
+    expect(stats.launchesBy.runInstances).toBe(statsBefore.launchesBy.runInstances)
+    expect(stats.launchesBy.autoScaling - statsBefore.launchesBy.autoScaling).toBe(1)
+    expect(stats.terminationsStarted[target.instanceId]).toBe(1)
+    expect(
+      (stats.calls.TerminateInstanceInAutoScalingGroup ?? 0) -
+        (statsBefore.calls.TerminateInstanceInAutoScalingGroup ?? 0)
+    ).toBe(1)
+    expect(stats.calls.TerminateInstances ?? 0).toBe(statsBefore.calls.TerminateInstances ?? 0)
+    await waitFor(
+      "the group back to its size",
+      async () => ((await group()).desiredCapacity === SIZE ? true : undefined),
+      {
+        timeoutMs: 10_000
+      }
+    )
+    const live = await liveMembers()
+    expect(live).toHaveLength(SIZE)
+    const newcomers = live.filter((m) => !others.includes(m.instanceId))
+    expect(newcomers).toHaveLength(1)
+    const newcomer = newcomers[0]!
+    expect(newcomer.instanceId).not.toBe(target.instanceId)
+    expect(await ready(newcomer.nodeName)).toBe(true)
+
+    // Capacity first: the group was grown to desired+1 (recorded once, as an absolute size) while the old node ran.
+    expect(Math.max(...facts.desired)).toBe(SIZE + 1)
+    const last = facts.records.at(-1)!
+    expect(last.replacement).toMatchObject({
+      autoScalingGroup: GROUP,
+      desiredCapacity: SIZE + 1,
+      instanceId: newcomer.instanceId,
+      nodeName: newcomer.nodeName
+    })
+    // The order, from the controller's own Events and record: replacement Ready, then the drain, then termination.
+    const drainStartedAt = Date.parse(
+      facts.records.find((r) => r.drainStartedAt !== undefined)!.drainStartedAt!
+    )
+    const [readyEvent] = await events(target.nodeName, "ReplacementReady")
+    const [drained] = await events(target.nodeName, "Drained")
+    const [terminated] = await events(target.nodeName, "TerminatingInstance")
+    expect(eventTime(readyEvent!)).toBeLessThanOrEqual(drainStartedAt)
+    expect(eventTime(readyEvent!)).toBeLessThanOrEqual(eventTime(drained!))
+    expect(eventTime(drained!)).toBeLessThanOrEqual(eventTime(terminated!))
+    // The pod was moved off the broken node by the drain.
+    const gone = await core.readNamespacedPod({ namespace: ns, name: pod }).catch(() => undefined)
+    expect(gone === undefined || gone.metadata?.deletionTimestamp !== undefined).toBe(true)
+    // And from the cluster: the new member's Node turned Ready before the drain began (Node times are whole seconds).
+    const readySince = (await core.readNode({ name: newcomer.nodeName })).status?.conditions?.find(
+      (c) => c.type === "Ready"
+    )?.lastTransitionTime
+    expect(Math.floor(new Date(String(readySince)).getTime() / 1000) * 1000).toBeLessThanOrEqual(
+      drainStartedAt
+    )
+    // No phase drained the old node before the replacement was asked for.
+    const firstDraining = facts.records.findIndex((r) => r.phase === "Draining")
+    const firstWithMember = facts.records.findIndex((r) => r.replacement?.instanceId !== undefined)
+    expect(firstWithMember).toBeGreaterThanOrEqual(0)
+    expect(firstWithMember).toBeLessThan(firstDraining)
+  }, 150_000)
+})
