@@ -74,6 +74,7 @@ export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
 /** Ready = the NodeClaim is Initialized and its Node is Ready without Karpenter's unregistered taint. */
 export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
+    if (r.order === "removeFirst") return yield* launchReplacement(env, r)
     const now = yield* Clock.currentTimeMillis
     const name = r.replacement?.nodeClaim ?? ""
     const claim = env.karpenter.claim(name)

@@ -237,9 +237,13 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       return r
     case "RemovingNode":
       if (fact._tag !== "NodeRemoved") return r
-      return r.order === "capacityFirst"
-        ? { ...r, phase: "Succeeded", finishedAt: iso(now) }
-        : { ...r, phase: "Replacing" }
+      if (r.order === "capacityFirst") return { ...r, phase: "Succeeded", finishedAt: iso(now) }
+      // A replacement asked for before a fallback gets a fresh wait now that the node is gone.
+      return {
+        ...r,
+        phase: "Replacing",
+        ...(r.replacement !== undefined ? { replacementRequestedAt: iso(now) } : {})
+      }
     case "Replacing":
       return replacing(r, fact, now)
     case "Untainting":
