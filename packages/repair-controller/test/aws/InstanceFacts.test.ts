@@ -53,7 +53,18 @@ describe("ownerOf: who owns an instance, from EC2's tags alone", () => {
       owner: { kind: "karpenter", nodeClaim: "gpu-abcde", nodePool: "gpu" }
     },
     {
+      t: { "karpenter.k8s.aws/ec2nodeclass": "default", "karpenter.sh/nodepool": "gpu" },
+      launch: {},
+      owner: { kind: "karpenter", nodeClaim: "", nodePool: "gpu" }
+    },
+    {
       t: { "aws:ec2launchtemplate:id": "lt-1" },
+      launch: { launchTemplateId: "lt-1" },
+      owner: { kind: "standalone" }
+    },
+    // The default pool label is also a tag node groups carry and nodemend writes on its own replacements.
+    {
+      t: { "aws:ec2launchtemplate:id": "lt-1", "karpenter.sh/nodepool": "gpu" },
       launch: { launchTemplateId: "lt-1" },
       owner: { kind: "standalone" }
     }

@@ -53,20 +53,24 @@ export const noLaunchTemplate = (subject: string, alsoWhy = ""): string =>
 
 const tagOf = (i: Instance, key: string) => i.Tags?.find((t) => t.Key === key)?.Value
 
-/** Tags Karpenter writes on the instances it launches. */
+/** Tags Karpenter (AWS provider, v1) writes on the instances it launches. */
 const KARPENTER_NODECLAIM_TAG = "karpenter.sh/nodeclaim"
 const KARPENTER_NODEPOOL_TAG = "karpenter.sh/nodepool"
+const KARPENTER_NODECLASS_TAG = "karpenter.k8s.aws/ec2nodeclass"
 
 /**
  * Who owns the instance, from EC2's tags alone: its Auto Scaling group, Karpenter (a NodeClaim, which the
  * controller must then find), or nobody but its launch template (standalone: nodemend replaces it). Without any
- * of these nobody can replace it, and the repair is refused before anything is touched.
+ * of these nobody can replace it, and the repair is refused before anything is touched. The nodepool tag alone
+ * is no sign of Karpenter: it is also the default pool label (DEFAULT_POOL_LABEL), which node groups carry and
+ * nodemend itself writes on the replacements it launches (LaunchPlan.ts); only Karpenter writes its nodeclaim and
+ * ec2nodeclass tags.
  */
 export const ownerOf = (i: Instance, launch: Ec2LaunchFacts): Owner => {
   if (launch.autoScalingGroup) return { kind: "autoScaling", group: launch.autoScalingGroup }
   const claim = tagOf(i, KARPENTER_NODECLAIM_TAG)
   const pool = tagOf(i, KARPENTER_NODEPOOL_TAG)
-  if (claim !== undefined || pool !== undefined)
+  if (claim !== undefined || tagOf(i, KARPENTER_NODECLASS_TAG) !== undefined)
     return { kind: "karpenter", nodeClaim: claim ?? "", ...(pool !== undefined ? { nodePool: pool } : {}) }
   if (launch.launchTemplateId) return { kind: "standalone" }
   return {
