@@ -153,15 +153,12 @@ describe("NodeClaims", () => {
       avoidZones: ["test-zone-b"]
     })
     expect(r.metadata.name).toBe("gpu-abcde-r-0a1b2c3d-mk1")
-    expect(r.metadata.labels).toEqual({
-      team: "ml",
-      "karpenter.sh/nodepool": "gpu",
-      "nodemend.io/replacement-of": "n1"
-    })
+    expect(r.metadata.labels).toEqual({ team: "ml", "karpenter.sh/nodepool": "gpu" })
     expect(r.metadata.annotations).toEqual({
       "karpenter.sh/nodepool-hash": "123",
       "karpenter.sh/nodepool-hash-version": "v3",
-      "karpenter.sh/do-not-disrupt": "true"
+      "karpenter.sh/do-not-disrupt": "true",
+      "nodemend.io/replacement-of": "n1"
     })
     expect(r.metadata.ownerReferences).toEqual(claim().metadata.ownerReferences)
     expect((r.spec as Record<string, unknown>).nodeClassRef).toEqual(claim().spec.nodeClassRef)

@@ -95,7 +95,7 @@ export const isInitialized = (c: NodeClaim): boolean => condition(c, "Initialize
  * The NodeClaim that replaces `old`: its spec (requirements, nodeClassRef, resources, taints...) with zones
  * `avoidZones` excluded, its NodePool labels and hash annotations (so it is not drifted) and owner, named after the
  * repair (a repeat after a crash finds the same object), marked do-not-disrupt so consolidation does not remove
- * it while it is still empty, and labelled with the node it replaces. Labels: the NodePool's and its template's
+ * it while it is still empty, and annotated with the node it replaces (an annotation: node names outgrow label values). Labels: the NodePool's and its template's
  * only (the old claim's zone, type and lifecycle labels describe the old instance, not the new one).
  */
 export const replacementNodeClaim = (
@@ -128,8 +128,12 @@ export const replacementNodeClaim = (
     kind: "NodeClaim",
     metadata: {
       name: args.name,
-      labels: { ...labels, [args.replacementOfLabel]: args.replacesNode },
-      annotations: { ...annotations, [DO_NOT_DISRUPT_ANNOTATION]: "true" },
+      labels,
+      annotations: {
+        ...annotations,
+        [DO_NOT_DISRUPT_ANNOTATION]: "true",
+        [args.replacementOfLabel]: args.replacesNode
+      },
       ...(old.metadata.ownerReferences !== undefined ? { ownerReferences: old.metadata.ownerReferences } : {})
     },
     spec: { ...old.spec, requirements: [...requirements, ...zoneRule] }

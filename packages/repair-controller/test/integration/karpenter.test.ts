@@ -1,0 +1,198 @@
+/**
+ * nodemend in a Karpenter cluster (issue #16), next to the real Karpenter (kwok provider v1.15, NodeRepair on,
+ * started by the cluster tooling): a Karpenter node is repaired through Karpenter's objects (a NodeClaim made by
+ * nodemend, Ready before the drain; the broken NodeClaim deleted, its finalizer left to Karpenter), never through
+ * the cloud; a replacement that is not Ready in time takes the documented fallback; a NodePool veto holds a whole
+ * pool; a node Karpenter is already taking away is left alone.
+ */
+import type { V1Node } from "@kubernetes/client-node"
+import {
+  clients,
+  createNodePool,
+  createTestNamespace,
+  DO_NOT_DISRUPT,
+  deleteNamespace,
+  deleteNodePool,
+  karpenterClients,
+  karpenterNodePool,
+  listNodeClaims,
+  NODECLAIM_FINALIZER,
+  nodeOf,
+  patchNodeCondition,
+  provisionNodes,
+  uniqueName,
+  waitFor,
+  waitForPoolNodes
+} from "@nodemend/cluster-harness"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
+import { createPdb, isTainted, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
+
+const { kc, core, policy } = clients()
+const { custom, apps } = karpenterClients(kc)
+const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
+let ns = ""
+const running: ControllerProcess[] = []
+const pools: string[] = []
+
+const configFor = (pool: string, over: Record<string, unknown> = {}) => ({
+  cloudProvider: "kwok",
+  namespace: ns,
+  nodeSelector: `karpenter.sh/nodepool=${pool}`,
+  policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+  drain: {
+    deadlineSeconds: 30,
+    onDeadline: "force",
+    evictionBackoffInitialMs: 200,
+    evictionBackoffMaxMs: 1000
+  },
+  zonalShift: { refreshSeconds: 1 },
+  breaker: { requeueSeconds: 2 },
+  maxInFlight: "100%",
+  leaderElection: { leaseName: `ctl-${pool}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+  kwok: { zonalShiftConfigMap: `shifts-${pool}` },
+  replacement: { timeoutSeconds: 90 },
+  resyncSeconds: 30,
+  ...over
+})
+
+const start = async (config: unknown) => {
+  const p = await startControllerProcess(kubeconfig, config)
+  running.push(p)
+  return p
+}
+
+/** A NodePool of `size` Nodes (one workload pod each), launched by Karpenter; its Nodes. */
+const poolOf = async (prefix: string, size: number, annotations?: Record<string, string>) => {
+  const pool = uniqueName(prefix).slice(0, 40)
+  pools.push(pool)
+  await createNodePool(
+    custom,
+    karpenterNodePool(pool, { nodes: size + 3, ...(annotations ? { annotations } : {}) })
+  )
+  await provisionNodes(apps, pool, size, { namespace: ns })
+  const launched = await waitForPoolNodes(custom, core, pool, size)
+  return { pool, nodes: launched.map((l) => l.node.metadata?.name ?? "") }
+}
+
+const kernelFalse = (node: string) =>
+  patchNodeCondition(core, node, {
+    type: "KernelReady",
+    status: "False",
+    reason: "ForkFailedOutOfPIDs",
+    message: "fork failed: out of PIDs (test)",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+const podsOn = async (node: string) =>
+  (await core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` })).items
+
+const eventTime = async (node: string, reason: string) => {
+  const e = (await nodeEvents(core, node, reason))[0]
+  return Date.parse(String(e?.eventTime ?? e?.firstTimestamp ?? e?.metadata?.creationTimestamp ?? ""))
+}
+
+beforeAll(async () => {
+  ns = await createTestNamespace(core, "ctl-karpenter")
+})
+afterEach(async (ctx) => {
+  await killControllers(running, ctx.task.result?.state === "fail")
+})
+afterAll(async () => {
+  for (const pool of pools)
+    await deleteNodePool({ custom, apps, core }, pool, { deployment: { namespace: ns, name: pool } }).catch(
+      () => {}
+    )
+  await deleteNamespace(core, ns)
+}, 240_000)
+
+describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter", () => {
+  it("a Karpenter node: replacement NodeClaim Ready before the drain, old NodeClaim deleted, pods moved once, no extra capacity", async () => {
+    const { pool, nodes } = await poolOf("nm-kr", 3)
+    const target = nodes[0] ?? ""
+    const [pod] = await podsOn(target)
+    await createPdb(policy, ns, pool, 2)
+    await start(configFor(pool))
+    await kernelFalse(target)
+
+    await waitForEvent(core, target, "RepairStarted")
+    // Karpenter's finalizer stays on the broken node while it goes: nodemend never strips it.
+    let sawDeleting: V1Node | undefined
+    const ready = await waitFor(
+      "replacement Ready",
+      async () => {
+        const n = await readNodeOrUndefined(core, target)
+        if (n?.metadata?.deletionTimestamp !== undefined) sawDeleting = n
+        return (await nodeEvents(core, target, "ReplacementReady"))[0]
+      },
+      { timeoutMs: 90_000, intervalMs: 200 }
+    )
+    expect(ready.message).toMatch(/NodeClaim/)
+    await waitForEvent(core, target, "RepairSucceeded", 120_000)
+    // Capacity first: the replacement was Ready before the pod was moved off the broken node.
+    expect(await eventTime(target, "ReplacementReady")).toBeLessThanOrEqual(
+      await eventTime(target, "TerminatingInstance")
+    )
+    const replacementClaims = (await listNodeClaims(custom, pool)).filter(
+      (c) => c.metadata?.annotations?.["nodemend.io/replacement-of"] === target
+    )
+    expect(replacementClaims).toHaveLength(1)
+    const replacement = replacementClaims[0]
+    // Back to 3 NodeClaims (the broken one gone, one replacement: no second instance, no orphan), do-not-disrupt
+    // lifted so consolidation treats the replacement like any node.
+    const claims = (await listNodeClaims(custom, pool)).filter((c) => !c.metadata?.deletionTimestamp)
+    expect(claims).toHaveLength(3)
+    expect(replacement?.metadata?.annotations?.[DO_NOT_DISRUPT]).toBeUndefined()
+    expect(await readNodeOrUndefined(core, target)).toBeUndefined()
+    if (sawDeleting !== undefined) expect(sawDeleting.metadata?.finalizers).toContain(NODECLAIM_FINALIZER)
+    // The pod moved once: its replacement runs on the new node (the only free one), no other pod was disturbed.
+    const newNode = replacement === undefined ? undefined : await nodeOf(core, replacement)
+    const moved = await waitFor(
+      "workload pod Running on the replacement",
+      async () => {
+        const p = (await podsOn(newNode?.metadata?.name ?? "")).find((x) => x.status?.phase === "Running")
+        return p
+      },
+      { timeoutMs: 60_000 }
+    )
+    expect(moved.metadata?.name).not.toBe(pod?.metadata?.name)
+    for (const other of nodes.slice(1)) expect((await podsOn(other)).length).toBe(1)
+  }, 240_000)
+
+  it("a replacement not Ready in time: the fallback (removeFirst) drains anyway and says so; onNoCapacity fail keeps the node", async () => {
+    const { pool, nodes } = await poolOf("nm-kf", 3)
+    const [a, b] = nodes
+    // 1 s is less than Karpenter needs to launch and register a kwok node: the replacement is never Ready in time.
+    await start(configFor(pool, { replacement: { timeoutSeconds: 1 } }))
+    await kernelFalse(a ?? "")
+    const fallback = await waitForEvent(core, a ?? "", "ReplacementUnavailable", 60_000)
+    expect(fallback[0]?.message).toMatch(/removeFirst/)
+    await waitForEvent(core, a ?? "", "RepairSucceeded", 120_000)
+    expect(await readNodeOrUndefined(core, a ?? "")).toBeUndefined()
+    await killControllers(running, false)
+    running.length = 0
+
+    await start(configFor(pool, { replacement: { timeoutSeconds: 1, onNoCapacity: "fail" } }))
+    await kernelFalse(b ?? "")
+    const failedEv = await waitForEvent(core, b ?? "", "RepairFailed", 60_000)
+    expect(failedEv[0]?.message).toMatch(/no replacement could be had/)
+    // Kept for an operator: tainted, its pod still there, its NodeClaim not deleted.
+    const kept = await readNodeOrUndefined(core, b ?? "")
+    expect(kept?.metadata?.deletionTimestamp).toBeUndefined()
+    expect(isTainted(kept)).toBe(true)
+    expect(await podsOn(b ?? "")).toHaveLength(1)
+  }, 240_000)
+
+  it("nodemend.io/do-not-repair on a NodePool vetoes its nodes", async () => {
+    const { pool, nodes } = await poolOf("nm-kv", 2, { "nodemend.io/do-not-repair": "true" })
+    const target = nodes[0] ?? ""
+    await start(configFor(pool))
+    await kernelFalse(target)
+    const vetoed = await waitForEvent(core, target, "RepairVetoed", 30_000)
+    expect(vetoed[0]?.message).toMatch(/nodepool-annotation/)
+    await sleep(2000)
+    expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
+    expect(await nodeEvents(core, target, "RepairStarted")).toHaveLength(0)
+  }, 180_000)
+})
