@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { InstanceFacts } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
-import { karpenterIsActing, poolOf } from "../karpenter/NodeClaims.ts"
+import { KARPENTER_REGISTERED_LABEL, karpenterIsActing, poolOf } from "../karpenter/NodeClaims.ts"
 import { nodeRef } from "../kube/views.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
@@ -44,6 +44,14 @@ export const ownershipOf = (env: ControllerEnv, node: NodeView): Effect.Effect<O
       }
       return { _tag: "Owned", facts } as const
     }
+    // A node that says it is Karpenter's without a NodeClaim to show for it is refused: a label a node writes
+    // itself can only ever stop its own repair this way, never start one.
+    if (node.labels[KARPENTER_REGISTERED_LABEL] !== undefined)
+      return {
+        _tag: "Refused",
+        cause: "unknown-owner",
+        why: `unknown owner: the node carries ${KARPENTER_REGISTERED_LABEL} but no NodeClaim ${env.karpenter.present() ? "has its providerID" : "can be read"}`
+      } as const
     const inspected = yield* Effect.result(env.cloud.inspect(nodeRef(node)))
     if (inspected._tag === "Failure") {
       const e = inspected.failure

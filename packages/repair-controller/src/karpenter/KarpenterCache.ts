@@ -143,11 +143,21 @@ export const makeKarpenterCache = (
         const rv = await Effect.runPromise(
           listOnce(c.options).pipe(
             Effect.map((v): string | undefined => v),
-            Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed(undefined) : Effect.fail(e)))
+            Effect.catchTag("KubeError", (e) =>
+              e.code === 404 || e.code === 403 ? Effect.succeed(`unreadable:${e.code}`) : Effect.fail(e)
+            )
           )
         )
-        if (rv === undefined) {
+        if (rv === "unreadable:404") {
           log("info", "Karpenter's CRDs are not installed: no NodeClaims or NodePools to watch")
+          return
+        }
+        // Fail closed: without NodeClaims a Karpenter node's instance says it is Karpenter's, and is refused.
+        if (rv === "unreadable:403") {
+          log(
+            "warn",
+            `not allowed to list ${c.options.path}: Karpenter nodes will be refused as of unknown owner`
+          )
           return
         }
         loops.push(Effect.runFork(listWatch({ ...c.options, resourceVersion: rv })))

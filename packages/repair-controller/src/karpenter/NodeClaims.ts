@@ -13,6 +13,8 @@ export const NODEPOOL_LABEL = "karpenter.sh/nodepool"
 export const DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"
 export const UNREGISTERED_TAINT = "karpenter.sh/unregistered"
 export const DISRUPTED_TAINT = "karpenter.sh/disrupted"
+/** The label Karpenter puts on the Nodes it registered. */
+export const KARPENTER_REGISTERED_LABEL = "karpenter.sh/registered"
 /** Annotations Karpenter copies from its NodePool to NodeClaims (drift detection compares the hash). */
 const COPIED_ANNOTATION =
   /^(karpenter\.sh\/nodepool-hash|karpenter\.sh\/nodepool-hash-version|karpenter\.k8s\.aws\/)/

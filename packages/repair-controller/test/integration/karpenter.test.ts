@@ -8,6 +8,7 @@
 import type { V1Node } from "@kubernetes/client-node"
 import {
   clients,
+  createFakeNode,
   createNodePool,
   createTestNamespace,
   DO_NOT_DISRUPT,
@@ -195,4 +196,55 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
     expect(await nodeEvents(core, target, "RepairStarted")).toHaveLength(0)
   }, 180_000)
+
+  it("a node Karpenter is already repairing is left alone (RepairDeferred), never tainted or drained by nodemend", async () => {
+    const { pool, nodes } = await poolOf("nm-kc", 2)
+    const target = nodes[0] ?? ""
+    // The PDB holds Karpenter's drain (up to its 45 s TGP), so its repair is still under way when nodemend decides.
+    await createPdb(policy, ns, pool, 2)
+    await start(configFor(pool))
+    const longAgo = new Date(Date.now() - 120_000)
+    await patchNodeCondition(core, target, {
+      type: "KWOKUnhealthy",
+      status: "True",
+      reason: "Test",
+      message: "Karpenter's own repair policy (30 s)",
+      lastHeartbeatTime: new Date(),
+      lastTransitionTime: longAgo
+    })
+    // Once Karpenter has taken the node (DisruptionReason Unhealthy on its NodeClaim), nodemend's condition is due.
+    await waitFor(
+      "Karpenter repairing the node",
+      async () =>
+        (await listNodeClaims(custom, pool)).find(
+          (c) =>
+            c.status?.nodeName === target &&
+            c.status?.conditions?.some((x) => x.type === "DisruptionReason" && x.status === "True")
+        ),
+      { timeoutMs: 90_000, intervalMs: 500 }
+    )
+    await patchNodeCondition(core, target, {
+      type: "KernelReady",
+      status: "False",
+      reason: "ForkFailedOutOfPIDs",
+      message: "fork failed: out of PIDs (test)",
+      lastHeartbeatTime: new Date(),
+      lastTransitionTime: longAgo
+    })
+    const deferred = await waitForEvent(core, target, "RepairDeferred", 30_000)
+    expect(deferred[0]?.message).toMatch(/Karpenter/)
+    expect(await nodeEvents(core, target, "RepairStarted")).toHaveLength(0)
+    expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
+  }, 180_000)
+
+  it("unknown ownership is refused: a node that says it is Karpenter's with no NodeClaim behind it", async () => {
+    const name = uniqueName("nm-ku").slice(0, 40)
+    await createFakeNode(core, { name, labels: { "karpenter.sh/registered": "true", "nm-test": name } })
+    await start({ ...configFor(name), nodeSelector: `nm-test=${name}` })
+    await kernelFalse(name)
+    const refused = await waitForEvent(core, name, "RepairRefused", 30_000)
+    expect(refused[0]?.message).toMatch(/unknown owner/)
+    expect(isTainted(await readNodeOrUndefined(core, name))).toBe(false)
+    await core.deleteNode({ name }).catch(() => {})
+  }, 60_000)
 })
