@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util"
 import { DEMO_DIR, readFleetState } from "./state.mjs"
-import { describeWhere, FAULTS, faultNamed, writeFault } from "./faults.mjs"
+import { describeOutcome, describeWhere, FAULTS, faultNamed, writeFault } from "./faults.mjs"
 
 const USAGE = `usage: nodemend <command>
 
@@ -15,6 +15,7 @@ const USAGE = `usage: nodemend <command>
   inject NODE FAULT         write FAULT into NODE's simulated host while the demo runs (NODE: a name or a
                             unique part of one)
   inject --list             the faults it can inject, where each is written, what the agent makes of it
+                            (dcgm-* only on GPU nodes: their agents load the DCGM test double)
   --help                    this text`
 
 const fail = (msg) => {
@@ -23,12 +24,7 @@ const fail = (msg) => {
 }
 
 const list = () => {
-  const rows = FAULTS.map((f) => [
-    f.name,
-    describeWhere(f.where),
-    `${f.conditionType}${f.clears ? " back to True" : `=False ${f.reason}`}`,
-    f.summary
-  ])
+  const rows = FAULTS.map((f) => [f.name, describeWhere(f.where), describeOutcome(f), f.summary])
   const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length)))
   process.stdout.write(
     `${rows.map((r) => `${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`).join("\n")}\n`
@@ -49,9 +45,13 @@ const inject = (nodeArg, faultArg) => {
         ? `no demo node matches ${JSON.stringify(nodeArg)}; nodes: ${names.join(", ")}`
         : `${JSON.stringify(nodeArg)} matches ${hits.length} nodes: ${hits.join(", ")}`
     )
-  writeFault(state.hosts[hits[0]], fault)
+  try {
+    writeFault(state.hosts[hits[0]], fault)
+  } catch (e) {
+    fail(`${hits[0]}: ${fault.name} not written: ${e?.message ?? e}`)
+  }
   process.stdout.write(
-    `${hits[0]}: wrote ${fault.name} to ${describeWhere(fault.where)}; the agent should report ${fault.conditionType}${fault.clears ? " back to True" : `=False (${fault.reason})`}\n`
+    `${hits[0]}: wrote ${fault.name} to ${describeWhere(fault.where)}; the agent should report ${describeOutcome(fault)}\n`
   )
 }
 

@@ -15,11 +15,34 @@ export const TOLERATIONS = {
   StorageReady: 10
 }
 
-export const controllerConfigYaml = ({ namespace, nodeSelector, leaseName, metricsPort, cloudUrl }) =>
+/**
+ * Per pool: the breaker's limit and the in-flight budget. `general` lets 4 of its 10 nodes through the breaker
+ * (40%) but repairs at most 2 at once: 4 failing together -> 2 repaired, 2 queued (RepairQueued) until one of
+ * the first ends. `gpu` keeps the defaults (breaker 20%, maxInFlight "10%": 1 of 8 at a time).
+ */
+export const POOL_SETTINGS = {
+  general: { maxUnhealthyPercent: 40, maxInFlight: "2" },
+  gpu: { maxUnhealthyPercent: 20, maxInFlight: "10%" }
+}
+
+/** `pools`: full pool name (the scenario prefixes them) -> settings; default: the unprefixed names. */
+export const controllerConfigYaml = ({
+  namespace,
+  nodeSelector,
+  leaseName,
+  metricsPort,
+  cloudUrl,
+  pools = POOL_SETTINGS
+}) =>
   [
     "cloudProvider: aws",
     `namespace: ${namespace}`,
     `nodeSelector: ${nodeSelector}`,
+    "pools:",
+    ...Object.entries(pools).map(
+      ([name, p]) =>
+        `  ${name}: { maxUnhealthyPercent: ${p.maxUnhealthyPercent}, maxInFlight: "${p.maxInFlight}" }`
+    ),
     "policies:",
     ...Object.entries(TOLERATIONS).map(
       ([t, s]) => `  - { conditionType: ${t}, status: "False", tolerationSeconds: ${s} }`

@@ -9,14 +9,15 @@ import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
 import { parseAllDocuments } from "yaml"
 import { buildAsScripted, deployedRuntime } from "../../../tools/bundle/shipped.mjs"
 import { build } from "../../../tools/cluster/build.mjs"
 import { down, up } from "../../../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
-import { CLUSTER_ARN, controllerConfigYaml, REGION, TOLERATIONS } from "./controllerConfig.mjs"
+import { CLUSTER_ARN, controllerConfigYaml, POOL_SETTINGS, REGION, TOLERATIONS } from "./controllerConfig.mjs"
+import { dcgmFifoOf } from "./faults.mjs"
 import { makeHost } from "./host.mjs"
 import { DEMO_DIR } from "./state.mjs"
 
@@ -27,10 +28,14 @@ const NODE = process.execPath
 
 export const CONDITION_TYPES = Object.keys(TOLERATIONS)
 
-/** Two pools: `general` over three zones and `gpu` (its agents get NVML from the test double, 8 GPUs). */
+/**
+ * Two pools: `general` over three zones and `gpu` (its agents get NVML and DCGM from the test doubles, 8 GPUs).
+ * `settings`: the pool's breaker and in-flight budget in the controller's config (controllerConfig.mjs).
+ */
 export const defaultPools = (prefix = "") => [
   {
     name: `${prefix}general`,
+    settings: POOL_SETTINGS.general,
     instanceType: "m7i.2xlarge",
     perZone: { [`${REGION}a`]: 4, [`${REGION}b`]: 3, [`${REGION}c`]: 3 },
     launchTemplateId: "lt-0de30a0000000a001"
@@ -40,6 +45,7 @@ export const defaultPools = (prefix = "") => [
     instanceType: "p5.48xlarge",
     perZone: { [`${REGION}a`]: 4, [`${REGION}b`]: 4 },
     launchTemplateId: "lt-0de30a0000000a002",
+    settings: POOL_SETTINGS.gpu,
     gpu: true
   }
 ]
@@ -274,7 +280,7 @@ export const startFleet = async ({
         writeFileSync(
           path,
           gpu
-            ? `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: ${join(dir, "no-dcgm", "libdcgm.so.4")}\n    pollSeconds: 30\n`
+            ? `monitors:\n  nvidia:\n    nvmlLibraryPath: ${doubles.nvml}\n    dcgmLibraryPath: ${doubles.dcgm}\n    pollSeconds: 30\n`
             : "monitors:\n  nvidia: { enabled: false }\n  neuron: { enabled: false }\n"
         )
       return path
@@ -283,6 +289,7 @@ export const startFleet = async ({
       const name = node.metadata.name
       const gpu = gpuPools.has(node.metadata.labels?.[POOL_LABEL])
       const root = makeHost(join(dir, "hosts", name), randomUUID())
+      if (gpu) mkdirSync(dirname(dcgmFifoOf(root)), { recursive: true })
       state.hosts[name] = root
       start(
         `agent-${name}`,
@@ -300,7 +307,17 @@ export const startFleet = async ({
           "--health-address",
           "127.0.0.1:0"
         ],
-        { ...agentRun.env, ...(gpu ? { NMDOUBLE_NVML_DEVICES: "8" } : {}) }
+        {
+          ...agentRun.env,
+          // The DCGM double: 8 GPUs, and its control channel in the host root (`nodemend inject <node> dcgm-*`).
+          ...(gpu
+            ? {
+                NMDOUBLE_NVML_DEVICES: "8",
+                NMDOUBLE_DCGM_GPUS: "8",
+                NMDOUBLE_DCGM_POLICY_FIFO: dcgmFifoOf(root)
+              }
+            : {})
+        }
       )
     }
     /** Starts an agent on every Ready node without one (replacements too); stops those whose node is gone. */
@@ -329,7 +346,8 @@ export const startFleet = async ({
         nodeSelector: selector,
         leaseName: `nodemend-demo-${id}`,
         metricsPort,
-        cloudUrl
+        cloudUrl,
+        pools: Object.fromEntries(pools.map((p) => [p.name, p.settings]))
       })
     )
     start(

@@ -5,13 +5,17 @@
  * run exits non-zero at the first step that does not. Faults are written where their source writes them.
  *   1. XID 79 on a GPU node -> condition -> toleration -> taint -> PDB-respecting drain -> termination ->
  *      replacement Ready.
- *   2. 4 of 10 general nodes fail (2, then 2 while the first repairs run) -> the breaker holds the 2 later ones
- *      and says why -> they are repaired once the first replacements are Ready. (The breaker is all-or-nothing:
- *      4 failing within one toleration window would hold all 4; that is what it is for.)
+ *   1b. a DCGM policy violation (double-bit ECC) injected with `nodemend inject` on another GPU node -> the
+ *      agent's DCGM callback -> AcceleratedHardwareReady=False NvidiaDoubleBitError -> repaired.
+ *   2. 4 of 10 general nodes fail at once -> the breaker lets them through (general: maxUnhealthyPercent 40, 4 of
+ *      10 allowed) and the in-flight budget (maxInFlight "2") repairs 2, queues the other 2 and says why
+ *      (RepairQueued) -> they start as soon as one of the first two has succeeded (capacity first: its
+ *      replacement Ready before its drain).
  *   3. a zonal shift away from one zone -> stand-down (nothing happens to a failing node there) -> shift
  *      cancelled -> its repair runs.
  *   4. a node with the do-not-repair annotation -> never repaired, and the view says so.
  */
+import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { PatchStrategy, PolicyV1Api, setHeaderOptions } from "@kubernetes/client-node"
 import { DO_NOT_REPAIR_ANNOTATION, REPAIR_TAINT_KEY, ZONE_LABEL } from "@nodemend/reason-codes/keys"
@@ -148,64 +152,162 @@ const storyGpu = async () => {
   mark(S, `TerminateInstances: ${victim} gone, ${since(at)} after the fault`)
   const fresh = await replacementIn(GPU, known, "the replacement Ready")
   mark(S, `replacement ${fresh.metadata.name} Ready (${fresh.spec.providerID}), fault -> Ready ${since(at)}`)
+  await storyDcgm(nodes[1].metadata.name, new Set([...known, fresh.metadata.name]))
 }
+
+/** `nodemend inject NODE FAULT` as a user runs it, against this run's fleet.json; its exit status and output. */
+const injectCli = (node, name) =>
+  new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ["--conditions=source", join(REPO_ROOT, "packages/demo/src/cli.mjs"), "inject", node, name],
+      { env: { ...process.env, NODEMEND_DEMO_DIR: fleet.dir }, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (out += d))
+    child.on("exit", (code) => resolve({ code, out: out.trim() }))
+  })
+
+const storyDcgm = async (victim, known) => {
+  const S = "1b dcgm   "
+  // The agent registers its DCGM policy callback when it connects; until then the double drops a violation, as
+  // DCGM does, and inject says so: retried, each attempt a separate violation the agent never saw.
+  let attempt
+  const at = Date.now()
+  await waitFor(
+    `nodemend inject ${victim} dcgm-dbe`,
+    async () => {
+      attempt = await injectCli(victim, "dcgm-dbe")
+      return attempt.code === 0
+    },
+    30_000,
+    1000
+  ).catch((e) => {
+    throw new Error(`${e.message}: ${attempt?.out}`)
+  })
+  mark(S, `nodemend inject: ${attempt.out}`)
+  const c = await failedCondition(
+    victim,
+    "AcceleratedHardwareReady",
+    "NvidiaDoubleBitError",
+    "AcceleratedHardwareReady=False NvidiaDoubleBitError"
+  )
+  mark(
+    S,
+    `AcceleratedHardwareReady=False NvidiaDoubleBitError "${c.message}", ${since(at)} after the violation`
+  )
+  await gone(victim, "the node with the DBE terminated")
+  const fresh = await replacementIn(GPU, known, "its replacement Ready")
+  mark(S, `${victim} replaced by ${fresh.metadata.name}, ${since(at)} after the violation`)
+}
+
+/** Controller Events about `node` with `reason`, oldest first, with their time (ms). */
+const eventsAt = async (node, reason) =>
+  (await events(node, reason))
+    .map((e) => ({
+      ...e,
+      at: new Date(e.eventTime ?? e.lastTimestamp ?? e.metadata?.creationTimestamp ?? 0).getTime()
+    }))
+    .sort((a, b) => a.at - b.at)
 
 const storyBreaker = async () => {
   const S = "2 breaker "
   const nodes = (await poolNodes(GENERAL)).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
   const known = new Set(nodes.map((n) => n.metadata.name))
+  const settings = fleet.pools.find((p) => p.name === GENERAL).settings
   const inZone = (z) =>
     nodes.filter((n) => n.metadata.labels[ZONE_LABEL] === `${REGION}${z}`).map((n) => n.metadata.name)
   const [g1, g2] = inZone("a")
   const [g3, g4] = inZone("b")
-  // Their workloads' PDBs keep g1 and g2 draining (to the 20 s deadline) while g3 and g4 wait out their toleration.
-  await protectedWorkload(g1, "web")
-  await protectedWorkload(g2, "api")
-  mark(S, `${g1}, ${g2}: 2 pods each under a PDB (minAvailable 1)`)
+  const four = [g1, g2, g3, g4]
   const at = Date.now()
   for (const n of [g1, g2]) inject(n, "pids-exhausted")
-  mark(S, `kubelet journal 'fork/exec ...: resource temporarily unavailable' on ${g1}, ${g2}`)
-  for (const n of [g1, g2])
-    await failedCondition(n, "KernelReady", "ForkFailedOutOfPIDs", `${n} KernelReady=False`)
-  mark(S, `KernelReady=False ForkFailedOutOfPIDs on both, ${since(at)}`)
-  for (const n of [g1, g2]) await waitFor(`RepairStarted on ${n}`, () => hasEvent(n, "RepairStarted"), 60_000)
+  for (const n of [g3, g4]) inject(n, "ipamd-no-token")
   mark(
     S,
-    `toleration (${TOLERATIONS.KernelReady} s) over: RepairStarted on ${g1}, ${g2} (2 of 10 unhealthy, allowed 2)`
+    `4 of 10 fail at once: kubelet fork failures on ${g1}, ${g2}; ipamd without its token on ${g3}, ${g4} (breaker ${settings.maxUnhealthyPercent}%: allowed 4; maxInFlight "${settings.maxInFlight}")`
   )
-  for (const n of [g3, g4]) inject(n, "ipamd-no-token")
-  mark(S, `ipamd log 'Failed to check API server connectivity ...' x3 on ${g3}, ${g4}: 4 of 10 now failing`)
+  for (const n of [g1, g2])
+    await failedCondition(n, "KernelReady", "ForkFailedOutOfPIDs", `${n} KernelReady=False`)
   for (const n of [g3, g4])
     await failedCondition(n, "NetworkingReady", "IPAMDNotReady", `${n} NetworkingReady=False`)
-  const blocked = await waitFor(`RepairBlocked on ${g3}`, () => hasEvent(g3, "RepairBlocked"), 60_000)
-  await waitFor(`RepairBlocked on ${g4}`, () => hasEvent(g4, "RepairBlocked"), 30_000)
-  for (const n of [g3, g4])
+  mark(S, `KernelReady=False on ${g1}, ${g2}; NetworkingReady=False on ${g3}, ${g4}, ${since(at)}`)
+
+  // After the toleration: 2 start, the other 2 wait for a slot (RepairQueued), none is held by the breaker.
+  const split = await waitFor(
+    "2 RepairStarted and 2 RepairQueued",
+    async () => {
+      const started = []
+      const queued = []
+      for (const n of four) {
+        if (await hasEvent(n, "RepairStarted")) started.push(n)
+        else if (await hasEvent(n, "RepairQueued")) queued.push(n)
+      }
+      if (started.length > 2)
+        throw new Error(`${started.length} repairs started at once: ${started.join(", ")}`)
+      return started.length === 2 && queued.length === 2 ? { started, queued } : undefined
+    },
+    90_000,
+    250
+  ).catch(async (e) => {
+    const seen = []
+    for (const n of four)
+      for (const r of ["RepairStarted", "RepairQueued", "RepairBlocked"])
+        if (await hasEvent(n, r)) seen.push(`${n} ${r}`)
+    throw new Error(`${e.message}; events: ${seen.join(", ") || "none"}`)
+  })
+  const { started, queued } = split
+  for (const n of four)
+    if (await hasEvent(n, "RepairBlocked")) throw new Error(`${n}: RepairBlocked, but 4 of 10 is within 40%`)
+  for (const n of queued)
     if (tainted(await readNode(n)) || (await journal(n)))
-      throw new Error(`${n} was touched while the breaker held it`)
-  mark(S, `breaker holds ${g3}, ${g4} (not tainted, no journal record): "${blocked.message}"`)
-  const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(g3)) ?? ""
-  if (!view.includes("HELD by breaker")) throw new Error(`the view does not say ${g3} is held: ${view}`)
+      throw new Error(`${n} was touched while queued for a repair slot`)
+  const why = (await hasEvent(queued[0], "RepairQueued")).message
+  if (!/\b2 repairs in flight in pool \S+, allowed 2 by maxInFlight "2"/.test(why))
+    throw new Error(`RepairQueued does not say why: "${why}"`)
+  mark(
+    S,
+    `toleration (10 s) over: RepairStarted on ${started.join(", ")}; ${queued.join(", ")} wait: "${why}"`
+  )
+  const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(queued[0])) ?? ""
+  if (!view.includes("QUEUED: 2 in flight, allowed 2"))
+    throw new Error(`the view does not say ${queued[0]} is queued: ${view}`)
   mark(S, `view: ${view.trim().replace(/\s+/g, " ")}`)
-  await Promise.all([
-    (async () => {
-      for (const n of [g1, g2]) await gone(n, `${n} terminated`, 300_000)
-      mark(S, `${g1}, ${g2} drained, terminated and removed, ${since(at)}`)
-    })(),
-    (async () => {
-      const first = await replacementIn(GENERAL, known, "the first replacement Ready", 300_000)
-      mark(S, `first replacement ${first.metadata.name} Ready, ${since(at)}`)
-    })(),
-    (async () => {
-      for (const n of [g3, g4])
-        await waitFor(
-          `RepairStarted on ${n} once the count dropped`,
-          () => hasEvent(n, "RepairStarted"),
-          150_000
-        )
-      mark(S, `unhealthy count dropped: RepairStarted on ${g3}, ${g4}, ${since(at)}`)
-    })()
-  ])
-  for (const n of [g3, g4]) await gone(n, `${n} terminated`, 300_000)
+
+  // The queued two start only once one of the first two has succeeded; never more than 2 in flight.
+  let firstDone
+  await waitFor(
+    `RepairStarted on ${queued.join(", ")} after a repair ended`,
+    async () => {
+      const ended = []
+      for (const n of started) {
+        const ok = (await eventsAt(n, "RepairSucceeded"))[0]
+        if (ok) ended.push({ node: n, at: ok.at })
+        else if (await hasEvent(n, "RepairFailed")) throw new Error(`the repair of ${n} failed`)
+      }
+      const late = []
+      for (const n of queued) {
+        const st = (await eventsAt(n, "RepairStarted"))[0]
+        if (st) late.push({ node: n, at: st.at })
+      }
+      if (late.length > 0 && ended.length === 0)
+        throw new Error(`${late[0].node} started while ${started.join(", ")} were still in flight`)
+      const first = ended.sort((a, b) => a.at - b.at)[0]
+      if (first && !firstDone) {
+        firstDone = first
+        mark(S, `RepairSucceeded on ${first.node} (replacement Ready before its drain), ${since(at)}`)
+      }
+      for (const l of late)
+        if (l.at < first.at) throw new Error(`${l.node} started before any repair of the first two ended`)
+      return late.length === 2 ? late : undefined
+    },
+    300_000,
+    250
+  )
+  mark(S, `a slot freed: RepairStarted on ${queued.join(", ")}, ${since(at)}`)
+  for (const n of four) await gone(n, `${n} terminated`, 300_000)
+  mark(S, `${four.join(", ")} drained, terminated and removed, ${since(at)}`)
   await waitFor(
     "10 Ready general nodes again, 4 of them replacements",
     async () => {

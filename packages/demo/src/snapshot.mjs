@@ -92,6 +92,8 @@ export const takeSnapshot = async (fleet) => {
       }))
       .sort((a, b) => a.at - b.at),
     metrics: parseMetrics(metricsText),
+    /** Each pool's breaker limit and in-flight budget as the controller's config sets them. */
+    poolSettings: Object.fromEntries(fleet.pools.map((p) => [p.name, p.settings])),
     shifts: shifts.filter((s) => s.status === "ACTIVE")
   }
 }

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 
-export const DEMO_DIR = join(REPO_ROOT, ".nodemend", "demo")
+/** `NODEMEND_DEMO_DIR` points `nodemend inject` at another run (the scenario's is .nodemend/scenario). */
+export const DEMO_DIR = process.env.NODEMEND_DEMO_DIR || join(REPO_ROOT, ".nodemend", "demo")
 
 export const readFleetState = (dir = DEMO_DIR) => {
   const file = join(dir, "fleet.json")

@@ -11,7 +11,14 @@ const SHORT = {
   StorageReady: "STORAGE",
   AcceleratedHardwareReady: "ACCEL"
 }
-const BREAKER_PERCENT = 20
+/** The controller's defaults, for a pool the snapshot has no settings for. */
+const DEFAULT_SETTINGS = { maxUnhealthyPercent: 20, maxInFlight: "10%" }
+
+/** Int-or-percent against `size`, percent rounded up (as the controller's in-flight budget). */
+const scaled = (value, size) => {
+  const m = /^(\d+)%$/.exec(value)
+  return m ? Math.ceil((Number(m[1]) * size) / 100) : Number(value)
+}
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
@@ -35,6 +42,10 @@ export const nodeState = (node, snap) => {
   if (node.vetoed) return `${c.type} ${safe(c.reason)}: VETOED (do-not-repair), never repaired`
   const left = Date.parse(c.lastTransitionTime) + (TOLERATIONS[c.type] ?? 0) * 1000 - snap.at
   if (left > 0) return `${c.type} ${safe(c.reason)}: toleration ${secs(left)} left`
+  if (last?.reason === "RepairQueued") {
+    const q = /(\d+) repairs? in flight in [^,]*, allowed (\d+)/.exec(last.message)
+    return `${c.type} ${safe(c.reason)}: QUEUED: ${q ? `${q[1]} in flight, allowed ${q[2]}` : safe(last.message)}`
+  }
   if (last?.reason === "RepairBlocked")
     return `${c.type} ${safe(c.reason)}: HELD by breaker (${safe(/\((\d+ of \d+, allowed \d+)\)/.exec(last.message)?.[1] ?? last.message)})`
   if (last?.reason === "RepairStandDown")
@@ -65,11 +76,16 @@ export const render = (snap, { title = "nodemend demo", width = 160 } = {}) => {
     const size = metric(snap, "pool_nodes", pool) ?? nodes.length
     const unhealthy = metric(snap, "pool_unhealthy_nodes", pool) ?? 0
     const open = metric(snap, "breaker_open", pool) === 1
-    const allowed = Math.ceil((BREAKER_PERCENT * size) / 100)
+    const settings = snap.poolSettings?.[pool] ?? DEFAULT_SETTINGS
+    const allowed = Math.ceil((settings.maxUnhealthyPercent * size) / 100)
+    const repairing = nodes.filter((n) => {
+      const r = snap.repairs[n.name]
+      return r && r.phase !== "Succeeded" && r.phase !== "Failed"
+    }).length
     const standDown = metric(snap, "zonal_shift_stand_down", pool) === 1
     lines.push(
       "",
-      `pool ${pool}: ${nodes.length} nodes   breaker ${open ? "OPEN (repairs held)" : "closed"}: unhealthy ${unhealthy} of ${size}, allowed ${allowed} (${BREAKER_PERCENT}%)${standDown ? "   ZONAL-SHIFT STAND-DOWN" : ""}`,
+      `pool ${pool}: ${nodes.length} nodes   breaker ${open ? "OPEN (repairs held)" : "closed"}: unhealthy ${unhealthy} of ${size}, allowed ${allowed} (${settings.maxUnhealthyPercent}%)   repairs in flight ${repairing}, allowed ${scaled(settings.maxInFlight, size)} (maxInFlight "${settings.maxInFlight}")${standDown ? "   ZONAL-SHIFT STAND-DOWN" : ""}`,
       `  ${pad("NODE", 44)} ${pad("ZONE", 11)} ${pad("READY", 6)}${CONDITION_TYPES.map((t) => pad(SHORT[t], 8)).join("")}STATE`
     )
     for (const n of nodes)

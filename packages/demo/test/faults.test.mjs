@@ -4,8 +4,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { violationDetection } from "../../agent/src/monitors/nvidia/violation-findings.ts"
 import { makeLogRuleEngine } from "../../agent/src/rules/engine.ts"
-import { FAULTS, writeFault } from "../src/faults.mjs"
+import { resolveReason } from "../../reason-codes/src/index.ts"
+import { decodePolicyResponse } from "../../dcgm-native/src/policy-violation.ts"
+import { encodePolicyResponse } from "../../dcgm-native/test/double/control.ts"
+import { describeOutcome, FAULTS, writeFault } from "../src/faults.mjs"
 import { makeHost } from "../src/host.mjs"
 
 const root = makeHost(
@@ -33,7 +37,7 @@ const recordsOf = (fault, before) => {
 }
 
 describe("inject catalog", () => {
-  for (const fault of FAULTS) {
+  for (const fault of FAULTS.filter((f) => f.where.source !== "dcgm")) {
     it(`${fault.name} -> ${fault.conditionType} ${fault.reason}`, () => {
       const count = (rel) => readFileSync(join(root, rel), "utf8").split("\n").filter(Boolean).length
       const before = {
@@ -53,4 +57,27 @@ describe("inject catalog", () => {
       if (!fault.clears) expect(findings.find((f) => f._tag === "Detection")?.severity).toBe("Condition")
     })
   }
+})
+
+// A DCGM fault is the vendor struct the double hands the agent's callback: decoded by the agent's decoder and
+// turned into a finding by the agent's own violation findings, it is the reason and severity inject promises.
+describe("inject catalog: DCGM policy violations", () => {
+  const dcgm = FAULTS.filter((f) => f.where.source === "dcgm")
+  it("has one fault per dcgmPolicyCondition_t bit", () => {
+    expect(dcgm.map((f) => f.fire.condition).sort()).toEqual(
+      ["DBE", "MPR", "NVLINK", "PCI", "POWER", "THERMAL", "XID"].sort()
+    )
+  })
+  for (const fault of dcgm) {
+    it(`${fault.name} -> ${describeOutcome(fault)}`, () => {
+      const v = decodePolicyResponse(encodePolicyResponse(fault.fire, Date.now() * 1000))
+      if (v._tag === "Undecodable") throw new Error(v.detail)
+      const d = violationDetection(v, "0000:53:00.0")
+      expect([d.conditionType, d.reason]).toEqual([fault.conditionType, fault.reason])
+      expect(resolveReason(d.reason)?.entry.severity).toBe(fault.event ? "Event" : "Condition")
+    })
+  }
+  it("a host without a DCGM double refuses the write, and says why", () => {
+    expect(() => writeFault(root, dcgm[0])).toThrow(/no DCGM test double was started for this host/)
+  })
 })

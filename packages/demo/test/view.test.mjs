@@ -44,6 +44,23 @@ describe("view", () => {
     )
   })
 
+  it("a node waiting for a repair slot says so, with the counts from RepairQueued", () => {
+    const n = node("q", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")])
+    const events = [
+      {
+        uid: "2",
+        at,
+        node: "q",
+        reason: "RepairQueued",
+        message:
+          'KernelReady=False (ForkFailedOutOfPIDs) is due; waiting for a slot: 2 repairs in flight in pool general, allowed 2 by maxInFlight "2"'
+      }
+    ]
+    expect(nodeState(n, snap([n], { events }))).toBe(
+      "KernelReady ForkFailedOutOfPIDs: QUEUED: 2 in flight, allowed 2"
+    )
+  })
+
   it("a vetoed node is never due, and a repair shows its phase from the journal", () => {
     const v = node("c", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")], { vetoed: true })
     const r = node("d", [cond("AcceleratedHardwareReady", "False", "NvidiaXID79Error")], { tainted: true })
@@ -63,7 +80,13 @@ describe("view", () => {
     ]
     const lines = render(snap([n], { metrics }))
     expect(lines).toContain(
-      "pool general: 1 nodes   breaker OPEN (repairs held): unhealthy 3 of 10, allowed 2 (20%)"
+      'pool general: 1 nodes   breaker OPEN (repairs held): unhealthy 3 of 10, allowed 2 (20%)   repairs in flight 0, allowed 1 (maxInFlight "10%")'
+    )
+    const configured = render(
+      snap([n], { metrics, poolSettings: { general: { maxUnhealthyPercent: 40, maxInFlight: "2" } } })
+    )
+    expect(configured).toContain(
+      'pool general: 1 nodes   breaker OPEN (repairs held): unhealthy 3 of 10, allowed 4 (40%)   repairs in flight 0, allowed 2 (maxInFlight "2")'
     )
     for (const line of lines)
       expect([...line].filter((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)).toEqual([])

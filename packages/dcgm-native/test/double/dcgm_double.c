@@ -5,13 +5,22 @@
  * dcgmPolicyUnregister while a callback runs, NOT_WATCHED (-16) for unwatched fields, vendor injection API
  * (dcgmInjectFieldValue / dcgmEntityInjectFieldValue), plus nmdouble_* controls for what no vendor API injects
  * (device count, refused / dropped connections, firing a policy violation).
+ * Control channel for other processes (`nodemend inject`): with NMDOUBLE_DCGM_POLICY_FIFO set at dcgmInit (or
+ * nmdouble_watch_policy_fifo called), a reader thread takes dcgmPolicyCallbackResponse_v2 records (32 bytes
+ * each, vendor layout) from that FIFO and delivers each as nmdouble_fire_policy does; one line per record in
+ * <fifo>.log says how many registrations it reached (test/double/control.ts writes and reads both).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "vendor_layouts.h"
+
+int nmdouble_watch_policy_fifo(const char *path);
 
 #define MAX_REG 16
 #define MAX_FG 16
@@ -81,6 +90,9 @@ dcgmReturn_t dcgmInit(void) {
       diag_results[diag_result_count++] = (diag_result_t){DCGM_SOFTWARE_INDEX, DCGM_FE_GPU, (unsigned int)i, 0, 0, {0}};
   }
   pthread_mutex_unlock(&mu);
+  /* Another process injects policy violations through this FIFO (the demo's `nodemend inject`). */
+  const char *fifo = getenv("NMDOUBLE_DCGM_POLICY_FIFO");
+  if (fifo != NULL && fifo[0] != '\0') (void)nmdouble_watch_policy_fifo(fifo);
   return DCGM_ST_OK;
 }
 
@@ -643,4 +655,79 @@ int nmdouble_fire_policy(const dcgmPolicyCallbackResponse_v2 *resp) {
   pthread_attr_destroy(&attr);
   if (rc != 0) { free(arg); return -1; }
   return 0;
+}
+
+/* ---- control channel: policy violations from another process ---- */
+
+/* Caller holds mu. The registrations a violation reaches, by the rule fire_thread applies. */
+static int policy_targets(const dcgmPolicyCallbackResponse_v2 *resp) {
+  unsigned int gpu = resp->gpuId;
+  if (gpu >= DCGM_MAX_NUM_DEVICES || !(policy_condition[gpu] & resp->condition)) return 0;
+  int n = 0;
+  for (int i = 0; i < MAX_REG; i++) {
+    int hi = handle_index(regs[i].handle);
+    n += regs[i].used && (regs[i].mask & resp->condition) && hi >= 0 && handle_generation[hi] == generation;
+  }
+  return n;
+}
+
+static pthread_mutex_t control_mu = PTHREAD_MUTEX_INITIALIZER;
+static int control_fd = -1;
+static char control_log_path[4096];
+
+static void *control_thread(void *p) {
+  int fd = (int)(intptr_t)p;
+  for (;;) {
+    dcgmPolicyCallbackResponse_v2 resp;
+    size_t got = 0;
+    while (got < sizeof resp) {
+      ssize_t r = read(fd, (char *)&resp + got, sizeof resp - got);
+      if (r > 0) got += (size_t)r;
+      else if (r < 0 && errno == EINTR) continue;
+      else return NULL; /* cannot happen while we hold a write end; stop rather than spin */
+    }
+    pthread_mutex_lock(&mu);
+    int n = policy_targets(&resp);
+    pthread_mutex_unlock(&mu);
+    int rc = n > 0 ? nmdouble_fire_policy(&resp) : 0;
+    FILE *log = fopen(control_log_path, "a");
+    if (log != NULL) {
+      /* every union member starts with the sample's timestamp (long long, microseconds) */
+      fprintf(log, "ts=%lld version=0x%08x condition=0x%x gpu=%u delivered=%d\n", resp.val.dbe.timestamp,
+              resp.version, resp.condition, resp.gpuId, rc == 0 ? n : -1);
+      fclose(log);
+    }
+  }
+}
+
+/*
+ * Starts the control channel on `path` (created as a FIFO if absent). Opened read-write, so the reader never
+ * sees end-of-file between writers, and a writer opening with O_NONBLOCK gets ENXIO only when no double is
+ * reading. Returns 0, 1 when already watching, -1 on error (printed to stderr). Records are delivered as
+ * nmdouble_fire_policy delivers them: DCGM drops a violation no registration asked for, so does the double.
+ */
+int nmdouble_watch_policy_fifo(const char *path) {
+  if (path == NULL || strlen(path) + sizeof ".log" > sizeof control_log_path) return -1;
+  pthread_mutex_lock(&control_mu);
+  if (control_fd >= 0) { pthread_mutex_unlock(&control_mu); return 1; }
+  struct stat st;
+  if (mkfifo(path, 0600) != 0 && errno != EEXIST) goto fail;
+  if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode)) { errno = EEXIST; goto fail; }
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) goto fail;
+  snprintf(control_log_path, sizeof control_log_path, "%s.log", path);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, control_thread, (void *)(intptr_t)fd);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) { close(fd); errno = rc; goto fail; }
+  control_fd = fd;
+  pthread_mutex_unlock(&control_mu);
+  return 0;
+fail:
+  fprintf(stderr, "nmdouble: policy FIFO %s: %s\n", path, strerror(errno));
+  pthread_mutex_unlock(&control_mu);
+  return -1;
 }

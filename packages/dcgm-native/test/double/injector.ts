@@ -87,6 +87,7 @@ export class GpuDoubleInjector {
       inFlight: d.func("nmdouble_callbacks_in_flight", "int", []),
       registrations: d.func("nmdouble_registration_count", "int", []),
       fire: d.func("nmdouble_fire_policy", "int", [koffi.pointer(PolicyCallbackResponse)]),
+      watchFifo: d.func("nmdouble_watch_policy_fifo", "int", ["const char *"]),
       addIncident: d.func("nmdouble_add_health_incident", "int", [
         "uint32_t",
         "uint32_t",
@@ -179,6 +180,16 @@ export class GpuDoubleInjector {
     }
     const rc = this.f.fire!(response) as number
     if (rc !== 0) throw new Error(`nmdouble_fire_policy failed: ${rc}`)
+  }
+
+  /**
+   * Starts the double's control channel on `path` in this process (what NMDOUBLE_DCGM_POLICY_FIFO does at
+   * dcgmInit): other processes then write violations with control.ts. Once per process: 0 started, 1 already.
+   */
+  watchPolicyFifo(path: string): number {
+    const rc = this.f.watchFifo!(path) as number
+    if (rc < 0) throw new Error(`nmdouble_watch_policy_fifo(${path}) failed`)
+    return rc
   }
 
   /** Injects one sample through the vendor API (dcgmEntityInjectFieldValue), like DCGM's own tests do. */
