@@ -38,7 +38,8 @@ const fleet = await startFleet({
   say: (m) => mark("setup", m),
   prefix: `s${Date.now().toString(36)}-`,
   namespace: `nodemend-scenario-${Date.now().toString(36)}`,
-  dir: join(REPO_ROOT, ".nodemend", "scenario")
+  // NODEMEND_SCENARIO_DIR: a second run next to another one (each stops what a previous run in its dir left)
+  dir: process.env.NODEMEND_SCENARIO_DIR || join(REPO_ROOT, ".nodemend", "scenario")
 })
 const { core, namespace } = fleet
 const [GENERAL, GPU] = fleet.pools.map((p) => p.name)
@@ -211,6 +212,13 @@ const eventsAt = async (node, reason) =>
     }))
     .sort((a, b) => a.at - b.at)
 
+/** waitFor, except that the probe can fail the step at once by returning `{ fail: "why" }`. */
+const waitOrFail = async (what, probe, timeoutMs, everyMs) => {
+  const r = await waitFor(what, probe, timeoutMs, everyMs)
+  if (r.fail) throw new Error(r.fail)
+  return r
+}
+
 const storyBreaker = async () => {
   const S = "2 breaker "
   const nodes = (await poolNodes(GENERAL)).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
@@ -235,7 +243,7 @@ const storyBreaker = async () => {
   mark(S, `KernelReady=False on ${g1}, ${g2}; NetworkingReady=False on ${g3}, ${g4}, ${since(at)}`)
 
   // After the toleration: 2 start, the other 2 wait for a slot (RepairQueued), none is held by the breaker.
-  const split = await waitFor(
+  const split = await waitOrFail(
     "2 RepairStarted and 2 RepairQueued",
     async () => {
       const started = []
@@ -245,12 +253,15 @@ const storyBreaker = async () => {
         else if (await hasEvent(n, "RepairQueued")) queued.push(n)
       }
       if (started.length > 2)
-        throw new Error(`${started.length} repairs started at once: ${started.join(", ")}`)
+        return {
+          fail: `${started.length} repairs started at once in pool ${GENERAL} (maxInFlight "${settings.maxInFlight}"): ${started.join(", ")}`
+        }
       return started.length === 2 && queued.length === 2 ? { started, queued } : undefined
     },
     90_000,
     250
   ).catch(async (e) => {
+    if (!e.message.startsWith("timed out")) throw e
     const seen = []
     for (const n of four)
       for (const r of ["RepairStarted", "RepairQueued", "RepairBlocked"])
@@ -277,14 +288,14 @@ const storyBreaker = async () => {
 
   // The queued two start only once one of the first two has succeeded; never more than 2 in flight.
   let firstDone
-  await waitFor(
+  await waitOrFail(
     `RepairStarted on ${queued.join(", ")} after a repair ended`,
     async () => {
       const ended = []
       for (const n of started) {
         const ok = (await eventsAt(n, "RepairSucceeded"))[0]
         if (ok) ended.push({ node: n, at: ok.at })
-        else if (await hasEvent(n, "RepairFailed")) throw new Error(`the repair of ${n} failed`)
+        else if (await hasEvent(n, "RepairFailed")) return { fail: `the repair of ${n} failed` }
       }
       const late = []
       for (const n of queued) {
@@ -292,14 +303,14 @@ const storyBreaker = async () => {
         if (st) late.push({ node: n, at: st.at })
       }
       if (late.length > 0 && ended.length === 0)
-        throw new Error(`${late[0].node} started while ${started.join(", ")} were still in flight`)
+        return { fail: `${late[0].node} started while ${started.join(", ")} were still in flight` }
       const first = ended.sort((a, b) => a.at - b.at)[0]
       if (first && !firstDone) {
         firstDone = first
         mark(S, `RepairSucceeded on ${first.node} (replacement Ready before its drain), ${since(at)}`)
       }
       for (const l of late)
-        if (l.at < first.at) throw new Error(`${l.node} started before any repair of the first two ended`)
+        if (l.at < first.at) return { fail: `${l.node} started before any repair of the first two ended` }
       return late.length === 2 ? late : undefined
     },
     300_000,
