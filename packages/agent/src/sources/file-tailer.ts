@@ -5,9 +5,11 @@
  * size dropping below the read offset; as with tail -F, a truncation refilled past the old offset before
  * the next read cannot be told from an append). A missing file is waited for; a missing directory too,
  * through a watch of its nearest existing ancestor; if the directory cannot be watched, a 250 ms poll takes
- * over until it can.
+ * over until it can. A directory that is removed (or replaced) under the watch is waited for again: an inotify
+ * watch follows the directory's inode, not its path, so it would otherwise stay on the removed one and never
+ * report the new file (found by test/reliability/hostileSources.itest.ts).
  */
-import { type FSWatcher, promises as fsp, watch } from "node:fs"
+import { type FSWatcher, promises as fsp, statSync, watch } from "node:fs"
 import { basename, dirname } from "node:path"
 import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
 import { makeLineSplitter } from "./line-splitter.ts"
@@ -122,16 +124,51 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     return running
   }
 
+  const dir = dirname(path)
+  /** The watched directory's identity (device and inode), to tell it from a new directory at the same path. */
+  let watchedDir = ""
+  const dirIdentity = (): string => {
+    try {
+      const st = statSync(dir)
+      return st.isDirectory() ? `${st.dev}:${st.ino}` : ""
+    } catch {
+      return ""
+    }
+  }
+
+  /**
+   * The watched directory itself was removed or renamed (inotify's IN_DELETE_SELF/IN_MOVE_SELF, reported with
+   * the directory's own name): watch the one now at the path, or wait for it to appear.
+   */
+  const directoryChanged = () => {
+    if (stopped || watcher === undefined) return
+    if (dirIdentity() === watchedDir) {
+      void poke()
+      return
+    }
+    log("info", "log directory removed or replaced; waiting for it", { path })
+    watcher.close()
+    watcher = undefined
+    // Drains what is left of the open file; reads the new one if it is there already.
+    void poke()
+    if (!startWatch()) waitForDirectory()
+  }
+
   const startWatch = (): boolean => {
     try {
       const name = basename(path)
-      watcher = watch(dirname(path), { persistent: false }, (_event, filename) => {
-        if (filename === null || filename === name || String(filename).startsWith(name)) void poke()
+      const dirName = basename(dir)
+      const identity = dirIdentity()
+      const w = watch(dir, { persistent: false }, (_event, filename) => {
+        if (filename === dirName) directoryChanged()
+        else if (filename === null || filename === name || String(filename).startsWith(name)) void poke()
       })
-      watcher.on("error", (e) => {
+      watcher = w
+      watchedDir = identity
+      w.on("error", (e) => {
         log("warn", "watch of log directory failed; polling every 250 ms", { path, error: String(e) })
-        watcher?.close()
-        watcher = undefined
+        w.close()
+        if (watcher === w) watcher = undefined
         startPoll()
       })
       return true
@@ -152,13 +189,17 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     poll.unref()
   }
 
-  if (!startWatch())
-    appearance = whenDirectoryExists(dirname(path), () => {
+  function waitForDirectory(): void {
+    appearance?.stop()
+    appearance = whenDirectoryExists(dir, () => {
       appearance = undefined
       if (stopped) return
       if (startWatch()) void poke()
       else startPoll()
     })
+  }
+
+  if (!startWatch()) waitForDirectory()
   const ready = poke()
 
   const stop = async () => {

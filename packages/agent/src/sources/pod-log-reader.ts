@@ -3,10 +3,12 @@
  * <host>/var/log/pods/kube-system_NAME-<hash>_<uid>/NAME/<restart>.log, in CRI format
  * (`<RFC3339Nano> <stream> <P|F> <message>`). Unlike NMA, which lists the files once at start, new pods
  * and container restarts are picked up as fs.watch reports them (no recursive watch: on a busy node the
- * pods directory sees every container's writes).
+ * pods directory sees every container's writes). A directory removed and created again (the pods directory,
+ * a pod's or a container's) is watched again: an inotify watch follows the inode, not the path (found by
+ * test/reliability/hostileSources.itest.ts).
  */
-import { type FSWatcher, promises as fsp, watch } from "node:fs"
-import { join } from "node:path"
+import { type FSWatcher, promises as fsp, statSync, watch } from "node:fs"
+import { basename, join } from "node:path"
 import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
 import { type FileTailer, startFileTailer } from "./file-tailer.ts"
 import type { SourceLog } from "./source-log.ts"
@@ -26,6 +28,16 @@ export interface PodLogReader {
 }
 
 const RESCAN_FALLBACK_MS = 250
+
+/** A directory's device and inode ("" when it is not a directory now). */
+const dirIdentity = (dir: string): string => {
+  try {
+    const st = statSync(dir)
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : ""
+  } catch {
+    return ""
+  }
+}
 
 export const startPodLogReader = async (options: PodLogReaderOptions): Promise<PodLogReader> => {
   const podsDir = join(options.hostRoot, "var/log/pods")
@@ -53,19 +65,27 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
    * container directory appears) and each container directory (restarts add N.log). Only creations and
    * removals ("rename") trigger a rescan; the log writes of every pod on the node do not.
    */
-  const dirWatchers = new Map<string, FSWatcher>()
+  const dirWatchers = new Map<string, { readonly watcher: FSWatcher; readonly identity: string }>()
   const watchDir = (dir: string) => {
-    if (dirWatchers.has(dir) || stopped) return
+    if (stopped) return
+    const identity = dirIdentity(dir)
+    const existing = dirWatchers.get(dir)
+    if (existing !== undefined) {
+      // The same path, but a directory created again since the watch: the old watch sees nothing of it.
+      if (existing.identity === identity) return
+      existing.watcher.close()
+      dirWatchers.delete(dir)
+    }
     try {
       const w = watch(dir, { persistent: false }, (event) => {
         if (event === "rename") void rescan()
       })
       w.on("error", () => {
         w.close()
-        dirWatchers.delete(dir)
+        if (dirWatchers.get(dir)?.watcher === w) dirWatchers.delete(dir)
         void rescan()
       })
-      dirWatchers.set(dir, w)
+      dirWatchers.set(dir, { watcher: w, identity })
     } catch {
       // gone again; the pods-directory watch reports it
     }
@@ -75,7 +95,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     const pods = (await fsp.readdir(podsDir).catch(() => [] as string[])).filter((p) => p.startsWith(prefix))
     const dirs = new Set(pods.flatMap((p) => [join(podsDir, p), join(podsDir, p, options.name)]))
     for (const dir of dirs) watchDir(dir)
-    for (const [dir, w] of dirWatchers)
+    for (const [dir, { watcher: w }] of dirWatchers)
       if (!dirs.has(dir)) {
         w.close()
         dirWatchers.delete(dir)
@@ -132,14 +152,40 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     }, RESCAN_FALLBACK_MS)
     poll.unref()
   }
+  /**
+   * The pods directory itself was removed or renamed (reported with its own name): rescan (its tailers stop)
+   * and watch the directory now at the path, or wait for one to appear.
+   */
+  const podsDirChanged = (w: FSWatcher, identity: string) => {
+    if (stopped || watcher !== w || dirIdentity(podsDir) === identity) return
+    options.log("info", "pod log directory removed or replaced; waiting for it", { podsDir })
+    w.close()
+    watcher = undefined
+    void rescan()
+    void startWatch().then(() => {
+      if (watcher === undefined && !stopped) waitForPodsDir()
+    })
+  }
   // Until the pods directory exists, a watch of its nearest ancestor waits for it; whenever it cannot be
   // watched, rescan every 250 ms.
+  const waitForPodsDir = () => {
+    appearance?.stop()
+    appearance = whenDirectoryExists(podsDir, () => {
+      appearance = undefined
+      void startWatch().then(() => {
+        if (watcher === undefined) startPoll()
+      })
+    })
+  }
   const startWatch = async () => {
     const st = await fsp.stat(podsDir).catch(() => undefined)
     if (st?.isDirectory() !== true || stopped || watcher !== undefined) return
     try {
+      const identity = `${st.dev}:${st.ino}`
+      const self = basename(podsDir)
       const w = watch(podsDir, { persistent: false }, (_event, filename) => {
-        if (filename === null || String(filename).startsWith(prefix)) void rescan()
+        if (filename === self) podsDirChanged(w, identity)
+        else if (filename === null || String(filename).startsWith(prefix)) void rescan()
       })
       watcher = w
       w.on("error", (e) => {
@@ -148,7 +194,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
           error: String(e)
         })
         w.close()
-        watcher = undefined
+        if (watcher === w) watcher = undefined
         startPoll()
       })
       if (poll !== undefined) {
@@ -161,13 +207,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     }
   }
   await startWatch()
-  if (watcher === undefined)
-    appearance = whenDirectoryExists(podsDir, () => {
-      appearance = undefined
-      void startWatch().then(() => {
-        if (watcher === undefined) startPoll()
-      })
-    })
+  if (watcher === undefined) waitForPodsDir()
   await rescan()
 
   return {
@@ -176,7 +216,7 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
       stopped = true
       watcher?.close()
       appearance?.stop()
-      for (const w of dirWatchers.values()) w.close()
+      for (const { watcher: w } of dirWatchers.values()) w.close()
       if (poll !== undefined) clearInterval(poll)
       await scanning
       await Promise.all([...tailers.values()].map((t) => t.stop()))
