@@ -100,6 +100,15 @@ export const LOG_RULES: readonly LogRule[] = [
     pattern: /failed to create new OS thread \(have \d+ already; errno=11\)/
   },
   {
+    // A cgo-enabled binary (kubelet builds with cgo, docker, runc) creates threads through libc: out of
+    // PIDs it aborts with this line instead of Go's `failed to create new OS thread` (kubernetes#44518).
+    id: "kernel.cgo-pthread-eagain",
+    sources: [KUBELET],
+    code: "ForkFailedOutOfPIDs",
+    literals: ["pthread_create failed: Resource temporarily unavailable"],
+    pattern: /runtime\/cgo: pthread_create failed: Resource temporarily unavailable/
+  },
+  {
     id: "kernel.rapid-cron",
     sources: CRON,
     code: "RapidCron",
@@ -135,8 +144,11 @@ export const LOG_RULES: readonly LogRule[] = [
     id: "runtime.oci-create-failed",
     sources: [KUBELET],
     code: "ContainerRuntimeFailed",
-    literals: ["OCI runtime create failed"],
-    pattern: /OCI runtime create failed: (?<detail>.*)/
+    literals: ["OCI runtime create failed", "oci runtime error: "],
+    // docker >= 17.06 / containerd: `OCI runtime create failed: ...`; docker 1.12-17.03 (runc 1.0-rc2/rc3):
+    // `oci runtime error: container_linux.go:247: starting container process caused ...`. An exec into a
+    // running container (`oci runtime error: exec failed: ...`, exec probes, kubectl exec) is not a create.
+    pattern: /(?:OCI runtime create failed|oci runtime error): (?!exec failed)(?<detail>.*)/
   },
   {
     id: "runtime.readiness-probe-structured",
@@ -199,6 +211,18 @@ export const LOG_RULES: readonly LogRule[] = [
     windowSeconds: 120
   },
   {
+    // VPC CNI 1.5-1.7 (seelog text, then zap JSON): `Failed to create client: error communicating with apiserver: ...`,
+    // after which ipamd exits, so each line is one failed start; three in 10 min are a crash loop, not a boot transient.
+    // 1.8-1.10 log nothing before exiting: IPAMDRepeatedlyRestart covers those.
+    id: "networking.ipamd-create-client-failed",
+    sources: [IPAMD_LOG],
+    code: "IPAMDNotReady",
+    literals: ["error communicating with apiserver"],
+    pattern: /Failed to create client: error communicating with apiserver/,
+    minOccurrences: 3,
+    windowSeconds: 600
+  },
+  {
     id: "networking.ipamd-api-unreachable",
     sources: [IPAMD_LOG],
     code: "IPAMDNotReady",
@@ -214,8 +238,9 @@ export const LOG_RULES: readonly LogRule[] = [
     id: "networking.ipamd-api-reachable",
     sources: [IPAMD_LOG],
     code: "IPAMDNotReady",
-    literals: ["Successful communication with the Cluster"],
-    pattern: /Successful communication with the Cluster/,
+    // 1.8+: `Successful communication with the Cluster! ...`; 1.5-1.7: `Communication with server successful`.
+    literals: ["Successful communication with the Cluster", "Communication with server successful"],
+    pattern: /Successful communication with the Cluster|Communication with server successful/,
     resolves: true
   },
   {
@@ -231,17 +256,40 @@ export const LOG_RULES: readonly LogRule[] = [
     id: "networking.ipamd-no-ips",
     sources: [IPAMD_LOG],
     code: "IPAMDNoIPs",
-    literals: ["InsufficientFreeAddressesInSubnet"],
-    pattern: /InsufficientFreeAddressesInSubnet/
+    // Secondary IPs and ENIs: `InsufficientFreeAddressesInSubnet`; prefix delegation (1.9+) when no free /28 is
+    // left: `InsufficientCidrBlocks`; CreateNetworkInterface in a full subnet (1.18+ logs):
+    // `InvalidParameterValue: There aren't sufficient free Ipv4 addresses or prefixes`.
+    literals: [
+      "InsufficientFreeAddressesInSubnet",
+      "InsufficientCidrBlocks",
+      "There aren't sufficient free Ipv4 addresses or prefixes"
+    ],
+    pattern:
+      /InsufficientFreeAddressesInSubnet|InsufficientCidrBlocks|There aren't sufficient free Ipv4 addresses or prefixes/
   },
   {
     id: "networking.kube-proxy-missing-resource",
     sources: ["podlogs:kube-proxy"],
     code: "KubeProxyNotReady",
     literals: ["the server could not find the requested resource"],
+    // client-go >= 0.19: `Failed to watch X: failed to list X: ...` (>= 0.31 inside `"Unhandled Error" err="..."`);
+    // older reflectors: `Failed to list X: ...`. The reflector's lower-case `failed to list X` warning that
+    // precedes the error line is the same failure and stays silent.
     pattern:
-      /Failed to watch (?<resource>\S+): failed to list \S+: the server could not find the requested resource/,
+      /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): the server could not find the requested resource/,
     subject: "{resource}"
+  },
+  {
+    // The API server refuses kube-proxy's credentials (expired or rotated token, missing RBAC): unlike a refused
+    // connection during an API server restart this does not heal by itself. Reflectors retry every 1-30 s.
+    id: "networking.kube-proxy-list-denied",
+    sources: ["podlogs:kube-proxy"],
+    code: "KubeProxyNotReady",
+    literals: [": Unauthorized", " is forbidden: "],
+    pattern: /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): (?:Unauthorized|\S+ is forbidden: )/,
+    subject: "{resource}",
+    minOccurrences: 5,
+    windowSeconds: 300
   },
   {
     id: "networking.npa-bpf-state",
@@ -277,8 +325,11 @@ export const LOG_RULES: readonly LogRule[] = [
     id: "storage.kubelet-disk-usage-slow",
     sources: [KUBELET],
     code: "KubeletDiskUsageSlow",
-    literals: ["disk usage and inodes count on following dirs took"],
-    pattern: /fs: disk usage and inodes count on following dirs took (?<duration>\S+?):?(?:\s|$)/
+    // cAdvisor >= v0.33 (kubelet >= 1.14): `fs: disk usage and inodes count on following dirs took`;
+    // older: `du and find on following dirs took`.
+    literals: ["disk usage and inodes count on following dirs took", "du and find on following dirs took"],
+    pattern:
+      /(?:fs: disk usage and inodes count|du and find) on following dirs took (?<duration>\S+?):?(?:\s|$)/
   },
   {
     id: "storage.block-io-error",
@@ -300,6 +351,21 @@ export const LOG_RULES: readonly LogRule[] = [
     // `on device X` (older kernels) and `on dev X` (>= 4.x)
     pattern:
       /Buffer I\/O error on dev(?:ice)? (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>logical block \d+)/,
+    subject: "{device}"
+  },
+  {
+    // The NVMe driver gives up on a controller that stays dead through a reset: `Removing after probe failure
+    // status: N` (4.x-5.x), `Disabling device after reset failure: N` (6.x). Its namespaces are gone, with or
+    // without an I/O error line (an idle disk has none). Timeouts, aborts and `controller is down; will reset`
+    // are recovered from; EBUSY (-16) is a userspace driver (vfio-pci/SPDK) taking the controller over.
+    id: "storage.nvme-controller-removed",
+    sources: ["dmesg"],
+    code: "BlockDeviceIOError",
+    literals: ["Removing after probe failure status: ", "Disabling device after reset failure: "],
+    pattern:
+      /nvme (?<device>nvme\d+): (?:Removing after probe failure status|Disabling device after reset failure): (?!-16\b)(?<status>-\d+)/,
+    message:
+      "NVMe controller {device} was removed after a failed reset (status {status}): its disks are gone",
     subject: "{device}"
   },
   // ------------------------------------------------------------------ nvidia (dmesg)

@@ -11,7 +11,11 @@ import {
   requiredLiteral
 } from "../../src/rules/index.ts"
 import { recordProduced } from "../reasons/produced-reasons.ts"
-import { BENIGN_LINES, FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
+import {
+  ALL_BENIGN_LINES as BENIGN_LINES,
+  ALL_FAULT_LINES as FAULT_LINES,
+  ALL_RESOLVE_LINES as RESOLVE_LINES
+} from "../fixtures/all-log-lines.ts"
 
 /** The log-driven reasons named in issue #8 (sections 2.3-2.7 of the NMA reference). */
 const LOG_DRIVEN = [
