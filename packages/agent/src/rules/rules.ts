@@ -2,7 +2,8 @@
  * Every log-driven reason of the catalog, as data. The EKS Node Monitoring Agent's patterns were the
  * starting point; each pattern below also matches the wordings of current and older kernels, kubelets,
  * systemd, runc/containerd and the VPC CNI (real lines, with their sources, are in
- * test/fixtures/log-lines.ts), and stays silent on their benign look-alikes.
+ * test/fixtures/log-lines.ts and, per component and version, test/fixtures/log-lines-versions.ts; the spread is
+ * listed in docs/log-rules.md), and stays silent on their benign look-alikes.
  *
  * Kernel lines are matched on the record text (raw /dev/kmsg records carry no `[  12.3]` prefix), on
  * `dmesg` output and on syslog copies alike, so patterns are unanchored or accept those prefixes.
@@ -137,6 +138,8 @@ export const LOG_RULES: readonly LogRule[] = [
     code: "KubeletFailed",
     literals: ["kubelet.service"],
     // systemd >= 227: `kubelet.service: Failed with result 'exit-code'.`; older: `Unit kubelet.service entered failed state.`
+    // 229 (Ubuntu 16.04) prints `kubelet.service: Unit entered failed state.` just before `Failed with result`: left
+    // silent, so one failure is one Event.
     pattern:
       /(?:^|\s)kubelet\.service: Failed with result '(?<result>[^']+)'|Unit kubelet\.service entered failed state/
   },
