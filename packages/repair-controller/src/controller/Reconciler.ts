@@ -139,6 +139,17 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       now,
       ...nodePoolOf(env, node)
     })
-    if (d._tag === "Repair") return yield* startRepair(env, node, d, now)
+    if (d._tag === "Repair") {
+      // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
+      // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
+      env.cache.counter.setRepairing(name, true)
+      return yield* startRepair(env, node, d, now).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (env.store.get(name)._tag !== "Record") env.cache.counter.setRepairing(name, false)
+          })
+        )
+      )
+    }
     return yield* report(env, node, d)
   })
