@@ -1,0 +1,228 @@
+/**
+ * Part E of bench/karpenter/side-by-side.ts: nodemend's AWS path against the fake cloud (its instances are kwok Nodes
+ * of the bench's cluster), the controller composed in this process as main.ts composes it for `cloudProvider: aws`
+ * (as packages/repair-controller/test/integration/awsRepair.test.ts and awsAutoScaling.test.ts do), capacity first
+ * (the default): a standalone instance (replacement by RunInstances from its launch template, Ready before the drain)
+ * and an Auto Scaling group member (group grown to desired+1, the new member Ready before the drain, then terminated
+ * with decrement), KernelReady=False on one node of each at the same instant, toleration 30 s.
+ * Times are taken when seen through a Node watch, from the condition's lastTransitionTime.
+ */
+import { type CoreV1Api, type V1Node, Watch } from "@kubernetes/client-node"
+import { kubeconfigPath, patchNodeCondition, uniqueName, waitFor } from "@nodemend/cluster-harness"
+import { Effect, Fiber, Layer, Result } from "effect"
+import { Ec2Sdk } from "../../packages/repair-controller/src/cloud/aws/awsSdk.ts"
+import { AwsCloudProvider, decodeAwsConfig } from "../../packages/repair-controller/src/cloud/aws/index.ts"
+import { decodeConfig } from "../../packages/repair-controller/src/config/ConfigFile.ts"
+import { startController } from "../../packages/repair-controller/src/controller/Controller.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../packages/repair-controller/src/kube/Kube.ts"
+import { noLogCaptureLayer } from "../../packages/repair-controller/src/repair/LogCaptureHook.ts"
+import {
+  CLUSTER_ARN,
+  startClusterFakeCloud
+} from "../../packages/repair-controller/test/integration/awsFakeCloudSupport.ts"
+import { createTestNamespace, deleteNamespace, clients } from "@nodemend/cluster-harness"
+
+export interface AwsFigure {
+  owner: string
+  tainted?: number
+  replacementReady?: number
+  oldGone?: number
+  launches: string
+}
+
+const POOL_LABEL = "nodemend.io/pool"
+const SIZE = 3
+const TOLERATION_S = 30
+
+export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
+  const log = (m: string) => process.stderr.write(`[bench aws] ${m}\n`)
+  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEBENCH"
+  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  const { kc } = clients()
+  const ns = await createTestNamespace(core, "kr-aws")
+  const STANDALONE = uniqueName("bench-ec2").slice(0, 40)
+  const GROUP = uniqueName("bench-asg").slice(0, 40)
+  const cloud = await startClusterFakeCloud(core)
+  let controller: Fiber.Fiber<unknown, unknown> | undefined
+
+  // Node observation
+  const seen = new Map<
+    string,
+    { pool: string; first: number; ready?: number; tainted?: number; gone?: number }
+  >()
+  let watching = true
+  const watcher = (async () => {
+    const w = new Watch(kc)
+    while (watching) {
+      await new Promise<void>((resolve) => {
+        w.watch(
+          "/api/v1/nodes",
+          { labelSelector: `${POOL_LABEL} in (${STANDALONE},${GROUP})` },
+          (type, n: V1Node) => {
+            const name = n.metadata?.name ?? ""
+            const now = Date.now()
+            let s = seen.get(name)
+            if (!s) {
+              s = { pool: n.metadata?.labels?.[POOL_LABEL] ?? "", first: now }
+              seen.set(name, s)
+            }
+            if (
+              s.ready === undefined &&
+              n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+            )
+              s.ready = now
+            if (s.tainted === undefined && n.spec?.taints?.some((t) => t.key === "nodemend.io/repair"))
+              s.tainted = now
+            if (type === "DELETED") s.gone = now
+          },
+          () => resolve()
+        ).catch(() => resolve())
+      })
+      if (watching) await new Promise((r) => setTimeout(r, 200))
+    }
+  })()
+
+  try {
+    // a standalone pool: instances launched by RunInstances from a launch template
+    const ec2 = new Ec2Sdk.EC2Client({
+      region: "us-west-2",
+      endpoint: cloud.url,
+      credentials: { accessKeyId: "AKIDFAKEBENCH", secretAccessKey: "fake-secret" }
+    })
+    const standalone: string[] = []
+    for (let i = 0; i < SIZE; i++) {
+      const o = await ec2.send(
+        new Ec2Sdk.RunInstancesCommand({
+          MinCount: 1,
+          MaxCount: 1,
+          LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
+          InstanceType: "m5.large",
+          SubnetId: ["subnet-0fake00000000000a", "subnet-0fake00000000000b"][i % 2],
+          TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: STANDALONE }] }]
+        })
+      )
+      standalone.push(o.Instances?.[0]?.PrivateDnsName ?? "")
+    }
+    ec2.destroy()
+    // an Auto Scaling group pool
+    await cloud.admin.createAutoScalingGroup({
+      name: GROUP,
+      launchTemplateId: "lt-0123456789abcdef0",
+      instanceType: "m5.large",
+      zones: ["us-west-2a", "us-west-2b"],
+      minSize: 1,
+      maxSize: SIZE + 1,
+      desiredCapacity: SIZE,
+      tags: { [POOL_LABEL]: GROUP }
+    })
+    const members = async () => (await cloud.admin.autoScalingGroup(GROUP)).members.map((m) => m.nodeName)
+    await waitFor(
+      "the fake cloud's Nodes Ready",
+      async () => {
+        const names = [...standalone, ...(await members())]
+        return names.length === 2 * SIZE && names.every((n) => seen.get(n)?.ready !== undefined)
+          ? true
+          : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 300 }
+    )
+
+    const r = decodeConfig({
+      cloudProvider: "aws",
+      namespace: ns,
+      poolLabel: POOL_LABEL,
+      nodeSelector: `${POOL_LABEL} in (${STANDALONE},${GROUP})`,
+      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
+      drain: {
+        deadlineSeconds: 60,
+        onDeadline: "force",
+        evictionBackoffInitialMs: 200,
+        evictionBackoffMaxMs: 2000
+      },
+      zonalShift: { refreshSeconds: 5, scope: "cluster", onUnknown: "standDown" },
+      breaker: { requeueSeconds: 5 },
+      leaderElection: { enabled: false },
+      replacement: { timeoutSeconds: 120 },
+      resyncSeconds: 30,
+      aws: {
+        region: "us-west-2",
+        clusterArn: CLUSTER_ARN,
+        endpoints: { ec2: cloud.url, arcZonalShift: cloud.url, autoScaling: cloud.url },
+        zonalShift: { enabled: true, cacheSeconds: 5 },
+        terminationWaitSeconds: 30,
+        requestTimeoutSeconds: 5
+      }
+    })
+    if (Result.isFailure(r)) throw new Error(r.failure.message)
+    const config = r.success
+    const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
+    const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `bench-aws-${process.pid}`)
+    controller = Effect.runFork(
+      startController(config, kube).pipe(
+        Effect.andThen(Effect.never),
+        Effect.provide(
+          Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+            Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+          )
+        ),
+        Effect.scoped
+      )
+    )
+    await new Promise((r) => setTimeout(r, 5000)) // initial sync
+
+    const statsBefore = await cloud.admin.stats()
+    const targets = { [STANDALONE]: standalone[0] ?? "", [GROUP]: (await members())[0] ?? "" }
+    const at = new Date()
+    log(`fault on ${JSON.stringify(targets)}`)
+    await Promise.all(
+      Object.values(targets).map((n) =>
+        patchNodeCondition(core, n, {
+          type: "KernelReady",
+          status: "False",
+          reason: "ForkFailedOutOfPIDs",
+          message: "side-by-side bench (aws)",
+          lastHeartbeatTime: at,
+          lastTransitionTime: at
+        })
+      )
+    )
+    const t0 = at.getTime()
+    const replacementOf = (pool: string) =>
+      [...seen.values()].filter((s) => s.pool === pool && s.first >= t0 && s.ready !== undefined)[0]
+    await waitFor(
+      "both old Nodes gone and replacements Ready",
+      async () =>
+        Object.entries(targets).every(([pool, n]) => seen.get(n)?.gone !== undefined && replacementOf(pool))
+          ? true
+          : undefined,
+      { timeoutMs: 150_000, intervalMs: 300 }
+    ).catch((e) => log(String(e)))
+    const stats = await cloud.admin.stats()
+    const rel = (x: number | undefined) => (x === undefined ? undefined : x - t0)
+    const fig = (owner: string, pool: string, launches: string): AwsFigure => ({
+      owner,
+      tainted: rel(seen.get(targets[pool] ?? "")?.tainted),
+      replacementReady: rel(replacementOf(pool)?.ready),
+      oldGone: rel(seen.get(targets[pool] ?? "")?.gone),
+      launches
+    })
+    return [
+      fig(
+        "standalone EC2 instance (RunInstances)",
+        STANDALONE,
+        `RunInstances ${(stats.launchesBy.runInstances ?? 0) - (statsBefore.launchesBy.runInstances ?? 0)}`
+      ),
+      fig(
+        "Auto Scaling group member (SetDesiredCapacity +1, then TerminateInstanceInAutoScalingGroup)",
+        GROUP,
+        `group launches ${(stats.launchesBy.autoScaling ?? 0) - (statsBefore.launchesBy.autoScaling ?? 0)}`
+      )
+    ]
+  } finally {
+    watching = false
+    if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+    await cloud.stop().catch(() => {})
+    await deleteNamespace(core, ns).catch(() => {})
+    void watcher
+  }
+}
