@@ -1,3 +1,4 @@
+import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import type { ConditionView, NodeView } from "../src/domain/NodeView.ts"
 
 export const MIN = 60_000
@@ -25,4 +26,23 @@ export const cond = (
   status,
   reason,
   lastTransitionTime
+})
+
+/** An expired XID 79 match (10 min toleration, force drain, 10 min deadline) at `expiresAt`, with overrides. */
+export const xid79Match = (expiresAt: number, over: Partial<PolicyMatch> = {}): PolicyMatch => ({
+  conditionType: "AcceleratedHardwareReady",
+  status: "False",
+  reason: "NvidiaXID79Error",
+  message: "",
+  lastTransitionTime: expiresAt - 600_000,
+  tolerationMs: 600_000,
+  expiresAt,
+  action: "Replace",
+  drainMode: "force",
+  drainDeadlineMs: 600_000,
+  captureLogs: true,
+  capacityFirst: false,
+  onNoCapacity: "removeFirst",
+  actionSource: "catalog",
+  ...over
 })

@@ -55,6 +55,18 @@ describe("in-flight budget", () => {
     })
   )
 
+  it.effect(
+    "a replacement up before the drain does not raise the bound (10% of 10 stays 1 with 11 NodeClaims)",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(T0 + 31 * MIN)
+        const all = pool(2, 8)
+        const np: NodePoolFacts = { claims: 11, vetoed: false, budgets: [{ nodes: "10%" }] }
+        const d = yield* decideIn(config(), all[1] as NodeView, all, ["bad-0"], np)
+        expect(d).toMatchObject({ _tag: "Queued", inFlight: 1, budget: { allowed: 1 } })
+      })
+  )
+
   it.effect("maxInFlight per pool, and a NodePool's own budget when it is one", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(T0 + 31 * MIN)

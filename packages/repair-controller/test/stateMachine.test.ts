@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
+import { xid79Match } from "./fixtures.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { parseRecord, type RepairRecord, serializeRecord } from "../src/repair/RepairRecord.ts"
 import { type Action, advance, type Fact, nextAction, startRepair } from "../src/repair/stateMachine.ts"
@@ -8,23 +9,7 @@ import { type Action, advance, type Fact, nextAction, startRepair } from "../src
 const config = Result.getOrThrow(decodeConfig({ reboot: { settleSeconds: 60, timeoutSeconds: 600 } }))
 const T0 = Date.parse("2026-01-01T00:00:00Z")
 
-const match = (over: Partial<PolicyMatch> = {}): PolicyMatch => ({
-  conditionType: "AcceleratedHardwareReady",
-  status: "False",
-  reason: "NvidiaXID79Error",
-  message: "",
-  lastTransitionTime: T0 - 600_000,
-  tolerationMs: 600_000,
-  expiresAt: T0,
-  action: "Replace",
-  drainMode: "force",
-  drainDeadlineMs: 600_000,
-  captureLogs: true,
-  capacityFirst: false,
-  onNoCapacity: "removeFirst",
-  actionSource: "catalog",
-  ...over
-})
+const match = (over: Partial<PolicyMatch> = {}): PolicyMatch => xid79Match(T0, { ...over })
 
 const start = (m: PolicyMatch) =>
   startRepair(

@@ -82,7 +82,8 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
   const count = scopeCount(stats, pool, nodePool?.claims)
   const budget = inFlightBudget({
     scope: breaker.scope,
-    size: count.size,
+    // A node under repair and its replacement (up before the drain) are one node of the pool, not two.
+    size: Math.max(0, count.size - count.repairing),
     maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
     ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
   })

@@ -27,7 +27,15 @@ import {
 } from "@nodemend/cluster-harness"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
-import { createPdb, isTainted, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
+import {
+  createPdb,
+  isTainted,
+  nodeEvents,
+  readNodeOrUndefined,
+  sleep,
+  testConfig,
+  waitForEvent
+} from "./helpers.ts"
 
 const { kc, core, policy } = clients()
 const { custom, apps } = karpenterClients(kc)
@@ -36,26 +44,21 @@ let ns = ""
 const running: ControllerProcess[] = []
 const pools: string[] = []
 
-const configFor = (pool: string, over: Record<string, unknown> = {}) => ({
-  cloudProvider: "kwok",
-  namespace: ns,
-  nodeSelector: `karpenter.sh/nodepool=${pool}`,
-  policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
-  drain: {
-    deadlineSeconds: 30,
-    onDeadline: "force",
-    evictionBackoffInitialMs: 200,
-    evictionBackoffMaxMs: 1000
-  },
-  zonalShift: { refreshSeconds: 1 },
-  breaker: { requeueSeconds: 2 },
-  maxInFlight: "100%",
-  leaderElection: { leaseName: `ctl-${pool}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
-  kwok: { zonalShiftConfigMap: `shifts-${pool}` },
-  replacement: { timeoutSeconds: 90 },
-  resyncSeconds: 30,
-  ...over
-})
+/** The integration tests' config, scoped to a NodePool (Karpenter's nodes carry no test label of ours). */
+const configFor = (pool: string, over: Record<string, unknown> = {}) => {
+  const s = { tag: pool, pool, labels: {} }
+  return testConfig(ns, s, {
+    nodeSelector: `karpenter.sh/nodepool=${pool}`,
+    maxInFlight: "100%",
+    drain: {
+      deadlineSeconds: 30,
+      onDeadline: "force",
+      evictionBackoffInitialMs: 200,
+      evictionBackoffMaxMs: 1000
+    },
+    ...over
+  })
+}
 
 const start = async (config: unknown) => {
   const p = await startControllerProcess(kubeconfig, config)
