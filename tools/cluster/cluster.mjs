@@ -306,9 +306,20 @@ function strays(stateDir) {
       continue
     }
     if (!argv[0]?.startsWith(`${root}/`) || !alive(Number(d))) continue
-    if (argv.some((a) => a.includes(`${stateDir}/`)) || startedFor(Number(d), stateDir)) out.push(Number(d))
+    if (argv.some((a) => ownPath(a, stateDir)) || startedFor(Number(d), stateDir)) out.push(Number(d))
   }
   return out
+}
+
+/** What a cluster keeps in its state dir; another cluster's state dir may sit below it (`.nodemend/<name>`). */
+const STATE_SUBDIRS = ["config", "etcd-data", "kubeconfig", "logs", "node", "pids", "pki"]
+
+/** Whether an argument names a path of this state dir's own cluster, not of one in a directory below it. */
+function ownPath(arg, stateDir) {
+  const at = arg.indexOf(`${stateDir}/`)
+  if (at < 0) return false
+  const first = arg.slice(at + stateDir.length + 1).split("/")[0] ?? ""
+  return STATE_SUBDIRS.some((d) => first === d || first.startsWith(`${d}=`))
 }
 
 /** Marks a process started for a state dir without it on its command line (Karpenter takes env only). */

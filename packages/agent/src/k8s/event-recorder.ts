@@ -4,10 +4,14 @@
  * and message within the aggregation window raises the existing Event's `series.count` instead of
  * creating a new object. Every API call spends a token from the emitting monitor's budget; without a
  * token the occurrence is counted (metric `outcome="throttled"`) and folded into the next series update.
- * Runs on its own fiber so that Events never delay condition writes.
+ * Runs on its own fiber so that Events never delay condition writes. A create the API server could not take
+ * (no answer, 429, 5xx: it is restarting or away) is retried with backoff for up to the aggregation window, so
+ * an Event raised during an outage lands when the API server is back (at least once: a create that reached
+ * the server but whose answer was lost may land twice).
  */
 import type { MonitorName } from "@nodemend/reason-codes"
-import { Cause, Clock, Context, Effect, Layer, Queue } from "effect"
+import type { KubeError } from "@nodemend/kube-access"
+import { Cause, Clock, Context, Effect, Layer, Queue, Schedule } from "effect"
 import { eventsTotal, inc } from "../health/metrics.ts"
 import type { Detection } from "../model.ts"
 import { takeToken, type Bucket, type Budget } from "./event-budget.ts"
@@ -15,6 +19,15 @@ import { KubeApi } from "./kube-api.ts"
 
 export const AGGREGATION_WINDOW_MS = 10 * 60_000
 const MAX_SERIES = 1024
+
+/** The API server was not there to take it (no answer, throttled, 5xx): the same call may succeed later. */
+const transient = (e: KubeError) => e.code === undefined || e.code === 429 || e.code >= 500
+
+/** 0.5 s doubling to 30 s, for at most the aggregation window. */
+export const createRetry = Schedule.min([
+  Schedule.exponential("500 millis"),
+  Schedule.spaced("30 seconds")
+]).pipe(Schedule.upTo({ duration: AGGREGATION_WINDOW_MS }))
 
 export class EventRecorder extends Context.Service<
   EventRecorder,
@@ -80,6 +93,12 @@ export const eventRecorderLayer = (
         yield* kube
           .createEvent(uid, { type: "Warning", reason: d.reason, action: "Detected", note: d.message })
           .pipe(
+            Effect.tapError((e) =>
+              transient(e)
+                ? Effect.logWarning("event create failed; retrying", { reason: d.reason, error: e.message })
+                : Effect.void
+            ),
+            Effect.retry({ schedule: createRetry, while: transient }),
             Effect.tap((name) =>
               Effect.sync(() => {
                 series.delete(key)
