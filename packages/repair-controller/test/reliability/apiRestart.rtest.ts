@@ -163,7 +163,10 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
         evictionBackoffInitialMs: 200,
         evictionBackoffMaxMs: 1000
       },
-      kwok: { replacementDelaySeconds: 3, zonalShiftConfigMap: `shifts-${s.tag}` }
+      kwok: { replacementDelaySeconds: 3, zonalShiftConfigMap: `shifts-${s.tag}` },
+      // Mid-termination means after the instance is gone and before the replacement is Ready: the remove-first
+      // order has that window (capacity first replaces before the drain, and ends as soon as the node is gone).
+      ...(at === "termination" ? { replacement: { timeoutSeconds: 90, capacityFirst: false } } : {})
     })
     // As the Deployment's restart policy does: a controller that exits (a leader that could not renew its
     // Lease while the API server was down exits on purpose) is started again.
