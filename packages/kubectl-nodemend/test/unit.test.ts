@@ -104,7 +104,7 @@ const journalEntry = (
 ): ConfigMap => {
   const name = n.metadata?.name ?? ""
   const record: RepairRecord = {
-    v: 2,
+    v: 3,
     id: `r-${name}`,
     phase: "Draining",
     action: "Replace",
@@ -112,6 +112,7 @@ const journalEntry = (
     conditionStatus: "False",
     reason: "NvidiaXID79Error",
     startedAt: "2026-01-01T00:10:00Z",
+    order: "removeFirst",
     drainMode: "wait",
     drainDeadlineMs: 600_000,
     captureLogs: false,
@@ -120,7 +121,7 @@ const journalEntry = (
       uid,
       providerID: `aws:///us-west-2a/i-${name}`,
       labels: {},
-      instance: { instanceId: `i-${name}`, state: "running", launch: {}, replacer: { by: "nodemend" } }
+      instance: { instanceId: `i-${name}`, state: "running", launch: {}, owner: { kind: "standalone" } }
     },
     ...fields
   }

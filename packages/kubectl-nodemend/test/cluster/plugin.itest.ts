@@ -42,7 +42,7 @@ afterAll(async () => {
 /** A journal ConfigMap as the repair controller writes it (its record format, its name and label). */
 const writeJournal = async (nodeName: string, uid: string, fields: Partial<RepairRecord>) => {
   const record: RepairRecord = {
-    v: 2,
+    v: 3,
     id: uniqueName("repair"),
     phase: "Draining",
     action: "Replace",
@@ -50,6 +50,7 @@ const writeJournal = async (nodeName: string, uid: string, fields: Partial<Repai
     conditionStatus: "False",
     reason: "NvidiaXID79Error",
     startedAt: new Date().toISOString(),
+    order: "removeFirst",
     drainMode: "wait",
     drainDeadlineMs: 600_000,
     captureLogs: false,
@@ -58,7 +59,7 @@ const writeJournal = async (nodeName: string, uid: string, fields: Partial<Repai
       uid,
       providerID: `kwok://${nodeName}`,
       labels: {},
-      instance: { instanceId: `i-${nodeName}`, state: "running", launch: {}, replacer: { by: "nodemend" } }
+      instance: { instanceId: `i-${nodeName}`, state: "running", launch: {}, owner: { kind: "standalone" } }
     },
     ...fields
   }
