@@ -149,7 +149,11 @@ export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt
     const unknown = rep?.instanceId === undefined && rep?.nodeName === undefined
     if (unknown || (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined))) {
       const update = yield* askForReplacement(env, r)
-      if (update.instanceId !== rep?.instanceId || update.nodeName !== rep?.nodeName)
+      if (
+        update.instanceId !== rep?.instanceId ||
+        update.nodeName !== rep?.nodeName ||
+        update.groupGrown !== rep?.groupGrown
+      )
         return fact({ _tag: "ReplacementProgress", replacement: update })
     }
     return wait(Math.min(unknown ? 2000 : 5000, timesOutAt - now))

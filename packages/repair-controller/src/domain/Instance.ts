@@ -22,6 +22,8 @@ export interface Replacement {
   /** The group grown by one for it (capacity first), and the absolute size it was grown to: never grown twice. */
   readonly autoScalingGroup?: string
   readonly desiredCapacity?: number
+  /** The group was grown to `desiredCapacity` (set once, recorded before: a crash never grows it twice). */
+  readonly groupGrown?: boolean
   /** The NodeClaim nodemend created for it (Karpenter owner). */
   readonly nodeClaim?: string
 }

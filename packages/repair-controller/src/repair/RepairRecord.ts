@@ -69,6 +69,7 @@ export const RepairRecordSchema = Schema.Struct({
       zone: Schema.optionalKey(Schema.String),
       autoScalingGroup: Schema.optionalKey(Schema.String),
       desiredCapacity: Schema.optionalKey(Schema.Int),
+      groupGrown: Schema.optionalKey(Schema.Boolean),
       nodeClaim: Schema.optionalKey(Schema.String)
     })
   ),

@@ -85,9 +85,16 @@ describe("Auto Scaling group member", () => {
             capacityFirst: true,
             requestedAtMs
           }
-          const asked = yield* p.launchReplacement(node, options)
-          expect(asked).toMatchObject({ autoScalingGroup: "cf", desiredCapacity: 3 })
-          expect((yield* promise(() => admin.autoScalingGroup("cf"))).desiredCapacity).toBe(3)
+          const desired = () =>
+            promise(() => admin.autoScalingGroup("cf")).pipe(Effect.map((x) => x.desiredCapacity))
+          // First the target, for the journal, without growing: a crash before it is recorded grows nothing.
+          const planned = yield* p.launchReplacement(node, options)
+          expect(planned).toEqual({ autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: false })
+          expect(yield* desired()).toBe(2)
+          // Asked with the target recorded: grown once.
+          const asked = yield* p.launchReplacement(node, { ...options, previous: planned })
+          expect(asked).toMatchObject({ autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: true })
+          expect(yield* desired()).toBe(3)
           // Asked again with the recorded target (as the repair record carries it): no second growth.
           const found = yield* askUntilMember(p, node, { ...options, previous: asked })
           expect((yield* promise(() => admin.autoScalingGroup("cf"))).desiredCapacity).toBe(3)
@@ -97,10 +104,19 @@ describe("Auto Scaling group member", () => {
             nodeName: newcomer.nodeName,
             zone: newcomer.zone,
             autoScalingGroup: "cf",
-            desiredCapacity: 3
+            desiredCapacity: 3,
+            groupGrown: true
           })
           // A restarted controller (fresh provider) with the record: the same member, still no growth.
           const again = yield* withProvider((fresh) =>
+            fresh.launchReplacement(node, {
+              ...options,
+              previous: { autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: true }
+            })
+          )
+          // A controller that crashed after growing but before recording it (groupGrown not yet in the journal):
+          // the group is that large already, so it is not grown again.
+          yield* withProvider((fresh) =>
             fresh.launchReplacement(node, {
               ...options,
               previous: { autoScalingGroup: "cf", desiredCapacity: 3 }
@@ -206,7 +222,8 @@ describe("Auto Scaling group member", () => {
           capacityFirst: true,
           requestedAtMs: Date.now()
         }
-        const asked = yield* p.launchReplacement(node, options)
+        const planned = yield* p.launchReplacement(node, options)
+        const asked = yield* p.launchReplacement(node, { ...options, previous: planned })
         const err = yield* Effect.flip(p.launchReplacement(node, { ...options, previous: asked }))
         expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
         expect(err.message).toBe(

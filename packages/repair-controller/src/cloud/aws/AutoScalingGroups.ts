@@ -51,8 +51,20 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
   /** The group's members, and when, when we grew it for an instance (capacity first). */
   const growths = new Map<
     string,
-    { readonly before: ReadonlySet<string>; readonly atMs: number; readonly target: number }
+    {
+      readonly group: string
+      readonly before: ReadonlySet<string>
+      readonly atMs: number
+      readonly target: number
+      applied: boolean
+    }
   >()
+  /** The highest size another repair planned for `group` but has not set yet (0 when none). */
+  const pendingTarget = (group: string, old: string) =>
+    Math.max(
+      0,
+      ...[...growths].flatMap(([o, x]) => (o !== old && x.group === group && !x.applied ? [x.target] : []))
+    )
   /** The replacement reported for each old instance. */
   const claims = new Map<string, Replacement>()
   /** One growth at a time per group: two repairs must not both read desired N and both set N + 1. */
@@ -123,14 +135,35 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
       }
     })
 
+  /**
+   * Capacity first, in two asks so that a crash never grows a group twice: the first plans the target (the
+   * group's desired capacity, or another repair's planned size, + 1) and returns it for the journal without
+   * growing; the next, with the target recorded (`previous`), sets it unless the group is that large already
+   * (grown before a crash), and reports `groupGrown`; after that it is never set again.
+   */
   const capacityFirst = (old: string, group: string, options: LaunchOptions) =>
     Effect.gen(function* () {
       const growth = yield* lockOf(group).withPermits(1)(
         Effect.gen(function* () {
           const g = yield* describeGroup(group, old)
-          const plan = growthFor(g, old, options.previous?.desiredCapacity ?? growths.get(old)?.target)
+          const mine = growths.get(old)
+          const recorded = options.previous?.desiredCapacity ?? mine?.target
+          const floor = Math.max(g.DesiredCapacity ?? 0, pendingTarget(group, old))
+          const plan = growthFor({ ...g, DesiredCapacity: floor }, old, recorded)
           if (plan.kind === "full") return yield* notRetryable("SetDesiredCapacity", plan.message)
           if (plan.kind === "grow") {
+            growths.set(old, {
+              group,
+              before: membersOf(g.Instances),
+              atMs: Date.now(),
+              target: plan.target,
+              applied: false
+            })
+            return { target: plan.target, grown: false, members: undefined }
+          }
+          const applied = options.previous?.groupGrown === true || mine?.applied === true
+          if (applied) return { target: plan.target, grown: true, members: g.Instances }
+          if ((g.DesiredCapacity ?? 0) < plan.target) {
             yield* api.setDesiredCapacity(group, plan.target).pipe(
               Effect.mapError(
                 (e) =>
@@ -140,18 +173,28 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
                   })
               )
             )
-            growths.set(old, { before: membersOf(g.Instances), atMs: Date.now(), target: plan.target })
             yield* Effect.logInfo("grew Auto Scaling group for a replacement", {
               group,
               replaces: old,
               desiredCapacity: plan.target
             })
           }
-          return { target: plan.target, members: plan.kind === "grown" ? g.Instances : undefined }
+          growths.set(old, {
+            group,
+            before: mine?.before ?? membersOf(g.Instances),
+            atMs: mine?.atMs ?? Date.now(),
+            target: plan.target,
+            applied: true
+          })
+          return { target: plan.target, grown: true, members: undefined }
         })
       )
-      const asked: Replacement = { autoScalingGroup: group, desiredCapacity: growth.target }
-      // Just grown: the group launches within seconds; the next ask finds the member.
+      const asked: Replacement = {
+        autoScalingGroup: group,
+        desiredCapacity: growth.target,
+        groupGrown: growth.grown
+      }
+      // Just planned or just grown: the group launches within seconds; a later ask finds the member.
       if (growth.members === undefined) return asked
       const since = options.requestedAtMs ?? growths.get(old)?.atMs
       const candidates = replacementCandidates(growth.members, {
