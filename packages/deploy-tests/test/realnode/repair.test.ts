@@ -157,6 +157,9 @@ afterAll(async () => {
     .catch(() => undefined)
   await core.deleteNamespacedSecret({ name: secret, namespace: AGENT_NS }).catch(() => undefined)
   await deleteNode(core, node).catch(() => undefined)
+  // The repair's replacement (capacity first: launched before the drain): no kwok node is left for later tests.
+  const replacements = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
+  for (const r of replacements.items) await deleteNode(core, r.metadata!.name!).catch(() => undefined)
   uninstallChart()
   await admin()
     .leases.deleteNamespacedLease({ name: "nodemend-controller", namespace: CONTROLLER_NS })
@@ -191,6 +194,9 @@ describe("fault on a node's host -> agent pod -> condition -> in-cluster control
       await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${node}` })
     ).items.filter((e) => e.reportingComponent === "nodemend.io/repair-controller")
     expect(events.map((e) => e.reason)).toContain("RepairStarted")
+    // Capacity first: its replacement was up before the node was drained and removed.
+    const replacement = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
+    expect(replacement.items).toHaveLength(1)
     const real = await core.readNode({ name: REAL_NODE })
     expect(real.spec?.taints ?? []).toEqual([])
     expect(condition(real, "Ready")?.status).toBe("True")
