@@ -129,15 +129,18 @@ export async function acquireLock(lockDir, say = log) {
   }
 }
 
-/** Removes binaries of other cache keys (~390 MB each). Running processes keep their unlinked binaries. */
-function pruneOtherKeys(keyDir) {
+/**
+ * Removes the other cache keys of one kind (`prefix`: `k8s-`, `karpenter-`; hundreds of MB each) next to `keyDir`.
+ * Running processes keep their unlinked binaries. `NODEMEND_CLUSTER_KEEP_OLD` keeps them.
+ */
+export function pruneOtherKeys(keyDir, prefix, say = log) {
   if (process.env.NODEMEND_CLUSTER_KEEP_OLD) return
   const root = dirname(keyDir)
   for (const d of readdirSync(root)) {
     const full = join(root, d)
-    if (full === keyDir || !d.startsWith("k8s-") || d.endsWith(".lock")) continue
+    if (full === keyDir || !d.startsWith(prefix) || d.endsWith(".lock")) continue
     rmSync(full, { recursive: true, force: true })
-    log(`removed old cache ${full}`)
+    say(`removed old cache ${full}`)
   }
 }
 
@@ -228,26 +231,27 @@ export async function build() {
       `${JSON.stringify({ key: basename(keyDir), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
     )
     log(`done in ${fmt(total)}: ${dir}`)
-    pruneOtherKeys(keyDir)
+    pruneOtherKeys(keyDir, "k8s-")
     return dir
   } finally {
     release()
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/** A cached build's command line: `--print` its directory, `--check` exit 0 when cached, else build (or verify). */
+export function cacheCommand(moduleUrl, { dir, cached, build: buildIt, say = log }) {
+  if (!process.argv[1] || resolve(process.argv[1]) !== fileURLToPath(moduleUrl)) return
   const arg = process.argv[2]
-  if (arg === "--print") {
-    process.stdout.write(`${binDir()}\n`)
-  } else if (arg === "--check") {
-    process.exit(isCached() ? 0 : 1)
-  } else {
-    build().then(
-      (dir) => process.stdout.write(`${dir}\n`),
+  if (arg === "--print") process.stdout.write(`${dir()}\n`)
+  else if (arg === "--check") process.exit(cached() ? 0 : 1)
+  else
+    buildIt().then(
+      (d) => process.stdout.write(`${d}\n`),
       (e) => {
-        log(String(e?.stack ?? e))
+        say(String(e?.stack ?? e))
         process.exit(1)
       }
     )
-  }
 }
+
+cacheCommand(import.meta.url, { dir: binDir, cached: () => isCached(), build })

@@ -17,15 +17,13 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
-  readdirSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync
 } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { acquireLock, fmt, goEnv, run } from "./build.mjs"
+import { acquireLock, cacheCommand, fmt, goEnv, pruneOtherKeys, run } from "./build.mjs"
 import { STAMP_FILE, cacheRoot } from "./versions.mjs"
 
 export const KARPENTER = {
@@ -87,18 +85,6 @@ export function karpenterCrdFiles(dir = karpenterDir()) {
   return CRD_SOURCES.map((f) => join(karpenterCrdsDir(dir), basename(f)))
 }
 
-/** Removes other Karpenter cache keys (~100 MB each); a running Karpenter keeps its unlinked binary. */
-function pruneOtherKeys(dir) {
-  if (process.env.NODEMEND_CLUSTER_KEEP_OLD) return
-  const root = dirname(dir)
-  for (const d of readdirSync(root)) {
-    const full = join(root, d)
-    if (full === dir || !d.startsWith("karpenter-") || d.endsWith(".lock")) continue
-    rmSync(full, { recursive: true, force: true })
-    log(`removed old cache ${full}`)
-  }
-}
-
 export async function buildKarpenter() {
   const dir = karpenterDir()
   if (isKarpenterCached(dir)) {
@@ -157,26 +143,16 @@ export async function buildKarpenter() {
     rmSync(dir, { recursive: true, force: true })
     renameSync(partial, dir)
     log(`done in ${fmt(total)}: ${dir}`)
-    pruneOtherKeys(dir)
+    pruneOtherKeys(dir, "karpenter-", log)
     return dir
   } finally {
     release()
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const arg = process.argv[2]
-  if (arg === "--print") {
-    process.stdout.write(`${karpenterDir()}\n`)
-  } else if (arg === "--check") {
-    process.exit(isKarpenterCached() ? 0 : 1)
-  } else {
-    buildKarpenter().then(
-      (dir) => process.stdout.write(`${dir}\n`),
-      (e) => {
-        log(String(e?.stack ?? e))
-        process.exit(1)
-      }
-    )
-  }
-}
+cacheCommand(import.meta.url, {
+  dir: () => karpenterDir(),
+  cached: () => isKarpenterCached(),
+  build: buildKarpenter,
+  say: log
+})
