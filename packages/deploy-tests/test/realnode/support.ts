@@ -1,7 +1,7 @@
 // Shared by the real-node tests: the chart installed with the images `npm run images` built, clients that
 // act with a real pod's service-account token, and the pods' tokens as the kubelet mounted them.
 import { execFileSync } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import {
   AuthorizationV1Api,
@@ -16,6 +16,7 @@ import { kubeconfigPath, waitFor } from "@nodemend/cluster-harness"
 import { helmPath } from "../../../../tools/helm/build.mjs"
 import { NODE_NAME, nodePaths } from "../../../../tools/cluster/realnode.mjs"
 import { CHART_DIR } from "../../src/index.ts"
+import { readVolumeFile } from "./volumeFile.ts"
 
 export const REAL_NODE = NODE_NAME
 export const RELEASE = "nodemend"
@@ -124,5 +125,5 @@ export const podToken = (pod: V1Pod): string => {
   )
   const access = readdirSync(volumes).find((d) => d.startsWith("kube-api-access-"))
   if (!access) throw new Error(`no kube-api-access volume for ${pod.metadata?.name} in ${volumes}`)
-  return readFileSync(join(volumes, access, "token"), "utf8")
+  return readVolumeFile(join(volumes, access), "token")
 }
