@@ -1,7 +1,16 @@
 // The real-node tests read pods' tokens the way the kubelet laid them out; this builds that layout (links owned
 // by the pod's user in a sticky, world-writable directory) and reads it where the kernel refuses root following
 // such links (fs.protected_symlinks = 1, the default of every stock Debian or systemd host).
-import { chmodSync, lchownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  lchownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
