@@ -14,6 +14,7 @@ import {
   type V1Taint,
   type V1Toleration
 } from "@kubernetes/client-node"
+import { type WaitOptions, waitFor } from "./waitFor.ts"
 
 /** kwok only animates Nodes carrying this label (see tools/cluster/cluster.mjs). */
 export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
@@ -60,33 +61,7 @@ export function errorCode(e: unknown): number | undefined {
   return w && typeof w.statusCode === "number" ? w.statusCode : undefined
 }
 
-export interface WaitOptions {
-  timeoutMs?: number
-  intervalMs?: number
-}
-
-/** Polls `probe` until it returns a value other than undefined/false; throws with the last error on timeout. */
-export async function waitFor<T>(
-  description: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 30_000, intervalMs = 200 }: WaitOptions = {}
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await probe()
-      if (v !== undefined && v !== false) return v
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) {
-      const why = last instanceof Error ? `: ${last.message}` : ""
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${why}`)
-    }
-    await new Promise((r) => setTimeout(r, intervalMs))
-  }
-}
+export { type WaitOptions, waitFor } from "./waitFor.ts"
 
 /** Creates a namespace labelled with the run id; returns its name. */
 export async function createTestNamespace(core: CoreV1Api, prefix = "t"): Promise<string> {

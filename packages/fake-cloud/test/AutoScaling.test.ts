@@ -1,5 +1,6 @@
 // The fake's EC2 Auto Scaling Query API, spoken by hand (the SDK speaks it in the repair controller's tests):
 // groups made through the admin API keep their desired capacity, grow and shrink, and fail like AWS.
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminClient } from "../src/admin/AdminClient.ts"
 import { type FakeCloud, startFakeCloud } from "../src/FakeCloudServer.ts"
@@ -32,13 +33,8 @@ const ec2 = (params: Record<string, string>) => call("2016-11-15", "ec2", params
 const all = (xml: string, tag: string) =>
   [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, "g"))].map((m) => m[1])
 const one = (xml: string, tag: string) => all(xml, tag)[0]
-const waitFor = async (what: string, probe: () => Promise<boolean>) => {
-  for (let i = 0; i < 300; i++) {
-    if (await probe()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+/** The fake cloud answers within milliseconds: a short timeout, polled often. */
+const FAST = { timeoutMs: 3000, intervalMs: 10 }
 const liveMembers = async (name: string) =>
   (await admin.autoScalingGroup(name)).members.filter((m) => m.lifecycleState !== "Terminating")
 
@@ -172,17 +168,22 @@ describe("Auto Scaling groups", () => {
     // Terminated members leave the group once EC2 says terminated.
     await waitFor(
       "terminated members to leave",
-      async () => (await admin.autoScalingGroup("gpu")).members.length === 1
+      async () => (await admin.autoScalingGroup("gpu")).members.length === 1,
+      FAST
     )
   })
 
   it("a member terminated through EC2 is replaced by the group; a launch failure is a Failed scaling activity", async () => {
     const [member] = await liveMembers("from-start")
     await ec2({ Action: "TerminateInstances", "InstanceId.1": member!.instanceId })
-    await waitFor("the group to replace it", async () => {
-      const live = await liveMembers("from-start")
-      return live.length === 1 && live[0]!.instanceId !== member!.instanceId
-    })
+    await waitFor(
+      "the group to replace it",
+      async () => {
+        const live = await liveMembers("from-start")
+        return live.length === 1 && live[0]!.instanceId !== member!.instanceId
+      },
+      FAST
+    )
     await admin.setLaunchFailure("from-start", "We currently do not have sufficient m5.large capacity.")
     await asg({ Action: "SetDesiredCapacity", AutoScalingGroupName: "from-start", DesiredCapacity: "2" })
     expect(await liveMembers("from-start")).toHaveLength(1)

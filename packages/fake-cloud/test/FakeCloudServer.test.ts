@@ -1,5 +1,6 @@
 // The fake's wire protocols, spoken by hand (no SDK): EC2 Query + XML, ARC REST-JSON, admin JSON.
 // Instances live in memory here; the kwok-Node-backed store is exercised by the cluster e2e tests.
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminClient } from "../src/admin/AdminClient.ts"
 import { type FakeCloud, startFakeCloud } from "../src/FakeCloudServer.ts"
@@ -47,16 +48,12 @@ async function arc(method: string, path: string, body?: unknown, headers = auth(
 const all = (xml: string, tag: string) =>
   [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, "g"))].map((m) => m[1])
 const one = (xml: string, tag: string) => all(xml, tag)[0]
-const waitFor = async (what: string, probe: () => Promise<boolean>) => {
-  for (let i = 0; i < 200; i++) {
-    if (await probe()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+/** The fake cloud answers within milliseconds: a short timeout, polled often. */
+const FAST = { timeoutMs: 3000, intervalMs: 10 }
 const stateOf = async (id: string) =>
   one((await ec2({ Action: "DescribeInstances", "InstanceId.1": id })).xml, "name")
-const waitForState = (id: string, state: string) => waitFor(state, async () => (await stateOf(id)) === state)
+const waitForState = (id: string, state: string) =>
+  waitFor(`${id} ${state}`, async () => (await stateOf(id)) === state, FAST)
 /** An EC2 error answer as [HTTP status, error code]. */
 const ec2Error = (r: { status: number; xml: string }) => [r.status, one(r.xml, "Code")]
 /** An ARC error answer as [HTTP status, error type without its message]. */

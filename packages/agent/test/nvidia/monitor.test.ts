@@ -2,6 +2,7 @@
 // TestClock driving grace periods, backoff and polls. Native calls complete in real time, so the test
 // lets real time pass (TestClock.withLive) while it waits for their effects.
 import { describe, expect, it } from "@effect/vitest"
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { FieldId, HealthResult, HealthSystem, NvmlEventType } from "@nodemend/dcgm-native"
 import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-double"
 import { Context, type Duration, Effect, Fiber, Layer, Ref, Schema } from "effect"
@@ -55,14 +56,18 @@ const start = (
   })
 
 /** Lets real time pass until `pred` holds on the findings (native calls and pthreads run in real time). */
-const waitFor = (h: Harness, pred: (fs: readonly Finding[]) => boolean, what: string) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 400; i++) {
-      if (pred(yield* Ref.get(h.findings))) return
-      yield* TestClock.withLive(Effect.sleep("5 millis"))
-    }
-    throw new Error(`timed out waiting for ${what}: ${JSON.stringify(yield* Ref.get(h.findings))}`)
-  })
+const untilFindings = (h: Harness, pred: (fs: readonly Finding[]) => boolean, what: string) =>
+  Effect.promise(() =>
+    waitFor(
+      what,
+      (seen) => {
+        const fs = Effect.runSync(Ref.get(h.findings))
+        seen(fs)
+        return pred(fs)
+      },
+      { timeoutMs: 3000, intervalMs: 5 }
+    )
+  )
 const settle = TestClock.withLive(Effect.sleep("60 millis"))
 /**
  * Advances virtual time in steps until `pred` holds. Native calls finish in real time, so a single jump can
@@ -116,9 +121,9 @@ describe("NVIDIA monitor", () => {
   it.effect("push path: a DBE fired from a foreign thread becomes NvidiaDoubleBitError", () =>
     Effect.gen(function* () {
       const h = yield* start(settings())
-      yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+      yield* untilFindings(h, () => injector.registrationCount() === 1, "policy registration")
       injector.firePolicy({ condition: "DBE", gpuId: 3, location: 2, numerrors: 1 })
-      yield* waitFor(h, has("NvidiaDoubleBitError"), "DBE detection")
+      yield* untilFindings(h, has("NvidiaDoubleBitError"), "DBE detection")
       const dbe = (yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaDoubleBitError")
       expect(dbe).toMatchObject({
         severity: "Condition",
@@ -135,9 +140,9 @@ describe("NVIDIA monitor", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* start(settings())
-        yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+        yield* untilFindings(h, () => injector.registrationCount() === 1, "policy registration")
         for (const v of POLICY_VIOLATIONS) injector.firePolicy(v.fire)
-        yield* waitFor(
+        yield* untilFindings(
           h,
           (fs) => POLICY_VIOLATIONS.every((v) => has(v.reason)(fs)),
           "a detection per violation type"
@@ -166,11 +171,11 @@ describe("NVIDIA monitor", () => {
         const ctx = yield* Layer.build(XidDeduplicator.layer)
         const dedupe = Context.get(ctx, XidDeduplicator)
         const h = yield* start(settings({ hostRoot: hostWithGpus(1) }), undefined, Layer.succeedContext(ctx))
-        yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+        yield* untilFindings(h, () => injector.registrationCount() === 1, "policy registration")
         const firedAtUs = Date.now() * 1000
         injector.firePolicy({ condition: "XID", gpuId: 0, errnum: 79 }, firedAtUs)
         injector.firePolicy({ condition: "XID", gpuId: 0, errnum: 13 }, firedAtUs)
-        yield* waitFor(
+        yield* untilFindings(
           h,
           (fs) => has("NvidiaXID79Error")(fs) && has("NvidiaXID13Warning")(fs),
           "XID detections"
@@ -205,7 +210,7 @@ describe("NVIDIA monitor", () => {
       Effect.gen(function* () {
         injector.injectString({ entityId: 3, fieldId: FieldId.PCI_BUS_ID, value: "00000000:3B:00.0" })
         const h = yield* start(settings({ pollSeconds: 300 }))
-        yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
         // dcgm_errors.h v4.6.0: 4 DCGM_FR_VOLATILE_DBE_DETECTED, 14 DCGM_FR_NVLINK_DOWN, 122 DCGM_FR_IMEX_UNHEALTHY
         injector.addHealthIncident({
           system: HealthSystem.MEM,
@@ -260,13 +265,13 @@ describe("NVIDIA monitor", () => {
           message: "A pending retired page has been detected in GPU 5."
         })
         const off = yield* start(settings())
-        yield* waitFor(off, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* untilFindings(off, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
         yield* settle
         expect(injector.lastDiagLevel()).toBe(0)
         yield* Fiber.interrupt(off.fiber)
 
         const h = yield* start(settings({ diagLevel: 1 }))
-        yield* waitFor(h, has("DCGMDiagnosticFailure"), "the diagnostic")
+        yield* untilFindings(h, has("DCGMDiagnosticFailure"), "the diagnostic")
         expect(injector.lastDiagLevel()).toBe(10)
         expect((yield* Ref.get(h.findings)).find((f) => f.reason === "DCGMDiagnosticFailure")).toMatchObject({
           severity: "Condition",
@@ -284,7 +289,7 @@ describe("NVIDIA monitor", () => {
       // reference section 3.7 / DCGM's tests: 0x19A = ROUTE_UNHEALTHY TRUE, everything else healthy
       injector.nvmlSetFabric(0, { state: 3, status: 0, cliqueId: 1, healthMask: 0x19a, healthSummary: 2 })
       const h = yield* start(settings({ dcgmLibraryPath: "/nonexistent/libdcgm.so.4" }))
-      yield* waitFor(h, has("NvidiaFabricError"), "the NVML poll")
+      yield* untilFindings(h, has("NvidiaFabricError"), "the NVML poll")
       expect((yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaFabricError")).toMatchObject({
         subject: "0000:2a:00"
       })
@@ -305,7 +310,7 @@ describe("NVIDIA monitor", () => {
         if (delivered === 0) yield* TestClock.withLive(Effect.sleep("10 millis"))
       }
       expect(delivered).toBeGreaterThan(0)
-      yield* waitFor(h, has("NvidiaXID79Error"), "the NVML XID")
+      yield* untilFindings(h, has("NvidiaXID79Error"), "the NVML XID")
       const xid = (yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaXID79Error")
       expect(xid).toMatchObject({ subject: "0000:2a:00" })
       const atMs = xid!.observedAtMs
@@ -331,7 +336,7 @@ describe("NVIDIA monitor", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* start(settings({ pollSeconds: 300 }), "p5.48xlarge")
-        yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
         injector.injectField({ entityId: 0, fieldId: FieldId.FABRIC_HEALTH_MASK, value: 0x1aa })
         injector.injectField({ entityId: 1, fieldId: FieldId.FABRIC_MANAGER_STATUS, value: 4 })
         injector.setGpuCount(7)
@@ -362,7 +367,7 @@ describe("NVIDIA monitor", () => {
   it.effect("windowed samples (SXid, XID history) are reported once, not again on every poll", () =>
     Effect.gen(function* () {
       const h = yield* start(settings({ pollSeconds: 10, windowSeconds: 300 }))
-      yield* waitFor(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+      yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
       const now = Date.now() * 1000
       injector.injectField({
         entityGroupId: 3,
@@ -416,13 +421,13 @@ describe("NVIDIA monitor", () => {
   it.effect("a dropped connection is reopened within the grace period without DCGMError", () =>
     Effect.gen(function* () {
       const h = yield* start(settings({ healthCheckSeconds: 30, graceSeconds: 60 }))
-      yield* waitFor(h, () => injector.registrationCount() === 1, "policy registration")
+      yield* untilFindings(h, () => injector.registrationCount() === 1, "policy registration")
       injector.dropConnections()
       expect(injector.registrationCount()).toBe(0) // the old registration died with its connection
       yield* TestClock.adjust("30 seconds") // health check fails -> session torn down -> backoff -> reconnect
       yield* advanceUntil(h, () => injector.registrationCount() === 1, "1 seconds", "re-registration")
       injector.firePolicy({ condition: "NVLINK", gpuId: 0, fieldId: 409, counter: 1 })
-      yield* waitFor(h, has("NvidiaNVLinkError"), "NVLink detection on the new session")
+      yield* untilFindings(h, has("NvidiaNVLinkError"), "NVLink detection on the new session")
       expect((yield* Ref.get(h.findings)).filter((f) => f.reason === "DCGMError")).toEqual([])
       yield* Fiber.interrupt(h.fiber)
     })

@@ -39,22 +39,46 @@ const start = (
   })
 
 describe("scheduler", () => {
-  it.effect("first run of each check lands in [0, 20%] of its interval, then strictly periodic", () =>
-    Effect.gen(function* () {
-      const { runs, fiber } = yield* start([check("a", 60_000), check("b", 300_000), check("c", 600_000)])
-      yield* TestClock.adjust("30 minutes")
-      yield* Fiber.interrupt(fiber)
-      const firsts = (n: string) => runs.filter((r) => r.name === n).map((r) => r.start)
-      const a = firsts("a")
-      expect(a[0]).toBeGreaterThanOrEqual(0)
-      expect(a[0]).toBeLessThanOrEqual(12_000 + 20)
-      expect(firsts("b")[0]).toBeLessThanOrEqual(60_000 + 20)
-      expect(firsts("c")[0]).toBeLessThanOrEqual(120_000 + 20)
-      // periodic: consecutive runs of "a" are one interval apart (give or take the spacing of a collision)
-      for (let i = 1; i < a.length; i++) expect(a[i]! - a[i - 1]!).toBeGreaterThanOrEqual(60_000 - 20)
-      expect(a.length).toBeGreaterThanOrEqual(29)
-      expect(firsts("c").length).toBe(3)
-    }).pipe(Random.withSeed(7))
+  it.effect(
+    "first run of each check lands in [0, 20%] of its interval, spread over it, then strictly periodic",
+    () =>
+      Effect.gen(function* () {
+        // 16 checks of one interval: without jitter they would all fall due at 0 (then 11 ms apart, the spacing).
+        const same = Array.from({ length: 16 }, (_, i) => check(`j${i}`, 60_000))
+        const { runs, fiber } = yield* start([
+          check("a", 60_000),
+          check("b", 300_000),
+          check("c", 600_000),
+          ...same
+        ])
+        yield* TestClock.adjust("30 minutes")
+        yield* Fiber.interrupt(fiber)
+        const starts = (n: string) => runs.filter((r) => r.name === n).map((r) => r.start)
+        // Both bounds, for every check; a collision can push a first run past the window by the spacing (11 ms) per
+        // check due before it.
+        const slack = 19 * 11
+        for (const [name, interval] of [
+          ["a", 60_000],
+          ["b", 300_000],
+          ["c", 600_000],
+          ...same.map((c) => [c.name, 60_000] as const)
+        ] as const) {
+          const first = starts(name)[0]!
+          expect(first, name).toBeGreaterThanOrEqual(0)
+          expect(first, name).toBeLessThanOrEqual(0.2 * interval + slack)
+        }
+        // Spread over the window, not bunched at its start: distinct offsets covering most of [0, 12 s].
+        const firsts = same.map((c) => starts(c.name)[0]!).sort((x, y) => x - y)
+        expect(new Set(firsts).size).toBe(16)
+        expect(firsts[0]!).toBeLessThan(0.05 * 60_000)
+        expect(firsts.at(-1)! - firsts[0]!).toBeGreaterThan(0.12 * 60_000)
+        expect(firsts.filter((t) => t > 0.1 * 60_000).length).toBeGreaterThanOrEqual(4)
+        // periodic: consecutive runs of "a" are one interval apart (give or take the spacing of a collision)
+        const a = starts("a")
+        for (let i = 1; i < a.length; i++) expect(a[i]! - a[i - 1]!).toBeGreaterThanOrEqual(60_000 - slack)
+        expect(a.length).toBeGreaterThanOrEqual(29)
+        expect(starts("c").length).toBe(3)
+      }).pipe(Random.withSeed(7))
   )
 
   it.effect("never runs two checks within the spacing, even when they fall due together", () =>

@@ -7,7 +7,8 @@ import { appendFileSync, mkdirSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { type SourceLog, startFileTailer, startPodLogReader } from "../../src/sources/index.ts"
-import { makeTestHost, type TestHost, waitFor } from "./host.ts"
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
+import { makeTestHost, type TestHost } from "./host.ts"
 
 const logs: { level: string; message: string }[] = []
 const log: SourceLog = (level, message) => logs.push({ level, message })
@@ -37,25 +38,40 @@ describe("file tailer, its directory removed", () => {
     try {
       await tailer.ready
       write("before")
-      await waitFor(() => lines.includes("before"), 3000, "a line before the removal")
+      await waitFor("a line before the removal", () => lines.includes("before"), {
+        timeoutMs: 3000,
+        intervalMs: 10
+      })
       // Removed, back half a second later.
       rmSync(dir, { recursive: true })
       await sleep(500)
       write("after a removal")
-      await waitFor(() => lines.includes("after a removal"), 3000, "a line in the directory created again")
+      await waitFor("a line in the directory created again", () => lines.includes("after a removal"), {
+        timeoutMs: 3000,
+        intervalMs: 10
+      })
       write("appended")
-      await waitFor(() => lines.includes("appended"), 3000, "an append to the new file")
+      await waitFor("an append to the new file", () => lines.includes("appended"), {
+        timeoutMs: 3000,
+        intervalMs: 10
+      })
       // Removed and created again at once.
       rmSync(dir, { recursive: true })
       mkdirSync(dir)
       write("after an immediate re-creation")
-      await waitFor(() => lines.includes("after an immediate re-creation"), 3000, "immediate re-creation")
+      await waitFor("immediate re-creation", () => lines.includes("after an immediate re-creation"), {
+        timeoutMs: 3000,
+        intervalMs: 10
+      })
       // Renamed away, a new directory in its place; a late write to the old one is still read (drained).
       renameSync(dir, `${dir}.old`)
       appendFileSync(join(`${dir}.old`, "ipamd.log"), "late write to the moved file\n")
       mkdirSync(dir)
       write("after a rename")
-      await waitFor(() => lines.includes("after a rename"), 3000, "a directory replaced by a rename")
+      await waitFor("a directory replaced by a rename", () => lines.includes("after a rename"), {
+        timeoutMs: 3000,
+        intervalMs: 10
+      })
       expect(lines).not.toContain("history")
       expect(logs.some((l) => l.message.includes("log directory removed or replaced"))).toBe(true)
     } finally {
@@ -81,25 +97,45 @@ describe("pod log reader, its directories removed", () => {
     })
     try {
       h.appendFile(`${pod("aaaaa")}/kube-proxy/0.log`, "2025-01-01T00:00:00Z stderr F first")
-      await waitFor(() => lines.some((l) => l.endsWith("first")), 5000, "the first pod's log")
+      await waitFor("the first pod's log", () => lines.some((l) => l.endsWith("first")), {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
       rmSync(join(h.root, "var/log/pods"), { recursive: true })
       await sleep(500)
       h.appendFile(`${pod("bbbbb")}/kube-proxy/0.log`, "2025-01-01T00:01:00Z stderr F new pods directory")
       await waitFor(
+        "a pod in the new pods directory",
         () => lines.some((l) => l.endsWith("new pods directory")),
-        5000,
-        "a pod in the new pods directory"
+        { timeoutMs: 5000, intervalMs: 10 }
       )
       // Removed and created again at once.
       rmSync(join(h.root, "var/log/pods"), { recursive: true })
       h.appendFile(`${pod("ccccc")}/kube-proxy/0.log`, "2025-01-01T00:02:00Z stderr F at once")
-      await waitFor(() => lines.some((l) => l.endsWith("at once")), 5000, "immediate re-creation")
+      await waitFor("immediate re-creation", () => lines.some((l) => l.endsWith("at once")), {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
       // The same pod directory removed and created again, then a container restart in it.
       rmSync(join(h.root, pod("ccccc")), { recursive: true })
       h.appendFile(`${pod("ccccc")}/kube-proxy/0.log`, "2025-01-01T00:03:00Z stderr F same pod again")
-      await waitFor(() => lines.some((l) => l.endsWith("same pod again")), 5000, "the pod directory again")
+      await waitFor("the pod directory again", () => lines.some((l) => l.endsWith("same pod again")), {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
       h.appendFile(`${pod("ccccc")}/kube-proxy/1.log`, "2025-01-01T00:04:00Z stderr F restarted")
-      await waitFor(() => lines.some((l) => l.endsWith("restarted")), 5000, "a restart in the pod directory")
+      await waitFor("a restart in the pod directory", () => lines.some((l) => l.endsWith("restarted")), {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
+      // Each line once, in order: nothing lost across the removals, nothing read twice from a re-created directory.
+      expect(lines).toEqual([
+        "2025-01-01T00:00:00Z stderr F first",
+        "2025-01-01T00:01:00Z stderr F new pods directory",
+        "2025-01-01T00:02:00Z stderr F at once",
+        "2025-01-01T00:03:00Z stderr F same pod again",
+        "2025-01-01T00:04:00Z stderr F restarted"
+      ])
     } finally {
       await reader.stop()
     }

@@ -116,15 +116,3 @@ export const openScoped = async <A, E>(effect: Effect.Effect<A, E, Scope.Scope>)
   const value = await Effect.runPromise(Scope.provide(scope)(effect))
   return { value, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
-
-export const waitFor = async (
-  condition: () => boolean,
-  timeoutMs = 10_000,
-  what = "condition"
-): Promise<void> => {
-  const start = Date.now()
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}

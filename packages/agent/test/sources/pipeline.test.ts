@@ -10,7 +10,8 @@ import type { Detection, Finding } from "../../src/model.ts"
 import { makeLogRuleEngine } from "../../src/rules/index.ts"
 import { type LogMonitors, LogMonitorsService, makeLogMonitors } from "../../src/sources/index.ts"
 import { BENIGN_LINES, FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
-import { CAN_WRITE_JOURNAL, makeTestHost, openScoped, type TestHost, waitFor } from "./host.ts"
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
+import { CAN_WRITE_JOURNAL, makeTestHost, openScoped, type TestHost } from "./host.ts"
 
 const usable = <T extends { source: string }>(xs: readonly T[]) =>
   xs.filter((x) => CAN_WRITE_JOURNAL || !x.source.startsWith("journal:"))
@@ -45,11 +46,10 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     )
     monitors = opened.value
     close = opened.close
-    await waitFor(
-      () => Object.values(monitors.status()).every((s) => s !== "starting"),
-      10_000,
-      "sources to start"
-    )
+    await waitFor("sources to start", () => Object.values(monitors.status()).every((s) => s !== "starting"), {
+      timeoutMs: 10_000,
+      intervalMs: 10
+    })
   }, 20_000)
   afterAll(async () => {
     await close?.()
@@ -83,7 +83,10 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
     if (journalBatch.length > 0) host.writeJournal(journalBatch)
     const has = (e: (typeof expected)[number]) =>
       seen.some((d) => d.reason === e.reason && (e.subject === undefined || d.subject === e.subject))
-    await waitFor(() => expected.every(has), 15_000, "all fixture detections").catch((err) => {
+    await waitFor("all fixture detections", () => expected.every(has), {
+      timeoutMs: 15_000,
+      intervalMs: 10
+    }).catch((err) => {
       const missing = expected.filter((e) => !has(e))
       throw new Error(`${err.message}: missing ${JSON.stringify(missing)}`)
     })
@@ -106,7 +109,10 @@ describe("log pipeline: fixtures through readers, matcher and monitors", () => {
 
   it("turns a clearing line into a Resolution", async () => {
     for (const l of usable(RESOLVE_LINES)) host.append(l.source, l.text)
-    await waitFor(() => cleared.length === usable(RESOLVE_LINES).length, 10_000, "resolutions")
+    await waitFor("resolutions", () => cleared.length === usable(RESOLVE_LINES).length, {
+      timeoutMs: 10_000,
+      intervalMs: 10
+    })
     expect(cleared.map((f) => f.reason)).toEqual(usable(RESOLVE_LINES).map((l) => l.reason))
     expect(monitors.metrics().resolutions).toBe(cleared.length)
   }, 20_000)
@@ -140,7 +146,10 @@ describe("LogMonitorsService layer", () => {
       const program = Effect.gen(function* () {
         const monitors = yield* LogMonitorsService
         yield* Effect.promise(() =>
-          waitFor(() => monitors.status().dmesg === "watching", 5000, "dmesg watching")
+          waitFor("dmesg watching", () => monitors.status().dmesg === "watching", {
+            timeoutMs: 5000,
+            intervalMs: 10
+          })
         )
         host.appendKmsg("INFO: task kworker/1:2:10762 blocked for more than 120 seconds.")
         return yield* monitors.detections.pipe(Stream.runHead)
@@ -171,7 +180,10 @@ describe("bounded Detection queue", () => {
       const monitors = opened.value
       for (let cpu = 0; cpu < 5; cpu++)
         host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${cpu} stuck for 22s! [x:1]`)
-      await waitFor(() => monitors.metrics().detections === 5, 5000, "5 detections")
+      await waitFor("5 detections", () => monitors.metrics().detections === 5, {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
       expect(monitors.metrics().findingsDropped).toBe(3)
       const kept = await Effect.runPromise(monitors.detections.pipe(Stream.take(2), Stream.runCollect))
       expect(kept.map((d) => d.subject)).toEqual(["cpu0", "cpu1"])

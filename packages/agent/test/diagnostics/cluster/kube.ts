@@ -33,26 +33,3 @@ const RUN = `${process.pid.toString(36)}${randomBytes(2).toString("hex")}`
 
 export const uniqueName = (prefix: string): string =>
   `${prefix}-${RUN}-${randomBytes(3).toString("hex")}`.toLowerCase().slice(0, 63)
-
-export const waitFor = async <T>(
-  description: string,
-  probe: () => Promise<T | undefined>,
-  { timeoutMs = 30_000, intervalMs = 100 } = {}
-): Promise<T> => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await probe()
-      if (v !== undefined) return v
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${description}${last instanceof Error ? `: ${last.message}` : ""}`
-      )
-    }
-    await new Promise((r) => setTimeout(r, intervalMs))
-  }
-}
