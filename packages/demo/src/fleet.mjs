@@ -11,6 +11,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { createServer } from "node:net"
 import { dirname, join } from "node:path"
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { parseAllDocuments } from "yaml"
 import { buildAsScripted, deployedRuntime } from "../../../tools/bundle/shipped.mjs"
 import { build } from "../../../tools/cluster/build.mjs"
@@ -51,17 +52,6 @@ export const defaultPools = (prefix = "") => [
 ]
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-
-export const waitFor = async (what, probe, timeoutMs = 120_000, everyMs = 250) => {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe().catch(() => undefined)
-    if (v) return v
-    if (Date.now() > end)
-      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
 
 export const condition = (node, type) => node?.status?.conditions?.find((c) => c.type === type)
 export const isReady = (node) => condition(node, "Ready")?.status === "True"
@@ -184,7 +174,8 @@ export const startFleet = async ({
     else {
       say("building the control plane (cached after the first run)")
       await build()
-      cluster = await up({})
+      // The demo uses no Karpenter (its pools come from the fake cloud): not built, not started for it.
+      cluster = await up({ karpenter: "unused" })
       kubeconfig = cluster.kubeconfig
       say(`cluster ${cluster.reused ? "reused" : "started"}: ${cluster.server}`)
     }
@@ -235,8 +226,10 @@ export const startFleet = async ({
       "--cluster-arn",
       CLUSTER_ARN
     ])
-    const cloudUrl = await waitFor("the fake cloud", async () =>
-      existsSync(urlFile) ? readFileSync(urlFile, "utf8").trim() : undefined
+    const cloudUrl = await waitFor(
+      "the fake cloud",
+      async () => (existsSync(urlFile) && readFileSync(urlFile, "utf8").trim()) || undefined,
+      { timeoutMs: 120_000, intervalMs: 250 }
     )
     const awsEnv = { AWS_ACCESS_KEY_ID: "demo", AWS_SECRET_ACCESS_KEY: "demo", AWS_REGION: REGION }
     const { EC2Client, RunInstancesCommand } = await import("@aws-sdk/client-ec2")
@@ -266,8 +259,7 @@ export const startFleet = async ({
     await waitFor(
       `${total} Ready nodes`,
       async () => (await core.listNode({ labelSelector: selector })).items.filter(isReady).length >= total,
-      bootDelayMs + 240_000,
-      500
+      { timeoutMs: bootDelayMs + 240_000, intervalMs: 500 }
     )
 
     // One agent per node, each on its own simulated host root.
@@ -356,7 +348,10 @@ export const startFleet = async ({
       { ...controllerRun.env, ...awsEnv }
     )
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
-    await waitFor("the controller's /metrics", async () => (await fetch(metricsUrl)).ok, 60_000, 500)
+    await waitFor("the controller's /metrics", async () => (await fetch(metricsUrl)).ok, {
+      timeoutMs: 60_000,
+      intervalMs: 500
+    })
     Object.assign(state, { kubeconfig, cloudUrl, metricsUrl, controllerConfig })
     saveState()
     say(`controller: cloudProvider aws, namespace ${namespace}, metrics ${metricsUrl}`)

@@ -18,10 +18,12 @@
 import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { PatchStrategy, PolicyV1Api, setHeaderOptions } from "@kubernetes/client-node"
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { DO_NOT_REPAIR_ANNOTATION, REPAIR_TAINT_KEY, ZONE_LABEL } from "@nodemend/reason-codes/keys"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
+import { capacityFirstViolation, eventMicros, firstInFlightExcess } from "./checks.mjs"
 import { faultNamed, writeFault } from "./faults.mjs"
-import { condition, isReady, POOL_LABEL, REGION, sleep, startFleet, TOLERATIONS, waitFor } from "./fleet.mjs"
+import { condition, isReady, POOL_LABEL, REGION, sleep, startFleet, TOLERATIONS } from "./fleet.mjs"
 import { takeSnapshot } from "./snapshot.mjs"
 import { render } from "./view.mjs"
 
@@ -69,14 +71,12 @@ const inject = (node, name) => {
 }
 /** Waits for a Ready node in `pool` that is not one of `known`; returns it. */
 const replacementIn = (pool, known, what, timeoutMs = 300_000) =>
-  waitFor(
-    what,
-    async () => (await poolNodes(pool)).find((n) => isReady(n) && !known.has(n.metadata.name)),
+  waitFor(what, async () => (await poolNodes(pool)).find((n) => isReady(n) && !known.has(n.metadata.name)), {
     timeoutMs,
-    500
-  )
+    intervalMs: 500
+  })
 const gone = (node, what, timeoutMs = 240_000) =>
-  waitFor(what, async () => (await readNode(node)) === undefined, timeoutMs, 500)
+  waitFor(what, async () => (await readNode(node)) === undefined, { timeoutMs, intervalMs: 500 })
 const failedCondition = (node, type, reason, what) =>
   waitFor(
     what,
@@ -84,8 +84,7 @@ const failedCondition = (node, type, reason, what) =>
       const c = condition(await readNode(node), type)
       return c?.status === "False" && c.reason === reason ? c : undefined
     },
-    60_000,
-    100
+    { timeoutMs: 60_000, intervalMs: 100 }
   )
 
 /** Two pods of `app` bound to `node` and a PodDisruptionBudget (minAvailable 1) over them; Running before it returns. */
@@ -107,10 +106,14 @@ const protectedWorkload = async (node, app) => {
     namespace: workNs,
     body: { metadata: { name: app }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } }
   })
-  await waitFor(`${app} pods Running`, async () => {
-    const running = (await core.listNamespacedPod({ namespace: workNs, labelSelector: `app=${app}` })).items
-    return running.filter((p) => p.status?.phase === "Running").length === 2
-  })
+  await waitFor(
+    `${app} pods Running`,
+    async () => {
+      const running = (await core.listNamespacedPod({ namespace: workNs, labelSelector: `app=${app}` })).items
+      return running.filter((p) => p.status?.phase === "Running").length === 2
+    },
+    { timeoutMs: 120_000, intervalMs: 250 }
+  )
 }
 /** Pods of `app` not yet deleted. */
 const podsLeft = async (app) =>
@@ -134,19 +137,29 @@ const storyGpu = async () => {
     "AcceleratedHardwareReady=False"
   )
   mark(S, `AcceleratedHardwareReady=False NvidiaXID79Error, ${since(at)} after the line`)
-  await waitFor("RepairStarted after the toleration", () => hasEvent(victim, "RepairStarted"), 60_000)
+  await waitFor("RepairStarted after the toleration", () => hasEvent(victim, "RepairStarted"), {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
   mark(
     S,
     `toleration (${TOLERATIONS.AcceleratedHardwareReady} s) over: RepairStarted, ${since(at)} after the fault`
   )
   await waitFor(
     "the repair taint",
-    async () => tainted(await readNode(victim)) || (await readNode(victim)) === undefined
+    async () => tainted(await readNode(victim)) || (await readNode(victim)) === undefined,
+    { timeoutMs: 120_000, intervalMs: 250 }
   )
   mark(S, `tainted ${REPAIR_TAINT_KEY}:NoSchedule`)
-  await waitFor("the first eviction", async () => (await podsLeft("trainer")) <= 1, 60_000)
+  await waitFor("the first eviction", async () => (await podsLeft("trainer")) <= 1, {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
   mark(S, "drain: trainer evicted; the PDB (minAvailable 1) holds the other")
-  await waitFor("the drain to finish", async () => (await podsLeft("trainer")) === 0, 90_000)
+  await waitFor("the drain to finish", async () => (await podsLeft("trainer")) === 0, {
+    timeoutMs: 90_000,
+    intervalMs: 250
+  })
   const forced = await hasEvent(victim, "DrainForced").catch(() => undefined)
   mark(S, `drain done${forced ? " (the last pod forced at the 20 s deadline: DrainForced)" : ""}`)
   await gone(victim, "the instance terminated and its Node removed")
@@ -182,8 +195,7 @@ const storyDcgm = async (victim, known) => {
       attempt = await injectCli(victim, "dcgm-dbe")
       return attempt.code === 0
     },
-    30_000,
-    1000
+    { timeoutMs: 30_000, intervalMs: 1000 }
   ).catch((e) => {
     throw new Error(`${e.message}: ${attempt?.out}`)
   })
@@ -203,18 +215,19 @@ const storyDcgm = async (victim, known) => {
   mark(S, `${victim} replaced by ${fresh.metadata.name}, ${since(at)} after the violation`)
 }
 
-/** Controller Events about `node` with `reason`, oldest first, with their time (ms). */
-const eventsAt = async (node, reason) =>
-  (await events(node, reason))
-    .map((e) => ({
-      ...e,
-      at: new Date(e.eventTime ?? e.lastTimestamp ?? e.metadata?.creationTimestamp ?? 0).getTime()
-    }))
-    .sort((a, b) => a.at - b.at)
+/** The repairs' Events about `nodes` from one list call (one consistent read), with their time in microseconds. */
+const repairEvents = async (nodes) => {
+  const wanted = new Set(nodes)
+  return (await core.listNamespacedEvent({ namespace: "default" })).items
+    .filter((e) => wanted.has(e.involvedObject?.name) && /^(Repair|Replacement)/.test(e.reason ?? ""))
+    .map((e) => ({ node: e.involvedObject.name, reason: e.reason, at: eventMicros(e), message: e.message }))
+}
+const isoOfMicros = (us) =>
+  `${new Date(Math.floor(us / 1000)).toISOString().slice(0, -1)}${String(us % 1000).padStart(3, "0")}Z`
 
 /** waitFor, except that the probe can fail the step at once by returning `{ fail: "why" }`. */
 const waitOrFail = async (what, probe, timeoutMs, everyMs) => {
-  const r = await waitFor(what, probe, timeoutMs, everyMs)
+  const r = await waitFor(what, probe, { timeoutMs, intervalMs: everyMs })
   if (r.fail) throw new Error(r.fail)
   return r
 }
@@ -242,91 +255,132 @@ const storyBreaker = async () => {
     await failedCondition(n, "NetworkingReady", "IPAMDNotReady", `${n} NetworkingReady=False`)
   mark(S, `KernelReady=False on ${g1}, ${g2}; NetworkingReady=False on ${g3}, ${g4}, ${since(at)}`)
 
-  // After the toleration: 2 start, the other 2 wait for a slot (RepairQueued), none is held by the breaker.
-  const split = await waitOrFail(
-    "2 RepairStarted and 2 RepairQueued",
-    async () => {
-      const started = []
-      const queued = []
-      for (const n of four) {
-        if (await hasEvent(n, "RepairStarted")) started.push(n)
-        else if (await hasEvent(n, "RepairQueued")) queued.push(n)
-      }
-      if (started.length > 2)
-        return {
-          fail: `${started.length} repairs started at once in pool ${GENERAL} (maxInFlight "${settings.maxInFlight}"): ${started.join(", ")}`
-        }
-      return started.length === 2 && queued.length === 2 ? { started, queued } : undefined
-    },
-    90_000,
-    250
-  ).catch(async (e) => {
-    if (!e.message.startsWith("timed out")) throw e
-    const seen = []
+  // After the toleration: 2 start, the other 2 wait for a slot (RepairQueued), none is held by the breaker. Every
+  // check of order reads the four nodes' Events in one list call and replays them by their eventTime.
+  const maxInFlight = Number(settings.maxInFlight)
+  if (!Number.isInteger(maxInFlight)) throw new Error(`maxInFlight "${settings.maxInFlight}" is not a count`)
+  const tooMany = (evs) => {
+    const excess = firstInFlightExcess(evs, maxInFlight)
+    if (excess === undefined) return undefined
+    const others = excess.inFlight.filter((n) => n !== excess.node)
+    return `${excess.node} started at ${isoOfMicros(excess.at)} while ${others.join(", ")} were still in flight (maxInFlight "${settings.maxInFlight}")`
+  }
+  const has = (evs, node, reason) => evs.some((e) => e.node === node && e.reason === reason)
+  const summary = (evs) => evs.map((e) => `${e.node} ${e.reason} ${isoOfMicros(e.at)}`)
+  // The controller's journal records of the four, sampled until the step ends: drainStartedAt is in each record
+  // from the drain on, and the record is deleted when the repair succeeds.
+  const records = new Map()
+  const sampleJournals = async () => {
+    for (const n of four) {
+      const r = await journal(n)
+      if (r?.drainStartedAt !== undefined && !records.has(n)) records.set(n, r)
+    }
+  }
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      await sampleJournals().catch(() => undefined)
+      await sleep(200)
+    }
+  })()
+  try {
+    const split = await waitOrFail(
+      "2 RepairStarted and 2 RepairQueued",
+      async (seen) => {
+        const evs = await repairEvents(four)
+        seen(summary(evs))
+        const fail = tooMany(evs)
+        if (fail) return { fail }
+        const started = four.filter((n) => has(evs, n, "RepairStarted"))
+        const queued = four.filter((n) => !started.includes(n) && has(evs, n, "RepairQueued"))
+        return started.length === 2 && queued.length === 2 ? { started, queued } : undefined
+      },
+      90_000,
+      250
+    )
+    const { started, queued } = split
     for (const n of four)
-      for (const r of ["RepairStarted", "RepairQueued", "RepairBlocked"])
-        if (await hasEvent(n, r)) seen.push(`${n} ${r}`)
-    throw new Error(`${e.message}; events: ${seen.join(", ") || "none"}`)
-  })
-  const { started, queued } = split
-  for (const n of four)
-    if (await hasEvent(n, "RepairBlocked")) throw new Error(`${n}: RepairBlocked, but 4 of 10 is within 40%`)
-  for (const n of queued)
-    if (tainted(await readNode(n)) || (await journal(n)))
-      throw new Error(`${n} was touched while queued for a repair slot`)
-  const why = (await hasEvent(queued[0], "RepairQueued")).message
-  if (!/\b2 repairs in flight in pool \S+, allowed 2 by maxInFlight "2"/.test(why))
-    throw new Error(`RepairQueued does not say why: "${why}"`)
-  mark(
-    S,
-    `toleration (10 s) over: RepairStarted on ${started.join(", ")}; ${queued.join(", ")} wait: "${why}"`
-  )
-  const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(queued[0])) ?? ""
-  if (!view.includes("QUEUED: 2 in flight, allowed 2"))
-    throw new Error(`the view does not say ${queued[0]} is queued: ${view}`)
-  mark(S, `view: ${view.trim().replace(/\s+/g, " ")}`)
+      if (await hasEvent(n, "RepairBlocked"))
+        throw new Error(`${n}: RepairBlocked, but 4 of 10 is within 40%`)
+    for (const n of queued)
+      if (tainted(await readNode(n)) || (await journal(n)))
+        throw new Error(`${n} was touched while queued for a repair slot`)
+    const why = (await hasEvent(queued[0], "RepairQueued")).message
+    if (!/\b2 repairs in flight in pool \S+, allowed 2 by maxInFlight "2"/.test(why))
+      throw new Error(`RepairQueued does not say why: "${why}"`)
+    mark(
+      S,
+      `toleration (10 s) over: RepairStarted on ${started.join(", ")}; ${queued.join(", ")} wait: "${why}"`
+    )
+    const view = render(await takeSnapshot(fleet), { width: 400 }).find((l) => l.includes(queued[0])) ?? ""
+    if (!view.includes("QUEUED: 2 in flight, allowed 2"))
+      throw new Error(`the view does not say ${queued[0]} is queued: ${view}`)
+    mark(S, `view: ${view.trim().replace(/\s+/g, " ")}`)
 
-  // The queued two start only once one of the first two has succeeded; never more than 2 in flight.
-  let firstDone
-  await waitOrFail(
-    `RepairStarted on ${queued.join(", ")} after a repair ended`,
-    async () => {
-      const ended = []
-      for (const n of started) {
-        const ok = (await eventsAt(n, "RepairSucceeded"))[0]
-        if (ok) ended.push({ node: n, at: ok.at })
-        else if (await hasEvent(n, "RepairFailed")) return { fail: `the repair of ${n} failed` }
-      }
-      const late = []
-      for (const n of queued) {
-        const st = (await eventsAt(n, "RepairStarted"))[0]
-        if (st) late.push({ node: n, at: st.at })
-      }
-      if (late.length > 0 && ended.length === 0)
-        return { fail: `${late[0].node} started while ${started.join(", ")} were still in flight` }
-      const first = ended.sort((a, b) => a.at - b.at)[0]
-      if (first && !firstDone) {
-        firstDone = first
-        mark(S, `RepairSucceeded on ${first.node} (replacement Ready before its drain), ${since(at)}`)
-      }
-      for (const l of late)
-        if (l.at < first.at) return { fail: `${l.node} started before any repair of the first two ended` }
-      return late.length === 2 ? late : undefined
-    },
-    300_000,
-    250
-  )
-  mark(S, `a slot freed: RepairStarted on ${queued.join(", ")}, ${since(at)}`)
-  for (const n of four) await gone(n, `${n} terminated`, 300_000)
-  mark(S, `${four.join(", ")} drained, terminated and removed, ${since(at)}`)
+    // The queued two start only once one of the first two has succeeded: never more than 2 in flight.
+    let firstDone
+    await waitOrFail(
+      `RepairStarted on ${queued.join(", ")} after a repair ended`,
+      async (seen) => {
+        const evs = await repairEvents(four)
+        seen(summary(evs))
+        const fail = tooMany(evs)
+        if (fail) return { fail }
+        const failed = evs.find((e) => e.reason === "RepairFailed")
+        if (failed) return { fail: `the repair of ${failed.node} failed: ${failed.message}` }
+        const first = evs
+          .filter((e) => started.includes(e.node) && e.reason === "RepairSucceeded")
+          .sort((a, b) => a.at - b.at)[0]
+        if (first && !firstDone) {
+          firstDone = first
+          const why = capacityFirstViolation({
+            node: first.node,
+            record: records.get(first.node),
+            replacementReadyAt: evs.find((e) => e.node === first.node && e.reason === "ReplacementReady")?.at
+          })
+          if (why) return { fail: `not capacity first: ${why}` }
+          mark(
+            S,
+            `RepairSucceeded on ${first.node} (replacement Ready before its drain began at ${records.get(first.node).drainStartedAt}), ${since(at)}`
+          )
+        }
+        const late = queued.filter((n) => has(evs, n, "RepairStarted"))
+        return late.length === 2 ? late : undefined
+      },
+      300_000,
+      250
+    )
+    mark(S, `a slot freed: RepairStarted on ${queued.join(", ")}, ${since(at)}`)
+    for (const n of four) await gone(n, `${n} terminated`, 300_000)
+    sampling = false
+    await sampler
+    // The whole step from one read: never more than 2 in flight, each of the four capacity first.
+    const evs = await repairEvents(four)
+    const fail = tooMany(evs)
+    if (fail) throw new Error(fail)
+    for (const n of four) {
+      const why = capacityFirstViolation({
+        node: n,
+        record: records.get(n),
+        replacementReadyAt: evs.find((e) => e.node === n && e.reason === "ReplacementReady")?.at
+      })
+      if (why) throw new Error(`not capacity first: ${why}`)
+    }
+    mark(
+      S,
+      `${four.join(", ")} drained, terminated and removed, each after its replacement was Ready, never more than ${maxInFlight} at once, ${since(at)}`
+    )
+  } finally {
+    sampling = false
+    await sampler
+  }
   await waitFor(
     "10 Ready general nodes again, 4 of them replacements",
     async () => {
       const now = await poolNodes(GENERAL)
       return now.filter(isReady).length >= 10 && now.filter((n) => !known.has(n.metadata.name)).length >= 4
     },
-    150_000,
-    500
+    { timeoutMs: 150_000, intervalMs: 500 }
   )
   mark(S, `all 4 replaced, pool ${GENERAL} back to 10 Ready, ${since(at)}`)
 }
@@ -352,14 +406,16 @@ const storyZonalShift = async () => {
       /nodemend_controller_zonal_shift_stand_down\{[^}]*cause="shift"[^}]*\} 1\b/.test(
         await (await fetch(fleet.state.metricsUrl)).text()
       ),
-    60_000,
-    500
+    { timeoutMs: 60_000, intervalMs: 500 }
   )
   mark(S, "the controller sees the shift (zonal_shift_stand_down{cause=shift} 1)")
   const at = inject(victim, "pids-exhausted")
   mark(S, `kubelet journal fork failure on ${victim} in ${zone}`)
   await failedCondition(victim, "KernelReady", "ForkFailedOutOfPIDs", `${victim} KernelReady=False`)
-  const sd = await waitFor("RepairStandDown", () => hasEvent(victim, "RepairStandDown"), 60_000)
+  const sd = await waitFor("RepairStandDown", () => hasEvent(victim, "RepairStandDown"), {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
   mark(S, `stand-down: "${sd.message}"`)
   await sleep(10_000)
   if ((await hasEvent(victim, "RepairStarted")) || tainted(await readNode(victim)) || (await journal(victim)))
@@ -372,7 +428,10 @@ const storyZonalShift = async () => {
   if (!cancel.ok) throw new Error(`cancel zonal shift: HTTP ${cancel.status}`)
   const cancelledAt = Date.now()
   mark(S, "zonal shift cancelled")
-  await waitFor("RepairStarted after the shift", () => hasEvent(victim, "RepairStarted"), 60_000)
+  await waitFor("RepairStarted after the shift", () => hasEvent(victim, "RepairStarted"), {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
   mark(S, `repair resumed: RepairStarted ${since(cancelledAt)} after the cancel`)
   await gone(victim, "the instance terminated", 300_000)
   mark(S, `${victim} terminated and removed, ${since(cancelledAt)} after the cancel`)
@@ -391,7 +450,10 @@ const storyVeto = async () => {
   const at = inject(victim, "ipamd-no-token")
   await failedCondition(victim, "NetworkingReady", "IPAMDNotReady", `${victim} NetworkingReady=False`)
   mark(S, `NetworkingReady=False IPAMDNotReady, ${since(at)} after the ipamd lines`)
-  const vetoed = await waitFor("RepairVetoed", () => hasEvent(victim, "RepairVetoed"), 60_000)
+  const vetoed = await waitFor("RepairVetoed", () => hasEvent(victim, "RepairVetoed"), {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
   mark(S, `RepairVetoed: "${vetoed.message}"`)
   await sleep(15_000)
   const node = await readNode(victim)

@@ -1,0 +1,69 @@
+/**
+ * What the scenario checks about the order of repairs, as pure functions of one consistent read (the Events as one
+ * list call returned them, the controller's own journal record), not of several reads taken at different times:
+ * two reads a few milliseconds apart can see a success and the next start in the wrong order.
+ */
+
+/**
+ * Microseconds since the epoch of a metav1.Time or MicroTime ("2026-12-02T22:34:49.500123Z"; the fraction is
+ * optional); undefined when it does not parse. Numbers stay exact (below 2^53 until the year 2255).
+ */
+export const microsOf = (time) => {
+  if (typeof time !== "string") return undefined
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(time)
+  if (!m) return undefined
+  const seconds = Date.parse(`${m[1]}${m[3]}`)
+  if (Number.isNaN(seconds)) return undefined
+  return seconds * 1000 + Number((m[2] ?? "").padEnd(6, "0").slice(0, 6))
+}
+
+/** When an Event (core/v1 view of an events.k8s.io/v1 Event) happened, in microseconds: eventTime first. */
+export const eventMicros = (e) =>
+  microsOf(e.eventTime ?? undefined) ??
+  microsOf(e.series?.lastObservedTime ?? undefined) ??
+  microsOf(e.firstTimestamp ?? undefined) ??
+  microsOf(e.lastTimestamp ?? undefined) ??
+  microsOf(e.metadata?.creationTimestamp ?? undefined)
+
+const STARTS = new Set(["RepairStarted"])
+const ENDS = new Set(["RepairSucceeded", "RepairFailed"])
+
+/**
+ * Replays the repairs' starts and ends of `events` (one list, in any order: `{ node, reason, at }` with `at` in
+ * microseconds) in time order and returns the first moment more than `maxInFlight` were in flight, as
+ * `{ node, at, inFlight }` (the node whose start made it one too many, the nodes in flight then), or undefined.
+ * An end and a start at the same instant count the end first: the controller gives the slot back before the
+ * next repair takes it, and Event times are whole milliseconds.
+ */
+export const firstInFlightExcess = (events, maxInFlight) => {
+  const steps = events
+    .filter((e) => STARTS.has(e.reason) || ENDS.has(e.reason))
+    .map((e) => ({ ...e, end: ENDS.has(e.reason) }))
+    .sort((a, b) => a.at - b.at || Number(b.end) - Number(a.end))
+  const inFlight = new Set()
+  for (const s of steps) {
+    if (s.end) inFlight.delete(s.node)
+    else {
+      inFlight.add(s.node)
+      if (inFlight.size > maxInFlight) return { node: s.node, at: s.at, inFlight: [...inFlight] }
+    }
+  }
+  return undefined
+}
+
+/**
+ * Capacity first, from the controller's own clock: the ReplacementReady Event of `node` (microseconds) came no
+ * later than the drain its journal record says began (`drainStartedAt`, ISO). Returns why not, or undefined.
+ */
+export const capacityFirstViolation = ({ node, record, replacementReadyAt }) => {
+  if (record === undefined) return `${node}: no journal record with drainStartedAt was seen`
+  if (record.order !== "capacityFirst")
+    return `${node}: repaired ${record.order ?? "in no order"}, not capacity first`
+  if (record.fallback !== undefined) return `${node}: capacity first fell back: ${record.fallback}`
+  const drainAt = microsOf(record.drainStartedAt)
+  if (drainAt === undefined) return `${node}: the journal record has no drainStartedAt`
+  if (replacementReadyAt === undefined) return `${node}: no ReplacementReady Event`
+  if (replacementReadyAt > drainAt)
+    return `${node}: drain began at ${record.drainStartedAt}, ${(replacementReadyAt - drainAt) / 1000} ms before its replacement was Ready`
+  return undefined
+}
