@@ -17,15 +17,20 @@ import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import {
   DEFAULT_POOL_LABELS,
+  HELD_POOL_HEADERS,
+  heldPoolRows,
+  heldPools,
   NODE_HEADERS,
   nodeRows,
   poolStates,
   REPAIR_CONTROLLER,
+  TIMELINE_LEGEND,
   timeline
 } from "./fleet.ts"
 import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { connect } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
+import { namespaceFlag, type RepairCommand, runRepairAction } from "./repairActions.ts"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { DEFAULT_CONTROLLER_NAMESPACE, journalName, journalOf, repairOf } from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
@@ -46,9 +51,21 @@ Usage:
       URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist. --s3 presigns
       PUT and GET URLs for <prefix>/<node>-logs.tar.gz with your AWS credentials.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
-      The fleet at a glance: conditions, repair phase, and breaker / stand-down state per pool.
+      The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, and the pools held
+      by a failed repair (each counts against its pool's in-flight budget until an operator acts).
   kubectl nodemend timeline <node>
-      What happened to a node, and why, in time order.
+      What happened to a node, and why, in time order, with who wrote each entry: "verified" only for the
+      repair controller's own Events (its identity is checked on write); everything else is "unverified".
+  kubectl nodemend retry <node>
+      For a Failed repair only: delete its journal record so that the controller repairs the node afresh if it
+      is still unhealthy. The node keeps its taint. Recorded as a RepairRetryRequested Event on the Node.
+  kubectl nodemend abandon <node>
+      For a Failed repair only: annotate the Node nodemend.io/do-not-repair=true (never repaired automatically
+      again) and delete its journal record. The node keeps its taint: fix it by hand, then uncordon it.
+      Recorded as a RepairAbandoned Event on the Node.
+      retry and abandon check every permission they need first (get/delete the journal ConfigMap in the
+      controller namespace, get (abandon: patch) the Node, create events.k8s.io Events in default), refuse a
+      repair that is in flight, and delete the record only as it was read (uid and resourceVersion).
 
 Global flags: --kubeconfig <file>, --context <name>,
   --controller-namespace <ns> (where the repair controller keeps its journal; default nodemend-system)
@@ -147,6 +164,19 @@ const statusCommand = async (
       ])
     )
   )
+  const held = heldPools(nodes, journal, poolLabels, selector !== undefined)
+  io.out("")
+  if (held.length === 0) io.out("No pool is held by a failed repair.")
+  else {
+    io.out("Held by a failed repair (it counts against its pool's in-flight budget until an operator acts):")
+    io.out(renderTable(HELD_POOL_HEADERS, heldPoolRows(held)))
+    const ns = namespaceFlag(controllerNamespace)
+    io.out("Act on each failed node with one of:")
+    for (const h of held) {
+      io.out(`  kubectl nodemend retry ${h.node}${ns}     # repair it afresh if it is still unhealthy`)
+      io.out(`  kubectl nodemend abandon ${h.node}${ns}   # never repair it automatically; fix it by hand`)
+    }
+  }
 }
 
 const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace: string, io: CliIO) => {
@@ -177,10 +207,10 @@ const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace
   if (entries.length === 0) io.out(`no conditions or events recorded for ${name}`)
   else
     io.out(
-      renderTable(
-        ["TIME", "KIND", "WHAT"],
-        entries.map((e) => [fmtTime(e.atMs), e.kind, e.text])
-      )
+      `${renderTable(
+        ["TIME", "KIND", "FROM", "WHAT"],
+        entries.map((e) => [fmtTime(e.atMs), e.kind, e.from, e.text])
+      )}\n\n${TIMELINE_LEGEND}`
     )
 }
 
@@ -259,6 +289,18 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
         if (!name || extra.length > 0) throw new PluginError("usage: kubectl nodemend timeline <node>")
         await timelineCommand(kube(), name, values["controller-namespace"], io)
         return 0
+      }
+      case "retry":
+      case "abandon": {
+        const [name, ...extra] = positionals
+        if (!name || extra.length > 0) throw new PluginError(`usage: kubectl nodemend ${command} <node>`)
+        return await runRepairAction(
+          kube(),
+          command satisfies RepairCommand,
+          name,
+          values["controller-namespace"],
+          io.out
+        )
       }
       default:
         throw new PluginError(`unknown command ${command}\n\n${USAGE}`)

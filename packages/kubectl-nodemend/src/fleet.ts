@@ -10,7 +10,8 @@
  */
 import { type CoreEvent, NODE_EVENT_NAMESPACE, type Node } from "@nodemend/kube-access"
 import { CONDITION_TYPES, REPAIR_CONTROLLER_REPORTING_CONTROLLER, ZONE_LABEL } from "@nodemend/reason-codes"
-import { type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
+import { journalEntries, type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
+import { hasInvisible, normalizeName } from "./terminalSafe.ts"
 
 export const DEFAULT_POOL_LABELS = [
   "karpenter.sh/nodepool",
@@ -150,9 +151,123 @@ export const poolStates = (
     })
 }
 
+/**
+ * A Failed repair keeps its journal record and its node's taint and counts against its pool's in-flight budget
+ * until an operator acts (`kubectl nodemend retry` or `abandon`): the pool is held by it. One row per Failed
+ * record, whether or not its Node still exists (with a node selector: only the selected nodes'); the pool is the
+ * one the controller recorded, else the Node's.
+ */
+export interface HeldPool {
+  readonly pool: string
+  readonly node: string
+  readonly repairId: string
+  /** When it failed (the record's finishedAt, else when it started). */
+  readonly since: string
+  readonly failure: string
+  /** The Node the repair started on is still there. */
+  readonly nodePresent: boolean
+}
+
+export const heldPools = (
+  nodes: ReadonlyArray<Node>,
+  journal: RepairJournal,
+  poolLabels: ReadonlyArray<string>,
+  /** Only the listed nodes' records (status -l): else every Failed record, its Node there or not. */
+  listedOnly = false
+): HeldPool[] => {
+  const byName = new Map(nodes.map((n) => [n.metadata?.name ?? "", n]))
+  return journalEntries(journal)
+    .filter((e) => e.summary.phase === "Failed" && (!listedOnly || byName.has(e.node)))
+    .map((e) => {
+      const live = byName.get(e.node)
+      const present = live !== undefined && (e.uid === undefined || live.metadata?.uid === e.uid)
+      return {
+        pool: e.summary.pool ?? (present && live ? poolOf(live, poolLabels) : "<none>"),
+        node: e.node,
+        repairId: e.summary.id ?? "?",
+        since: e.summary.finishedAt ?? e.summary.startedAt ?? "?",
+        failure: e.summary.failure ?? "",
+        nodePresent: present
+      }
+    })
+    .sort((a, b) => a.pool.localeCompare(b.pool) || a.node.localeCompare(b.node))
+}
+
+export const HELD_POOL_HEADERS = ["POOL", "FAILED NODE", "SINCE", "REPAIR", "FAILURE"]
+
+export const heldPoolRows = (held: ReadonlyArray<HeldPool>): string[][] =>
+  held.map((h) => [
+    h.pool,
+    h.nodePresent ? h.node : `${h.node} (gone)`,
+    h.since,
+    h.repairId,
+    h.failure || "-"
+  ])
+
+/**
+ * Who wrote an Event, as far as the Event itself can tell. Only the repair controller's identity is checked on
+ * write: the admission policy `nodemend-controller-events` (deploy/controller) refuses an Event whose
+ * reportingController (core/v1: reportingComponent) or legacy source component is exactly
+ * `nodemend.io/repair-controller` unless the controller's service account writes it. Everything else
+ * (reportingController, reportingInstance, source.component, source.host) is whatever the writer put there, and
+ * any node may write Events about itself. A name that differs from the controller's only by invisible or
+ * compatibility characters passes the policy (it compares exact strings), prints like the controller's, and is
+ * the forgery to point out.
+ */
+export interface EventSource {
+  /** The writer's claimed component, normalised for display (normalizeName); "" when none is given. */
+  readonly component: string
+  /** reportingInstance, else source.host, normalised; "" when none is given. */
+  readonly instance: string
+  /** Written under the controller's identity-checked reportingController, in the namespace it writes to. */
+  readonly verified: boolean
+  /** For an unverified Event that names (or imitates) the controller, or whose name hides characters: why. */
+  readonly warning?: string
+}
+
+const isAscii = (s: string) => /^[\x20-\x7e]*$/u.test(s)
+
+/** core/v1 carries reportingInstance too (kube-access's CoreEvent does not declare it). */
+type CoreEventWithInstance = CoreEvent & { readonly reportingInstance?: string }
+
+export const eventSource = (e: CoreEventWithInstance): EventSource => {
+  const rawComponent = e.reportingComponent || e.source?.component || ""
+  const component = normalizeName(rawComponent)
+  const instance = normalizeName(e.reportingInstance || e.source?.host || "")
+  if (isControllerEvent(e)) return { component, instance, verified: true }
+  const imitates = component.toLowerCase() === REPAIR_CONTROLLER
+  const hidden = hasInvisible(rawComponent) || rawComponent.normalize("NFKC") !== rawComponent
+  const warning = hidden
+    ? "hidden or look-alike characters in its name"
+    : !isAscii(component)
+      ? "non-ASCII characters in its name"
+      : !imitates
+        ? undefined
+        : !e.reportingComponent
+          ? "legacy source.component only"
+          : e.metadata?.namespace !== NODE_EVENT_NAMESPACE
+            ? `written in namespace ${normalizeName(e.metadata?.namespace ?? "")}`
+            : "not the controller's exact name"
+  return { component, instance, verified: false, ...(warning !== undefined ? { warning } : {}) }
+}
+
+/** The FROM cell of an Event: `verified: <component>/<instance>` or `unverified: ...` with the warning. */
+export const eventFrom = (s: EventSource): string =>
+  `${s.verified ? "verified" : "unverified"}: ${s.component || "(none)"}${s.instance ? `/${s.instance}` : ""}${s.warning ? ` (${s.warning})` : ""}`
+
+/** Printed under a timeline: what the FROM column's words mean. */
+export const TIMELINE_LEGEND = [
+  `verified: written as ${REPAIR_CONTROLLER}, which the admission policy nodemend-controller-events lets only the`,
+  "  repair controller's service account write (installed by deploy/controller and the Helm chart).",
+  "unverified: whatever the writer says it is; any node, and anyone allowed to create Events, can write it.",
+  "node status: the Node's conditions (its kubelet and agent). controller journal: the repair record."
+].join("\n")
+
 export interface TimelineEntry {
   readonly atMs: number
   readonly kind: "Condition" | "Event" | "Repair"
+  /** Who wrote it: `node status`, `controller journal`, or an Event's source (eventFrom). */
+  readonly from: string
   readonly text: string
 }
 
@@ -167,24 +282,24 @@ export const timeline = (
     out.push({
       atMs: new Date(c.lastTransitionTime).getTime(),
       kind: "Condition",
+      from: "node status",
       text: `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ""}${c.message ? `: ${c.message}` : ""}`
     })
   }
   for (const e of events) {
     const count = e.series?.count ?? e.count
-    const claimed = e.reportingComponent || e.source?.component || ""
-    // An event that names the controller without being its own is shown as such, never as the controller's.
-    const source = claimed === REPAIR_CONTROLLER && !isControllerEvent(e) ? `unverified: ${claimed}` : claimed
     out.push({
       atMs: eventTimeMs(e),
       kind: "Event",
-      text: `${e.type ?? "Normal"} ${e.reason ?? ""}${source ? ` (${source})` : ""}: ${e.message ?? ""}${count && count > 1 ? ` (x${count})` : ""}`
+      from: eventFrom(eventSource(e)),
+      text: `${normalizeName(e.type ?? "") || "Normal"} ${normalizeName(e.reason ?? "")}: ${e.message ?? ""}${count && count > 1 ? ` (x${count})` : ""}`
     })
   }
   if (repair?.startedAt) {
     out.push({
       atMs: new Date(repair.startedAt).getTime(),
       kind: "Repair",
+      from: "controller journal",
       text: `repair ${repair.action ?? ""} started for ${repair.reason ?? "?"}; now ${repair.phase}`
     })
   }
@@ -192,6 +307,7 @@ export const timeline = (
     out.push({
       atMs: new Date(repair.finishedAt).getTime(),
       kind: "Repair",
+      from: "controller journal",
       text: `repair finished: ${repair.phase}${repair.failure ? ` (${repair.failure})` : ""}`
     })
   }

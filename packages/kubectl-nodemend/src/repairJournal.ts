@@ -16,6 +16,10 @@ export const DEFAULT_CONTROLLER_NAMESPACE = "nodemend-system"
 
 export interface RepairSummary {
   readonly phase: string
+  /** The repair's id (unique per repair); absent for an unreadable entry. */
+  readonly id?: string
+  /** The pool the controller counted the node in when the repair started (its `poolLabel`), when it had one. */
+  readonly pool?: string
   readonly action?: string
   readonly reason?: string
   readonly startedAt?: string
@@ -46,10 +50,12 @@ export const journalOf = (configMaps: ReadonlyArray<ConfigMap>): RepairJournal =
     const record = r.success
     // A record under another node's name is ignored, as the controller ignores it.
     if (journalName(record.node.name) !== name) continue
-    const { phase, action, reason, startedAt, finishedAt, failure } = record
+    const { id, phase, action, reason, startedAt, finishedAt, failure } = record
     out.set(record.node.name, {
       uid: record.node.uid,
       summary: {
+        id,
+        ...(record.node.pool !== undefined ? { pool: record.node.pool } : {}),
         phase,
         action,
         reason,
@@ -61,6 +67,12 @@ export const journalOf = (configMaps: ReadonlyArray<ConfigMap>): RepairJournal =
   }
   return out
 }
+
+/** Every entry: node name, the Node object's uid it is bound to (when readable), and its summary. */
+export const journalEntries = (
+  journal: RepairJournal
+): ReadonlyArray<{ readonly node: string; readonly uid?: string; readonly summary: RepairSummary }> =>
+  [...journal.entries()].map(([node, e]) => ({ node, ...e }))
 
 /** The node's repair, when the journal has one for this Node object (not an earlier Node of the same name). */
 export const repairOf = (node: Node, journal: RepairJournal): RepairSummary | undefined => {

@@ -1,9 +1,11 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { renderTable } from "../src/table.ts"
-import { terminalSafe, terminalSafeLines } from "../src/terminalSafe.ts"
+import { hasInvisible, normalizeName, terminalSafe, terminalSafeLines } from "../src/terminalSafe.ts"
 
-const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u
+// What must never be printed: controls, bidi controls, and characters that print as nothing (format characters
+// and the other default-ignorable code points).
+const CONTROL = /[\p{Cc}\p{Bidi_Control}\p{Cf}\p{Default_Ignorable_Code_Point}]/u
 const OSC_TITLE = "\u001b]0;owned\u0007"
 const CSI_CLEAR = "\u001b[2J\u001b[H"
 
@@ -27,7 +29,14 @@ const hostile = fc.string({
       "\u0085",
       "\u202e",
       "\u2066",
-      "\u2028"
+      "\u2028",
+      "\u200b",
+      "\u200d",
+      "\ufeff",
+      "\u00ad",
+      "\u2060",
+      "\u3164",
+      "\u{E0041}"
     ),
     fc.string({ unit: "binary", minLength: 1, maxLength: 1 })
   ),
@@ -48,6 +57,31 @@ describe("terminalSafe", () => {
 
   it("removes bidi overrides and isolates", () => {
     expect(terminalSafe("abc\u202edcb\u202c \u2067x\u2069")).toBe("abcdcb x")
+  })
+
+  it("removes zero-width and other format characters, so two names that print alike are alike", () => {
+    expect(terminalSafe("nodemend.io/repair-controller\u200b")).toBe("nodemend.io/repair-controller")
+    expect(terminalSafe("a\u200cb\u200dc\u2060d\ufeffe\u00adf\u{E0041}g\u3164h\ufe0fi")).toBe("abcdefghi")
+    expect(terminalSafe("\u200e\u200f\u061c\u2066x\u2069")).toBe("x")
+  })
+
+  it("normalizes names for comparison: invisible characters, compatibility forms, dashes, blanks", () => {
+    const controller = "nodemend.io/repair-controller"
+    for (const look of [
+      "nodemend.io/repair-controller\u200b",
+      "\u200bnodemend.io/repair-controller",
+      "nodemend.io/repair\u2011controller",
+      "\uff4e\uff4f\uff44\uff45mend.io/repair-controller",
+      " nodemend.io/repair-controller\u202e ",
+      "nodemend.io/\u{E0072}repair-controller"
+    ])
+      expect(normalizeName(look)).toBe(controller)
+    expect(normalizeName(controller)).toBe(controller)
+    // A Cyrillic o is another letter, not a compatibility form: it stays (and prints as what it is).
+    expect(normalizeName("n\u043edemend.io/repair-controller")).not.toBe(controller)
+    expect(hasInvisible("a\u200bb")).toBe(true)
+    expect(hasInvisible("a\u202eb")).toBe(true)
+    expect(hasInvisible("a-b")).toBe(false)
   })
 
   it("never lets a control character through, whatever the input", () => {

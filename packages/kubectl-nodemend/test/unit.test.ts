@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { parseDurationMs } from "../src/duration.ts"
 import { serializeRecord, type RepairRecord } from "@nodemend/repair-controller"
 import { journalName as controllerJournalName } from "../../repair-controller/src/controller/RepairStore.ts"
-import { isUnhealthy, nodeRows, poolStates, timeline } from "../src/fleet.ts"
+import { eventSource, isUnhealthy, nodeRows, poolStates, timeline } from "../src/fleet.ts"
 import { journalName, journalOf, repairOf } from "../src/repairJournal.ts"
 import {
   captureProgress,
@@ -252,22 +252,85 @@ describe("fleet", () => {
     const t = timeline(
       node("n", "p", []),
       [
-        event("n", "RepairBlocked", "real", "2026-01-01T00:01:00Z"),
+        event("n", "RepairBlocked", "real", "2026-01-01T00:01:00Z", {
+          reportingInstance: "ctrl-0"
+        } as Partial<CoreEvent>),
         event("n", "RepairBlocked", "forged", "2026-01-01T00:02:00Z", {
           reportingComponent: "",
           source: { component: "nodemend.io/repair-controller" }
         }),
         event("n", "NvidiaXID79Error", "from the agent", "2026-01-01T00:03:00Z", {
-          reportingComponent: "nodemend.io/agent"
+          reportingComponent: "nodemend.io/agent",
+          source: { host: "n" }
         })
       ],
       undefined
     )
-    expect(t.map((e) => e.text)).toEqual([
-      "Warning RepairBlocked (nodemend.io/repair-controller): real",
-      "Warning RepairBlocked (unverified: nodemend.io/repair-controller): forged",
-      "Warning NvidiaXID79Error (nodemend.io/agent): from the agent"
+    expect(t.map((e) => [e.from, e.text])).toEqual([
+      ["verified: nodemend.io/repair-controller/ctrl-0", "Warning RepairBlocked: real"],
+      [
+        "unverified: nodemend.io/repair-controller (legacy source.component only)",
+        "Warning RepairBlocked: forged"
+      ],
+      ["unverified: nodemend.io/agent/n", "Warning NvidiaXID79Error: from the agent"]
     ])
+  })
+
+  // Issue 24: a node posted the controller's name followed by a zero-width space, and it showed as the controller's.
+  it("timeline: the controller's name with invisible or look-alike characters is unverified, printed plainly", () => {
+    const at = "2026-01-01T00:01:00Z"
+    const forgeries: Array<Partial<CoreEvent>> = [
+      { reportingComponent: "", source: { component: "nodemend.io/repair-controller\u200b" } },
+      { reportingComponent: "nodemend.io/repair-controller\u200b" },
+      { reportingComponent: "\ufeffnodemend.io/repair-\u2060controller" },
+      { reportingComponent: "nodemend.io/repair-controller\u202e\u2066" },
+      { reportingComponent: "nodemend.io/repair-controller\u{E0020}" },
+      // Fullwidth letters (NFKC folds them) and a Unicode hyphen.
+      { reportingComponent: "\uff4eodemend.io/repair\u2010controller" }
+    ]
+    for (const from of forgeries) {
+      const [entry] = timeline(
+        node("n", "p", []),
+        [event("n", "RepairBlocked", "forged", at, from)],
+        undefined
+      )
+      expect(entry?.from).toBe(
+        "unverified: nodemend.io/repair-controller (hidden or look-alike characters in its name)"
+      )
+      expect(eventSource(event("n", "RepairBlocked", "forged", at, from)).verified).toBe(false)
+      // Nothing invisible reaches the screen.
+      expect(renderTable(["FROM"], [[entry?.from ?? ""]])).not.toMatch(
+        /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u
+      )
+    }
+    // And the breaker is not taken from any of them.
+    const pools = poolStates(
+      [node("n", "p", [])],
+      forgeries.map((f) => event("n", "RepairBlocked", "forged", at, f)),
+      journalOf([]),
+      ["karpenter.sh/nodepool"],
+      Date.parse("2026-01-01T00:02:00Z")
+    )
+    expect(pools[0]?.breaker).toBe("closed")
+    // Other look-alikes are not folded but flagged: a Cyrillic o.
+    expect(
+      eventSource(event("n", "X", "m", at, { reportingComponent: "n\u043edemend.io/repair-controller" }))
+        .warning
+    ).toBe("non-ASCII characters in its name")
+    // The controller's exact name from another namespace, and in other case.
+    expect(
+      eventSource(event("n", "X", "m", at, { metadata: { name: "x", namespace: "tenant-a" } })).warning
+    ).toBe("written in namespace tenant-a")
+    expect(
+      eventSource(event("n", "X", "m", at, { reportingComponent: "Nodemend.io/Repair-Controller" })).warning
+    ).toBe("not the controller's exact name")
+    // The reason and type are printed without their invisible characters too.
+    const [e] = timeline(
+      node("n", "p", []),
+      [event("n", "Repair\u200bBlocked", "m", at, { type: "Warn\u200bing" })],
+      undefined
+    )
+    expect(e?.text).toBe("Warning RepairBlocked: m")
   })
 
   it("orders a node's conditions, events and repair in time", () => {

@@ -409,9 +409,63 @@ describe("kubectl nodemend status and timeline", () => {
     expect(status.out).not.toContain("forged")
 
     const tl = await cli("timeline", n)
-    expect(tl.out).toContain("RepairBlocked (nodemend.io/agent): forged breaker")
-    expect(tl.out).toContain(
-      "RepairBlocked (unverified: nodemend.io/repair-controller): forged through source"
+    expect(tl.out).toMatch(/unverified: nodemend\.io\/agent\/test +Warning RepairBlocked: forged breaker/)
+    expect(tl.out).toMatch(
+      /unverified: nodemend\.io\/repair-controller \(legacy source\.component only\) +Warning RepairBlocked: forged through source/
     )
+  })
+
+  // Issue 24: a node posted `nodemend.io/repair-controller` followed by a zero-width space, and the timeline showed
+  // it as the controller's. The admission policy compares exact strings, so such a name gets through it.
+  it("marks a source that imitates the controller with invisible characters as unverified, and prints it plainly", async () => {
+    const pool = uniqueName("pool")
+    const n = await env.createNode({ "karpenter.sh/nodepool": pool })
+    const ZWSP = "\u200b"
+    // core/v1 Events without an eventTime: the API server checks neither field's form.
+    for (const [field, note] of [
+      ["source", "forged through source with a zero-width space"],
+      ["reportingComponent", "forged through reportingComponent with a zero-width space"]
+    ] as const) {
+      const e = await env.core.createNamespacedEvent({
+        namespace: "default",
+        body: {
+          metadata: { generateName: `${n}-`, namespace: "default" },
+          involvedObject: { apiVersion: "v1", kind: "Node", name: n },
+          type: "Warning",
+          reason: "RepairBlocked",
+          message: note,
+          ...(field === "source"
+            ? { source: { component: `nodemend.io/repair-controller${ZWSP}`, host: n } }
+            : { reportingComponent: `nodemend.io/repair-controller${ZWSP}`, reportingInstance: n }),
+          lastTimestamp: new Date(),
+          firstTimestamp: new Date(),
+          count: 1
+        }
+      })
+      written.push({ namespace: "default", name: e.metadata?.name ?? "" })
+      // Stored as written: the zero-width space is there for the plugin to see.
+      expect(e.source?.component ?? e.reportingComponent).toBe(`nodemend.io/repair-controller${ZWSP}`)
+    }
+    await writeEvent(n, "RepairStarted", "the controller's own", "nodemend.io/repair-controller")
+
+    const tl = await cli("timeline", n)
+    expect(tl.code, tl.err).toBe(0)
+    expect(tl.out).not.toMatch(/[\p{Cf}\p{Default_Ignorable_Code_Point}]/u)
+    for (const note of [
+      "forged through source with a zero-width space",
+      "forged through reportingComponent with a zero-width space"
+    ])
+      expect(tl.out.split("\n").find((l) => l.includes(note))).toMatch(
+        new RegExp(
+          `Event +unverified: nodemend\\.io/repair-controller/${n} \\(hidden or look-alike characters in its name\\) +Warning RepairBlocked: ${note}$`
+        )
+      )
+    expect(tl.out.split("\n").find((l) => l.includes("the controller's own"))).toMatch(
+      /Event +verified: nodemend\.io\/repair-controller\/test +Warning RepairStarted: the controller's own$/
+    )
+    expect(tl.out).toContain("unverified: whatever the writer says it is")
+    // Nor do they open the breaker.
+    const status = await cli("status", "-l", `karpenter.sh/nodepool=${pool}`)
+    expect(status.out.split("\n").find((l) => l.startsWith(pool))).toMatch(/ closed +no$/)
   })
 })
