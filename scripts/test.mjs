@@ -6,6 +6,9 @@
 //   3. the real-node phase: build the images (`npm run images`), start a cluster with the real node (kubelet,
 //      containerd), run @nodemend/deploy-tests' test:realnode (the chart as shipped), stop it and check that
 //      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it.
+// First of all, the system prerequisites of the phases it runs (tools/prereqs.mjs): as root on Debian it installs
+// what is missing (one apt-get install, printed); otherwise it stops with the command to run, or skips an optional
+// phase (the real node, moto, the real host commands, the images' test) and says why in the summary.
 // A cluster given by NODEMEND_KUBECONFIG is reused and left running (NODEMEND_REALNODE_STATE_DIR for phase 3).
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
@@ -13,6 +16,7 @@ import { build } from "../tools/cluster/build.mjs"
 import { build as buildHelm } from "../tools/helm/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
+import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
 
 const run = (cmd, args, env = process.env) => {
   console.log(`\n$ ${cmd} ${args.join(" ")}`)
@@ -28,6 +32,15 @@ const only = process.argv.includes("--unit")
     : process.argv.includes("--realnode")
       ? "realnode"
       : "all"
+
+const realNodeOff = process.env.NODEMEND_REAL_NODE === "0"
+const phases = [
+  ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "moto", "imagesTest"] : []),
+  ...(only === "all" || only === "cluster" ? ["cluster"] : []),
+  ...((only === "all" || only === "realnode") && !realNodeOff ? ["realnode"] : [])
+]
+const { skips } = ensurePrereqs(phases, { entry: "npm test" })
+if (realNodeOff && (only === "all" || only === "realnode")) skips.realnode = "NODEMEND_REAL_NODE=0"
 
 let failed = 0
 if (only === "all" || only === "unit") {
@@ -58,18 +71,13 @@ if (!failed && (only === "all" || only === "cluster")) {
   }
 }
 if (!failed && (only === "all" || only === "realnode")) {
-  const why =
-    process.env.NODEMEND_REAL_NODE === "0"
-      ? "NODEMEND_REAL_NODE=0"
-      : process.platform !== "linux" || process.getuid?.() !== 0
-        ? "it needs root on Linux (kubelet, containerd, a bridge)"
-        : undefined
-  if (why) console.log(`\nreal-node phase skipped: ${why}`)
+  if (skips.realnode) console.log(`\nreal-node phase skipped: ${skips.realnode}`)
   else {
     const started = Date.now()
     failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"])
     console.log(`\nreal-node phase: ${Math.round((Date.now() - started) / 1000)} s`)
   }
 }
+for (const [name, why] of Object.entries(skips)) console.log(`\nskipped: ${PHASES[name].title}: ${why}`)
 console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")
 process.exit(failed)

@@ -34,8 +34,11 @@ export declare function up(opts?: {
   stateDir?: string
   noBuild?: boolean
   realNode?: boolean
-  /** Start Karpenter's kwok provider (default: unless NODEMEND_KARPENTER=0); built unless noBuild. */
-  karpenter?: boolean
+  /**
+   * Start Karpenter's kwok provider (default: unless NODEMEND_KARPENTER=0); built unless noBuild. "unused": neither
+   * built nor started, and a running cluster is reused whether it runs Karpenter or not (the demo).
+   */
+  karpenter?: boolean | "unused"
 }): Promise<ClusterInfo>
 export declare function importBuiltImages(stateDir?: string): string[]
 export declare function down(opts?: {

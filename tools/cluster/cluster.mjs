@@ -541,8 +541,11 @@ export async function up({
   const bin = noBuild ? binDir() : await build()
   if (noBuild && !isCached(bin)) throw new Error(`binaries not built (${bin}); run npm run cluster:build`)
   const nodeBin = realNode ? await buildNode() : null
+  // "unused" (the demo): Karpenter is neither built nor started, and a running cluster is reused whether it runs
+  // Karpenter or not.
+  const karpenterUnused = withKarpenter === "unused"
   let karpenterHome = null
-  if (withKarpenter) {
+  if (withKarpenter === true) {
     if (!noBuild) karpenterHome = await buildKarpenter()
     else if (isKarpenterCached()) karpenterHome = karpenterDir()
     else
@@ -559,7 +562,7 @@ export async function up({
     running.length === expectedProcesses(prev) &&
     prev?.server &&
     prev.binDir === bin &&
-    (prev.karpenter?.dir ?? null) === karpenterHome &&
+    (karpenterUnused || (prev.karpenter?.dir ?? null) === karpenterHome) &&
     Boolean(prev.realNode) === realNode &&
     existsSync(p.kubeconfig)
   ) {

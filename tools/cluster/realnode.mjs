@@ -26,6 +26,7 @@ import { request } from "node:https"
 import { basename, dirname, join } from "node:path"
 import { acquireLock, fmt, goEnv, k8sLdflags, run } from "./build.mjs"
 import { TOOLS_DIR, VERSIONS, cacheRoot } from "./versions.mjs"
+import { requirePrereqs } from "../prereqs.mjs"
 
 export const NODE_NAME = "nodemend-real"
 export const BRIDGE = "nodemend0"
@@ -243,19 +244,9 @@ function removeNewChains(before) {
 /** What must be true of the host before a real node can start; throws naming what is missing. */
 export function preflight() {
   if (process.getuid?.() !== 0) throw new Error("a real node needs root (kubelet, containerd, network setup)")
-  const missing = []
-  for (const [tool, pkg] of [
-    ["containerd", "containerd"],
-    ["ctr", "containerd"],
-    ["runc", "runc"],
-    ["iptables", "iptables"],
-    ["ip", "iproute2"],
-    ["buildah", "buildah"]
-  ])
-    if (!trySh("sh", ["-c", `command -v ${tool}`])) missing.push(`${tool} (${pkg})`)
-  for (const p of ["bridge", "host-local", "loopback"])
-    if (!existsSync(join("/usr/lib/cni", p))) missing.push(`/usr/lib/cni/${p} (containernetworking-plugins)`)
-  if (missing.length) throw new Error(`the real node needs: ${missing.join(", ")}`)
+  // containerd, ctr, runc, iptables, ip, buildah, the CNI plugins: the list is tools/prereqs.mjs's (npm test installs
+  // them as root on Debian); here they are only checked.
+  requirePrereqs(["realnodeCluster"], { entry: "a real node" })
   if (existsSync(`/sys/class/net/${BRIDGE}`))
     throw new Error(
       `bridge ${BRIDGE} exists: another real node runs on this machine (one per machine), or a crashed one: run its cluster:down`

@@ -38,6 +38,7 @@ import { fileURLToPath } from "node:url"
 import { buildAsScripted } from "../bundle/shipped.mjs"
 import { acquireLock } from "../cluster/build.mjs"
 import { REPO_ROOT } from "../cluster/versions.mjs"
+import { ensurePrereqs } from "../prereqs.mjs"
 
 export const IMAGES_DIR = join(REPO_ROOT, ".nodemend", "images")
 const RECIPES = join(REPO_ROOT, "deploy", "images")
@@ -82,14 +83,6 @@ const version = (pkg) => JSON.parse(readFileSync(join(REPO_ROOT, pkg, "package.j
 
 /** The fully qualified name an image is built, archived and imported under (the chart's default). */
 export const imageRef = (name) => `${REGISTRY}/${name}:${version(IMAGES[name].pkg)}`
-
-function need(tool, debianPackage) {
-  try {
-    execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" })
-  } catch {
-    throw new Error(`${tool} not found: install Debian's ${debianPackage} (apt-get install ${debianPackage})`)
-  }
-}
 
 /** buildah with its own storage under the cache (vfs: no overlay mount needed, no daemon). */
 function buildah(args, opts = {}) {
@@ -266,8 +259,8 @@ const duBytes = (path) => Number(execFileSync("du", ["-sb", path], { encoding: "
 export async function buildImages({ names = Object.keys(IMAGES), outDir = IMAGES_DIR } = {}) {
   for (const n of names)
     if (!IMAGES[n]) throw new Error(`unknown image ${n} (${Object.keys(IMAGES).join(", ")})`)
-  need("buildah", "buildah")
-  need("apt-get", "apt")
+  // buildah, apt-get, dpkg-deb (tools/prereqs.mjs): installed as root on Debian, else the command to run.
+  ensurePrereqs(["images"], { entry: "npm run images", throwOnMissing: true })
   // One build at a time per cache: the contexts and the base tag are shared.
   mkdirSync(cacheDir(), { recursive: true })
   const lockDir = join(cacheDir(), "build.lock")
@@ -371,7 +364,7 @@ async function buildLocked(names, outDir) {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const names = process.argv.slice(2)
   buildImages(names.length > 0 ? { names } : {}).catch((e) => {
-    log(String(e?.stderr ?? "") + String(e?.stack ?? e))
+    log(e?.name === "PrereqsError" ? e.message : String(e?.stderr ?? "") + String(e?.stack ?? e))
     process.exit(1)
   })
 }

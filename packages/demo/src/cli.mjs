@@ -62,6 +62,11 @@ const { values, positionals } = parseArgs({
 const [command, ...rest] = positionals
 if (values.help || command === undefined) process.stdout.write(`${USAGE}\n`)
 else if (command === "inject") values.list ? list() : inject(rest[0], rest[1])
-else if (command === "start") await (await import("./live.mjs")).live()
-else if (command === "scenario") await import("./scenario.mjs")
-else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`)
+else if (command === "start" || command === "scenario") {
+  // The system tools the demo runs (cc, openssl, systemd-journal-remote, journalctl, Go): checked, and installed
+  // as root on Debian, before anything is built.
+  const { ensurePrereqs } = await import("../../../tools/prereqs.mjs")
+  ensurePrereqs(["demo"], { entry: command === "start" ? "npm start" : "npm run demo:scenario" })
+  if (command === "start") await (await import("./live.mjs")).live()
+  else await import("./scenario.mjs")
+} else fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`)
