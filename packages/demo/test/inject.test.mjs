@@ -1,6 +1,7 @@
 // `nodemend inject NODE dcgm-*` from a process of its own reaches the policy callback of the DCGM double that
 // another process (the node's agent; here a stand-in using the agent's Dcgm service) loaded, decoded per the
 // vendor struct. The condition on the API server is the scenario's step 1b.
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -48,10 +49,10 @@ describe("nodemend inject: DCGM policy violations", () => {
     let err = ""
     client.stdout.on("data", (d) => lines.push(...String(d).split("\n").filter(Boolean)))
     client.stderr.on("data", (d) => (err += d))
-    const until = async (what, ok) => {
-      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50))
-      if (!ok()) throw new Error(`${what}; client stderr: ${err}`)
-    }
+    const until = (what, ok) =>
+      waitFor(what, () => ok(), { timeoutMs: 10_000, intervalMs: 50 }).catch((e) => {
+        throw new Error(`${e.message}; client stderr: ${err}`)
+      })
     await until("the client registered", () => lines.includes("ready"))
 
     const r = inject("2-3", "dcgm-dbe")

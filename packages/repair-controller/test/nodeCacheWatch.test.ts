@@ -1,3 +1,4 @@
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { httpKubeError, type KubeHttp } from "@nodemend/kube-access"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -41,10 +42,8 @@ const scripted = (
   return { http, requests }
 }
 
-/** Polls (real time: the loop's fiber runs on Effect's own scheduler) until `done`, at most 5 s. */
-const until = async (done: () => boolean) => {
-  for (let waited = 0; !done() && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10))
-}
+/** Real time: the loop's fiber runs on Effect's own scheduler. */
+const SOON = { timeoutMs: 5000, intervalMs: 10 }
 
 describe("NodeCache watch loop", () => {
   it("a watch ended by a non-410 ERROR event (504 too large resource version) waits 2 s before re-watching", async () => {
@@ -59,7 +58,14 @@ describe("NodeCache watch loop", () => {
     )
     const started = performance.now()
     await cache.start()
-    await until(() => requests.length === 3)
+    await waitFor(
+      "3 requests",
+      (seen) => {
+        seen(requests)
+        return requests.length === 3
+      },
+      SOON
+    )
     expect(performance.now() - started).toBeGreaterThanOrEqual(1990)
     expect(requests).toEqual(["LIST", "WATCH rv=10", "WATCH rv=10"])
     expect(warnings).toEqual(["node watch failed; again in 2s"])
@@ -83,7 +89,14 @@ describe("NodeCache watch loop", () => {
     )
     await cache.start()
     expect([...cache.names()].sort()).toEqual(["a", "b"])
-    await until(() => requests.length === 5)
+    await waitFor(
+      "5 requests",
+      (seen) => {
+        seen(requests)
+        return requests.length === 5
+      },
+      SOON
+    )
     expect(requests).toEqual(["LIST", "WATCH rv=10", "WATCH rv=15", "LIST", "WATCH rv=20"])
     expect(cache.names()).toEqual(["b"])
     expect(changed).toEqual(["a", "b", "a"])

@@ -1,3 +1,4 @@
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -7,14 +8,8 @@ import { grpcFrame, unframeUnary, withGrpcConnection } from "../../src/cri/grpc-
 import { criRuntimeClient } from "../../src/cri/runtime-client.ts"
 import { type FakeContainerd, sandbox, startFakeContainerd } from "./fake-containerd.ts"
 
-/** Resolves once `pred` holds (polled on real time: the server is a real socket peer), else rejects. */
-const eventually = async (pred: () => boolean, what: string, timeoutMs = 3_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setImmediate(r))
-  }
-}
+/** Polled on real time (the server is a real socket peer). */
+const SOON = { timeoutMs: 3000, intervalMs: 1 }
 
 describe("gRPC over a unix socket", () => {
   let dir: string
@@ -49,17 +44,17 @@ describe("gRPC over a unix socket", () => {
     server.sandboxes.set("s1", sandbox("s1", "default", "web-0", "10.0.1.5"))
     const client = criRuntimeClient(server.socket, 200)
     await Effect.runPromise(client.podSandboxStatuses(["s1", "unknown"]))
-    await eventually(() => server.openSessions() === 0, "the session to close after a batch")
+    await waitFor("the session to close after a batch", () => server.openSessions() === 0, SOON)
     await Effect.runPromise(
       withGrpcConnection(server.socket, 1_000, (c) =>
         c.unary("/runtime.v1.RuntimeService/Nope", new Uint8Array())
       ).pipe(Effect.flip)
     )
-    await eventually(() => server.openSessions() === 0, "the session to close after a failed call")
+    await waitFor("the session to close after a failed call", () => server.openSessions() === 0, SOON)
     server.delayMs = 2_000
     const e = await Effect.runPromise(client.podSandboxStatuses(["s1"]).pipe(Effect.flip))
     expect(e._tag).toBe("GrpcTimeout")
-    await eventually(() => server.openSessions() === 0, "the session to close after a timeout")
+    await waitFor("the session to close after a timeout", () => server.openSessions() === 0, SOON)
   })
 
   it("frames messages with a 5-byte prefix and refuses malformed bodies", () => {

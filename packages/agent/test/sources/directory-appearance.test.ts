@@ -1,3 +1,4 @@
+import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -6,14 +7,6 @@ import { whenDirectoryExists } from "../../src/sources/directory-appearance.ts"
 
 const root = mkdtempSync(join(tmpdir(), "nodemend-appear-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
-
-const until = async (what: string, cond: () => boolean) => {
-  const deadline = Date.now() + 10_000
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 describe("whenDirectoryExists", () => {
   it("calls back at once for an existing directory", () => {
@@ -32,7 +25,7 @@ describe("whenDirectoryExists", () => {
     mkdirSync(join(root, "a", "b"))
     expect(calls).toBe(0)
     mkdirSync(target)
-    await until("the callback", () => calls > 0)
+    await waitFor("the callback", () => calls > 0, { timeoutMs: 10_000, intervalMs: 10 })
     mkdirSync(join(target, "d"))
     await new Promise((r) => setTimeout(r, 50))
     expect(calls).toBe(1)
@@ -43,7 +36,7 @@ describe("whenDirectoryExists", () => {
     let calls = 0
     whenDirectoryExists(join(root, "p", "q", "r"), () => calls++)
     mkdirSync(join(root, "p", "q", "r"), { recursive: true })
-    await until("the callback", () => calls > 0)
+    await waitFor("the callback", () => calls > 0, { timeoutMs: 10_000, intervalMs: 10 })
     expect(calls).toBe(1)
   })
 
