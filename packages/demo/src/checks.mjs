@@ -6,9 +6,11 @@
 
 /**
  * Microseconds since the epoch of a metav1.Time or MicroTime ("2026-12-02T22:34:49.500123Z"; the fraction is
- * optional); undefined when it does not parse. Numbers stay exact (below 2^53 until the year 2255).
+ * optional), or of a Date (client-node parses metav1.Time fields into Dates, and leaves MicroTime ones such as
+ * eventTime as strings); undefined when it does not parse. Numbers stay exact (below 2^53 until the year 2255).
  */
 export const microsOf = (time) => {
+  if (time instanceof Date) return Number.isNaN(time.getTime()) ? undefined : time.getTime() * 1000
   if (typeof time !== "string") return undefined
   const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(time)
   if (!m) return undefined

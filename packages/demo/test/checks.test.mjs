@@ -10,6 +10,8 @@ describe("microsOf / eventMicros", () => {
     expect(microsOf("2026-12-01T22:34:49.500123Z") - microsOf("2026-12-01T22:34:49.500000Z")).toBe(123)
     expect(microsOf("2026-12-01T22:34:49Z")).toBe(Date.parse("2026-12-01T22:34:49Z") * 1000)
     expect(microsOf("2026-12-01T22:34:49.5+01:00")).toBe(Date.parse("2026-12-01T21:34:49.5Z") * 1000)
+    expect(microsOf(new Date("2026-12-01T22:34:49.5Z"))).toBe(Date.parse("2026-12-01T22:34:49.5Z") * 1000)
+    expect(microsOf(new Date("yesterday"))).toBeUndefined()
     expect(microsOf("yesterday")).toBeUndefined()
     expect(microsOf(undefined)).toBeUndefined()
     const e = {
@@ -19,6 +21,8 @@ describe("microsOf / eventMicros", () => {
     }
     expect(eventMicros(e)).toBe(at("49.508"))
     expect(eventMicros({ ...e, eventTime: null })).toBe(at("40"))
+    // As client-node returns it: eventTime a string, the metav1.Time fields Dates.
+    expect(eventMicros({ eventTime: null, firstTimestamp: new Date("2026-12-01T22:34:41Z") })).toBe(at("41"))
   })
 })
 
