@@ -31,14 +31,14 @@ describe("a breaker that closes is noticed at once (issue #14)", () => {
     const counter = makePoolCounter(config)
     counter.onChange((scope, e) => (e ? eased.push(scope) : undefined))
     counter.upsert(good("x", "p"))
-    counter.setRepairing("x", true)
+    counter.setRepair("x", { byLabel: true, failed: false })
     eased.length = 0
     counter.upsert(bad("y", "p"))
     expect(eased).toEqual([])
     counter.upsert(good("z", "p"))
     expect(eased).toEqual(["<cluster>", "p"])
     eased.length = 0
-    counter.setRepairing("x", false)
+    counter.setRepair("x", undefined)
     expect(eased.sort()).toEqual(["<cluster>", "p"])
   })
 
@@ -54,13 +54,13 @@ describe("a breaker that closes is noticed at once (issue #14)", () => {
   it("a node whose Node is deleted mid-repair keeps its slot until the repair ends (capacity not back yet)", () => {
     const counter = makePoolCounter(config)
     for (const n of [good("a", "p"), good("b", "p"), good("c", "p")]) counter.upsert(n)
-    counter.setRepairing("a", true)
+    counter.setRepair("a", { byLabel: true, failed: false })
     expect(counter.stats().pools.get("p")).toMatchObject({ size: 3, unhealthy: 1 })
     counter.remove("a") // RemovingNode: the Node object is gone
     expect(counter.stats().pools.get("p")).toMatchObject({ size: 3, unhealthy: 1 })
     counter.upsert(good("a-r1", "p")) // the replacement joins
     expect(counter.stats().pools.get("p")).toMatchObject({ size: 4, unhealthy: 1 })
-    counter.setRepairing("a", false) // replacement Ready: the repair ends
+    counter.setRepair("a", undefined) // replacement Ready: the repair ends
     expect(counter.stats().pools.get("p")).toMatchObject({ size: 3, unhealthy: 0 })
     counter.remove("b") // a Node deleted with no repair leaves at once
     expect(counter.stats().pools.get("p")).toMatchObject({ size: 2, unhealthy: 0 })

@@ -25,7 +25,7 @@ const statsOf = (
 ) => {
   const counter = makePoolCounter(c)
   for (const n of all) counter.upsert(n)
-  for (const name of repairing) counter.setRepairing(name, true)
+  for (const name of repairing) counter.setRepair(name, { byLabel: true, failed: false })
   return counter.stats()
 }
 

@@ -28,7 +28,7 @@ const decideIn = (
 ) => {
   const counter = makePoolCounter(c)
   for (const x of all) counter.upsert(x)
-  for (const name of repairing) counter.setRepairing(name, true)
+  for (const name of repairing) counter.setRepair(name, { byLabel: true, failed: false })
   return decideNow({
     config: c,
     node: n,

@@ -135,33 +135,28 @@ export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "InstanceGone" })
   })
 
+/**
+ * The replacement NodeClaim (and its Node) made do-not-disrupt for the repair is Karpenter's to consolidate again:
+ * called on every ending, success or failure, so a failed repair never leaves capacity Karpenter may not touch.
+ */
+export const releaseReplacement = (env: ControllerEnv, r: RepairRecord) =>
+  Effect.gen(function* () {
+    const name = r.replacement?.nodeClaim
+    if (name === undefined) return
+    const drop = { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: null } } }
+    const patch = (operation: string, path: string) =>
+      env.kube.http
+        .call(operation, "PATCH", path, drop, "application/merge-patch+json")
+        .pipe(Effect.catchTag("KubeError", ignoring(404)))
+    yield* patch("patchNodeClaim", `${NODECLAIMS_PATH}/${encodeURIComponent(name)}`)
+    const node = r.replacement?.nodeName
+    if (node !== undefined) yield* patch("patchNode", `/api/v1/nodes/${encodeURIComponent(node)}`)
+  })
+
 /** Karpenter deletes the Node; we wait for it, then let consolidation treat the replacement like any node. */
 export const awaitNodeRemoved = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (env.cache.get(r.node.name)?.metadata?.uid === r.node.uid) return wait(POLL_MS)
-    const name = r.replacement?.nodeClaim
-    if (name !== undefined) {
-      const drop = { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: null } } }
-      yield* env.kube.http
-        .call(
-          "patchNodeClaim",
-          "PATCH",
-          `${NODECLAIMS_PATH}/${encodeURIComponent(name)}`,
-          drop,
-          "application/merge-patch+json"
-        )
-        .pipe(Effect.catchTag("KubeError", ignoring(404)))
-      const node = r.replacement?.nodeName
-      if (node !== undefined)
-        yield* env.kube.http
-          .call(
-            "patchNode",
-            "PATCH",
-            `/api/v1/nodes/${encodeURIComponent(node)}`,
-            drop,
-            "application/merge-patch+json"
-          )
-          .pipe(Effect.catchTag("KubeError", ignoring(404)))
-    }
+    yield* releaseReplacement(env, r)
     return fact({ _tag: "NodeRemoved" })
   })

@@ -71,6 +71,10 @@ const poolMetrics = (env: ControllerEnv, pools: Iterable<string>) =>
       yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
       yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
       yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
+      yield* Metric.update(
+        Metric.withAttributes(M.poolFailedRepairs, { pool }),
+        stats.pools.get(pool)?.failed ?? 0
+      )
     }
     yield* Metric.update(M.activeRepairs, env.store.active())
     yield* Metric.update(M.drainsInFlight, env.drains.inFlight())
@@ -124,7 +128,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       logCapture,
       cache,
       karpenter,
-      store: makeRepairStore(kube, config.namespace, cache.counter.setRepairing),
+      store: makeRepairStore(kube, config.namespace, cache.counter.setRepair),
       events: makeEventRecorder(kube),
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),

@@ -3,23 +3,38 @@
  * per decision even at thousands of nodes. Unhealthy = a policy matches, or the journal holds a repair for it.
  * A node under repair keeps counting (in its pool, as unhealthy) after its Node object is deleted, until its
  * repair ends: the capacity is not back before the replacement is Ready, so the breaker must not free its slot.
+ * A node under repair counts in the pool its repair was decided (and its record written) for, never under the pool
+ * label it carries now: a node can relabel itself, and must not carry its in-flight slot into another pool's budget.
+ * A failed repair keeps its slot (and is counted as failed) until an operator retries or abandons it.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE, isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 
 interface Entry {
+  /** The pool label the node carries now. */
+  readonly labelPool: string | undefined
+  /** Where it counts: its repair's pool while it has one, else its label. */
   readonly pool: string | undefined
   readonly matching: boolean
   readonly unhealthy: boolean
   readonly repairing: boolean
+  readonly failed: boolean
 }
+
+/**
+ * A repair as the counter sees it: the pool it counts against (fixed when it was decided; `byLabel` when unknown,
+ * as for an unreadable journal entry) and whether it has failed.
+ */
+export type RepairSlot =
+  | { readonly pool: string | undefined; readonly failed: boolean }
+  | { readonly byLabel: true; readonly failed: boolean }
 
 export interface PoolCounter {
   readonly upsert: (node: NodeView) => void
   readonly remove: (name: string) => void
-  /** The journal holds (or no longer holds) a repair of `name`. */
-  readonly setRepairing: (name: string, repairing: boolean) => void
+  /** The journal holds a repair of `name` (or a decision just took its slot); undefined: no longer. */
+  readonly setRepair: (name: string, repair: RepairSlot | undefined) => void
   readonly stats: () => PoolStats
   readonly unhealthyNames: () => ReadonlyArray<string>
   /**
@@ -31,9 +46,9 @@ export interface PoolCounter {
 
 export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const entries = new Map<string, Entry>()
-  const pools = new Map<string, { size: number; unhealthy: number; repairing: number }>()
-  const cluster = { size: 0, unhealthy: 0, repairing: 0 }
-  const repairing = new Set<string>()
+  const pools = new Map<string, { size: number; unhealthy: number; repairing: number; failed: number }>()
+  const cluster = { size: 0, unhealthy: 0, repairing: 0, failed: 0 }
+  const repairing = new Map<string, RepairSlot>()
   /** Nodes whose Node object is gone while their repair still runs: counted until the repair ends. */
   const departed = new Set<string>()
   let listener: (scope: string, eased: boolean) => void = () => {}
@@ -56,13 +71,15 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     cluster.size += sign
     if (e.unhealthy) cluster.unhealthy += sign
     if (e.repairing) cluster.repairing += sign
+    if (e.failed) cluster.failed += sign
     track(CLUSTER_SCOPE, sign, e.unhealthy ? sign : 0)
     if (e.pool === undefined) return
     track(e.pool, sign, e.unhealthy ? sign : 0)
-    const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0, repairing: 0 }
+    const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0, repairing: 0, failed: 0 }
     p.size += sign
     if (e.unhealthy) p.unhealthy += sign
     if (e.repairing) p.repairing += sign
+    if (e.failed) p.failed += sign
     if (p.size === 0) pools.delete(e.pool)
     else pools.set(e.pool, p)
   }
@@ -72,9 +89,18 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     apply(old, -1)
     entries.delete(name)
   }
-  const put = (name: string, pool: string | undefined, matching: boolean) => {
+  const put = (name: string, labelPool: string | undefined, matching: boolean) => {
     remove(name)
-    const e = { pool, matching, unhealthy: matching || repairing.has(name), repairing: repairing.has(name) }
+    const r = repairing.get(name)
+    const pool = r === undefined || "byLabel" in r ? labelPool : r.pool
+    const e = {
+      labelPool,
+      pool,
+      matching,
+      unhealthy: matching || r !== undefined,
+      repairing: r !== undefined,
+      failed: r?.failed === true
+    }
     entries.set(name, e)
     apply(e, 1)
   }
@@ -89,14 +115,19 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
         if (repairing.has(name) && entries.has(name)) departed.add(name)
         else remove(name)
       }),
-    setRepairing: (name, on) =>
+    setRepair: (name, slot) =>
       settle(() => {
-        if (on === repairing.has(name)) return
-        if (on) repairing.add(name)
-        else repairing.delete(name)
-        if (!on && departed.delete(name)) return remove(name)
+        const was = repairing.get(name)
+        if (slot === undefined && was === undefined) return
+        if (slot === undefined) repairing.delete(name)
+        // The pool a repair counts against is fixed by the first slot that names one (the decision's, then the
+        // record's, which is the same): nothing later moves it.
+        else if (was !== undefined && !("byLabel" in was))
+          repairing.set(name, { pool: was.pool, failed: slot.failed })
+        else repairing.set(name, slot)
+        if (slot === undefined && departed.delete(name)) return remove(name)
         const e = entries.get(name)
-        if (e !== undefined) put(name, e.pool, e.matching)
+        if (e !== undefined) put(name, e.labelPool, e.matching)
       }),
     stats: () => ({ pools, cluster: { ...cluster } }),
     unhealthyNames: () => [...entries].filter(([, e]) => e.unhealthy).map(([n]) => n),

@@ -3,6 +3,7 @@
  * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
+import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import * as M from "../observability/metrics.ts"
@@ -15,6 +16,14 @@ const standDownWhy = (d: Extract<Decision, { _tag: "StandDown" }>) =>
   d.gate.cause === "shift"
     ? `a ${d.gate.shift.kind} away from ${d.gate.shift.zone ?? d.gate.shift.zoneId ?? "a zone"} is active until ${d.gate.shift.expiresAt.toISOString()}`
     : `the cloud provider cannot say whether a zonal shift is active (${d.gate.error}); failing closed`
+
+/** What a queued node's Event says of failed repairs holding its pool's slots: they hold them until someone acts. */
+const heldByFailed = (env: ControllerEnv, d: Extract<Decision, { _tag: "Queued" }>) => {
+  if (d.failed === 0) return ""
+  const names = env.store.failedIn(d.scope === CLUSTER_SCOPE ? undefined : d.scope)
+  const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "")
+  return `; ${d.failed} of them FAILED and hold their slot until an operator acts (${shown}): kubectl nodemend retry <node> to repair it again, or kubectl nodemend abandon <node> to give it up`
+}
 
 /** The Event (and requeue) for every decision that does not start a repair. */
 const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag: "Repair" }>) =>
@@ -73,11 +82,12 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         return
       }
       case "Queued":
+        // Held by a failed repair is news an operator must act on: a Warning, not deduplicated with plain waiting.
         yield* event(
-          "Queued",
-          "Normal",
+          d.failed > 0 ? "Queued/failed" : "Queued",
+          d.failed > 0 ? "Warning" : "Normal",
           "RepairQueued",
-          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}`
+          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
         )
         yield* Metric.update(M.repairsQueued, 1)
         // Woken when a repair in its pool ends (the count eases); the requeue is the backstop.
@@ -142,11 +152,11 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
-      env.cache.counter.setRepairing(name, true)
+      env.cache.counter.setRepair(name, { pool: d.pool, failed: false })
       return yield* startRepair(env, node, d, now).pipe(
         Effect.ensuring(
           Effect.sync(() => {
-            if (env.store.get(name)._tag !== "Record") env.cache.counter.setRepairing(name, false)
+            if (env.store.get(name)._tag !== "Record") env.cache.counter.setRepair(name, undefined)
           })
         )
       )

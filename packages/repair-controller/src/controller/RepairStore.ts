@@ -9,6 +9,7 @@ import { Effect, Result } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { KubeError } from "@nodemend/kube-access"
 import { parseRecord, type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
+import type { RepairSlot } from "./PoolCounter.ts"
 
 const JOURNAL_PREFIX = "nodemend-repair-"
 export const journalName = (nodeName: string) => `${JOURNAL_PREFIX}${nodeName}`.slice(0, 253)
@@ -30,13 +31,18 @@ export interface RepairStore {
   /** The repaired node whose replacement is `replacementName`. */
   readonly originalOf: (replacementName: string) => string | undefined
   readonly active: () => number
+  /** Nodes whose repair failed and counts against `pool` (undefined: the cluster scope) until an operator acts. */
+  readonly failedIn: (pool: string | undefined) => ReadonlyArray<string>
 }
 
-/** `onRecord(name, present)`: a record appeared or went (the breaker counts recorded nodes as unhealthy). */
+/**
+ * `onRecord(name, slot)`: a record appeared, changed or went (undefined). The breaker counts recorded nodes as
+ * unhealthy and the in-flight budget counts them against the pool their record names.
+ */
 export const makeRepairStore = (
   kube: KubeShape,
   namespace: string,
-  onRecord: (nodeName: string, present: boolean) => void
+  onRecord: (nodeName: string, slot: RepairSlot | undefined) => void
 ): RepairStore => {
   const records = new Map<string, RepairRecord>()
   const invalid = new Map<string, string>()
@@ -46,7 +52,7 @@ export const makeRepairStore = (
     records.set(r.node.name, r)
     invalid.delete(r.node.name)
     if (r.replacement?.nodeName !== undefined) replacementOf.set(r.replacement.nodeName, r.node.name)
-    onRecord(r.node.name, true)
+    onRecord(r.node.name, { pool: r.node.pool, failed: r.phase === "Failed" })
   }
 
   const forget = (nodeName: string) => {
@@ -54,7 +60,7 @@ export const makeRepairStore = (
     if (r?.replacement?.nodeName !== undefined) replacementOf.delete(r.replacement.nodeName)
     records.delete(nodeName)
     invalid.delete(nodeName)
-    onRecord(nodeName, false)
+    onRecord(nodeName, undefined)
   }
 
   const loadOne = (name: string, text: string) => {
@@ -62,7 +68,7 @@ export const makeRepairStore = (
     // Unreadable (or written by an older version): that node is left alone, and an operator is told.
     if (Result.isFailure(r)) {
       invalid.set(name.slice(JOURNAL_PREFIX.length), r.failure)
-      onRecord(name.slice(JOURNAL_PREFIX.length), true)
+      onRecord(name.slice(JOURNAL_PREFIX.length), { byLabel: true, failed: false })
       return Effect.logWarning("unreadable repair journal; not acting on its node", {
         configMap: name,
         error: r.failure
@@ -108,6 +114,10 @@ export const makeRepairStore = (
       ),
     journalNodeNames: () => [...records.keys()],
     originalOf: (name) => replacementOf.get(name),
-    active: () => [...records.values()].filter((r) => r.phase !== "Succeeded" && r.phase !== "Failed").length
+    active: () => [...records.values()].filter((r) => r.phase !== "Succeeded" && r.phase !== "Failed").length,
+    failedIn: (pool) =>
+      [...records.values()]
+        .filter((r) => r.phase === "Failed" && r.node.pool === pool)
+        .map((r) => r.node.name)
   }
 }

@@ -1,14 +1,23 @@
 /**
- * Who owns a node, from what no node can write: a Karpenter NodeClaim whose status names this Node (Karpenter
- * wrote it), else the cloud's description of its instance (its Auto Scaling group, Karpenter's tags, its launch
- * template). nodemend then acts through that owner only. Unknown ownership, or an instance that says it is
- * Karpenter's while no NodeClaim claims it, is refused: no owner, no repair (fail closed).
+ * Who owns a node's machine, proven from facts no node can write, the same way for every owner: first the cloud
+ * vouches that the machine behind the Node's providerID is this Node (EC2: its private DNS name or id is the Node's
+ * name, the name the node's credentials were issued for; kwok: the providerID is `kwok://<the Node's name>`), then
+ * the owner is read: a Karpenter NodeClaim that Karpenter registered to this very Node (`status.nodeName`) and
+ * that the cloud does not attribute to anyone else, or the cloud's own description (Auto Scaling group, launch
+ * template). A NodeClaim with the same providerID is no proof by itself: a node sets its own providerID while it is
+ * empty, or re-creates its Node with any, and a claim that has launched but not registered yet names no Node at all
+ * (docs/security.md). Unknown or contradictory ownership is refused: no owner, no repair (fail closed).
  */
 import { Effect } from "effect"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { InstanceFacts } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
-import { KARPENTER_REGISTERED_LABEL, karpenterIsActing, poolOf } from "../karpenter/NodeClaims.ts"
+import {
+  KARPENTER_REGISTERED_LABEL,
+  karpenterIsActing,
+  type NodeClaim,
+  poolOf
+} from "../karpenter/NodeClaims.ts"
 import { nodeRef } from "../kube/views.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
@@ -19,39 +28,85 @@ export type Ownership =
   | { readonly _tag: "KarpenterActing"; readonly why: string }
   | { readonly _tag: "Retry"; readonly error: string }
 
-export const ownershipOf = (env: ControllerEnv, node: NodeView): Effect.Effect<Ownership> =>
-  Effect.gen(function* () {
-    const claim = env.karpenter.claimOf(node.providerID)
-    if (claim !== undefined) {
-      const name = claim.metadata.name
-      if (claim.status?.nodeName !== undefined && claim.status.nodeName !== node.name)
-        return {
-          _tag: "Refused",
-          cause: "identity",
-          why: `NodeClaim ${name} with this providerID belongs to node ${claim.status.nodeName}`
-        } as const
-      const acting = karpenterIsActing(claim)
-      if (acting !== undefined) return { _tag: "KarpenterActing", why: acting } as const
-      const pool = poolOf(claim)
-      const zone = claim.metadata.labels?.[ZONE_LABEL]
-      const facts: InstanceFacts = {
-        instanceId: node.providerID ?? "",
-        state: "running",
+const refused = (cause: "unknown-owner" | "identity", why: string): Ownership => ({
+  _tag: "Refused",
+  cause,
+  why
+})
+
+/**
+ * The owner of a Node whose machine the cloud has already proven to be this Node (`proven`), given the NodeClaim
+ * (if any) that carries the same providerID. Pure.
+ */
+export const ownershipVerdict = (args: {
+  readonly node: NodeView
+  readonly proven: InstanceFacts
+  readonly claim: NodeClaim | undefined
+  readonly karpenterPresent: boolean
+}): Ownership => {
+  const { node, proven, claim } = args
+  const owner = proven.owner
+  if (claim !== undefined) {
+    const name = claim.metadata.name
+    const registered = claim.status?.nodeName
+    if (registered === undefined)
+      return refused(
+        "identity",
+        `NodeClaim ${name} has this providerID but Karpenter has registered no Node to it yet; only the Node it registers is its`
+      )
+    if (registered !== node.name)
+      return refused("identity", `NodeClaim ${name} with this providerID belongs to node ${registered}`)
+    if (owner.kind === "autoScaling")
+      return refused(
+        "identity",
+        `NodeClaim ${name} has this providerID, but the cloud puts instance ${proven.instanceId} in Auto Scaling group ${owner.group}`
+      )
+    if (owner.kind === "karpenter" && owner.nodeClaim !== "" && owner.nodeClaim !== name)
+      return refused(
+        "identity",
+        `NodeClaim ${name} has this providerID, but the cloud says instance ${proven.instanceId} was launched for NodeClaim ${owner.nodeClaim}`
+      )
+    const acting = karpenterIsActing(claim)
+    if (acting !== undefined) return { _tag: "KarpenterActing", why: acting }
+    const pool = poolOf(claim)
+    const claimZone = claim.metadata.labels?.[ZONE_LABEL]
+    if (proven.zone !== undefined && claimZone !== undefined && proven.zone !== claimZone)
+      return refused(
+        "identity",
+        `NodeClaim ${name} says zone ${claimZone}, the cloud puts instance ${proven.instanceId} in ${proven.zone}`
+      )
+    const zone = proven.zone ?? claimZone
+    return {
+      _tag: "Owned",
+      facts: {
+        instanceId: proven.instanceId,
+        state: proven.state,
         ...(zone !== undefined ? { zone } : {}),
         ...(pool !== undefined ? { pool } : {}),
         launch: {},
         owner: { kind: "karpenter", nodeClaim: name, ...(pool !== undefined ? { nodePool: pool } : {}) }
       }
-      return { _tag: "Owned", facts } as const
     }
-    // A node that says it is Karpenter's without a NodeClaim to show for it is refused: a label a node writes
-    // itself can only ever stop its own repair this way, never start one.
-    if (node.labels[KARPENTER_REGISTERED_LABEL] !== undefined)
-      return {
-        _tag: "Refused",
-        cause: "unknown-owner",
-        why: `unknown owner: the node carries ${KARPENTER_REGISTERED_LABEL} but no NodeClaim ${env.karpenter.present() ? "has its providerID" : "can be read"}`
-      } as const
+  }
+  // A node that says it is Karpenter's without a NodeClaim to show for it is refused: a label a node writes
+  // itself can only ever stop its own repair this way, never start one.
+  const readable = args.karpenterPresent ? "has its providerID" : "can be read"
+  if (node.labels[KARPENTER_REGISTERED_LABEL] !== undefined)
+    return refused(
+      "unknown-owner",
+      `unknown owner: the node carries ${KARPENTER_REGISTERED_LABEL} but no NodeClaim ${readable}`
+    )
+  if (owner.kind === "karpenter")
+    return refused(
+      "unknown-owner",
+      `unknown owner: instance ${proven.instanceId} is tagged as Karpenter's (NodeClaim ${owner.nodeClaim || "?"}) but no NodeClaim ${args.karpenterPresent ? "has its providerID" : "exists (Karpenter's CRDs are not installed)"}`
+    )
+  if (owner.kind === "unknown") return refused("unknown-owner", `unknown owner: ${owner.why}`)
+  return { _tag: "Owned", facts: proven }
+}
+
+export const ownershipOf = (env: ControllerEnv, node: NodeView): Effect.Effect<Ownership> =>
+  Effect.gen(function* () {
     const inspected = yield* Effect.result(env.cloud.inspect(nodeRef(node)))
     if (inspected._tag === "Failure") {
       const e = inspected.failure
@@ -62,15 +117,10 @@ export const ownershipOf = (env: ControllerEnv, node: NodeView): Effect.Effect<O
         why: e.message
       } as const
     }
-    const facts = inspected.success
-    const owner = facts.owner
-    if (owner.kind === "karpenter")
-      return {
-        _tag: "Refused",
-        cause: "unknown-owner",
-        why: `unknown owner: instance ${facts.instanceId} is tagged as Karpenter's (NodeClaim ${owner.nodeClaim || "?"}) but no NodeClaim ${env.karpenter.present() ? "has its providerID" : "exists (Karpenter's CRDs are not installed)"}`
-      } as const
-    if (owner.kind === "unknown")
-      return { _tag: "Refused", cause: "unknown-owner", why: `unknown owner: ${owner.why}` } as const
-    return { _tag: "Owned", facts } as const
+    return ownershipVerdict({
+      node,
+      proven: inspected.success,
+      claim: env.karpenter.claimOf(node.providerID),
+      karpenterPresent: env.karpenter.present()
+    })
   })

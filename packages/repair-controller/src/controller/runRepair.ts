@@ -5,6 +5,7 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
+import { releaseReplacement } from "../actions/karpenter.ts"
 import { liveNodeMismatch } from "../decide/identity.ts"
 import { gateForRepair } from "../decide/zonalShiftGate.ts"
 import * as M from "../observability/metrics.ts"
@@ -52,6 +53,15 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
 const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
+    // A replacement already made for it is ordinary capacity now: Karpenter may consolidate it again.
+    yield* releaseReplacement(env, r).pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("could not lift do-not-disrupt from the replacement", {
+          node: r.node.name,
+          error: e
+        })
+      )
+    )
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
     yield* repairEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))

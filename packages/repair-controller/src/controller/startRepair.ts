@@ -78,7 +78,9 @@ export const startRepair = (
           name,
           uid: node.uid,
           providerID: node.providerID ?? "",
-          ...(d.pool !== undefined ? { pool: d.pool } : {}),
+          // The pool this repair counts against for good: the cloud's where it says (identityRefusal has checked
+          // the label against it), else the label the decision was made under; never the node's later labels.
+          ...((facts.success.pool ?? d.pool) !== undefined ? { pool: facts.success.pool ?? d.pool } : {}),
           ...(node.labels[ZONE_LABEL] !== undefined ? { zone: node.labels[ZONE_LABEL] } : {}),
           labels: node.labels,
           instance: facts.success

@@ -14,8 +14,10 @@ export const CLUSTER_SCOPE = "<cluster>"
 export interface ScopeCount {
   readonly size: number
   readonly unhealthy: number
-  /** Repairs in flight (the journal's), for the in-flight budget. */
+  /** Repairs in flight (the journal's), for the in-flight budget; failed ones included (they hold their slot). */
   readonly repairing: number
+  /** Of those, repairs that failed and wait for an operator (`kubectl nodemend retry|abandon`). */
+  readonly failed: number
 }
 
 export interface PoolStats {
@@ -46,7 +48,9 @@ export interface BreakerVerdict {
 /** A scope's counts; `claims` (a Karpenter NodePool's NodeClaims, registered or not) sizes it as Karpenter does. */
 export const scopeCount = (stats: PoolStats, pool: string | undefined, claims?: number): ScopeCount => {
   const count =
-    pool === undefined ? stats.cluster : (stats.pools.get(pool) ?? { size: 0, unhealthy: 0, repairing: 0 })
+    pool === undefined
+      ? stats.cluster
+      : (stats.pools.get(pool) ?? { size: 0, unhealthy: 0, repairing: 0, failed: 0 })
   return claims === undefined ? count : { ...count, size: Math.max(count.size, claims) }
 }
 

@@ -55,6 +55,8 @@ export type Decision =
       readonly governing: PolicyMatch
       readonly scope: string
       readonly inFlight: number
+      /** Of `inFlight`, failed repairs holding their slot until an operator acts. */
+      readonly failed: number
       readonly budget: InFlightBudget
       readonly requeueAfterMs: number
     }
@@ -93,6 +95,7 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
       governing,
       scope: breaker.scope,
       inFlight: count.repairing,
+      failed: count.failed,
       budget,
       requeueAfterMs: config.breaker.requeueSeconds * 1000
     }

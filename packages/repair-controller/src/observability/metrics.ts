@@ -40,6 +40,10 @@ export const breakerOpen = Metric.gauge("breaker_open", {
 })
 export const poolUnhealthy = Metric.gauge("pool_unhealthy_nodes", { description: "Unhealthy nodes per pool" })
 export const poolSize = Metric.gauge("pool_nodes", { description: "Nodes per pool" })
+export const poolFailedRepairs = Metric.gauge("pool_failed_repairs", {
+  description:
+    "Failed repairs per pool: each holds an in-flight slot until an operator runs kubectl nodemend retry|abandon"
+})
 export const standDown = Metric.gauge("zonal_shift_stand_down", {
   description:
     "1 while repairs stand down for a zonal shift (cause=shift) or an unanswered query (cause=unknown)"

@@ -4,12 +4,28 @@
  * start as the first ones end. Found by the fleet scenario: the slot used to be counted only at the journal
  * write, after the owner lookup, so every node due in the same instant saw 0 in flight.
  */
-import { clients, createTestNamespace, deleteNamespace, deleteRunNodes } from "@nodemend/cluster-harness"
+import {
+  clients,
+  createFakeNode,
+  createTestNamespace,
+  deleteNamespace,
+  deleteRunNodes
+} from "@nodemend/cluster-harness"
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
-import { createPool, nodeEvents, scenario, setKernelReady, testConfig, waitForEvent } from "./helpers.ts"
+import {
+  createPool,
+  nodeEvents,
+  POOL_LABEL,
+  scenario,
+  setKernelReady,
+  testConfig,
+  waitForEvent
+} from "./helpers.ts"
 
-const { core } = clients()
+const { kc, core } = clients()
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
 let ns = ""
 const running: ControllerProcess[] = []
@@ -58,5 +74,47 @@ describe("repairs in flight per pool", () => {
     })
     const msg = (await nodeEvents(core, bad[queued.indexOf(true)] ?? "", "RepairQueued"))[0]?.message
     expect(msg).toMatch(/2 repairs in flight .* allowed 2 by maxInFlight "2"/)
+  }, 180_000)
+
+  it("a node whose repair failed relabels itself into another pool: its slot stays in its own pool, which says it is held", async () => {
+    // Issue #24: the slot followed the node's own pool label, so a node under repair (or failed) could take another
+    // pool's only slot (10% of 10) for good. Real node credentials make the move, as an attacker on the node would.
+    const s = scenario("hop")
+    const poolY = `${s.tag}-y`
+    const x = (await createPool(core, s, 10)).map((n) => n.metadata?.name ?? "")
+    const y = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        createFakeNode(core, { name: `${s.tag}-y${i}`, labels: { ...s.labels, [POOL_LABEL]: poolY } })
+      )
+    ).then((ns) => ns.map((n) => n.metadata?.name ?? ""))
+    const config = testConfig(ns, s, {
+      maxUnhealthyPercent: 40,
+      // No replacement within 1 s and onNoCapacity fail: the first repair fails and keeps its record.
+      replacement: { timeoutSeconds: 1, onNoCapacity: "fail" },
+      kwok: { replacementDelaySeconds: 30, zonalShiftConfigMap: `shifts-${s.tag}` }
+    })
+    running.push(await startControllerProcess(kubeconfig, config))
+    const attacker = x[0] ?? ""
+    await setKernelReady(core, attacker, "False")
+    await waitForEvent(core, attacker, "RepairFailed", 60_000)
+
+    const asNode = await nodeCore(kc, attacker)
+    await asNode.patchNode(
+      { name: attacker, body: { metadata: { labels: { [POOL_LABEL]: poolY } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    // A genuinely failing node of pool y gets y's one slot.
+    const victim = y[3] ?? ""
+    await setKernelReady(core, victim, "False")
+    const started = await waitForEvent(core, victim, "RepairStarted", 30_000)
+    expect(started[0]?.message).toContain(`pool ${poolY}`)
+    expect(await nodeEvents(core, victim, "RepairQueued")).toEqual([])
+
+    // Pool x's one slot is held by the failed repair, and the queued node is told so and what to run.
+    const next = x[5] ?? ""
+    await setKernelReady(core, next, "False")
+    const queued = await waitForEvent(core, next, "RepairQueued", 30_000)
+    expect(queued[0]?.type).toBe("Warning")
+    expect(queued[0]?.message).toMatch(new RegExp(`1 of them FAILED .*${attacker}.*kubectl nodemend retry`))
   }, 180_000)
 })

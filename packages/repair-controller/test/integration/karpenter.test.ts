@@ -15,8 +15,14 @@ import {
   deleteNamespace,
   deleteNodePool,
   karpenterClients,
+  getNodeClaim,
+  getNodePool,
+  KWOK_NODE_CLASS_REF,
   karpenterNodePool,
   listNodeClaims,
+  createNodeClaim,
+  deleteNodeClaim,
+  nodeClaimLike,
   NODECLAIM_FINALIZER,
   nodeOf,
   patchNodeCondition,
@@ -25,6 +31,8 @@ import {
   waitFor,
   waitForPoolNodes
 } from "@nodemend/cluster-harness"
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
@@ -181,6 +189,14 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     await kernelFalse(b ?? "")
     const failedEv = await waitForEvent(core, b ?? "", "RepairFailed", 60_000)
     expect(failedEv[0]?.message).toMatch(/no replacement could be had/)
+    // The replacement NodeClaim made for it is Karpenter's to consolidate again: do-not-disrupt lifted (issue #24).
+    const claims = await listNodeClaims(custom, pool)
+    expect(claims.length).toBeGreaterThan(2)
+    for (const c of claims)
+      expect([c.metadata?.name, c.metadata?.annotations?.[DO_NOT_DISRUPT]]).toEqual([
+        c.metadata?.name,
+        undefined
+      ])
     // Kept for an operator: tainted, its pod still there, its NodeClaim not deleted.
     const kept = await readNodeOrUndefined(core, b ?? "")
     expect(kept?.metadata?.deletionTimestamp).toBeUndefined()
@@ -250,4 +266,64 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     expect(isTainted(await readNodeOrUndefined(core, name))).toBe(false)
     await core.deleteNode({ name }).catch(() => {})
   }, 60_000)
+
+  it("a node that takes an unregistered NodeClaim's providerID is refused: nothing copied, drained or deleted", async () => {
+    // Issue #24: ownership used to follow the providerID to any NodeClaim without a Node yet (every new Karpenter
+    // node for its first 30-90 s on EC2), so node-e got the claim deleted and its spec copied. The claim here
+    // points at a node class that does not exist, so Karpenter never launches or registers it: an unregistered
+    // claim that stays so for the whole test.
+    const { pool, nodes } = await poolOf("nm-imp", 1)
+    const source = (await listNodeClaims(custom, pool))[0]
+    if (source === undefined) throw new Error(`no NodeClaim in ${pool}`)
+    const victim = uniqueName("victim-claim").slice(0, 40)
+    const claim = nodeClaimLike(source, await getNodePool(custom, pool), victim)
+    claim.spec.nodeClassRef = { ...KWOK_NODE_CLASS_REF, name: "nodemend-absent" }
+    await createNodeClaim(custom, claim)
+    const providerID = `kwok://${victim}-node`
+    await custom.patchClusterCustomObjectStatus(
+      {
+        group: "karpenter.sh",
+        version: "v1",
+        plural: "nodeclaims",
+        name: victim,
+        body: { status: { providerID } }
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    const impostor = uniqueName("node-e").slice(0, 40)
+    const asNode = await nodeCore(kc, impostor)
+    await asNode.createNode({
+      body: {
+        metadata: {
+          name: impostor,
+          labels: { "karpenter.sh/nodepool": pool, "kubernetes.io/hostname": impostor },
+          annotations: { "kwok.x-k8s.io/node": "fake" }
+        },
+        spec: { providerID }
+      }
+    })
+    await start(configFor(pool))
+    await patchNodeCondition(asNode, impostor, {
+      type: "KernelReady",
+      status: "False",
+      reason: "ForkFailedOutOfPIDs",
+      message: "fork failed: out of PIDs (test)",
+      lastHeartbeatTime: new Date(),
+      lastTransitionTime: new Date()
+    })
+    const refused = await waitForEvent(core, impostor, "RepairRefused", 60_000)
+    expect(refused[0]?.message).toMatch(/NodeClaim .* registered no Node|is not kwok:\/\//)
+    await sleep(5000) // past the toleration and a few reconciles
+    expect(await nodeEvents(core, impostor, "RepairStarted")).toEqual([])
+    expect(isTainted(await readNodeOrUndefined(core, impostor))).toBe(false)
+    const still = await getNodeClaim(custom, victim)
+    expect(still?.metadata?.deletionTimestamp).toBeUndefined()
+    // No replacement copied from the victim's spec: the pool has its own claim and the victim, nothing more.
+    expect((await listNodeClaims(custom, pool)).map((c) => c.metadata?.name).sort()).toEqual(
+      [source.metadata?.name, victim].sort()
+    )
+    expect(nodes).toHaveLength(1)
+    await core.deleteNode({ name: impostor }).catch(() => {})
+    await deleteNodeClaim(custom, victim)
+  }, 120_000)
 })
