@@ -4,6 +4,7 @@
  *
  *   nodemend-agent --node-name N [--kubeconfig K] [--host-root R] [--config C] [--health-address 127.0.0.1:8002]
  *   nodemend-agent rules check ...        (offline check of log lines against the rules)
+ *   nodemend-agent redact < in > out      (what a log bundle would keep of a text: the bundle's redaction)
  *
  * Composes the Layers (API client, ConditionWriter, EventRecorder, health server), starts the log
  * monitors and the periodic-check scheduler, and runs until SIGTERM. An invalid config exits with code 2
@@ -33,7 +34,8 @@ import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
 
 export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [IP]:PORT] [--log-level LEVEL]
-       nodemend-agent rules check [...]`
+       nodemend-agent rules check [...]
+       nodemend-agent redact < input > output   (the input as a log bundle would hold it: secrets [REDACTED])`
 
 const AgentFlags = Schema.Struct({
   nodeName: Schema.String.check(Schema.isNonEmpty()),
@@ -293,6 +295,10 @@ if (import.meta.main) {
   const argv = process.argv.slice(2)
   if (argv[0] === "rules") {
     process.exitCode = await runRulesCheck(argv.slice(1), process.stdin, process.stdout, process.stderr)
+  } else if (argv[0] === "redact") {
+    // Loaded only for this subcommand: the running agent loads the redaction with the diagnostics, if enabled.
+    const { runRedact } = await import("./cli/redact.ts")
+    process.exitCode = await runRedact(argv.slice(1), process.stdin, process.stdout, process.stderr)
   } else if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
     // Asked for: usage on stdout, success (as the controller and the plugin do).
     process.stdout.write(`${USAGE}\n`)

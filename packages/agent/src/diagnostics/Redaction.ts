@@ -1,7 +1,8 @@
 /**
  * Secrets never leave the node: every collected text goes through `redactionTransform` before it reaches the
- * bundle. Line-oriented, so memory stays bounded by the longest line, and a line longer than `maxLineBytes`
- * is scanned and flushed in pieces without losing a secret that straddles a piece boundary (see LineScan).
+ * bundle (and `nodemend-agent redact` runs the same transform on stdin). Line-oriented, so memory stays bounded
+ * by the longest line, and a line longer than `maxLineBytes` is scanned and flushed in pieces without losing a
+ * secret that straddles a piece boundary (see LineScan).
  *
  * Every rule is a pattern whose quantifiers are all bounded: one match attempt never looks further than
  * MAX_ATTEMPT_SPAN characters from where it starts. That is what makes the piecewise scan exact: output is
@@ -9,6 +10,13 @@
  * seen all the text it will ever look at. Rules mark the characters to hide (a mask) instead of rewriting
  * the text, so the rules are independent and their masks simply add up; each maximal masked run becomes one
  * `[REDACTED]`.
+ *
+ * The rules are classes of syntax, not lists of reported strings (docs/diagnostics.md lists them): a value
+ * whose name says it is secret (`k=v`, `k: v`, `"k":"v"`, `<k>v</k>`, `--k v`), a name/value pair whose name
+ * says so (`{"name":"DB_PASSWORD","value":"…"}`), the password flag of a command whose short flag means
+ * password, a keyword and its value in blank-separated config (`.netrc`, redis), and token shapes. A value ends
+ * where its syntax ends: a quoted one at its closing quote (escapes honoured), a bare one at a blank, or at a
+ * `;` `&` `,` only where another `key=` pair follows; so `password=abc;S3cr3t` is hidden whole.
  */
 import { Transform, type TransformCallback } from "node:stream"
 
@@ -19,8 +27,11 @@ export const REDACTED = "[REDACTED]"
  * end (the rule's `overflowStop`), however long.
  */
 export const MAX_SECRET_CHARS = 16_384
-/** Upper bound on how far one attempt of any rule looks from its start (a unit test checks every pattern). */
-export const MAX_ATTEMPT_SPAN = MAX_SECRET_CHARS + 1_024
+/**
+ * Upper bound on how far one attempt of any rule looks from its start (a unit test checks every pattern): a
+ * quoted value of MAX_SECRET_CHARS units, each an escape pair at most, plus a command line before a flag.
+ */
+export const MAX_ATTEMPT_SPAN = 2 * MAX_SECRET_CHARS + 4_096
 /** Output held back while a line is scanned in pieces; must exceed MAX_ATTEMPT_SPAN. */
 export const HOLDBACK_CHARS = 65_536
 /** A long line is scanned once this much unscanned text has piled up past the holdback (bounds rescans). */
@@ -29,6 +40,8 @@ const SCAN_STEP_CHARS = 196_608
 export const LOOKBEHIND_CHARS = 64
 
 const V = MAX_SECRET_CHARS
+/** Bound of the value forms whose unit is up to 4 characters (escaped quotes inside an escaped string). */
+const V_HALF = MAX_SECRET_CHARS / 2
 
 interface Rule {
   readonly name: string
@@ -41,26 +54,44 @@ interface Rule {
   readonly trigger: RegExp | ((text: string, from: number) => boolean)
   /** Named groups holding the secret; the first that took part wins. Absent: the whole match. */
   readonly secret?: ReadonlyArray<string>
-  /** A last word on a candidate (checks a regex cannot say cheaply). */
-  readonly accept?: (candidate: string, match: RegExpExecArray) => boolean
-  /** When the secret reaches MAX_SECRET_CHARS, the mask runs on until this matches (or the line ends). */
+  /**
+   * A last word on a candidate (checks a regex cannot say cheaply). `at`: where the match starts in the line
+   * (0: at the line's start), which a regex over a piece of a long line cannot tell.
+   */
+  readonly accept?: (candidate: string, match: RegExpExecArray, at: number) => boolean
+  /**
+   * When the secret reaches MAX_SECRET_CHARS, the mask runs on until this matches (or the line ends). Not for
+   * the groups in `closed`, which end at their closing delimiter whatever their length.
+   */
   readonly overflowStop?: RegExp
-  /** The mask runs from the end of the match until this matches, across lines (PEM bodies). */
+  /** Secret groups that a closing delimiter ends (quoted values): never overflow. */
+  readonly closed?: ReadonlyArray<string>
+  /** The mask runs from the end of the match until this matches, across lines (PEM and PuTTY key bodies). */
   readonly until?: RegExp
+  /** Longest text `until` can match (re-searched after each piece, so a marker split across pieces is found). */
+  readonly untilMax?: number
+  /**
+   * The scan goes on just after where the match starts, not where its secret starts: a match that runs from a
+   * command to its flag must not hide a later command whose name comes before that flag's value.
+   */
+  readonly resumeAtStart?: true
 }
 
 /** Characters of a key, env var or flag name. */
 const NC = "[A-Za-z0-9_.-]"
 /** Names that are secret wherever they appear inside a name (PGPASSWORD, aws_secret_access_key...). */
 const SECRET_WORD =
-  "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|CLIENT[_-]?KEY[_-]?DATA|CREDENTIAL"
-/** Names that are secret when they end a name (DB_PASS, MYSQL_PWD, _auth, rd.luks.key, AccountKey...). */
+  "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_ -]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|CLIENT[_-]?KEY[_-]?DATA|CREDENTIAL"
+/**
+ * Names that are secret when they end a name (DB_PASS, DBPASS, MYSQL_PWD, _auth, rd.luks.key, AccountKey...);
+ * not BYPASS, COMPASS, SURPASS.
+ */
 const SECRET_SUFFIX =
-  "[_.-](?:PASS|PWD|AUTH)|ACCOUNT[_-]?KEY|AUTH[_-]?KEY|ENCRYPTION[_-]?KEY|SIGNING[_-]?KEY|MASTER[_-]?KEY|LUKS[_.-]?KEY|CRYPTKEY|SESSION[_-]?(?:ID|KEY)"
-/** Whole names that are secret (containerd's and Docker's registry `auth`, cookies). */
-const SECRET_EXACT = "AUTH|SET-COOKIE|COOKIE"
+  "(?<!BY|COM|SUR)PASS|PWD|[_.-](?:PW|AUTH)|ACCOUNT[_-]?KEY|AUTH[_-]?KEY|ENCRYPTION[_-]?KEY|SIGNING[_-]?KEY|MASTER[_-]?KEY|LUKS[_.-]?KEY|CRYPTKEY|SESSION[_-]?(?:ID|KEY)"
+/** Whole names that are secret (containerd's and Docker's registry `auth`, cookies, ODBC's and others' `pw`). */
+const SECRET_EXACT = "AUTH|SET-COOKIE|COOKIE|PW|MASTERAUTH"
 /** A secret name always contains one of these (the rules' trigger). */
-const NAME_WORDS = "pass|pwd|secret|token|key|credential|auth|cookie|session"
+const NAME_WORDS = "pass|pw|secret|token|key|credential|auth|cookie|session"
 const SECRET_NAME = `(?:${NC}{0,128}(?:${SECRET_WORD})${NC}{0,128}|${NC}{0,128}(?:${SECRET_SUFFIX})|(?:${SECRET_EXACT}))`
 
 /** HTTP headers whose value is a credential. */
@@ -75,9 +106,41 @@ const SIGNED_PARAM =
 const QUERY_PARAM =
   "Signature|sig|access_token|id_token|refresh_token|client_secret|code|api_key|apikey|key|token|password|auth"
 
-/** A bounded, complete value: "quoted", 'quoted' or bare up to a delimiter. */
-const VALUE = `(?:"(?<dq>[^"\\n]{0,${V}})"|'(?<sq>[^'\\n]{0,${V}})'|(?<bare>[^\\s,;}&\\]]{1,${V}}))`
-const VALUE_GROUPS = ["dq", "sq", "bare"]
+/** A quote around a key, possibly escaped (JSON inside a JSON string: `{\"password\":\"…\"}`). */
+const QUOTE = String.raw`\\{0,3}["']`
+
+/**
+ * Where a bare value's `;` `&` or `,` ends it: another pair follows (`k=v;k2=v2`, `a=1&b=2`, `x, "k": …`).
+ * Otherwise the character belongs to the value (`password=abc;S3cr3t`).
+ */
+const NEXT_PAIR = String.raw`(?:["'][^"'\n]{1,64}["']\s{0,4}[:=]|[A-Za-z_][A-Za-z0-9_.-]{0,63}=)`
+
+/**
+ * A complete value, by its syntax: "double-quoted" or 'single-quoted' up to the matching unescaped quote,
+ * \"escaped-quoted\" inside a JSON string up to the matching escaped quote, {braced} as ODBC quotes (`}}` is a
+ * literal brace), or bare up to a blank (or a `;` `&` `,` that starts another pair). Groups: VALUE_GROUPS.
+ */
+const VALUE = [
+  String.raw`"(?<dq>(?:\\.|[^"\\\n]){0,${V}})"`,
+  String.raw`'(?<sq>(?:\\.|[^'\\\n]){0,${V}})'`,
+  String.raw`\\"(?<edq>(?:\\\\(?:\\.|[^\\\n])|\\[^\\"\n]|[^\\"\n]){0,${V_HALF}})\\"`,
+  String.raw`\{(?<bq>(?:\}\}|[^}\n]){0,${V_HALF}})\}`,
+  String.raw`(?<bare>(?:[^\s;&,]|[;&,](?!${NEXT_PAIR})){1,${V}})`
+].join("|")
+const VALUE_GROUPS = ["dq", "sq", "edq", "bq", "bare"]
+/** VALUE for a value that a name follows in the same object: a bare one holds no delimiter of JSON or Go. */
+const PAIR_VALUE = VALUE.replace(/\?<(\w+)>/g, (_, g: string) => `?<${g}2>`).replace(
+  /\(\?<bare2>.*$/,
+  String.raw`(?<bare2>[^\s,;{}\[\]"']{1,${V}})`
+)
+const CLOSED_GROUPS = ["dq", "sq", "edq", "bq"]
+/** A command-line argument: quoted (escapes honoured) or up to a blank. */
+const ARG_VALUE = [
+  String.raw`"(?<dq>(?:\\.|[^"\\\n]){0,${V}})"`,
+  String.raw`'(?<sq>(?:\\.|[^'\\\n]){0,${V}})'`,
+  String.raw`(?<bare>\S{1,${V}})`
+].join("|")
+const ARG_GROUPS = ["dq", "sq", "bare"]
 
 /** Token shapes with a fixed prefix (vendors document them so that scanners can find them). */
 const TOKEN_SHAPES = [
@@ -107,22 +170,67 @@ const TOKEN_PREFIXES =
 /** The delimiters around a URL's host, for lookaheads that must see where the authority ends. */
 const HOST_AHEAD = `(?=\\[?[A-Za-z0-9.:_-]{1,255}\\]?(?::[0-9]{1,5})?(?:[/?#\\s"'<>),;]|$))`
 
-const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,64}PRIVATE KEY(?: BLOCK)?-----/dg
-const PEM_END = /-----END [A-Z0-9 ]{0,64}PRIVATE KEY(?: BLOCK)?-----/g
-/** Longest text PEM_END can match, re-searched after each piece so a marker split across pieces is found. */
+/** PEM private key markers, in any case (`-----begin rsa private key-----` is accepted by some tools). */
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,64}PRIVATE KEY(?: BLOCK)?-----/dgi
+const PEM_END = /-----END [A-Z0-9 ]{0,64}PRIVATE KEY(?: BLOCK)?-----/gi
+/** Longest text PEM_END can match. */
 const PEM_END_MAX = 100
+/** Where a PuTTY key file's private lines end (v2/v3 `Private-MAC:`, v1 `Private-Hash:`). */
+const PUTTY_END = /Private-(?:MAC|Hash):/g
+
+/**
+ * Commands whose short flag takes a password (`-p` means a port elsewhere: `ssh -p 22`, `docker run -p 80`),
+ * with the flag letters, attached (`-pSECRET`) or not (`-p SECRET`, also `-p -SECRET`). Long flags need no
+ * list: `--password` and every other secret-named flag is one rule for every command.
+ */
+const PASSWORD_FLAG_COMMANDS: ReadonlyArray<readonly [commands: string, letters: string]> = [
+  [
+    "mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlslap|mariadb(?:-dump|-admin|-import|-show|-check)?",
+    "p"
+  ],
+  ["sshpass", "p"],
+  [
+    String.raw`(?:docker|podman|nerdctl|buildah|skopeo|finch|oras)\s{1,4}login|helm\s{1,4}registry\s{1,4}login|crane\s{1,4}auth\s{1,4}login`,
+    "p"
+  ],
+  ["redis-cli|keydb-cli|valkey-cli", "a"],
+  ["mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles", "p"],
+  ["ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop", "w"],
+  ["sqlcmd|bcp|osql", "P"],
+  ["zip|zipcloak|unzip|funzip", "P"],
+  ["7z|7za|7zr|rar|unrar", "p"],
+  ["useradd|usermod", "p"]
+]
+/** Commands whose flag takes `user:password` (curl) or `user%password` (Samba): the part after the separator. */
+const USER_PASSWORD_FLAG_COMMANDS = "curl|smbclient|rpcclient|smbcacls|smbget|smbmap"
+const USER_PASSWORD_FLAGS = String.raw`-[uU]\s{0,16}|--(?:proxy-)?user(?:=|\s{1,16})`
+/** Where a command's arguments end: a newline or a shell separator. */
+const COMMAND_ARGS = String.raw`(?:[^\n|;&]|&(?=[^&\s])){0,1024}?`
+/** A .netrc keyword and its value before `password` (`machine h login u password p`). */
+const NETRC_PAIR = String.raw`\s{1,16}(?:login|account|port)\s{1,16}\S{1,256}`
+/** A command name: its own word (a path before it is fine), then arguments. */
+const command = (names: string) => String.raw`(?<![A-Za-z0-9_.-])(?:${names})(?=[\s"'])`
 
 /** A 40-character AWS secret access key: mixed case, digits or / +, many distinct characters (not a path or a hash). */
 const looksLikeAwsSecret = (s: string): boolean =>
   /[A-Z]/.test(s) && /[a-z]/.test(s) && /[0-9/+]/.test(s) && new Set(s).size >= 20
 
+/** A random token: upper and lower case letters and digits (not a word, a hex id or a version). */
+const looksRandom = (s: string): boolean => /[A-Z]/.test(s) && /[a-z]/.test(s) && /[0-9]/.test(s)
+
 /**
  * Whether a secret-named setting's value may be secret: not when the name says it holds a location
  * (`--tls-private-key-file=/var/lib/kubelet/pki/kubelet.key`, `PASSWORD_FILE=/run/secrets/db`) or the value is
- * a boolean (`--authentication-token-webhook=true`), which the kubelet logs at every start.
+ * a boolean (`--authentication-token-webhook=true`), which the kubelet logs at every start; not a working
+ * directory (`PWD=/home/ec2-user`, `OLDPWD=/`, in sudo's log and every env dump); not passwd's own messages
+ * and nsswitch.conf (`passwd: all authentication tokens updated successfully`, `passwd: files systemd`).
  */
-const mayBeSecretValue = (value: string, m: RegExpExecArray): boolean =>
-  !/[_.-](?:file|path|dir)$/i.test(m.groups?.name ?? "") && !/^(?:true|false)$/i.test(value)
+const mayBeSecretValue = (value: string, m: RegExpExecArray): boolean => {
+  const name = m.groups?.name ?? ""
+  if (/[_.-](?:file|path|dir)$/i.test(name) || /^(?:true|false)$/i.test(value)) return false
+  if (/pwd$/i.test(name) && /^[/~]/.test(value)) return false
+  return !(/^[a-z]*passwd$/.test(name) && m.groups?.sep === ":" && /^[a-z]+$/.test(value))
+}
 
 const RULES: ReadonlyArray<Rule> = [
   {
@@ -171,6 +279,14 @@ const RULES: ReadonlyArray<Rule> = [
     accept: looksLikeAwsSecret
   },
   {
+    // STS session tokens are base64 of a protobuf-like blob that starts "\x21\n\x09origin_e" (IQoJb3JpZ2luX2)
+    // or, older, "\x17\n\x06er/aws" (FwoGZXIvYXdz); they may be URL-encoded (%2B %2F %3D).
+    name: "AWS session token (bare)",
+    trigger: /IQoJb3JpZ2luX2|FwoGZXIvYXdz/g,
+    pattern: new RegExp(`(?<![A-Za-z0-9+/%])(?:IQoJb3JpZ2luX2|FwoGZXIvYXdz)[A-Za-z0-9+/=%]{16,${V}}`, "dg"),
+    overflowStop: /[^A-Za-z0-9+/=%]/g
+  },
+  {
     name: "signed URL parameter or connection-string key",
     trigger: /x-amz-|x-goog-|sharedaccess|accountkey/gi,
     pattern: new RegExp(`(?<![A-Za-z0-9_-])(?:${SIGNED_PARAM})=(?<s>[^&\\s"'#<>;]{1,${V}})`, "dgi"),
@@ -179,31 +295,120 @@ const RULES: ReadonlyArray<Rule> = [
   {
     name: "secret query parameter",
     trigger: new RegExp(`[?&;](?:${QUERY_PARAM})=`, "gi"),
-    pattern: new RegExp(`[?&;](?:${QUERY_PARAM})=(?<s>[^&\\s"'#<>]{1,${V}})`, "dgi"),
+    // A `;` ends the value only before another pair (a connection string's `;Password=a;b;Database=x`).
+    pattern: new RegExp(`[?&;](?:${QUERY_PARAM})=(?<s>(?:[^&\\s"'#<>;]|;(?!${NEXT_PAIR})){1,${V}})`, "dgi"),
     secret: ["s"]
   },
   {
     name: "secret-named key, env var or setting",
-    trigger: new RegExp(`(?:${NAME_WORDS})${NC}{0,128}["']?\\s{0,16}(?::=|=>|[:=])`, "gi"),
-    // key=value, key: value, "key": "value", KEY='value', key := value, "key" => "value", "key":["value"]
+    trigger: new RegExp(`(?:${NAME_WORDS})${NC}{0,128}(?:${QUOTE})?\\s{0,16}(?::=|=>|[:=])`, "gi"),
+    // key=value, key: value, "key": "value", KEY='value', key := value, "key" => "value", "key":["value"],
+    // {\"key\":\"value\"} (JSON in a JSON string), Pwd={odbc;value}
     pattern: new RegExp(
-      `(?<!${NC})(?<q>["']?)(?<name>${SECRET_NAME})\\k<q>\\s{0,16}(?::=|=>|[:=])\\s{0,16}\\[?\\s{0,16}${VALUE}`,
+      `(?<!${NC})(?<q>${QUOTE}|)(?<name>${SECRET_NAME})\\k<q>\\s{0,16}(?<sep>:=|=>|[:=])\\s{0,16}\\[?\\s{0,16}(?:${VALUE})`,
       "dgi"
     ),
     secret: VALUE_GROUPS,
+    closed: CLOSED_GROUPS,
     accept: mayBeSecretValue,
-    overflowStop: /[\s,;}&\]]/g
+    overflowStop: /\s/g
+  },
+  {
+    // Kubernetes env and ECS task definitions ({"name":"DB_PASSWORD","value":"…"}), Go's {Name:X,Value:y},
+    // CloudFormation parameters, .NET <add key="DbPassword" value="…"/>; either order.
+    name: "name/value pair whose name is secret",
+    trigger: /value/gi,
+    pattern: new RegExp(
+      [
+        `(?<!${NC})(?:${QUOTE})?(?:(?:parameter|option|env|var|variable)[_-]?)?(?:name|key)(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${QUOTE})?${SECRET_NAME}(?:${QUOTE})?\\s{0,16}[,;]?\\s{0,16}(?:${QUOTE})?(?:(?:parameter|option)[_-]?)?value(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${VALUE})`,
+        `(?<!${NC})(?:${QUOTE})?(?:(?:parameter|option)[_-]?)?value(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${PAIR_VALUE})\\s{0,16}[,;]?\\s{0,16}(?:${QUOTE})?(?:(?:parameter|option|env|var|variable)[_-]?)?(?:name|key)(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${QUOTE})?${SECRET_NAME}(?![A-Za-z0-9_.-])`
+      ].join("|"),
+      "dgi"
+    ),
+    secret: [...VALUE_GROUPS, ...VALUE_GROUPS.map((g) => `${g}2`)],
+    closed: [...CLOSED_GROUPS, ...CLOSED_GROUPS.map((g) => `${g}2`)],
+    overflowStop: /\s/g
+  },
+  {
+    name: "XML element whose name is secret",
+    trigger: new RegExp(`<(?:${NC}{0,64}:)?${NC}{0,128}(?:${NAME_WORDS})`, "gi"),
+    pattern: new RegExp(
+      `<(?:${NC}{0,64}:)?${SECRET_NAME}(?:\\s[^<>\\n]{0,256})?>(?<s>[^<\\n]{1,${V}})</`,
+      "dgi"
+    ),
+    secret: ["s"]
   },
   {
     name: "secret-named command-line flag",
     trigger: new RegExp(`--${NC}{0,128}(?:${NAME_WORDS})`, "gi"),
+    // --password SECRET, --password=SECRET, --password -SECRET (a value may start with one dash, not two)
     pattern: new RegExp(
-      `(?<![A-Za-z0-9_-])--(?<name>${SECRET_NAME})(?:\\s{1,16}|=)(?!-)(?:"(?<dq>[^"\\n]{0,${V}})"|'(?<sq>[^'\\n]{0,${V}})'|(?<bare>\\S{1,${V}}))`,
+      `(?<![A-Za-z0-9_-])--(?<name>${SECRET_NAME})(?:\\s{1,16}(?!--)|=)(?:${ARG_VALUE})`,
       "dgi"
     ),
-    secret: VALUE_GROUPS,
+    secret: ARG_GROUPS,
+    closed: ["dq", "sq"],
     accept: mayBeSecretValue,
     overflowStop: /\s/g
+  },
+  {
+    name: "password flag of a command whose short flag means password",
+    resumeAtStart: true,
+    trigger: new RegExp(PASSWORD_FLAG_COMMANDS.map(([c]) => command(c)).join("|"), "g"),
+    // mysql -pSECRET, sshpass -p SECRET, docker login -u AWS -p SECRET, also as audit's a2="-pSECRET"
+    pattern: new RegExp(
+      `(?:${PASSWORD_FLAG_COMMANDS.map(([c, letters]) => `${command(c)}${COMMAND_ARGS}[\\s"'=]-[${letters}]`).join("|")})\\s{0,16}(?:${ARG_VALUE})`,
+      "dg"
+    ),
+    secret: ARG_GROUPS,
+    closed: ["dq", "sq"],
+    overflowStop: /\s/g
+  },
+  {
+    name: "user:password flag (curl -u, --user, --proxy-user; smbclient -U user%password)",
+    resumeAtStart: true,
+    trigger: new RegExp(command(USER_PASSWORD_FLAG_COMMANDS), "g"),
+    pattern: new RegExp(
+      `${command(USER_PASSWORD_FLAG_COMMANDS)}${COMMAND_ARGS}[\\s"'=](?:${USER_PASSWORD_FLAGS})(?:"[^"\\n:%]{0,256}[:%](?<dq>(?:\\\\.|[^"\\\\\\n]){0,${V}})"|'[^'\\n:%]{0,256}[:%](?<sq>[^'\\n]{0,${V}})'|[^\\s:%"']{0,256}[:%](?<bare>\\S{1,${V}}))`,
+      "dg"
+    ),
+    secret: ARG_GROUPS,
+    closed: ["dq", "sq"],
+    overflowStop: /\s/g
+  },
+  {
+    name: "OpenSSL pass phrase argument (-passin pass:SECRET)",
+    trigger: /pass:/g,
+    pattern: new RegExp(
+      `(?<![A-Za-z0-9_-])-(?:passin|passout|pass|password|passphrase|k)\\s{1,16}["']?pass:(?<s>[^\\s"']{1,${V}})`,
+      "dg"
+    ),
+    secret: ["s"],
+    overflowStop: /\s/g
+  },
+  {
+    name: "keyword and value separated by blanks (.netrc, redis, config set)",
+    resumeAtStart: true,
+    trigger: /password|requirepass|masterauth|config(?:ure)?\s{1,16}set/gi,
+    pattern: new RegExp(
+      `(?<![A-Za-z0-9_.-])(?:(?:machine\\s{1,16}\\S{1,256}(?:${NETRC_PAIR}){0,4}|default(?:${NETRC_PAIR}){1,4})\\s{1,16}password|["']?(?:requirepass|masterauth)["']?|config(?:ure)?\\s{1,16}set\\s{1,16}(?:[^\\s=]{0,256}[/:])?${SECRET_NAME})\\s{1,16}(?:${ARG_VALUE})`,
+      "dgi"
+    ),
+    secret: ARG_GROUPS,
+    closed: ["dq", "sq"],
+    overflowStop: /\s/g
+  },
+  {
+    // A .netrc written one keyword a line, and redis.conf: a line that is only `password SECRET`.
+    name: "a line that is a password keyword and its value",
+    trigger: /pass|masterauth/gi,
+    pattern: new RegExp(
+      `\\s{0,64}(?:password|passwd|requirepass|masterauth)\\s{1,16}(?:${ARG_VALUE})\\s{0,64}$`,
+      "dgi"
+    ),
+    secret: ARG_GROUPS,
+    closed: ["dq", "sq"],
+    accept: (_value, _m, at) => at === 0
   },
   {
     name: "URL userinfo with a password (which may hold / @ :)",
@@ -229,28 +434,65 @@ const RULES: ReadonlyArray<Rule> = [
     pattern: new RegExp(`(?<![A-Za-z0-9_-])(?:${TOKEN_SHAPES.join("|")})`, "dg")
   },
   {
+    name: "legacy OpenAI-style key (sk- and 32 or more letters and digits)",
+    trigger: /sk-[A-Za-z0-9]{32}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9]{32,128}(?![A-Za-z0-9_-])/dg,
+    accept: looksRandom
+  },
+  {
+    // <bot id>:<35 characters, the first an A>, also in the Bot API's URLs
+    // (https://api.telegram.org/bot<token>/sendMessage).
+    name: "Telegram bot token",
+    trigger: /[0-9]:A[A-Za-z0-9_-]{34}/g,
+    pattern: /(?:(?<=\/bot)|(?<![A-Za-z0-9_:-]))[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])/dg,
+    accept: (token) => looksRandom(token.slice(token.indexOf(":") + 1))
+  },
+  {
+    name: "crypt(3) password hash ($6$salt$hash, $y$, $2b$...)",
+    trigger: /\$(?:[156y]|2[aby]|gy|7)\$/g,
+    pattern: /(?<![A-Za-z0-9$])\$(?:[156y]|2[aby]|gy|7)\$[./A-Za-z0-9$=]{20,512}/dg
+  },
+  {
     name: "webhook URL secret (Slack, Discord)",
     trigger: /hooks\.slack\.com\/services\/|discord(?:app)?\.com\/api\/webhooks\//g,
     pattern:
       /(?:hooks\.slack\.com\/services\/|discord(?:app)?\.com\/api\/webhooks\/[0-9]{5,30}\/)(?<s>[A-Za-z0-9/_-]{20,256})/dg,
     secret: ["s"]
   },
-  { name: "PEM private key body", trigger: /-----BEGIN /g, pattern: PEM_BEGIN, until: PEM_END }
+  {
+    name: "PEM private key body",
+    trigger: /-----begin /gi,
+    pattern: PEM_BEGIN,
+    until: PEM_END,
+    untilMax: PEM_END_MAX
+  },
+  {
+    // PuTTY-User-Key-File-2/3: the lines after `Private-Lines: N` are the private key (base64).
+    name: "PuTTY private key lines",
+    trigger: /Private-Lines:/g,
+    pattern: /Private-Lines:[ \t]{0,16}[0-9]{1,5}/dg,
+    until: PUTTY_END,
+    untilMax: 13
+  }
 ]
 
 /**
  * Every rule's trigger contains a match of one of these (the bare AWS secret's: a run of exactly 40 key
- * characters), so a line without any (most log lines) skips the rules. Shaped for V8's regex engine
- * (measured): one case-insensitive alternation of everything, or words that start with "-" or hold a ".",
- * run at half the speed. Keep in step with the triggers; a property test checks that the pre-filter never
- * skips a line a rule would change.
+ * characters; the Telegram token's: a digit, ":A" and 34 token characters), so a line without any (most
+ * log lines) skips the rules. Shaped for V8's regex engine (measured): one case-insensitive alternation of
+ * everything, or words that start with "-" or hold a ".", run at half the speed. Keep in step with the
+ * triggers; a property test checks that the pre-filter never skips a line a rule would change.
  */
 const SECRET_WORDS = new RegExp(
   `${NAME_WORDS}|sig[a-z]{0,32}=|code=|bearer|eyj|ls0tls1crudjti|slack|webhooks|begin|a(?:kia|sia|gpa|ida|roa|npa|nva|ipa|bia|cca)`,
   "i"
 )
-const TOKEN_PREFIX = new RegExp(TOKEN_PREFIXES)
+/** The case-sensitive ones: command names (sshpass, keydb-cli, openssl's pass: hold a name word), PuTTY, STS. */
+const COMMAND_WORDS =
+  /mysql|mariadb|login|redis|mongo|ldap|sqlcmd|bcp|osql|zip|7z|rar|useradd|usermod|curl|smb|rpcclient|Private-Lines|IQoJb3JpZ2luX2|FwoGZXIvYXdz/
+const TOKEN_PREFIX = new RegExp(`${TOKEN_PREFIXES}|sk-[A-Za-z0-9]{32}|\\$(?:[156y]|2[aby]|gy|7)\\$`)
 const URL_USERINFO = /:\/\/[^\s/?#@"'<>]*:\S*@|:\/\/[A-Za-z0-9_-]{20,}@/
+const TELEGRAM = /[0-9]:A[A-Za-z0-9_-]{34}/
 
 /** 1 for the characters of an AWS secret access key (base64: A-Z a-z 0-9 / +), indexed by UTF-16 code unit. */
 const KEY_CHAR = new Uint8Array(65_536)
@@ -283,9 +525,11 @@ const hasKeyRun40 = (line: string, start = 0): boolean => {
 /** Whether a line could hold something a rule masks (cheap; most log lines answer no). */
 export const mightHoldSecret = (line: string): boolean =>
   SECRET_WORDS.test(line) ||
+  COMMAND_WORDS.test(line) ||
   TOKEN_PREFIX.test(line) ||
   (line.includes("://") && URL_USERINFO.test(line)) ||
-  hasKeyRun40(line)
+  hasKeyRun40(line) ||
+  (line.includes(":A") && TELEGRAM.test(line))
 
 /** Whether rule `r`'s trigger occurs in `text` at or after `from`. */
 const triggered = (r: number, text: string, from: number): boolean => {
@@ -299,7 +543,7 @@ const triggered = (r: number, text: string, from: number): boolean => {
 export const RULE_PATTERNS: ReadonlyArray<RegExp> = [
   ...RULES.map((r) => r.pattern),
   ...RULES.flatMap((r) => (r.trigger instanceof RegExp ? [r.trigger] : [])),
-  PEM_END,
+  ...RULES.flatMap((r) => (r.until ? [r.until] : [])),
   ...RULES.flatMap((r) => (r.overflowStop ? [r.overflowStop] : []))
 ]
 
@@ -313,7 +557,14 @@ interface OpenMask {
   readonly stop: RegExp
   /** How far back from the end to search again next time (a stop split between two pieces). */
   readonly stopMax: number
-  readonly pem: boolean
+  /** A block that may span lines (a PEM or PuTTY key body), carried to the next line while open. */
+  readonly block: boolean
+}
+
+/** A key block open at the end of a line: the next line starts inside it. */
+export interface OpenBlock {
+  readonly stop: RegExp
+  readonly stopMax: number
 }
 
 /**
@@ -330,11 +581,11 @@ export class LineScan {
   private masks: Range[] = []
   private open: OpenMask[] = []
   private lastWasMasked = false
-  /** After `drain(true)`: the line ended inside a PEM private key block. */
-  pemOpen = false
+  /** After `drain(true)`: the key blocks (PEM, PuTTY) the line ended inside. */
+  openBlocks: ReadonlyArray<OpenBlock> = []
 
   /**
-   * `inPem`: the line starts inside a PEM private key block. `exhaustive`: try every rule at every position,
+   * `carried`: the key blocks the line starts inside. `exhaustive`: try every rule at every position,
    * ignoring the pre-filter and the triggers (the reference the fast path is tested against). `active`: see
    * the field.
    */
@@ -342,10 +593,11 @@ export class LineScan {
   /** For a whole line whose triggers the caller tried: 1 for the rules to run, the others are skipped. */
   private readonly active: Uint8Array | undefined
 
-  constructor(inPem: boolean, exhaustive = false, active?: Uint8Array) {
+  constructor(carried: ReadonlyArray<OpenBlock>, exhaustive = false, active?: Uint8Array) {
     this.exhaustive = exhaustive
     this.active = active
-    if (inPem) this.open.push({ start: 0, searchFrom: 0, stop: PEM_END, stopMax: PEM_END_MAX, pem: true })
+    for (const b of carried)
+      this.open.push({ start: 0, searchFrom: 0, stop: b.stop, stopMax: b.stopMax, block: true })
   }
 
   get end(): number {
@@ -380,7 +632,8 @@ export class LineScan {
     }
     const upTo = final ? end : Math.max(this.emitted, Math.min(limit, ...this.next))
     const out = this.render(upTo)
-    if (final) this.pemOpen = this.open.some((o) => o.pem)
+    if (final)
+      this.openBlocks = this.open.filter((o) => o.block).map((o) => ({ stop: o.stop, stopMax: o.stopMax }))
     else this.compact()
     return out
   }
@@ -423,7 +676,8 @@ export class LineScan {
       // The scan goes on from where the secret starts, not from the end of the match: the match may have
       // paired the wrong quotes (`x_secret = "  auth = "QUJD"` masks `  auth = ` and must still find `QUJD`),
       // and a candidate the rule turns down hides nothing (`--key-file="DB_PASS=x"`).
-      pos = Math.max(start + 1, this.onMatch(rule, m))
+      const secretStart = this.onMatch(rule, m)
+      pos = rule.resumeAtStart ? start + 1 : Math.max(start + 1, secretStart)
       this.next[r] = pos
     }
   }
@@ -431,22 +685,35 @@ export class LineScan {
   /** Records a match's mask; returns where its secret starts (the match's start when turned down). */
   private onMatch(rule: Rule, m: RegExpExecArray): number {
     let span: readonly [number, number] | undefined
+    let group: string | undefined
     if (rule.secret) {
       for (const g of rule.secret) {
         span = m.indices?.groups?.[g]
+        group = g
         if (span) break
       }
     } else span = m.indices?.[0]
     if (!span) return this.base + m.index
     const from = this.base + span[0]
     const to = this.base + span[1]
-    if (rule.accept && !rule.accept(m.input.slice(span[0], span[1]), m)) return this.base + m.index
+    if (rule.accept && !rule.accept(m.input.slice(span[0], span[1]), m, this.base + m.index))
+      return this.base + m.index
     if (rule.until) {
-      const o: OpenMask = { start: to, searchFrom: to, stop: rule.until, stopMax: PEM_END_MAX, pem: true }
+      const o: OpenMask = {
+        start: to,
+        searchFrom: to,
+        stop: rule.until,
+        stopMax: rule.untilMax ?? 0,
+        block: true
+      }
       this.open.push(o)
       this.advance(o)
-    } else if (rule.overflowStop && to - from >= MAX_SECRET_CHARS) {
-      const o: OpenMask = { start: from, searchFrom: to, stop: rule.overflowStop, stopMax: 0, pem: false }
+    } else if (
+      rule.overflowStop &&
+      to - from >= MAX_SECRET_CHARS &&
+      !(group !== undefined && rule.closed?.includes(group))
+    ) {
+      const o: OpenMask = { start: from, searchFrom: to, stop: rule.overflowStop, stopMax: 0, block: false }
       this.open.push(o)
       this.advance(o)
     } else if (to > from) this.masks.push([from, to])
@@ -495,10 +762,13 @@ export class LineScan {
   }
 }
 
-/** Redacts a whole line that passed the pre-filter; `pemOpen`: it ends inside a PEM private key block. */
-const scanWholeLine = (line: string, inPem: boolean): { out: string; pemOpen: boolean } => {
+/** Redacts a whole line that passed the pre-filter; `openBlocks`: the key blocks it ends inside. */
+const scanWholeLine = (
+  line: string,
+  carried: ReadonlyArray<OpenBlock>
+): { out: string; openBlocks: ReadonlyArray<OpenBlock> } => {
   let active: Uint8Array | undefined
-  if (!inPem) {
+  if (carried.length === 0) {
     // Most lines the pre-filter lets through hold a trigger word but no secret: try the triggers first and
     // build no scanner when none fires.
     let any = false
@@ -509,17 +779,17 @@ const scanWholeLine = (line: string, inPem: boolean): { out: string; pemOpen: bo
         any = true
       }
     }
-    if (!any) return { out: line, pemOpen: false }
+    if (!any) return { out: line, openBlocks: [] }
   }
-  const scan = new LineScan(inPem, false, active)
+  const scan = new LineScan(carried, false, active)
   scan.push(line)
-  const out = scan.drain(true, !inPem)
-  return { out, pemOpen: scan.pemOpen }
+  const out = scan.drain(true, carried.length === 0)
+  return { out, openBlocks: scan.openBlocks }
 }
 
 const scanLine = (line: string, exhaustive: boolean): string => {
-  if (!exhaustive) return scanWholeLine(line, false).out
-  const scan = new LineScan(false, true)
+  if (!exhaustive) return scanWholeLine(line, []).out
+  const scan = new LineScan([], true)
   scan.push(line)
   return scan.drain(true, true)
 }
@@ -534,27 +804,27 @@ export const applyRules = (line: string): string => scanLine(line, true)
 export const redactLine = (line: string): string => (mightHoldSecret(line) ? scanLine(line, false) : line)
 
 /**
- * Stateful line redactor: also masks the body of PEM private-key blocks, which span lines.
+ * Stateful line redactor: also masks the body of PEM and PuTTY private-key blocks, which span lines.
  * Call `line()` for each complete line, or `longLine()` ... `endLongLine()` for one fed in pieces.
  */
 export class LineRedactor {
-  private inPem = false
+  private blocks: ReadonlyArray<OpenBlock> = []
 
   line(text: string): string {
-    if (!this.inPem && !mightHoldSecret(text)) return text
-    const { out, pemOpen } = scanWholeLine(text, this.inPem)
-    this.inPem = pemOpen
+    if (this.blocks.length === 0 && !mightHoldSecret(text)) return text
+    const { out, openBlocks } = scanWholeLine(text, this.blocks)
+    this.blocks = openBlocks
     return out
   }
 
   /** Starts a line that arrives in pieces: `push`, `drain(false)` while it grows, `drain(true)` at its end. */
   longLine(): LineScan {
-    return new LineScan(this.inPem)
+    return new LineScan(this.blocks)
   }
 
   /** After the long line's `drain(true)`. */
   endLongLine(scan: LineScan): void {
-    this.inPem = scan.pemOpen
+    this.blocks = scan.openBlocks
   }
 }
 

@@ -16,9 +16,19 @@ import {
   redactText
 } from "../../src/diagnostics/Redaction.ts"
 import { regexReach } from "./regex-span.ts"
-import { BENIGN_LINES, SECRET, SECRET_SAMPLES, type SecretSample } from "./secret-corpus.ts"
+import {
+  BENIGN_LINES,
+  ISSUE_24_SAMPLES,
+  PUTTY_KEY_FILE,
+  SECRET,
+  SECRET_SAMPLES,
+  type SecretSample
+} from "./secret-corpus.ts"
 
 const leaked = (out: string, secrets: ReadonlyArray<string>) => secrets.filter((s) => out.includes(s))
+
+/** The samples caught inside other text (all but the ones that are a line of their own). */
+const INLINE_SAMPLES = SECRET_SAMPLES.filter((s) => !s.lineOnly)
 
 const stream = async (chunks: ReadonlyArray<string>, maxLineBytes?: number) =>
   text(
@@ -63,6 +73,73 @@ describe("secret corpus (test/diagnostics/secret-corpus.ts)", () => {
     expect(SECRET_SAMPLES.filter((s) => s.leakedBefore).length).toBeGreaterThanOrEqual(30)
   })
 
+  it("covers every shape issue #24 listed, and more of each class", () => {
+    expect(ISSUE_24_SAMPLES.length).toBeGreaterThanOrEqual(55)
+    for (const s of ISSUE_24_SAMPLES) expect(SECRET_SAMPLES).toContain(s)
+  })
+
+  it("ends a value where its syntax ends, and keeps what follows (issue #24)", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["password=abc;S3cr3t next", `password=${REDACTED} next`],
+      ["Host=db;Password=abc;S3cr3t;Database=app", `Host=db;Password=${REDACTED};Database=app`],
+      ["Server=db;Uid=sa;Pwd={a;b}}c};Encrypt=yes", `Server=db;Uid=sa;Pwd={${REDACTED}};Encrypt=yes`],
+      ["?user=app&password=a&b&next=1", `?user=app&password=${REDACTED}&next=1`],
+      ['{"password":"a\\"b,c}","user":"bob"}', `{"password":"${REDACTED}","user":"bob"}`],
+      ['x {\\"token\\":\\"a\\\\\\"b\\",\\"n\\":1}', `x {\\"token\\":\\"${REDACTED}\\",\\"n\\":1}`],
+      [
+        '{"env":[{"name":"LOG_LEVEL","value":"info"},{"name":"DB_PASSWORD","value":"x,y"}]}',
+        `{"env":[{"name":"LOG_LEVEL","value":"info"},{"name":"DB_PASSWORD","value":"${REDACTED}"}]}`
+      ],
+      [
+        '[{"value":"info","name":"LOG_LEVEL"},{"value":"p;w","name":"API_TOKEN"}]',
+        `[{"value":"info","name":"LOG_LEVEL"},{"value":"${REDACTED}","name":"API_TOKEN"}]`
+      ],
+      ["mysql -u root -pS3cr3t app", `mysql -u root -p${REDACTED} app`],
+      ["sshpass -p -dash ssh host", `sshpass -p ${REDACTED} ssh host`],
+      ["curl -u admin:pw https://x", `curl -u admin:${REDACTED} https://x`],
+      [
+        "docker run -p 8080:80 nginx && docker login -p pw r.io",
+        `docker run -p 8080:80 nginx && docker login -p ${REDACTED} r.io`
+      ],
+      ["machine h login u password pw", `machine h login u password ${REDACTED}`],
+      ["requirepass pw", `requirepass ${REDACTED}`],
+      ["<Password>p&amp;w</Password>", `<Password>${REDACTED}</Password>`]
+    ]
+    for (const [line, want] of cases) expect(redactLine(line), line).toBe(want)
+  })
+
+  it("a value with any punctuation is hidden whole, in every syntax of its class (property)", () => {
+    // A value made of marked words joined by punctuation: no marked word may survive.
+    const punct = fc.constantFrom(..."!#$%&()*+,-./;<>?@[]^_`{|}~")
+    const anyPunct = fc.constantFrom(..."!#$%&()*+,-./:;<=>?@[]^_`{|}~\"'")
+    const value = (p: fc.Arbitrary<string>) =>
+      fc
+        .array(p, { minLength: 1, maxLength: 6 })
+        .map((ps) => ({ text: ps.map((c, i) => `Mk${i}q${c}`).join(""), words: ps.map((_, i) => `Mk${i}q`) }))
+    const bare = (v: string) => [
+      `password=${v} next=1`,
+      `DB_PASSWORD: ${v}`,
+      `--password ${v} --user x`,
+      `mysql -p${v} db`,
+      `curl -u user:${v} https://x`,
+      `machine h login u password ${v}`
+    ]
+    const quoted = (v: string) => [
+      JSON.stringify({ user: "u", password: v, port: 1 }),
+      JSON.stringify({ MESSAGE: JSON.stringify({ password: v, n: 1 }) }),
+      JSON.stringify({ env: [{ name: "DB_PASSWORD", value: v }] }),
+      JSON.stringify([{ value: v, name: "API_TOKEN" }]),
+      `Pwd={${v.replaceAll("}", "}}")}};Encrypt=yes`
+    ]
+    fc.assert(
+      fc.property(value(punct), value(anyPunct), (b, q) => {
+        for (const line of bare(b.text)) expect(leaked(redactLine(line), b.words), line).toEqual([])
+        for (const line of quoted(q.text)) expect(leaked(redactLine(line), q.words), line).toEqual([])
+      }),
+      { numRuns: 500 }
+    )
+  })
+
   it("keeps what surrounds a secret", () => {
     expect(redactLine(`    auth = "${SECRET.containerdAuth}"`)).toBe(`    auth = "${REDACTED}"`)
     expect(redactLine(`DB_HOST=db DB_PASS=${SECRET.dbPass} DB_USER=app`)).toBe(
@@ -101,7 +178,7 @@ describe("secret corpus (test/diagnostics/secret-corpus.ts)", () => {
     const glue = [" ", ' "', '" ', " '", "' ", " [", "] ", ", ", ' = "', ' --x-file="', ' {"k":"', '"} ']
     const part = fc.oneof(
       fc.constantFrom(...BENIGN_LINES).map((text) => ({ text, secrets: [] as ReadonlyArray<string> })),
-      fc.constantFrom(...SECRET_SAMPLES)
+      fc.constantFrom(...INLINE_SAMPLES)
     )
     fc.assert(
       fc.property(
@@ -148,6 +225,26 @@ describe("secret corpus (test/diagnostics/secret-corpus.ts)", () => {
     ])
   })
 
+  it("drops PEM bodies whose markers are in lower case", () => {
+    const out = redactText(
+      ["-----begin private key-----", SECRET.pemLowerBody, "-----end private key-----", "x"].join("\n")
+    )
+    expect(out.split("\n")).toEqual([
+      "-----begin private key-----",
+      REDACTED,
+      "-----end private key-----",
+      "x"
+    ])
+  })
+
+  it("drops the private lines of a PuTTY key file, whatever the chunking", async () => {
+    const file = `${PUTTY_KEY_FILE.join("\n")}\nafter\n`
+    const want = `${[...PUTTY_KEY_FILE.slice(0, 7), REDACTED, REDACTED, ...PUTTY_KEY_FILE.slice(9)].join("\n")}\nafter\n`
+    expect(`${redactText(file)}`).toBe(want)
+    for (let cut = 1; cut < file.length; cut += 7)
+      expect(await stream([file.slice(0, cut), file.slice(cut)])).toBe(want)
+  })
+
   it("drops a PEM body whose END marker is split between chunks", async () => {
     const input = `x\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIplantedECkey\n-----END EC PRIVATE KEY-----\ntail\n`
     for (let cut = 1; cut < input.length; cut++) {
@@ -184,7 +281,7 @@ describe("benign text stays intact", () => {
 })
 
 describe("lines longer than the cap (scanned in pieces)", () => {
-  const sample = fc.constantFrom(...SECRET_SAMPLES)
+  const sample = fc.constantFrom(...INLINE_SAMPLES)
 
   it("a secret anywhere, across any chunk boundary or piece cut, never appears (property)", async () => {
     await fc.assert(
@@ -320,7 +417,57 @@ describe("the fast path loses nothing", () => {
         "npm_",
         "hooks.slack.com/services/"
       ],
-      ...["-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "MIIE", "value", "x1", "{", "}", ","]
+      ...["-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "MIIE", "value", "x1", "{", "}", ","],
+      // Issue #24's classes.
+      ...[
+        "Pwd",
+        "PWD",
+        "pass",
+        "DBPASS",
+        "BYPASS",
+        "pw",
+        "passwd",
+        "OLDPWD",
+        "/home",
+        "\\",
+        '\\"',
+        "name",
+        "key"
+      ],
+      ...[
+        "mysql ",
+        "sshpass ",
+        "docker login ",
+        "curl ",
+        "redis-cli ",
+        "smbclient ",
+        "-p",
+        "-u",
+        "-a",
+        "-w",
+        "-P"
+      ],
+      ...[
+        "user:pw",
+        "u%p",
+        "openssl ",
+        "-passin ",
+        "pass:",
+        "machine h ",
+        "login u ",
+        "default ",
+        "requirepass "
+      ],
+      ...[
+        "config set ",
+        "<password>",
+        "</",
+        "Private-Lines: 1",
+        "Private-MAC:",
+        "-----begin private key-----"
+      ],
+      ...["IQoJb3JpZ2luX2VjEJr", "FwoGZXIvYXdzE", "sk-", "AbCdEfGhIjKlMnOpT3BlbkFJqRsTuVwX", "123456789:"],
+      ...["AAHplantedTelegram0123456789abcdEFG", "$6$", "rounds=5000$saltsalt$PlantedCryptHash0123"]
     ]
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 16 }), (parts) => {

@@ -1,7 +1,9 @@
 // Secret shapes as they appear in what a log bundle collects (containerd and Docker config, kubelet and
 // containerd journals, dmesg and the kernel command line, CNI config, env dumps, agent state), each with the
 // exact substrings that must not survive redaction. `leakedBefore` marks the shapes the first redaction let
-// through (security issue #13, item 5): each of those is a test that fails on that code.
+// through (security issue #13, item 5): each of those is a test that fails on that code. `issue24` marks the
+// shapes issue #24 (part 3) reported leaking whole or by their tail, and the other members of each class the
+// fix covers (see the class comments below and docs/diagnostics.md).
 //
 // The values are made up, in each vendor's documented shape (prefix, alphabet, length); none is a real
 // credential. BENIGN_LINES are ordinary node log lines that must come out byte for byte.
@@ -13,6 +15,10 @@ export interface SecretSample {
   /** Substrings that must not appear in the redacted text. */
   readonly secrets: ReadonlyArray<string>
   readonly leakedBefore?: true
+  /** Leaked (whole or its tail) before the fix for issue #24 part 3, or a member of a class that fix added. */
+  readonly issue24?: true
+  /** Caught only as a line of its own (`  password SECRET` in a .netrc), not inside other text. */
+  readonly lineOnly?: true
 }
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
@@ -64,8 +70,315 @@ export const SECRET = {
   azureAccountKey: "PlantedAzureStorageKey0123456789abcdefABCDEFGHIJKLMNOPQRSTUV+/==",
   kubeadmToken: "abcdef.0123456789abcdef",
   redisPassword: "redis-planted-pw-77aa",
-  genericToken: "planted-generic-token-8d7c6b5a"
+  genericToken: "planted-generic-token-8d7c6b5a",
+  // Issue #24, part 3.
+  odbcPwd: "odbc-planted-Pw0rd-1f2e",
+  dbPassNoSep: "dbpass-planted-31ab",
+  passLower: "lower-pass-planted-2c4d",
+  mysqlAttached: "MysqlPlanted42xy",
+  sshpass: "sshpass-planted 5f6e",
+  dockerLogin: "dockerlogin-planted-0c1d",
+  curlUserPw: "curl-planted-pw-8e9f",
+  netrc: "netrc-planted-44ee",
+  requirepass: "redis-requirepass-planted-5b6c",
+  awsSessionToken:
+    "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLXdlc3QtMiJHMEUCIQDPlantedSessionTokenBody0123456789AbCdEfGhIjKlMnOpQrStUvWxYz+/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789PlantedTail==",
+  legacyOpenAi: "sk-AbCdEfGhIjKlMnOpT3BlbkFJqRsTuVwXyZ0123456789abcd",
+  puttyPrivate: "AAAAIPlantedPuttyPrivateKeyLineAbCdEf0123456789",
+  pemLowerBody: "MIIEowIBAAKCAQEAplantedLowercasePemBody",
+  telegram: "123456789:AAHplantedTelegram0123456789abcdEFG",
+  dashPassword: "-dashplanted-pw-7a8b",
+  semicolonTail: "Planted1S3cr3t",
+  escapedQuoteTail: "Planted6Tail",
+  nameValue: "name-value-planted-9c0d"
 } as const
+
+/** A PuTTY key file (format 3), as `cat` prints it; the private lines are SECRET.puttyPrivate and more. */
+export const PUTTY_KEY_FILE = [
+  "PuTTY-User-Key-File-3: ssh-ed25519",
+  "Encryption: none",
+  "Comment: ed25519-key-20260101",
+  "Public-Lines: 2",
+  "AAAAC3NzaC1lZDI1NTE5AAAAIPublicPartIsNotSecretAbCdEfGhIjKlMnOpQrSt",
+  "UvWxYz0123456789",
+  "Private-Lines: 2",
+  SECRET.puttyPrivate,
+  "SecondPrivateLinePlanted0123456789abcdef",
+  "Private-MAC: 5f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8"
+]
+
+/** Issue #24 part 3: every shape it listed, and more of each class the fix is written for. */
+const ISSUE_24: ReadonlyArray<Omit<SecretSample, "issue24">> = [
+  // (a) A secret-named key: the value ends where its syntax ends.
+  {
+    name: "ODBC connection string Pwd=",
+    text: `conn: Driver={ODBC Driver 18 for SQL Server};Server=tcp:db.internal,1433;Database=app;Uid=sa;Pwd=${SECRET.odbcPwd};Encrypt=yes;`,
+    secrets: [SECRET.odbcPwd]
+  },
+  {
+    name: "ODBC Pwd={braced;value}}with an escaped brace}",
+    text: "Server=db;UID=sa;PWD={odbc;braced}}planted-7e1f};Encrypt=yes",
+    secrets: ["odbc;braced", "planted-7e1f"]
+  },
+  {
+    name: "DBPASS= (no separator before PASS)",
+    text: `DBPASS=${SECRET.dbPassNoSep} DBHOST=db`,
+    secrets: [SECRET.dbPassNoSep]
+  },
+  {
+    name: "pass= (lower case, bare)",
+    text: `auth ok user=app pass=${SECRET.passLower}`,
+    secrets: [SECRET.passLower]
+  },
+  { name: "PASS= (env dump)", text: `PASS=${SECRET.passLower}`, secrets: [SECRET.passLower] },
+  {
+    name: "password=abc;tail (a ; inside the value)",
+    text: `db: password=abc;${SECRET.semicolonTail} timeout=5`,
+    secrets: [SECRET.semicolonTail]
+  },
+  {
+    name: "connection string password with a ; and the next pair after it",
+    text: `Host=db;Username=app;Password=semi;Planted8Tail;Database=app`,
+    secrets: ["Planted8Tail"]
+  },
+  { name: "value with a comma", text: `DB_PASSWORD=comma,Planted2Tail next=1`, secrets: ["Planted2Tail"] },
+  { name: "value with an ampersand", text: `token=amp&Planted3Tail`, secrets: ["Planted3Tail"] },
+  { name: "value with a closing brace", text: `secret=brace}Planted4Tail`, secrets: ["Planted4Tail"] },
+  { name: "value with a closing bracket", text: `api_key: bracket]Planted5Tail`, secrets: ["Planted5Tail"] },
+  {
+    name: 'JSON value with an escaped \\"',
+    text: `{"user":"app","password":"esc\\"${SECRET.escapedQuoteTail}","port":5432}`,
+    secrets: [SECRET.escapedQuoteTail]
+  },
+  {
+    name: "JSON inside a journal JSON string (escaped quotes, an escaped quote in the value)",
+    text: JSON.stringify({
+      MESSAGE: `config ${JSON.stringify({ db_password: 'lvl1"Planted7Tail;x' })} loaded`
+    }),
+    secrets: ["lvl1", "Planted7Tail"]
+  },
+  {
+    name: "single-quoted value with an escaped quote",
+    text: `MY_SECRET='sq\\'Planted9Tail' next`,
+    secrets: ["Planted9Tail"]
+  },
+  {
+    name: "XML element",
+    text: `<dataSource><password>xml-planted-6f7a</password></dataSource>`,
+    secrets: ["xml-planted-6f7a"]
+  },
+  {
+    name: "API key with a space in the name",
+    text: `Using API key: apikey-planted-1b2c`,
+    secrets: ["apikey-planted-1b2c"]
+  },
+  // (b) A name/value pair whose name is secret.
+  {
+    name: '{"key":"DB_PASSWORD","value":"…"}',
+    text: `{"key":"DB_PASSWORD","value":"${SECRET.nameValue}"}`,
+    secrets: [SECRET.nameValue]
+  },
+  {
+    name: "Kubernetes env in a pod's JSON",
+    text: JSON.stringify({
+      env: [
+        { name: "LOG_LEVEL", value: "info" },
+        { name: "DB_PASSWORD", value: "k8s-env-planted-1a2b" }
+      ]
+    }),
+    secrets: ["k8s-env-planted-1a2b"]
+  },
+  {
+    name: "ECS environment, value before name",
+    text: `"environment":[{"value":"ecs-planted-2b3c","name":"API_TOKEN"}]`,
+    secrets: ["ecs-planted-2b3c"]
+  },
+  {
+    name: "Go's %+v of a Kubernetes EnvVar",
+    text: `env: [{Name:REDIS_PASSWORD,Value:go-env-planted-3c4d,ValueFrom:nil}]`,
+    secrets: ["go-env-planted-3c4d"]
+  },
+  {
+    name: ".NET appSettings <add key value>",
+    text: `<add key="DbPassword" value="dotnet-planted-4d5e" />`,
+    secrets: ["dotnet-planted-4d5e"]
+  },
+  {
+    name: "CloudFormation parameter",
+    text: `{"ParameterKey":"MasterUserPassword","ParameterValue":"cfn-planted-5e6f"}`,
+    secrets: ["cfn-planted-5e6f"]
+  },
+  {
+    name: "name/value pair in a journal JSON string",
+    text: JSON.stringify({
+      MESSAGE: JSON.stringify({ name: "SMTP_PASSWORD", value: 'esc"smtp-planted-6f7a' })
+    }),
+    secrets: ["smtp-planted-6f7a"]
+  },
+  // (c) The password flag of a command.
+  {
+    name: "mysql -pSECRET",
+    text: `+ mysql -h db.internal -u root -p${SECRET.mysqlAttached} app -e "select 1"`,
+    secrets: [SECRET.mysqlAttached]
+  },
+  {
+    name: "sshpass -p 'SECRET'",
+    text: `sshpass -p '${SECRET.sshpass}' ssh -o StrictHostKeyChecking=no ec2-user@10.0.1.5`,
+    secrets: [SECRET.sshpass, "planted 5f6e"]
+  },
+  {
+    name: "docker login -p SECRET",
+    text: `docker login -u AWS -p ${SECRET.dockerLogin} 602401143452.dkr.ecr.us-west-2.amazonaws.com`,
+    secrets: [SECRET.dockerLogin]
+  },
+  {
+    name: "nerdctl login --password SECRET",
+    text: `nerdctl login --username robot --password nerdctl-planted-0d1e registry.example.com`,
+    secrets: ["nerdctl-planted-0d1e"]
+  },
+  {
+    name: "curl -u user:pw",
+    text: `curl -sS -u admin:${SECRET.curlUserPw} https://grafana.internal/api/health`,
+    secrets: [SECRET.curlUserPw]
+  },
+  {
+    name: "curl --user user:pw (quoted, with a space)",
+    text: `curl -X POST "https://x.internal/a?b=1&c=2" --user "svc:curl-user planted 3a4b" -d @body.json`,
+    secrets: ["curl-user planted 3a4b", "planted 3a4b"]
+  },
+  {
+    name: "curl --proxy-user",
+    text: `curl --proxy http://proxy.corp:3128 --proxy-user=bob:proxyuser-planted-4b5c https://example.com`,
+    secrets: ["proxyuser-planted-4b5c"]
+  },
+  {
+    name: "--password -SECRET (a value that starts with a dash)",
+    text: `mysqladmin --user=root --password ${SECRET.dashPassword} status`,
+    secrets: [SECRET.dashPassword, SECRET.dashPassword.slice(1)]
+  },
+  {
+    name: "mongosh -p",
+    text: `mongosh "mongodb://db.internal:27017/admin" -u admin -p mongo-planted-7a8b --quiet`,
+    secrets: ["mongo-planted-7a8b"]
+  },
+  {
+    name: "redis-cli -a",
+    text: `redis-cli -h cache.internal -p 6379 -a rediscli-planted-8b9c --no-auth-warning ping`,
+    secrets: ["rediscli-planted-8b9c"]
+  },
+  {
+    name: "ldapsearch -w",
+    text: `ldapsearch -x -H ldap://ldap.corp -D cn=admin,dc=corp -w ldap-planted-9c0d -b dc=corp`,
+    secrets: ["ldap-planted-9c0d"]
+  },
+  {
+    name: "sqlcmd -P",
+    text: `/opt/mssql-tools/bin/sqlcmd -S db -U sa -P sqlcmd-planted-0d1e -Q "select 1"`,
+    secrets: ["sqlcmd-planted-0d1e"]
+  },
+  {
+    name: "zip -P",
+    text: `zip -r -P zip-planted-1e2f backup.zip /var/lib/app`,
+    secrets: ["zip-planted-1e2f"]
+  },
+  { name: "7z -pSECRET", text: `7z a -p7zplanted2f3a -mhe=on backup.7z data`, secrets: ["7zplanted2f3a"] },
+  {
+    name: "openssl -passout pass:",
+    text: `openssl pkcs12 -export -in c.pem -inkey k.pem -passout pass:openssl-planted-3a4b -out c.p12`,
+    secrets: ["openssl-planted-3a4b"]
+  },
+  {
+    name: "audit EXECVE record of mysql -p",
+    text: `type=EXECVE msg=audit(1700000000.123:456): argc=4 a0="mysql" a1="-uroot" a2="-pauditPlanted4b5c" a3="app"`,
+    secrets: ["auditPlanted4b5c"]
+  },
+  {
+    name: "smbclient -U user%password",
+    text: `smbclient //fs.corp/share -U 'CORP\\svc%smb-planted-5c6d' -c ls`,
+    secrets: ["smb-planted-5c6d"]
+  },
+  {
+    name: "useradd -p (a crypt hash)",
+    text: `useradd -m -p '$6$rounds=5000$saltsaltsalt$PlantedCryptHash0123456789abcdefABCDEF' bob`,
+    secrets: ["PlantedCryptHash0123456789abcdefABCDEF"]
+  },
+  // (d) Token shapes.
+  {
+    name: "bare AWS session token",
+    text: `credentials refreshed: ${SECRET.awsSessionToken} expires 2026-01-01T01:00:00Z`,
+    secrets: [SECRET.awsSessionToken, "PlantedSessionTokenBody", "PlantedTail"]
+  },
+  {
+    name: "AWS session token in credential_process JSON",
+    text: `{"Version":1,"AccessKeyId":"${SECRET.akid}","SessionToken":"FwoGZXIvYXdzEPlantedOlderSessionToken0123456789AbCdEf"}`,
+    secrets: [SECRET.akid, "PlantedOlderSessionToken"]
+  },
+  { name: "legacy sk- key", text: `openai: using ${SECRET.legacyOpenAi}`, secrets: [SECRET.legacyOpenAi] },
+  {
+    name: "PuTTY private key in a JSON string",
+    text: JSON.stringify({ ppk: `${PUTTY_KEY_FILE.join("\n")}\n` }),
+    secrets: [SECRET.puttyPrivate, "SecondPrivateLinePlanted"]
+  },
+  {
+    name: "lowercase PEM markers in a JSON string",
+    text: `{"key":"-----begin rsa private key-----\\n${SECRET.pemLowerBody}\\n-----end rsa private key-----\\n"}`,
+    secrets: [SECRET.pemLowerBody]
+  },
+  {
+    name: "Telegram bot token in a Bot API URL",
+    text: `POST https://api.telegram.org/bot${SECRET.telegram}/sendMessage 200`,
+    secrets: [SECRET.telegram, SECRET.telegram.slice(10)]
+  },
+  {
+    name: "bare Telegram bot token",
+    text: `alerting via telegram 987654321:AAFplantedTelegramBare0123456789xyZ`,
+    secrets: ["AAFplantedTelegramBare0123456789xyZ"]
+  },
+  {
+    name: "crypt(3) hash in cloud-init",
+    text: `    passwd: $6$rounds=4096$Salt0123$PlantedCloudInitHash0123456789abcdefABCDEFxyz`,
+    secrets: ["PlantedCloudInitHash0123456789abcdefABCDEFxyz"]
+  },
+  // (e) A keyword and its value separated by blanks.
+  {
+    name: ".netrc machine line",
+    text: `machine github.com login ci-bot password ${SECRET.netrc}`,
+    secrets: [SECRET.netrc]
+  },
+  {
+    name: ".netrc password on its own line",
+    text: `    password netrc-line-planted-91ab`,
+    secrets: ["netrc-line-planted-91ab"],
+    lineOnly: true
+  },
+  {
+    name: ".netrc default entry",
+    text: `default login anonymous password netrc-default-planted-8f9a`,
+    secrets: ["netrc-default-planted-8f9a"]
+  },
+  {
+    name: "redis.conf requirepass",
+    text: `requirepass ${SECRET.requirepass}`,
+    secrets: [SECRET.requirepass]
+  },
+  {
+    name: "redis.conf masterauth (quoted)",
+    text: `masterauth "masterauth-planted 6c7d"`,
+    secrets: ["masterauth-planted 6c7d", "6c7d"]
+  },
+  {
+    name: "redis MONITOR: CONFIG SET requirepass",
+    text: `1700000000.123456 [0 10.0.1.5:51234] "config" "set" "requirepass" "redis-config-planted-6c7d"`,
+    secrets: ["redis-config-planted-6c7d"]
+  },
+  {
+    name: "aws configure set aws_secret_access_key",
+    text: `+ aws configure set aws_secret_access_key cfgset-planted-6d7e --profile ci`,
+    secrets: ["cfgset-planted-6d7e"]
+  }
+]
+
+export const ISSUE_24_SAMPLES: ReadonlyArray<SecretSample> = ISSUE_24.map((s) => ({ ...s, issue24: true }))
 
 export const SECRET_SAMPLES: ReadonlyArray<SecretSample> = [
   // --- Leaked by the first redaction (issue #13 item 5).
@@ -335,7 +648,8 @@ export const SECRET_SAMPLES: ReadonlyArray<SecretSample> = [
     name: "generic token: in YAML",
     text: `    token: ${SECRET.genericToken}`,
     secrets: [SECRET.genericToken]
-  }
+  },
+  ...ISSUE_24_SAMPLES
 ]
 
 /** Ordinary lines from what a bundle collects; redaction must leave every one of them exactly as it is. */
@@ -389,5 +703,27 @@ export const BENIGN_LINES: ReadonlyArray<string> = [
   'I0101 00:00:00.000000    1234 flags.go:64] FLAG: --authentication-token-webhook="true"',
   'I0101 00:00:00.000000    1234 flags.go:64] FLAG: --authorization-mode="Webhook"',
   'I0101 00:00:00.000000    1234 flags.go:64] FLAG: --bootstrap-kubeconfig="/var/lib/kubelet/bootstrap-kubeconfig"',
-  "PASSWORD_FILE=/run/secrets/db-password"
+  "PASSWORD_FILE=/run/secrets/db-password",
+  // Look-alikes of the classes added for issue #24: -p is a port or a protocol outside the password commands,
+  // passwd's messages and nsswitch.conf, sudo's PWD, words that end in "pass", non-secret name/value pairs.
+  "docker run -d --name web -p 8080:80 nginx:1.25",
+  "ssh -p 2222 -i /home/ec2-user/.ssh/id_ed25519 ec2-user@10.0.1.5",
+  "nc -l -p 8080",
+  "-A INPUT -p tcp -m tcp --dport 3306 -j ACCEPT",
+  "password policy updated",
+  "passwd: all authentication tokens updated successfully.",
+  "passwd:     files systemd",
+  "Dec  1 00:00:00 ip-10-0-1-23 sudo: ec2-user : TTY=pts/0 ; PWD=/home/ec2-user ; USER=root ; COMMAND=/usr/bin/systemctl restart kubelet",
+  "OLDPWD=/root",
+  "bypass=1 compass=north",
+  "mysqld: ready for connections. Version: '8.0.36'  socket: '/var/run/mysqld/mysqld.sock'  port: 3306",
+  "curl -sS -o /dev/null -w %{http_code} https://example.com/healthz",
+  "curl -u admin https://grafana.internal/api/health",
+  "docker login registry.example.com",
+  "Login Succeeded",
+  '{"name":"LOG_LEVEL","value":"debug"}',
+  "zip -r logs.zip /var/log/nodemend",
+  "redis-cli -h cache.internal -p 6379 ping",
+  "openssl x509 -in /etc/kubernetes/pki/ca.crt -noout -subject",
+  "Authentication token manipulation error"
 ]
