@@ -3,6 +3,8 @@
 // plane. A config spreads them next to `sourceResolve`:
 //
 //   export default defineConfig({ ...sourceResolve, test: clusterTestSettings({ include: [...], timeoutMs: 60_000 }) })
+import { createHash } from "node:crypto"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 export interface ClusterTestOptions {
@@ -13,8 +15,26 @@ export interface ClusterTestOptions {
   readonly fileParallelism?: boolean
 }
 
+/**
+ * With NODEMEND_TEST_TIMES set (a directory; `npm test` sets it), each run also writes vitest's JSON report there,
+ * one file per package and config, which tools/test-times.mjs turns into the per-file table `npm test` prints.
+ */
+const timingReport = (include: string[]) => {
+  const dir = process.env.NODEMEND_TEST_TIMES
+  if (dir === undefined || dir === "") return {}
+  const id = createHash("sha256")
+    .update(`${process.cwd()}\0${include.join(",")}`)
+    .digest("hex")
+    .slice(0, 12)
+  return {
+    reporters: ["default", "json"],
+    outputFile: { json: join(dir, `${id}.json`) }
+  }
+}
+
 export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: ClusterTestOptions) => ({
   include,
+  ...timingReport(include),
   // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
   globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],
   testTimeout: timeoutMs,
