@@ -354,7 +354,8 @@ const RULES: ReadonlyArray<Rule> = [
   {
     name: "password flag of a command whose short flag means password",
     resumeAtStart: true,
-    trigger: new RegExp(PASSWORD_FLAG_COMMANDS.map(([c]) => command(c)).join("|"), "g"),
+    // Every command name holds one of these (a literal alternation is several times cheaper than the names).
+    trigger: /mysql|mariadb|sshpass|login|redis-cli|keydb-cli|valkey-cli|mongo|ldap|sqlcmd|bcp|osql|zip|7z|rar|useradd|usermod/g,
     // mysql -pSECRET, sshpass -p SECRET, docker login -u AWS -p SECRET, also as audit's a2="-pSECRET"
     pattern: new RegExp(
       `(?:${PASSWORD_FLAG_COMMANDS.map(([c, letters]) => `${command(c)}${COMMAND_ARGS}[\\s"'=]-[${letters}]`).join("|")})\\s{0,16}(?:${ARG_VALUE})`,
