@@ -1,8 +1,6 @@
 // Helpers for integration tests against the real local cluster started by ./globalSetup.ts.
 // Tests isolate themselves: one namespace per test file/case, Nodes labelled with this run's id.
-import { randomBytes } from "node:crypto"
 import {
-  ApiException,
   CoreV1Api,
   KubeConfig,
   PatchStrategy,
@@ -14,14 +12,12 @@ import {
   type V1Taint,
   type V1Toleration
 } from "@kubernetes/client-node"
+import { errorCode, RUN_ID, TEST_RUN_LABEL, uniqueName } from "./testRun.ts"
 import { type WaitOptions, waitFor } from "./waitFor.ts"
 
 /** kwok only animates Nodes carrying this label (see tools/cluster/cluster.mjs). */
 export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
 export const FAKE_NODE_VALUE = "fake"
-/** Every object created through these helpers carries this label with the run id. */
-export const TEST_RUN_LABEL = "nodemend.io/test-run"
-export const RUN_ID: string = `${process.pid.toString(36)}${randomBytes(2).toString("hex")}`
 
 /**
  * Kubeconfig of the cluster for this test run: NODEMEND_KUBECONFIG, which ./globalSetup.ts sets before
@@ -49,18 +45,7 @@ export function clients(path: string = kubeconfigPath()): Clients {
   return { kc, core: kc.makeApiClient(CoreV1Api), policy: kc.makeApiClient(PolicyV1Api) }
 }
 
-/** A DNS-1123 name unique to this run: `<prefix>-<run>-<random>`. */
-export function uniqueName(prefix: string): string {
-  return `${prefix}-${RUN_ID}-${randomBytes(3).toString("hex")}`.toLowerCase().slice(0, 63)
-}
-
-/** HTTP status of a failed client-node call (ApiException or Watch error), else undefined. */
-export function errorCode(e: unknown): number | undefined {
-  if (e instanceof ApiException) return e.code
-  const w = e as { statusCode?: unknown } | null
-  return w && typeof w.statusCode === "number" ? w.statusCode : undefined
-}
-
+export { errorCode, RUN_ID, TEST_RUN_LABEL, uniqueName } from "./testRun.ts"
 export { type WaitOptions, waitFor } from "./waitFor.ts"
 
 /** Creates a namespace labelled with the run id; returns its name. */

@@ -17,7 +17,8 @@ import {
   type V1Taint,
   type V1Toleration
 } from "@kubernetes/client-node"
-import { errorCode, RUN_ID, TEST_RUN_LABEL, waitFor, type WaitOptions } from "./index.ts"
+import { errorCode, RUN_ID, TEST_RUN_LABEL } from "./testRun.ts"
+import { type WaitOptions, waitFor } from "./waitFor.ts"
 
 export const KARPENTER_GROUP = "karpenter.sh"
 export const KARPENTER_VERSION = "v1"

@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CertificatesV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node"
-import { uniqueName, waitFor } from "./index.ts"
+import { uniqueName } from "./testRun.ts"
+import { waitFor } from "./waitFor.ts"
 
 /** Key and CSR for the node's subject, made with openssl (CI installs it for the cluster's PKI). */
 const keyAndCsr = (nodeName: string): { key: string; csr: string } => {
