@@ -9,7 +9,7 @@ import { Effect, Schema } from "effect"
 import { CloudProvider, type NodeRef } from "../src/cloud/CloudProvider.ts"
 import { makeAwsClients } from "../src/cloud/aws/AwsClients.ts"
 import { AwsCloudProvider } from "../src/cloud/aws/AwsCloudProvider.ts"
-import { AwsConfig } from "../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig } from "../src/config/AwsConfig.ts"
 
 const n = Number(process.argv[2] ?? 200)
 const cloud = await startFakeCloud({

@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { afterFailure, backoffMs, overdue, phaseDeadline } from "../src/repair/budget.ts"
-import type { RepairRecord } from "../src/repair/RepairRecord.ts"
+import type { RepairRecord } from "../src/domain/RepairRecord.ts"
 import { advance, startRepair } from "../src/repair/stateMachine.ts"
 
 const config = Result.getOrThrow(decodeConfig({}))

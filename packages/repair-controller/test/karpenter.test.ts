@@ -6,7 +6,8 @@ import { TestClock } from "effect/testing"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
-import { decideNow, type NodePoolFacts } from "../src/decide/decide.ts"
+import { decideNow } from "../src/decide/decide.ts"
+import type { NodePoolFacts } from "../src/domain/NodePool.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import {
   karpenterIsActing,

@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import { xid79Match } from "./fixtures.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
-import { parseRecord, type RepairRecord, serializeRecord } from "../src/repair/RepairRecord.ts"
+import { parseRecord, type RepairRecord, serializeRecord } from "../src/domain/RepairRecord.ts"
 import { type Action, advance, type Fact, nextAction, startRepair } from "../src/repair/stateMachine.ts"
 
 const config = Result.getOrThrow(decodeConfig({ reboot: { settleSeconds: 60, timeoutSeconds: 600 } }))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { MAX_DRAIN_HOLD_MS, makeTaintFirst, QUIET_AFTER_TAINT_MS } from "../src/controller/TaintFirst.ts"
+import { MAX_DRAIN_HOLD_MS, makeTaintFirst, QUIET_AFTER_TAINT_MS } from "../src/actions/TaintFirst.ts"
 
 describe("TaintFirst (TestClock)", () => {
   it.effect(

@@ -1,8 +1,8 @@
 /** Pre-termination log capture: bounded by its timeout, and never a reason to keep a broken node. */
 import { Effect } from "effect"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import type { LogCaptureReport } from "../repair/LogCaptureHook.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact, nodeEvent } from "./step.ts"
 
 /**
@@ -19,7 +19,7 @@ export const logCaptureNote = (report: LogCaptureReport): string =>
         : ""
   }`
 
-export const captureLogs = (env: ControllerEnv, r: RepairRecord, timeoutMs: number) =>
+export const captureLogs = (env: ActionEnv, r: RepairRecord, timeoutMs: number) =>
   Effect.gen(function* () {
     const report = yield* env.logCapture
       .capture({

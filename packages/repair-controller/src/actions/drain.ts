@@ -4,11 +4,11 @@
  * left before the deadline, so the deadline is acted on when it passes, not at the next backoff tick.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import { podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan } from "../repair/drainPlan.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact, nodeEvent, wait } from "./step.ts"
 
 const POLL_MS = 1000
@@ -18,7 +18,7 @@ export const untilDeadline = (ms: number, now: number, deadline: number | undefi
   deadline === undefined || deadline <= now ? ms : Math.min(ms, deadline - now)
 
 const forceDelete = (
-  env: ControllerEnv,
+  env: ActionEnv,
   r: RepairRecord,
   pods: ReadonlyArray<{ namespace: string; name: string; uid: string }>
 ) =>
@@ -47,7 +47,7 @@ const forceDelete = (
     return fact({ _tag: "DrainDeadlinePassed" })
   })
 
-const evict = (env: ControllerEnv, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
+const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
   Effect.gen(function* () {
     const deadline = r.drainDeadline === undefined ? undefined : Date.parse(r.drainDeadline)
     const results = yield* Effect.forEach(
@@ -94,7 +94,7 @@ const evict = (env: ControllerEnv, r: RepairRecord, plan: ReturnType<typeof drai
     return wait(untilDeadline(backoff, now, deadline))
   })
 
-export const drain = (env: ControllerEnv, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
+export const drain = (env: ActionEnv, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (deadlinePassed && !force && r.drainDeadlinePassed !== true) {

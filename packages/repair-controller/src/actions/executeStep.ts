@@ -5,9 +5,9 @@
  */
 import { Effect } from "effect"
 import type { CloudError, InstanceMismatch, InvalidProviderID } from "../cloud/CloudProvider.ts"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import type { KubeError, ListExpired } from "@nodemend/kube-access"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import type { Action } from "../repair/stateMachine.ts"
 import { captureLogs } from "./captureLogs.ts"
 import { drain } from "./drain.ts"
@@ -19,7 +19,7 @@ import { taint, untaint } from "./taint.ts"
 export type StepFailure = KubeError | ListExpired | CloudError | InvalidProviderID | InstanceMismatch
 
 export const executeStep = (
-  env: ControllerEnv,
+  env: ActionEnv,
   r: RepairRecord,
   action: Action
 ): Effect.Effect<Outcome, StepFailure> => {

@@ -1,16 +1,16 @@
 /** The cloud steps: reboot, terminate, remove the Node, launch the replacement and wait for it. */
 import { Clock, Effect, Metric, Ref } from "effect"
 import type { CloudError } from "../cloud/CloudProvider.ts"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import { shiftedZones } from "../decide/zonalShiftGate.ts"
 import * as M from "../observability/metrics.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact, isReady, nodeEvent, refOf, wait } from "./step.ts"
 
 const POLL_MS = 1000
 const INSTANCE_POLL_MS = 2000
 
-export const reboot = (env: ControllerEnv, r: RepairRecord) =>
+export const reboot = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     yield* nodeEvent(
       env,
@@ -23,7 +23,7 @@ export const reboot = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "RebootRequested" })
   })
 
-export const awaitReboot = (env: ControllerEnv, r: RepairRecord, settledAt: number, timesOutAt: number) =>
+export const awaitReboot = (env: ActionEnv, r: RepairRecord, settledAt: number, timesOutAt: number) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (now >= timesOutAt) {
@@ -57,7 +57,7 @@ export const awaitReboot = (env: ControllerEnv, r: RepairRecord, settledAt: numb
     return fact({ _tag: "NodeBack", stillFailing: still })
   })
 
-export const terminate = (env: ControllerEnv, r: RepairRecord) =>
+export const terminate = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const state = yield* env.cloud.describe(refOf(r))
     if (state === "terminated" || state === "not-found") return fact({ _tag: "InstanceGone" })
@@ -80,7 +80,7 @@ export const terminate = (env: ControllerEnv, r: RepairRecord) =>
     )
   })
 
-export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
+export const awaitInstanceGone = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const state = yield* env.cloud.describe(refOf(r))
     if (state !== "terminated" && state !== "not-found") return wait(INSTANCE_POLL_MS)
@@ -88,13 +88,13 @@ export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "InstanceGone" })
   })
 
-export const deleteNode = (env: ControllerEnv, r: RepairRecord) =>
+export const deleteNode = (env: ActionEnv, r: RepairRecord) =>
   env.kube.deleteNode(r.node.name, r.node.uid).pipe(
     Effect.catchTag("KubeError", (e) => (e.code === 404 || e.code === 409 ? Effect.void : Effect.fail(e))),
     Effect.as(fact({ _tag: "NodeRemoved" }))
   )
 
-const askForReplacement = (env: ControllerEnv, r: RepairRecord) =>
+const askForReplacement = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const avoidZones = shiftedZones(yield* Ref.get(env.shifts), yield* Clock.currentTimeMillis)
     const requestedAtMs =
@@ -117,7 +117,7 @@ const unavailableIfCapacityFirst = (r: RepairRecord) => (e: CloudError) =>
     ? Effect.succeed(fact({ _tag: "ReplacementUnavailable", why: `${e.operation}: ${e.message}` }))
     : Effect.fail(e)
 
-export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
+export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const replacement = yield* askForReplacement(env, r)
     yield* nodeEvent(
@@ -130,7 +130,7 @@ export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "ReplacementLaunched", replacement })
   }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))
 
-export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt: number) =>
+export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const rep = r.replacement

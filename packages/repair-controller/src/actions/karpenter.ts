@@ -7,7 +7,7 @@
 import { Clock, Effect, Ref } from "effect"
 import { REPLACEMENT_OF_LABEL } from "@nodemend/reason-codes"
 import type { KubeError } from "@nodemend/kube-access"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import { shiftedZones } from "../decide/zonalShiftGate.ts"
 import {
   DO_NOT_DISRUPT_ANNOTATION,
@@ -17,7 +17,7 @@ import {
   replacementNodeClaim,
   UNREGISTERED_TAINT
 } from "../karpenter/NodeClaims.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact, isReady, nodeEvent, wait } from "./step.ts"
 
 const POLL_MS = 1000
@@ -33,7 +33,7 @@ const ignoring =
     e.code !== undefined && codes.includes(e.code) ? Effect.void : Effect.fail(e)
 
 /** Creates the replacement NodeClaim (a repeat finds it: 409), copied from the broken node's claim. */
-export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
+export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (r.order === "removeFirst") {
       // Removed first, Karpenter provisions for the evicted pods itself; a NodeClaim of ours would be a second one.
@@ -72,7 +72,7 @@ export const launchReplacement = (env: ControllerEnv, r: RepairRecord) =>
   })
 
 /** Ready = the NodeClaim is Initialized and its Node is Ready without Karpenter's unregistered taint. */
-export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt: number) =>
+export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
     if (r.order === "removeFirst") return yield* launchReplacement(env, r)
     const now = yield* Clock.currentTimeMillis
@@ -111,7 +111,7 @@ export const awaitReplacement = (env: ControllerEnv, r: RepairRecord, timesOutAt
   })
 
 /** Deletes the broken node's NodeClaim: Karpenter's finalizer drains what is left and terminates the instance. */
-export const terminate = (env: ControllerEnv, r: RepairRecord) =>
+export const terminate = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const name = claimOf(r)
     if (env.karpenter.claim(name) === undefined) return fact({ _tag: "InstanceGone" })
@@ -128,7 +128,7 @@ export const terminate = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "TerminateRequested" })
   })
 
-export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
+export const awaitInstanceGone = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (env.karpenter.claim(claimOf(r)) !== undefined) return wait(POLL_MS)
     yield* nodeEvent(env, r, "Normal", "InstanceTerminated", `NodeClaim ${claimOf(r)} is gone`)
@@ -139,7 +139,7 @@ export const awaitInstanceGone = (env: ControllerEnv, r: RepairRecord) =>
  * The replacement NodeClaim (and its Node) made do-not-disrupt for the repair is Karpenter's to consolidate again:
  * called on every ending, success or failure, so a failed repair never leaves capacity Karpenter may not touch.
  */
-export const releaseReplacement = (env: ControllerEnv, r: RepairRecord) =>
+export const releaseReplacement = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const name = r.replacement?.nodeClaim
     if (name === undefined) return
@@ -154,7 +154,7 @@ export const releaseReplacement = (env: ControllerEnv, r: RepairRecord) =>
   })
 
 /** Karpenter deletes the Node; we wait for it, then let consolidation treat the replacement like any node. */
-export const awaitNodeRemoved = (env: ControllerEnv, r: RepairRecord) =>
+export const awaitNodeRemoved = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (env.cache.get(r.node.name)?.metadata?.uid === r.node.uid) return wait(POLL_MS)
     yield* releaseReplacement(env, r)

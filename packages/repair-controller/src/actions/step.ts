@@ -2,9 +2,9 @@
  * What a step reports: a Fact for the state machine, or "call me again in this long". Shared by every step.
  */
 import type { NodeRef } from "../domain/NodeView.ts"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import { nodeRef } from "../kube/views.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import type { Fact } from "../repair/stateMachine.ts"
 
 export type Outcome =
@@ -19,12 +19,12 @@ export const refOf = (r: RepairRecord): NodeRef =>
   nodeRef({ name: r.node.name, providerID: r.node.providerID, labels: r.node.labels })
 
 export const nodeEvent = (
-  env: ControllerEnv,
+  env: ActionEnv,
   r: RepairRecord,
   type: "Normal" | "Warning",
   reason: string,
   note: string
 ) => env.events.emit({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: reason, note })
 
-export const isReady = (env: ControllerEnv, name: string) =>
+export const isReady = (env: ActionEnv, name: string) =>
   env.cache.get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false

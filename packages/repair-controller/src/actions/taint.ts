@@ -1,10 +1,10 @@
 /** The repair taint on the repair's own Node: added first, removed after a reboot that healed the node. */
 import { Clock, Effect, Metric } from "effect"
-import type { ControllerEnv } from "../controller/ControllerEnv.ts"
+import type { ActionEnv } from "./ActionEnv.ts"
 import type { Taint } from "@nodemend/kube-access"
 import * as M from "../observability/metrics.ts"
 import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact, nodeEvent, wait } from "./step.ts"
 
 /** One JSON patch that fails if the Node's uid or version moved: it never lands on another object. */
@@ -29,7 +29,7 @@ export const taintPatch = (
   return [...guard, { op: "add", path: "/spec/taints", value: [taint] }]
 }
 
-const setTaint = (env: ControllerEnv, r: RepairRecord, present: boolean) =>
+const setTaint = (env: ActionEnv, r: RepairRecord, present: boolean) =>
   Effect.gen(function* () {
     const node = yield* env.kube.readNode(r.node.name)
     const ops = taintPatch(
@@ -45,7 +45,7 @@ const setTaint = (env: ControllerEnv, r: RepairRecord, present: boolean) =>
     return "changed" as const
   })
 
-export const taint = (env: ControllerEnv, r: RepairRecord) =>
+export const taint = (env: ActionEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const changed = yield* env.taintFirst
       .tainting(setTaint(env, r, true))
@@ -78,7 +78,7 @@ export const taint = (env: ControllerEnv, r: RepairRecord) =>
     return fact({ _tag: "Tainted" })
   })
 
-export const untaint = (env: ControllerEnv, r: RepairRecord) =>
+export const untaint = (env: ActionEnv, r: RepairRecord) =>
   setTaint(env, r, false).pipe(
     Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed("gone" as const) : Effect.fail(e))),
     Effect.as(fact({ _tag: "Untainted" }))

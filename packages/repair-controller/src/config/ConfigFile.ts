@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect, Result, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
-import { AwsConfig, withEnvironmentRegion } from "../cloud/aws/AwsConfig.ts"
+import { AwsConfig, withEnvironmentRegion } from "./AwsConfig.ts"
 import { type ConfigProblem, configProblems } from "./configIssues.ts"
 import { ConfigFileSchema, STRICT } from "./ConfigFileSchema.ts"
 import { type ControllerConfig, resolveConfig } from "./ControllerConfig.ts"

@@ -4,7 +4,7 @@
  */
 import { CATALOG, NEVER_REPAIR_CONDITION_TYPES } from "@nodemend/reason-codes"
 import { Result, Schema } from "effect"
-import { AwsConfigSection } from "../cloud/aws/AwsConfig.ts"
+import { AwsConfigSection } from "./AwsConfig.ts"
 import { Count, Percent, Port, PositiveMillis, PositiveSeconds, Seconds } from "./units.ts"
 
 /** How the file is decoded, wherever a part of it is: a typo is an error, never an ignored key. */

@@ -8,7 +8,7 @@ import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { Effect, Result } from "effect"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { KubeError } from "@nodemend/kube-access"
-import { parseRecord, type RepairRecord, serializeRecord } from "../repair/RepairRecord.ts"
+import { parseRecord, type RepairRecord, serializeRecord } from "../domain/RepairRecord.ts"
 import type { RepairSlot } from "./PoolCounter.ts"
 
 const JOURNAL_PREFIX = "nodemend-repair-"

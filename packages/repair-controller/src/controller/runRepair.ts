@@ -10,7 +10,7 @@ import { liveNodeMismatch } from "../decide/identity.ts"
 import { gateForRepair } from "../decide/zonalShiftGate.ts"
 import * as M from "../observability/metrics.ts"
 import { afterFailure, failed, overdue } from "../repair/budget.ts"
-import { isTerminal, needsLiveNode, type RepairRecord } from "../repair/RepairRecord.ts"
+import { isTerminal, needsLiveNode, type RepairRecord } from "../domain/RepairRecord.ts"
 import { advance, nextAction } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 

@@ -6,7 +6,7 @@
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
-import type { Budget } from "../karpenter/NodeClaims.ts"
+import type { NodePoolFacts } from "../domain/NodePool.ts"
 import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf, scopeCount } from "./breaker.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
@@ -23,13 +23,6 @@ export interface DecideInput {
   readonly now: number
   /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
   readonly nodePool?: NodePoolFacts
-}
-
-/** What the controller knows of a Karpenter NodePool: its NodeClaims, our veto on it, its disruption budgets. */
-export interface NodePoolFacts {
-  readonly claims: number
-  readonly vetoed: boolean
-  readonly budgets: ReadonlyArray<Budget>
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */

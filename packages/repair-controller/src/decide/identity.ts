@@ -4,7 +4,7 @@
  */
 import type { InstanceFacts } from "../domain/Instance.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { poolOf } from "./breaker.ts"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"

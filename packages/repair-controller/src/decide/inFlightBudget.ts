@@ -7,7 +7,7 @@
  * a schedule is taken as always active: it can only lower the bound, and a cron evaluation nodemend lacks must not
  * raise it (fail closed). Pure.
  */
-import type { Budget } from "../karpenter/NodeClaims.ts"
+import type { DisruptionBudget } from "../domain/NodePool.ts"
 
 /** Int-or-percent (`"3"`, `"10%"`), percent rounded up against `size`, as Karpenter and PDBs do; undefined if bad. */
 export const scaled = (value: string, size: number): number | undefined => {
@@ -16,7 +16,7 @@ export const scaled = (value: string, size: number): number | undefined => {
   return m[1] !== undefined ? Math.ceil((Number(m[1]) * size) / 100) : Number(m[2])
 }
 
-const appliesToRepair = (b: Budget) =>
+const appliesToRepair = (b: DisruptionBudget) =>
   b.reasons === undefined || b.reasons.length === 0 || b.reasons.includes("Unhealthy")
 
 export interface InFlightBudget {
@@ -30,7 +30,7 @@ export const inFlightBudget = (args: {
   readonly size: number
   readonly maxInFlight: string
   /** The Karpenter NodePool's budgets, when the pool is one. */
-  readonly nodePoolBudgets?: ReadonlyArray<Budget>
+  readonly nodePoolBudgets?: ReadonlyArray<DisruptionBudget>
 }): InFlightBudget => {
   const own = (args.nodePoolBudgets ?? []).filter(appliesToRepair)
   if (own.length > 0) {

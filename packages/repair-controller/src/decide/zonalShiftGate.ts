@@ -7,7 +7,7 @@ import type { ZonalShift } from "../domain/Instance.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"
-import type { RepairRecord } from "../repair/RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 
 /** What the controller last learned from `CloudProvider.activeZonalShifts`. */
 export type ShiftObservation =

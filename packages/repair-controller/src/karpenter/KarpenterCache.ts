@@ -8,7 +8,7 @@
 import { Duration, Effect, Fiber, Result } from "effect"
 import { type KubeHttp, type ListWatchOptions, listOnce, listWatch } from "@nodemend/kube-access"
 import { DO_NOT_REPAIR_ANNOTATION } from "@nodemend/reason-codes"
-import type { NodePoolFacts } from "../decide/decide.ts"
+import type { NodePoolFacts } from "../domain/NodePool.ts"
 import {
   decodeNodeClaim,
   decodeNodePool,

@@ -5,7 +5,7 @@
  * repair keeps its taint and its journal entry for an operator (docs/operations.md). Pure.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import type { RepairRecord } from "./RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 
 /** What the runner knows about a failed step. */
 export interface StepError {

@@ -15,7 +15,7 @@
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
 import type { InstanceFacts, Replacement } from "../domain/Instance.ts"
-import type { RepairRecord } from "./RepairRecord.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 
 export type Action =
   | { readonly _tag: "Taint" }

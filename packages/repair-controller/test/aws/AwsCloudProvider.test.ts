@@ -5,7 +5,7 @@ import { TestClock } from "effect/testing"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { CloudProvider } from "../../src/cloud/CloudProvider.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
-import type { AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
+import type { AwsConfigInput } from "../../src/config/AwsConfig.ts"
 import { awsConfig, clientsFor, LAUNCH_TEMPLATE, nodeRefOf } from "./support.ts"
 
 let cloud: FakeCloud

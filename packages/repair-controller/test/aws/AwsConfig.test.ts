@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Schema } from "effect"
-import { AwsConfig, TERMINATION_MODE_REMOVED, withEnvironmentRegion } from "../../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig, TERMINATION_MODE_REMOVED, withEnvironmentRegion } from "../../src/config/AwsConfig.ts"
 
 const decode = Schema.decodeUnknownSync(AwsConfig)
 const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/prod"

@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import type { AdminInstance } from "@nodemend/fake-cloud"
 import type { NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { type AwsClients, makeAwsClients } from "../../src/cloud/aws/AwsClients.ts"
-import { AwsConfig, type AwsConfigInput } from "../../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig, type AwsConfigInput } from "../../src/config/AwsConfig.ts"
 import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"

@@ -2,7 +2,7 @@
 import type { AutoScalingClient } from "@aws-sdk/client-auto-scaling"
 import type { EC2Client } from "@aws-sdk/client-ec2"
 import { type ArcZonalShiftClientShape, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
-import type { AwsConfig } from "./AwsConfig.ts"
+import type { AwsConfig } from "../../config/AwsConfig.ts"
 import { AutoScalingSdk, type AwsCredentialIdentityProvider, CredentialProviders, Ec2Sdk } from "./awsSdk.ts"
 
 export interface AwsClients {

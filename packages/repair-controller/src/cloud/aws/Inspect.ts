@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { InstanceMismatch, type NodeRef } from "../CloudProvider.ts"
-import type { AwsConfig } from "./AwsConfig.ts"
+import type { AwsConfig } from "../../config/AwsConfig.ts"
 import { awsInstanceRef } from "./AwsProviderId.ts"
 import type { Ec2Instances } from "./Ec2Instances.ts"
 import { instanceFacts, instanceIsNode } from "./InstanceFacts.ts"

@@ -8,7 +8,7 @@ import type { RunInstancesCommandInput } from "@aws-sdk/client-ec2"
 import { REPLACES_TAG } from "@nodemend/reason-codes"
 import { Result } from "effect"
 import type { InstanceFacts } from "../CloudProvider.ts"
-import type { AwsSubnet } from "./AwsConfig.ts"
+import type { AwsSubnet } from "../../config/AwsConfig.ts"
 import type { AwsInstanceRef } from "./AwsProviderId.ts"
 import { type Ec2LaunchFacts, noLaunchTemplate } from "./InstanceFacts.ts"
 

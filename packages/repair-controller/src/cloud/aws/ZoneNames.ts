@@ -3,7 +3,7 @@
  * (`aws.zoneIds`, `aws.subnets`) and learned from DescribeAvailabilityZones, never from node labels, which a node
  * can write.
  */
-import type { AwsConfig } from "./AwsConfig.ts"
+import type { AwsConfig } from "../../config/AwsConfig.ts"
 
 export interface ZoneNames {
   readonly nameOf: (zoneId: string) => string | undefined

@@ -14,7 +14,7 @@ export {
   AwsSubnet,
   decodeAwsConfig,
   withEnvironmentRegion
-} from "./AwsConfig.ts"
+} from "../../config/AwsConfig.ts"
 export * from "./AwsNodeLabels.ts"
 export { clientTokenFor } from "./LaunchPlan.ts"
 export {

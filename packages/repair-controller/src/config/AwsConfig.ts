@@ -14,7 +14,7 @@
  *     zoneIds: { usw2-az1: us-west-2a }
  */
 import { Effect, Schema } from "effect"
-import { Millis, PositiveSeconds, Seconds } from "../../config/units.ts"
+import { Millis, PositiveSeconds, Seconds } from "./units.ts"
 
 export const TERMINATION_MODE_REMOVED =
   "removed: Auto Scaling group membership is read from each instance's aws:autoscaling:groupName tag, and a member is always replaced through its group (never RunInstances); delete the key"

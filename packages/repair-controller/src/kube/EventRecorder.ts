@@ -4,7 +4,7 @@
  * write an Event are logged and never fail a reconcile.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { KubeShape, NodeEventInput } from "../kube/Kube.ts"
+import type { KubeShape, NodeEventInput } from "./Kube.ts"
 import { eventsDropped } from "../observability/metrics.ts"
 
 export interface EventRecorder {
