@@ -13,10 +13,11 @@
  *
  * The rules are classes of syntax, not lists of reported strings (docs/diagnostics.md lists them): a value
  * whose name says it is secret (`k=v`, `k: v`, `"k":"v"`, `<k>v</k>`, `--k v`), a name/value pair whose name
- * says so (`{"name":"DB_PASSWORD","value":"…"}`), the password flag of a command whose short flag means
- * password, a keyword and its value in blank-separated config (`.netrc`, redis), and token shapes. A value ends
- * where its syntax ends: a quoted one at its closing quote (escapes honoured), a bare one at a blank, or at a
- * `;` `&` `,` only where another `key=` pair follows; so `password=abc;S3cr3t` is hidden whole.
+ * says so (`{"name":"DB_PASSWORD","value":"…"}`, also pretty-printed on two lines), the password flag of a
+ * command whose short flag means password, a keyword and its value in blank-separated config (`.netrc`,
+ * redis), and token shapes. A value ends where its syntax ends: a quoted one at its closing quote (escapes
+ * honoured), a bare one at a blank, or at a `;` `&` `,` only where another `key=` pair follows; so
+ * `password=abc;S3cr3t` is hidden whole.
  */
 import { Transform, type TransformCallback } from "node:stream"
 
@@ -75,6 +76,10 @@ interface Rule {
    * command to its flag must not hide a later command whose name comes before that flag's value.
    */
   readonly resumeAtStart?: true
+  /** A match hides nothing: it makes the next line one that `afterSecretName` rules run on. */
+  readonly namesNextValue?: true
+  /** Runs only on the line right after a `namesNextValue` match (and then whatever its trigger says). */
+  readonly afterSecretName?: true
 }
 
 /** Characters of a key, env var or flag name. */
@@ -355,7 +360,8 @@ const RULES: ReadonlyArray<Rule> = [
     name: "password flag of a command whose short flag means password",
     resumeAtStart: true,
     // Every command name holds one of these (a literal alternation is several times cheaper than the names).
-    trigger: /mysql|mariadb|sshpass|login|redis-cli|keydb-cli|valkey-cli|mongo|ldap|sqlcmd|bcp|osql|zip|7z|rar|useradd|usermod/g,
+    trigger:
+      /mysql|mariadb|sshpass|login|redis-cli|keydb-cli|valkey-cli|mongo|ldap|sqlcmd|bcp|osql|zip|7z|rar|useradd|usermod/g,
     // mysql -pSECRET, sshpass -p SECRET, docker login -u AWS -p SECRET, also as audit's a2="-pSECRET"
     pattern: new RegExp(
       `(?:${PASSWORD_FLAG_COMMANDS.map(([c, letters]) => `${command(c)}${COMMAND_ARGS}[\\s"'=]-[${letters}]`).join("|")})\\s{0,16}(?:${ARG_VALUE})`,
@@ -410,6 +416,32 @@ const RULES: ReadonlyArray<Rule> = [
     secret: ARG_GROUPS,
     closed: ["dq", "sq"],
     accept: (_value, _m, at) => at === 0
+  },
+  {
+    // Pretty-printed JSON and YAML put a name/value pair on two lines: `- name: DB_PASSWORD` then
+    // `  value: …` (Kubernetes env), `"name": "DB_PASSWORD",` then `"value": "…"`. A line that is only such a
+    // name arms the next line, where the rule below hides a `value` entry's value.
+    name: "a line that names a secret (the first line of a two-line name/value pair)",
+    trigger: /name|key/gi,
+    pattern: new RegExp(
+      `\\s{0,64}(?:-\\s{1,16})?(?:${QUOTE})?(?:(?:parameter|option|env|var|variable)[_-]?)?(?:name|key)(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${QUOTE})?${SECRET_NAME}(?:${QUOTE})?\\s{0,16},?\\s{0,64}$`,
+      "dgi"
+    ),
+    accept: (_name, _m, at) => at === 0,
+    namesNextValue: true
+  },
+  {
+    name: "the value line of a two-line name/value pair",
+    trigger: /value/gi,
+    pattern: new RegExp(
+      `\\s{0,64}(?:-\\s{1,16})?(?:${QUOTE})?(?:(?:parameter|option)[_-]?)?value(?:${QUOTE})?\\s{0,16}[:=]\\s{0,16}(?:${VALUE})`,
+      "dgi"
+    ),
+    secret: VALUE_GROUPS,
+    closed: CLOSED_GROUPS,
+    accept: (_value, _m, at) => at === 0,
+    afterSecretName: true,
+    overflowStop: /\s/g
   },
   {
     name: "URL userinfo with a password (which may hold / @ :)",
@@ -568,6 +600,16 @@ export interface OpenBlock {
   readonly stopMax: number
 }
 
+/** What one line passes to the next. */
+export interface Carry {
+  /** The key blocks (PEM, PuTTY) the line ended inside. */
+  readonly blocks: ReadonlyArray<OpenBlock>
+  /** The line was only a secret name (`- name: DB_PASSWORD`): the next line's `value` is its value. */
+  readonly afterSecretName: boolean
+}
+
+const NOTHING_CARRIED: Carry = { blocks: [], afterSecretName: false }
+
 /**
  * One line, scanned whole (`push` then `drain(true)`) or in pieces (`push`, `drain(false)` as text arrives,
  * `drain(true)` at the newline). Positions are absolute within the line; `text` holds the line from `base`.
@@ -582,22 +624,26 @@ export class LineScan {
   private masks: Range[] = []
   private open: OpenMask[] = []
   private lastWasMasked = false
-  /** After `drain(true)`: the key blocks (PEM, PuTTY) the line ended inside. */
-  openBlocks: ReadonlyArray<OpenBlock> = []
+  /** A `namesNextValue` rule matched. */
+  private namesNextValue = false
+  /** After `drain(true)`: what the line passes to the next. */
+  carry: Carry = NOTHING_CARRIED
 
   /**
-   * `carried`: the key blocks the line starts inside. `exhaustive`: try every rule at every position,
+   * `carried`: what the line before passed on. `exhaustive`: try every rule at every position,
    * ignoring the pre-filter and the triggers (the reference the fast path is tested against). `active`: see
    * the field.
    */
   private readonly exhaustive: boolean
   /** For a whole line whose triggers the caller tried: 1 for the rules to run, the others are skipped. */
   private readonly active: Uint8Array | undefined
+  private readonly afterSecretName: boolean
 
-  constructor(carried: ReadonlyArray<OpenBlock>, exhaustive = false, active?: Uint8Array) {
+  constructor(carried: Carry, exhaustive = false, active?: Uint8Array) {
     this.exhaustive = exhaustive
     this.active = active
-    for (const b of carried)
+    this.afterSecretName = carried.afterSecretName
+    for (const b of carried.blocks)
       this.open.push({ start: 0, searchFrom: 0, stop: b.stop, stopMax: b.stopMax, block: true })
   }
 
@@ -626,6 +672,7 @@ export class LineScan {
       if (
         this.exhaustive ||
         checked ||
+        this.afterSecretName ||
         mightHoldSecret(this.text.slice(Math.max(0, scanFrom - this.base - 1)))
       )
         for (let r = 0; r < RULES.length; r++) this.scan(r, limit, final)
@@ -634,7 +681,10 @@ export class LineScan {
     const upTo = final ? end : Math.max(this.emitted, Math.min(limit, ...this.next))
     const out = this.render(upTo)
     if (final)
-      this.openBlocks = this.open.filter((o) => o.block).map((o) => ({ stop: o.stop, stopMax: o.stopMax }))
+      this.carry = {
+        blocks: this.open.filter((o) => o.block).map((o) => ({ stop: o.stop, stopMax: o.stopMax })),
+        afterSecretName: this.namesNextValue
+      }
     else this.compact()
     return out
   }
@@ -655,9 +705,11 @@ export class LineScan {
     let pos = this.next[r]!
     if (!final && pos >= limit) return
     // One character early: a trigger may look one back. A whole line's triggers were tried by the caller.
-    const skip = this.active
-      ? this.active[r] !== 1
-      : !this.exhaustive && !triggered(r, this.text, Math.max(0, pos - this.base - 1))
+    const skip =
+      (rule.afterSecretName === true && !this.afterSecretName) ||
+      (this.active
+        ? this.active[r] !== 1
+        : !this.exhaustive && !triggered(r, this.text, Math.max(0, pos - this.base - 1)))
     if (skip) {
       this.next[r] = final ? this.end : Math.max(pos, limit)
       return
@@ -699,6 +751,10 @@ export class LineScan {
     const to = this.base + span[1]
     if (rule.accept && !rule.accept(m.input.slice(span[0], span[1]), m, this.base + m.index))
       return this.base + m.index
+    if (rule.namesNextValue) {
+      this.namesNextValue = true
+      return to
+    }
     if (rule.until) {
       const o: OpenMask = {
         start: to,
@@ -763,13 +819,10 @@ export class LineScan {
   }
 }
 
-/** Redacts a whole line that passed the pre-filter; `openBlocks`: the key blocks it ends inside. */
-const scanWholeLine = (
-  line: string,
-  carried: ReadonlyArray<OpenBlock>
-): { out: string; openBlocks: ReadonlyArray<OpenBlock> } => {
+/** Redacts a whole line that passed the pre-filter (or follows a carry); `carry`: what it passes on. */
+const scanWholeLine = (line: string, carried: Carry): { out: string; carry: Carry } => {
   let active: Uint8Array | undefined
-  if (carried.length === 0) {
+  if (carried.blocks.length === 0) {
     // Most lines the pre-filter lets through hold a trigger word but no secret: try the triggers first and
     // build no scanner when none fires.
     let any = false
@@ -780,17 +833,17 @@ const scanWholeLine = (
         any = true
       }
     }
-    if (!any) return { out: line, openBlocks: [] }
+    if (!any) return { out: line, carry: NOTHING_CARRIED }
   }
   const scan = new LineScan(carried, false, active)
   scan.push(line)
-  const out = scan.drain(true, carried.length === 0)
-  return { out, openBlocks: scan.openBlocks }
+  const out = scan.drain(true, carried.blocks.length === 0)
+  return { out, carry: scan.carry }
 }
 
 const scanLine = (line: string, exhaustive: boolean): string => {
-  if (!exhaustive) return scanWholeLine(line, []).out
-  const scan = new LineScan([], true)
+  if (!exhaustive) return scanWholeLine(line, NOTHING_CARRIED).out
+  const scan = new LineScan(NOTHING_CARRIED, true)
   scan.push(line)
   return scan.drain(true, true)
 }
@@ -805,27 +858,29 @@ export const applyRules = (line: string): string => scanLine(line, true)
 export const redactLine = (line: string): string => (mightHoldSecret(line) ? scanLine(line, false) : line)
 
 /**
- * Stateful line redactor: also masks the body of PEM and PuTTY private-key blocks, which span lines.
- * Call `line()` for each complete line, or `longLine()` ... `endLongLine()` for one fed in pieces.
+ * Stateful line redactor: also masks what spans lines: the bodies of PEM and PuTTY private-key blocks, and
+ * the value of a name/value pair written on two lines. Call `line()` for each complete line, or
+ * `longLine()` ... `endLongLine()` for one fed in pieces.
  */
 export class LineRedactor {
-  private blocks: ReadonlyArray<OpenBlock> = []
+  private carried: Carry = NOTHING_CARRIED
 
   line(text: string): string {
-    if (this.blocks.length === 0 && !mightHoldSecret(text)) return text
-    const { out, openBlocks } = scanWholeLine(text, this.blocks)
-    this.blocks = openBlocks
+    const c = this.carried
+    if (c.blocks.length === 0 && !c.afterSecretName && !mightHoldSecret(text)) return text
+    const { out, carry } = scanWholeLine(text, c)
+    this.carried = carry
     return out
   }
 
   /** Starts a line that arrives in pieces: `push`, `drain(false)` while it grows, `drain(true)` at its end. */
   longLine(): LineScan {
-    return new LineScan(this.blocks)
+    return new LineScan(this.carried)
   }
 
   /** After the long line's `drain(true)`. */
   endLongLine(scan: LineScan): void {
-    this.blocks = scan.openBlocks
+    this.carried = scan.carry
   }
 }
 

@@ -19,6 +19,8 @@ import { regexReach } from "./regex-span.ts"
 import {
   BENIGN_LINES,
   ISSUE_24_SAMPLES,
+  K8S_ENV_JSON,
+  K8S_ENV_YAML,
   PUTTY_KEY_FILE,
   SECRET,
   SECRET_SAMPLES,
@@ -223,6 +225,29 @@ describe("secret corpus (test/diagnostics/secret-corpus.ts)", () => {
       "-----END RSA PRIVATE KEY-----",
       "after"
     ])
+  })
+
+  it("hides the value of a name/value pair written on two lines (pretty-printed Kubernetes env)", async () => {
+    const yaml = `${K8S_ENV_YAML.join("\n")}\n`
+    const yamlWant = yaml.replace("value: k8s-yaml-planted-2d3e", `value: ${REDACTED}`)
+    expect(redactText(yaml)).toBe(yamlWant)
+    const json = `${K8S_ENV_JSON.join("\n")}\n`
+    const jsonWant = json.replace('"value": "k8s-json-planted;3e4f"', `"value": "${REDACTED}"`)
+    expect(redactText(json)).toBe(jsonWant)
+    for (let cut = 1; cut < yaml.length; cut += 5) {
+      expect(await stream([yaml.slice(0, cut), yaml.slice(cut)])).toBe(yamlWant)
+      expect(await stream([json.slice(0, cut), json.slice(cut)])).toBe(jsonWant)
+    }
+    // Only the line right after the name: a value further down, or a lone value line, is not the secret's.
+    expect(redactText("- name: DB_PASSWORD\n  valueFrom: x\n  value: kept")).toBe(
+      "- name: DB_PASSWORD\n  valueFrom: x\n  value: kept"
+    )
+    expect(redactText("value: kept")).toBe("value: kept")
+    // The value line may be over the line cap.
+    const long = `- name: DB_PASSWORD\n  value: ${"s".repeat(300_000)}\nnext\n`
+    expect(await stream(cutAt(long, [70_000, 200_000]))).toBe(
+      `- name: DB_PASSWORD\n  value: ${REDACTED}\nnext\n`
+    )
   })
 
   it("drops PEM bodies whose markers are in lower case", () => {

@@ -7,7 +7,14 @@ import { text } from "node:stream/consumers"
 import { describe, expect, it } from "vitest"
 import { runRedact } from "../../src/cli/redact.ts"
 import { REDACTED, redactionTransform } from "../../src/diagnostics/Redaction.ts"
-import { BENIGN_LINES, PUTTY_KEY_FILE, SECRET, SECRET_SAMPLES } from "./secret-corpus.ts"
+import {
+  BENIGN_LINES,
+  K8S_ENV_JSON,
+  K8S_ENV_YAML,
+  PUTTY_KEY_FILE,
+  SECRET,
+  SECRET_SAMPLES
+} from "./secret-corpus.ts"
 
 const node = resolve(__dirname, "../../../../node_modules/.bin/node")
 const main = resolve(__dirname, "../../src/main.ts")
@@ -24,13 +31,15 @@ const agent = (args: string[], input: string) =>
 const asBundled = (input: string) => text(Readable.from([Buffer.from(input)]).pipe(redactionTransform()))
 
 /**
- * Every corpus secret and benign line, a PuTTY key file, and one line over the 256 KiB line cap with secrets
+ * Every corpus secret and benign line, a PuTTY key file, Kubernetes env on two lines a pair, and one line over the 256 KiB line cap with secrets
  * placed across the 64 KiB pieces a pipe delivers (the long-line path).
  */
 const INPUT = [
   ...BENIGN_LINES,
   ...SECRET_SAMPLES.map((s) => s.text),
   ...PUTTY_KEY_FILE,
+  ...K8S_ENV_YAML,
+  ...K8S_ENV_JSON,
   `${"kubelet ok ".repeat(6_000)}password=abc;${SECRET.semicolonTail} ${"x ".repeat(40_000)}mysql -p${SECRET.mysqlAttached} ${"y".repeat(200_000)} token=${SECRET.genericToken}`,
   "last line without a newline"
 ].join("\n")
@@ -44,6 +53,9 @@ describe("nodemend-agent redact", () => {
     const secrets = [
       ...SECRET_SAMPLES.flatMap((s) => s.secrets),
       SECRET.puttyPrivate,
+      "k8s-yaml-planted",
+      "k8s-json-planted",
+      "3e4f",
       SECRET.semicolonTail,
       SECRET.mysqlAttached,
       SECRET.genericToken

@@ -93,6 +93,37 @@ export const SECRET = {
   nameValue: "name-value-planted-9c0d"
 } as const
 
+/**
+ * Kubernetes env as `kubectl get pod -o yaml` and `-o json` print it: each name/value pair on two lines. The
+ * secret-named ones' values (`k8sEnvYaml`, `k8sEnvJson`) must go, the others' (`debug`, `info`) stay.
+ */
+export const K8S_ENV_YAML = [
+  "    env:",
+  "    - name: LOG_LEVEL",
+  "      value: debug",
+  "    - name: DB_PASSWORD",
+  "      value: k8s-yaml-planted-2d3e",
+  "    - name: API_TOKEN",
+  "      valueFrom:",
+  "        secretKeyRef:",
+  "          key: token",
+  "          name: api",
+  "    - name: MODE",
+  "      value: fast"
+]
+export const K8S_ENV_JSON = [
+  '        "env": [',
+  "            {",
+  '                "name": "LOG_LEVEL",',
+  '                "value": "info"',
+  "            },",
+  "            {",
+  '                "name": "SMTP_PASSWORD",',
+  '                "value": "k8s-json-planted;3e4f"',
+  "            }",
+  "        ],"
+]
+
 /** A PuTTY key file (format 3), as `cat` prints it; the private lines are SECRET.puttyPrivate and more. */
 export const PUTTY_KEY_FILE = [
   "PuTTY-User-Key-File-3: ssh-ed25519",
