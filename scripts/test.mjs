@@ -45,6 +45,8 @@ if (realNodeOff && (only === "all" || only === "realnode")) skips.realnode = "NO
 let failed = 0
 if (only === "all" || only === "unit") {
   failed ||= run(biome, ["check", "."])
+  // Import rules (.dependency-cruiser.cjs): no import cycle anywhere, the repair controller's layers.
+  failed ||= run("npm", ["run", "--silent", "check:deps"])
   // The chart tests need helm; building it here (cached no-op) keeps a cold build out of the parallel unit phase.
   if (!failed) await buildHelm()
   failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])

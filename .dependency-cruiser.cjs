@@ -1,0 +1,102 @@
+// The import rules `npm test` enforces (unit phase, `npm run check:deps`): no import cycle anywhere in the
+// repo, and the repair controller's layers (docs/architecture.md). Type-only imports count like any other.
+//
+// TypeScript 7 has no JavaScript API for dependency-cruiser to parse with, so it parses with swc, which keeps
+// `import type` (the layer rules must see those: most of what crossed layers was types). Without swc the
+// check fails here rather than parse nothing.
+require.resolve("@swc/core")
+
+const RC = "^packages/repair-controller/src"
+
+/**
+ * The repair controller's folders, lowest first. A folder may import its own layer's files and any layer below
+ * it, never a layer above, nor another folder of its own layer. The files at src/ (main.ts, cli.ts, index.ts)
+ * are the top: nothing imports them.
+ */
+const LAYERS = [
+  // Plain data and its schema (NodeView, PodView, Instance, NodePool, the repair record); the metric definitions.
+  ["domain", "observability"],
+  // The config file, its units and sections (the `aws:` one included).
+  ["config"],
+  // Pure decisions: toleration, policy match, breaker, in-flight budget, zonal-shift gate, identity.
+  ["decide"],
+  // The repair state machine, its deadlines and retry budget, the drain plan, the log-capture port.
+  ["repair"],
+  // The Kubernetes client and its Events writer.
+  ["kube"],
+  // Adapters: cloud providers, the Karpenter informer, the pre-termination log capture.
+  ["cloud", "karpenter", "diagnostics"],
+  // The steps of a repair (taint, drain, capture logs, terminate, replace) against ActionEnv.
+  ["actions"],
+  // Informers, work queue, reconcile, journal, leader election.
+  ["controller"]
+]
+
+const folders = (names) => `${RC}/(${names.join("|")})/`
+
+const layerRules = LAYERS.flatMap((layer, i) => {
+  const above = LAYERS.slice(i + 1).flat()
+  return layer.map((folder) => {
+    const siblings = layer.filter((f) => f !== folder)
+    const banned = [...above, ...siblings]
+    return {
+      name: `layer-${folder}`,
+      comment: `src/${folder}/ may import only ${[...LAYERS.slice(0, i).flat(), folder].join(", ")} (docs/architecture.md)`,
+      severity: "error",
+      from: { path: `${RC}/${folder}/` },
+      to: { path: banned.length > 0 ? folders(banned) : "^$" }
+    }
+  })
+})
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "No import cycle anywhere: move what both sides need into a module they both import.",
+      severity: "error",
+      from: {},
+      to: { circular: true }
+    },
+    {
+      name: "no-folder-cycle",
+      comment:
+        "No two folders of the repair controller import each other (directly or around a circle of folders): " +
+        "what both need belongs in the lower one.",
+      severity: "error",
+      scope: "folder",
+      from: { path: `${RC}/` },
+      to: { path: `${RC}/`, circular: true }
+    },
+    {
+      name: "layer-top",
+      comment: "main.ts, cli.ts and index.ts are the top of the repair controller: no folder imports them.",
+      severity: "error",
+      from: { path: `${RC}/[^/]+/` },
+      to: { path: `${RC}/[^/]+\\.ts$` }
+    },
+    {
+      name: "layer-unknown-folder",
+      comment: "Every folder of the repair controller's src/ has a layer: add a new one to LAYERS.",
+      severity: "error",
+      from: { path: `${RC}/[^/]+/`, pathNot: folders(LAYERS.flat()) },
+      to: {}
+    },
+    ...layerRules
+  ],
+  options: {
+    parser: "swc",
+    // Every package's own code and the repo's scripts; tests, node_modules and build output are not cruised.
+    includeOnly: "^(packages/[^/]+/(src|bin)|tools|scripts)/",
+    exclude: { path: "(^|/)(node_modules|dist|\\.turbo|\\.nodemend)/" },
+    doNotFollow: { path: "node_modules" },
+    moduleSystems: ["es6", "cjs"],
+    // Workspace packages resolve to their src/ through the `source` condition, as vitest and node do here.
+    enhancedResolveOptions: {
+      conditionNames: ["source", "import", "node", "default"],
+      extensions: [".ts", ".mts", ".mjs", ".js", ".d.mts"]
+    }
+  }
+}
+// For tools/deps/folder-graph.mjs (not a dependency-cruiser option, so not enumerable).
+Object.defineProperty(module.exports, "LAYERS", { value: LAYERS })
