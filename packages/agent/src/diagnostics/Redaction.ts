@@ -225,14 +225,15 @@ const looksRandom = (s: string): boolean => /[A-Z]/.test(s) && /[a-z]/.test(s) &
 
 /**
  * Whether a secret-named setting's value may be secret: not when the name says it holds a location
- * (`--tls-private-key-file=/var/lib/kubelet/pki/kubelet.key`, `PASSWORD_FILE=/run/secrets/db`) or the value is
+ * (`--tls-private-key-file=/var/lib/kubelet/pki/kubelet.key`, `PASSWORD_FILE=/run/secrets/db`) or is a switch
+ * that reads the secret elsewhere (`docker login --password-stdin <registry>`), or the value is
  * a boolean (`--authentication-token-webhook=true`), which the kubelet logs at every start; not a working
  * directory (`PWD=/home/ec2-user`, `OLDPWD=/`, in sudo's log and every env dump); not passwd's own messages
  * and nsswitch.conf (`passwd: all authentication tokens updated successfully`, `passwd: files systemd`).
  */
 const mayBeSecretValue = (value: string, m: RegExpExecArray): boolean => {
   const name = m.groups?.name ?? ""
-  if (/[_.-](?:file|path|dir)$/i.test(name) || /^(?:true|false)$/i.test(value)) return false
+  if (/[_.-](?:file|path|dir|stdin|fd)$/i.test(name) || /^(?:true|false)$/i.test(value)) return false
   if (/pwd$/i.test(name) && /^[/~]/.test(value)) return false
   return !(/^[a-z]*passwd$/.test(name) && m.groups?.sep === ":" && /^[a-z]+$/.test(value))
 }

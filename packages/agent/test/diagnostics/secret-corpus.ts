@@ -751,6 +751,7 @@ export const BENIGN_LINES: ReadonlyArray<string> = [
   "curl -sS -o /dev/null -w %{http_code} https://example.com/healthz",
   "curl -u admin https://grafana.internal/api/health",
   "docker login registry.example.com",
+  "aws ecr get-login-password --region us-west-2 | docker login --username AWS --password-stdin 602401143452.dkr.ecr.us-west-2.amazonaws.com",
   "Login Succeeded",
   '{"name":"LOG_LEVEL","value":"debug"}',
   "zip -r logs.zip /var/log/nodemend",
