@@ -75,7 +75,7 @@ export const renderReasonCodesDoc = (version: string): string => {
     "",
     "## Keys",
     "",
-    "Labels, annotations, taints, tags and Event reporting controllers that users and automation see",
+    "Labels, annotations, taints, tags, Event reporting controllers and Event reasons that users and automation see",
     "(exported by `@nodemend/reason-codes/keys`).",
     "",
     "| Key | Kind | Owner | Meaning |",

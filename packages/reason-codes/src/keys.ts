@@ -1,6 +1,6 @@
 /**
- * The label, annotation, taint and tag keys that users and their automation see on Nodes, ConfigMaps, Events
- * and EC2 instances. Defined here once, so every nodemend component and every customer spells them the same
+ * The label, annotation, taint and tag keys, and the non-finding Event reasons, that users and their automation
+ * see on Nodes, ConfigMaps, Events and EC2 instances. Defined here once, so every nodemend component and every customer spells them the same
  * way; recorded in api/catalog.lock.json, so renaming one is a breaking change like renaming a reason code.
  */
 
@@ -29,6 +29,12 @@ export const AGENT_REPORTING_CONTROLLER = "nodemend.io/agent"
 /** `reportingController` of the repair controller's Events; only its service account may write it. */
 export const REPAIR_CONTROLLER_REPORTING_CONTROLLER = "nodemend.io/repair-controller"
 
+/**
+ * `reason` of the agent's Normal Event that says, per monitor and reason, how many findings its Event budgets
+ * refused in the last interval (at most one a minute, only when something was refused).
+ */
+export const EVENTS_THROTTLED_REASON = "EventsThrottled"
+
 /** Well-known Kubernetes label: the node's availability zone name. */
 export const ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -48,6 +54,7 @@ export type KeyKind =
   | "configmap-label"
   | "ec2-tag"
   | "event-reporting-controller"
+  | "event-reason"
 
 export interface KeyInfo {
   readonly key: string
@@ -109,6 +116,13 @@ export const KEYS = [
     kind: "event-reporting-controller",
     owner: "nodemend",
     description: "reportingController of the repair controller's Events (RepairStarted, RepairBlocked, ...)."
+  },
+  {
+    key: EVENTS_THROTTLED_REASON,
+    kind: "event-reason",
+    owner: "nodemend",
+    description:
+      "reason of the agent's Normal Event naming, per monitor and reason, the findings its Event budgets refused in the last interval."
   },
   {
     key: ZONE_LABEL,

@@ -105,7 +105,8 @@ export const CatalogDocumentSchema = Schema.Struct({
         "node-taint",
         "configmap-label",
         "ec2-tag",
-        "event-reporting-controller"
+        "event-reporting-controller",
+        "event-reason"
       ]),
       owner: Schema.Literals(["nodemend", "kubernetes", "aws", "karpenter"]),
       effect: Schema.optionalKey(Schema.String),

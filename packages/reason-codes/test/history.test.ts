@@ -10,6 +10,13 @@ import { afterAll, describe, expect, it } from "vitest"
 
 const pkgDir = fileURLToPath(new URL("..", import.meta.url))
 const PKG = "packages/reason-codes"
+/** The package as it is now is "released"; the cases bump from it, whatever its version. */
+const VERSION = (JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { version: string })
+  .version
+const [MAJOR, MINOR] = VERSION.split(".").map(Number) as [number, number]
+const NEXT_MINOR = `${MAJOR}.${MINOR + 1}.0`
+const NEXT_MAJOR = `${MAJOR + 1}.0.0`
+const esc = (v: string) => v.replaceAll(".", "\\.")
 const temps: string[] = []
 afterAll(() => {
   for (const t of temps) rmSync(t, { recursive: true, force: true })
@@ -112,7 +119,7 @@ const entry = (code: string) => `{
     description: "d",
     trigger: "t",
     message: "m",
-    since: "1.3.0",
+    since: "${NEXT_MINOR}",
     recovery: "auto",
     defaultAction: "None"
   },`
@@ -185,7 +192,9 @@ describe("check:contract compares with the released contract in git history", ()
       repo.git("checkout", "-q", "main")
       expect(r.ok).toBe(false)
       expect(r.output).toMatch(
-        /breaking change\(s\) need a major version bump \(main at \w+ \(merge base\) is 1\.2\.0/
+        new RegExp(
+          `breaking change\\(s\\) need a major version bump \\(main at \\w+ \\(merge base\\) is ${esc(VERSION)}`
+        )
       )
       expect(r.output).toMatch(expected)
     }
@@ -198,18 +207,20 @@ describe("check:contract compares with the released contract in git history", ()
     onMain.commit("tamper on main")
     const r = onMain.check()
     expect(r.ok).toBe(false)
-    expect(r.output).toMatch(/main at \w+ \(before HEAD\) is 1\.2\.0, the package is 1\.2\.0/)
+    expect(r.output).toMatch(
+      new RegExp(`main at \\w+ \\(before HEAD\\) is ${esc(VERSION)}, the package is ${esc(VERSION)}`)
+    )
   })
 
   it("a breaking change passes with a major bump, a CHANGELOG section naming it and lock:update", () => {
     repo.git("checkout", "-q", "-B", "major", "main")
-    tampers[0]![1](repo).bump("2.0.0", "Renamed it.")
+    tampers[0]![1](repo).bump(NEXT_MAJOR, "Renamed it.")
     const refused = repo.lockUpdate()
     expect(refused.ok).toBe(false)
-    expect(refused.output).toMatch(/CHANGELOG.md section 2.0.0 does not mention SoftLockup/)
+    expect(refused.output).toMatch(`CHANGELOG.md section ${NEXT_MAJOR} does not mention SoftLockup`)
     repo.edit("CHANGELOG.md", "- Renamed it.", "- Renamed SoftLockup to CpuSoftLockup.")
     expect(repo.lockUpdate().ok).toBe(true)
-    repo.commit("2.0.0")
+    repo.commit(NEXT_MAJOR)
     const r = repo.check()
     repo.git("checkout", "-q", "main")
     expect(r.output).toMatch(/contract OK/)
@@ -224,9 +235,9 @@ describe("check:contract compares with the released contract in git history", ()
     expect(unbumped.output).toMatch(
       /addition\(s\) need a minor version bump[\s\S]*BrandNewReason \(reason codes\): added/
     )
-    repo.bump("1.3.0", "Added BrandNewReason.")
+    repo.bump(NEXT_MINOR, "Added BrandNewReason.")
     expect(repo.lockUpdate().ok).toBe(true)
-    repo.commit("1.3.0")
+    repo.commit(NEXT_MINOR)
     const r = repo.check()
     repo.git("checkout", "-q", "main")
     expect(r.ok).toBe(true)
@@ -234,42 +245,44 @@ describe("check:contract compares with the released contract in git history", ()
 
   it("a release tag is the released contract when one is reachable; without it, main before HEAD is", () => {
     const tagged = released()
-    tagged.git("tag", "reason-codes-v1.2.0")
-    addEntry(tagged, "BrandNewReason").bump("1.3.0", "Added BrandNewReason.")
+    tagged.git("tag", `reason-codes-v${VERSION}`)
+    addEntry(tagged, "BrandNewReason").bump(NEXT_MINOR, "Added BrandNewReason.")
     expect(tagged.lockUpdate().ok).toBe(true)
-    tagged.commit("1.3.0: BrandNewReason")
-    // A second addition before 1.3.0 is released: still 1.3.0.
+    tagged.commit(`${NEXT_MINOR}: BrandNewReason`)
+    // A second addition before NEXT_MINOR is released: still NEXT_MINOR.
     addEntry(tagged, "AnotherReason").edit(
       "CHANGELOG.md",
       "- Added BrandNewReason.",
       "- Added BrandNewReason and AnotherReason."
     )
     const update = tagged.lockUpdate()
-    expect(update.output).toMatch(/released: tag reason-codes-v1.2.0/)
+    expect(update.output).toMatch(`released: tag reason-codes-v${VERSION}`)
     expect(update.ok).toBe(true)
-    tagged.commit("1.3.0: AnotherReason")
+    tagged.commit(`${NEXT_MINOR}: AnotherReason`)
     expect(tagged.check().ok).toBe(true)
-    // The same history without the tag: the commit before HEAD was already 1.3.0.
-    tagged.git("tag", "-d", "reason-codes-v1.2.0")
+    // The same history without the tag: the commit before HEAD was already NEXT_MINOR.
+    tagged.git("tag", "-d", `reason-codes-v${VERSION}`)
     const untagged = tagged.check()
     expect(untagged.ok).toBe(false)
     expect(untagged.output).toMatch(/AnotherReason \(reason codes\): added/)
     // A breaking change after a tag needs the major bump, however many commits ago the tag was.
-    tagged.git("tag", "reason-codes-v1.3.0", "HEAD")
+    tagged.git("tag", `reason-codes-v${NEXT_MINOR}`, "HEAD")
     tagged
       .edit("src/catalog.ts", '\n  {\n    code: "RapidCron"', '\n  {\n    code: "RapidCronJob"')
       .forgeLock()
       .commit("rename")
-    tagged.edit("CHANGELOG.md", "## 1.3.0", "## 1.3.0\n\n- unrelated").commit("unrelated")
+    tagged.edit("CHANGELOG.md", `## ${NEXT_MINOR}`, `## ${NEXT_MINOR}\n\n- unrelated`).commit("unrelated")
     expect(tagged.check().output).toMatch(
-      /tag reason-codes-v1.3.0 is 1.3.0[\s\S]*RapidCron \(reason codes\): removed/
+      new RegExp(
+        `tag reason-codes-v${esc(NEXT_MINOR)} is ${esc(NEXT_MINOR)}[\\s\\S]*RapidCron \\(reason codes\\): removed`
+      )
     )
   })
 
   it("works in a fresh clone without tags (CI), and refuses a shallow clone or a copy outside git", () => {
     const origin = released()
     tampers[1]![1](origin).forgeLock().commit("tamper on main")
-    origin.git("tag", "reason-codes-v1.2.0", "HEAD^")
+    origin.git("tag", `reason-codes-v${VERSION}`, "HEAD^")
     const clone = new Repo(join(tempDir(), "clone"))
     execFileSync("git", ["clone", "-q", "--no-tags", origin.root, clone.root], { env })
     expect(clone.git("tag", "--list")).toBe("")
