@@ -93,7 +93,7 @@ const SECRET_WORD =
  */
 const SECRET_SUFFIX =
   "(?<!BY|COM|SUR)PASS|PWD|[_.-](?:PW|AUTH)|ACCOUNT[_-]?KEY|AUTH[_-]?KEY|ENCRYPTION[_-]?KEY|SIGNING[_-]?KEY|MASTER[_-]?KEY|LUKS[_.-]?KEY|CRYPTKEY|SESSION[_-]?(?:ID|KEY)"
-/** Whole names that are secret (containerd's and Docker's registry `auth`, cookies, ODBC's and others' `pw`). */
+/** Whole names that are secret (containerd's and Docker's registry `auth`, cookies, `pw`, redis's `masterauth`). */
 const SECRET_EXACT = "AUTH|SET-COOKIE|COOKIE|PW|MASTERAUTH"
 /** A secret name always contains one of these (the rules' trigger). */
 const NAME_WORDS = "pass|pw|secret|token|key|credential|auth|cookie|session"
