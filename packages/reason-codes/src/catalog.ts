@@ -209,6 +209,116 @@ export const CATALOG = [
     defaultAction: "None",
     uncatalogedInNma: true
   },
+  // nodemend 1.4.0: node-problem-detector v1.36's kernel-monitor rules that apply to an EKS node (issue #27).
+  {
+    code: "OutOfMemoryKill",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description:
+      "The node ran out of memory and the kernel's OOM killer killed a process. A kill inside a pod's memory limit (`Memory cgroup out of memory`) is the pod's own limit, reported by kubelet as the container's OOMKilled, and is not this.",
+    trigger:
+      "kernel log: `Out of memory: Killed process PID (NAME) ...` (< 4.19: `Out of memory: Kill process PID (NAME) score N or sacrifice child`)",
+    message: 'The node ran out of memory and the kernel killed process "{name}"',
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "UnregisterNetDeviceStuck",
+    conditionType: "KernelReady",
+    severity: "Condition",
+    monitor: "kernel",
+    description:
+      "A network device cannot be unregistered because something still holds a reference to it (a kernel reference leak). The kernel holds the RTNL lock while it waits, so creating and deleting pod network namespaces hangs; only a reboot releases it.",
+    trigger:
+      "kernel log: 3 x `unregister_netdevice: waiting for DEV to become free. Usage count = N` within 20 min (node-problem-detector's FrequentUnregisterNetDevice)",
+    message:
+      "Network device {device} is stuck unregistering (usage count {count}); pod networking setup and teardown hang",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
+  },
+  {
+    code: "HardwareErrorCorrected",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description:
+      "Firmware reported a hardware error that the hardware corrected (a UEFI CPER record through APEI/GHES): memory, processor or PCIe. One is harmless; a run of them predicts an uncorrectable one (HardwareErrorCorrectedRepeatedly).",
+    trigger: "kernel log: `[Hardware Error]: event severity: corrected`",
+    message: "The platform reported a corrected hardware error",
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "HardwareErrorCorrectedRepeatedly",
+    conditionType: "KernelReady",
+    severity: "Condition",
+    monitor: "kernel",
+    description:
+      "Firmware reported corrected hardware errors again and again: the part is degrading and an uncorrectable error is likely. The threshold is mcelog's default for a DIMM (10 corrected errors in 24 h).",
+    trigger: "kernel log: 10 x `[Hardware Error]: event severity: corrected` within 24 h",
+    message:
+      "The platform keeps reporting corrected hardware errors (10 or more within 24 hours); the hardware is degrading",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
+  },
+  {
+    code: "HardwareErrorRecoverable",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description:
+      "Firmware reported an uncorrected hardware error that the kernel could contain (a UEFI CPER record of severity recoverable): the affected page or process was taken out, the node runs on.",
+    trigger: "kernel log: `[Hardware Error]: event severity: recoverable`",
+    message: "The platform reported an uncorrected, recoverable hardware error",
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "HardwareErrorFatal",
+    conditionType: "KernelReady",
+    severity: "Condition",
+    monitor: "kernel",
+    description:
+      "Firmware reported a fatal hardware error (a UEFI CPER record of severity fatal). Usually printed at boot from the BERT table: the previous boot ended in this error.",
+    trigger: "kernel log: `[Hardware Error]: event severity: fatal`",
+    message: "The platform reported a fatal hardware error",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
+  },
+  {
+    code: "MemoryErrorCorrected",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description:
+      "The memory controller corrected an ECC error (EDAC). One is harmless; a run of them on one DIMM predicts an uncorrectable one (MemoryErrorCorrectedRepeatedly).",
+    trigger: "kernel log: `EDAC MCn: N CE ... on LOCATION (...)`",
+    message: "Corrected memory error on {location} ({controller})",
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "MemoryErrorCorrectedRepeatedly",
+    conditionType: "KernelReady",
+    severity: "Condition",
+    monitor: "kernel",
+    description:
+      "One DIMM keeps producing corrected ECC errors: it is failing. The threshold is mcelog's default for a DIMM (10 corrected errors in 24 h).",
+    trigger: "kernel log: 10 x `EDAC MCn: N CE ... on LOCATION` for the same location within 24 h",
+    message:
+      "Corrected memory errors keep recurring on {location} ({controller}): 10 or more within 24 hours; the DIMM is failing",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
+  },
   // ---------------------------------------------------------------- ContainerRuntimeReady
   {
     code: "PodStuckTerminating",
@@ -737,6 +847,58 @@ export const CATALOG = [
     since: V,
     recovery: "auto",
     defaultAction: "None"
+  },
+  // nodemend 1.4.0: node-problem-detector v1.36's filesystem rules (kernel-monitor, readonly-monitor; issue #27).
+  {
+    code: "Ext4FilesystemError",
+    conditionType: "StorageReady",
+    severity: "Event",
+    monitor: "storage",
+    description: "ext4 found an inconsistency or an I/O failure in a filesystem's metadata.",
+    trigger: "kernel log: `EXT4-fs error (device DEV): ...` or `EXT4-fs error (device DEV) in ...`",
+    message: "ext4 error on {device}: {detail}",
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "Ext4FilesystemWarning",
+    conditionType: "StorageReady",
+    severity: "Event",
+    monitor: "storage",
+    description:
+      "ext4 warned about a filesystem (a directory index full, an unreadable directory block, ...).",
+    trigger: "kernel log: `EXT4-fs warning (device DEV): ...`",
+    message: "ext4 warning on {device}: {detail}",
+    since: "1.4.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "XFSFilesystemShutdown",
+    conditionType: "StorageReady",
+    severity: "Condition",
+    monitor: "storage",
+    description:
+      "XFS shut a filesystem down after corruption or a log I/O error: every further I/O on it fails until it is unmounted and repaired, which for /var or / means a reboot.",
+    trigger: "kernel log: `XFS (DEV): ... Shutting down filesystem`",
+    message: "XFS shut down the filesystem on {device}: {why}",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
+  },
+  {
+    code: "FilesystemRemountedReadOnly",
+    conditionType: "StorageReady",
+    severity: "Condition",
+    monitor: "storage",
+    description:
+      "The kernel remounted a filesystem read-only after an error (ext4/ext3 `errors=remount-ro`): writes to it fail until it is checked and remounted.",
+    trigger: "kernel log: `EXT4-fs (DEV): Remounting filesystem read-only`",
+    message: "The filesystem on {device} was remounted read-only after an error",
+    since: "1.4.0",
+    recovery: "reboot",
+    defaultAction: "Replace"
   },
   // ---------------------------------------------------------------- AcceleratedHardwareReady (NVIDIA)
   {

@@ -104,11 +104,34 @@ const NMA = {
 
 // Codes nodemend added on top of NMA's catalog (never renamed NMA strings).
 const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> = {
+  // 1.4.0: node-problem-detector's kernel and filesystem rules (issue #27)
+  KernelReady: [
+    "OutOfMemoryKill",
+    "UnregisterNetDeviceStuck",
+    "HardwareErrorCorrected",
+    "HardwareErrorCorrectedRepeatedly",
+    "HardwareErrorRecoverable",
+    "HardwareErrorFatal",
+    "MemoryErrorCorrected",
+    "MemoryErrorCorrectedRepeatedly"
+  ],
+  StorageReady: [
+    "Ext4FilesystemError",
+    "Ext4FilesystemWarning",
+    "XFSFilesystemShutdown",
+    "FilesystemRemountedReadOnly"
+  ],
   AcceleratedHardwareReady: ["NvidiaMonitorNotWatching"]
 }
 
-// NMA "Fatal" reasons (they set the condition False); everything else is an Event.
+// NMA "Fatal" reasons (they set the condition False), and nodemend's own Conditions; everything else is an Event.
 const FATAL = new Set([
+  "UnregisterNetDeviceStuck",
+  "HardwareErrorCorrectedRepeatedly",
+  "HardwareErrorFatal",
+  "MemoryErrorCorrectedRepeatedly",
+  "XFSFilesystemShutdown",
+  "FilesystemRemountedReadOnly",
   "ForkFailedOutOfPIDs",
   "PodStuckTerminating",
   "IPAMDNotReady",
