@@ -33,6 +33,8 @@ export interface CompiledRule {
   readonly minOccurrences: number | undefined
   readonly windowSeconds: number | undefined
   readonly resolves: boolean
+  /** Fires alongside the monitor's first match (an escalation of a run of the same lines). */
+  readonly alongside: boolean
   /** Monitor of the catalog entry: one match per monitor and line. */
   readonly monitor: MonitorName
 }
@@ -61,7 +63,7 @@ interface SourceMatcher {
 export interface LogMatcher {
   /** The sources that have at least one rule. */
   readonly sources: readonly LogSourceId[]
-  /** Matches of one line, in rule order; at most one per monitor. */
+  /** Matches of one line, in rule order; at most one per monitor, plus its `alongside` escalations. */
   readonly match: (source: LogSourceId, text: string) => readonly RuleMatch[]
 }
 
@@ -168,6 +170,7 @@ export const compileRules = (
       minOccurrences: rule.minOccurrences,
       windowSeconds: rule.windowSeconds,
       resolves: rule.resolves === true,
+      alongside: rule.alongside === true,
       monitor
     }
     for (const source of rule.sources) {
@@ -207,7 +210,7 @@ export const compileRules = (
     for (let p = 0; p < m.rules.length; p++) {
       if (candidate[p] === 0) continue
       const rule = m.rules[p]!
-      if (monitorsHit.includes(rule.monitor)) continue
+      if (!rule.alongside && monitorsHit.includes(rule.monitor)) continue
       const result = rule.pattern.exec(text)
       if (result === null) continue
       const groups: Record<string, string> = {}
@@ -219,7 +222,7 @@ export const compileRules = (
       const override = reasonOverrides[reason] ?? reasonOverrides[resolved.entry.code]
       if (override?.disabled === true) continue
       const values = { ...groups, line: text, ...stringParams(resolved.parameters) }
-      monitorsHit.push(rule.monitor)
+      if (!rule.alongside) monitorsHit.push(rule.monitor)
       out.push({
         rule,
         reason,

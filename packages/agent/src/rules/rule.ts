@@ -34,6 +34,12 @@ export interface LogRule {
   readonly minOccurrences?: number
   readonly windowSeconds?: number
   /**
+   * Fires alongside the monitor's first match instead of competing with it: a rule that counts the lines of an
+   * Event rule of the same monitor and escalates a run of them to a Condition (10 corrected memory errors on
+   * one DIMM in 24 h are MemoryErrorCorrectedRepeatedly; each one is still a MemoryErrorCorrected Event).
+   */
+  readonly alongside?: boolean
+  /**
    * The line says the fault cleared (recovery `auto`): emit a Resolution of the reason for the subject
    * instead of a Detection, and start its occurrence window over.
    */

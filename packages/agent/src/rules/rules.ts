@@ -84,6 +84,100 @@ export const LOG_RULES: readonly LogRule[] = [
     literals: ["table full, dropping packet"],
     pattern: /(?:nf|ip)_conntrack: table full, dropping packet/
   },
+  // ------------------------------------------------------------------ kernel: node-problem-detector's kernel monitor
+  // NPD v1.36's config/kernel-monitor.json rules that the rules above did not cover (issue #27; the mapping of every
+  // NPD rule is in docs/log-rules.md). NPD matches its patterns anywhere in the line; these match the same lines
+  // and the wordings of older and newer kernels, and leave out the companion lines of one event.
+  {
+    // NPD's KernelOops `divide error: 0000 [#N] SMP`; kernels with PREEMPT or NOPTI print more flags, >= 6.x an `Oops: ` prefix.
+    id: "kernel.divide-error",
+    sources: ["dmesg"],
+    code: "KernelBug",
+    literals: ["divide error: "],
+    pattern: /(?:^|\] |kernel: |Oops: )divide error: [0-9a-f]{4} \[#\d+\]/
+  },
+  {
+    // Node-wide OOM only: `Out of memory: Killed process N (name) ...` (>= 4.19) and `Out of memory: Kill process N
+    // (name) score S or sacrifice child` (< 4.19, followed by a bare `Killed process` line that stays silent, so one kill
+    // is one Event). A pod at its own memory limit is `Memory cgroup out of memory: ...` (lower-case `out`): kubelet
+    // already reports that as the container's OOMKilled. NPD's OOMKilling counts both.
+    id: "kernel.oom-kill",
+    sources: ["dmesg"],
+    code: "OutOfMemoryKill",
+    literals: ["Out of memory"],
+    pattern:
+      /Out of memory(?: \([^)]*\))?: Kill(?:ed)? process (?<pid>\d+) \((?<name>.+?)\)(?= total-vm| score|,|$)/
+  },
+  {
+    // The kernel prints this every 10 s while a device's references are not released (net/core/dev.c). NPD fires
+    // a permanent KernelDeadlock on 3 within 20 min (kernel-monitor-counter.json); so does this rule.
+    id: "kernel.unregister-netdevice",
+    sources: ["dmesg"],
+    code: "UnregisterNetDeviceStuck",
+    literals: ["unregister_netdevice: waiting for "],
+    pattern:
+      /unregister_netdevice: waiting for (?<device>\S+) to become free\. Usage count = (?<count>-?\d+)/,
+    subject: "{device}",
+    minOccurrences: 3,
+    windowSeconds: 1200
+  },
+  // UEFI CPER records (drivers/firmware/efi/cper.c), printed by GHES at run time (`{N}[Hardware Error]: `) or from the
+  // BERT table at boot (`[Hardware Error]: `: the previous boot's error). One `event severity` line per record; the
+  // section lines after it (`Error 0, type: fatal`, `section_type: ...`) stay silent.
+  {
+    id: "kernel.cper-fatal",
+    sources: ["dmesg"],
+    code: "HardwareErrorFatal",
+    literals: ["[Hardware Error]: event severity: "],
+    pattern: /\[Hardware Error\]: event severity: fatal\b/
+  },
+  {
+    id: "kernel.cper-recoverable",
+    sources: ["dmesg"],
+    code: "HardwareErrorRecoverable",
+    literals: ["[Hardware Error]: event severity: "],
+    pattern: /\[Hardware Error\]: event severity: recoverable\b/
+  },
+  {
+    id: "kernel.cper-corrected",
+    sources: ["dmesg"],
+    code: "HardwareErrorCorrected",
+    literals: ["[Hardware Error]: event severity: "],
+    pattern: /\[Hardware Error\]: event severity: corrected\b/
+  },
+  {
+    // A run of corrected errors predicts an uncorrectable one: mcelog's default DIMM threshold, 10 in 24 h.
+    id: "kernel.cper-corrected-repeatedly",
+    sources: ["dmesg"],
+    code: "HardwareErrorCorrectedRepeatedly",
+    literals: ["[Hardware Error]: event severity: "],
+    pattern: /\[Hardware Error\]: event severity: corrected\b/,
+    alongside: true,
+    minOccurrences: 10,
+    windowSeconds: 86400
+  },
+  // EDAC (drivers/edac/edac_mc.c): `EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#2_DIMM#0 (channel:2 ...)`,
+  // any CE kind (read, scrubbing, ...) and the older `EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (...)`. NPD's
+  // `CE memory read error` sees read errors only. A line counts once whatever its error count.
+  {
+    id: "kernel.edac-corrected",
+    sources: ["dmesg"],
+    code: "MemoryErrorCorrected",
+    literals: ["EDAC MC"],
+    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/,
+    subject: "{controller} {location}"
+  },
+  {
+    id: "kernel.edac-corrected-repeatedly",
+    sources: ["dmesg"],
+    code: "MemoryErrorCorrectedRepeatedly",
+    literals: ["EDAC MC"],
+    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/,
+    subject: "{controller} {location}",
+    alongside: true,
+    minOccurrences: 10,
+    windowSeconds: 86400
+  },
   // ------------------------------------------------------------------ kernel (kubelet journal, cron)
   {
     id: "kernel.fork-exec-eagain",
@@ -369,6 +463,48 @@ export const LOG_RULES: readonly LogRule[] = [
       /nvme (?<device>nvme\d+): (?:Removing after probe failure status|Disabling device after reset failure): (?!-16\b)(?<status>-\d+)/,
     message:
       "NVMe controller {device} was removed after a failed reset (status {status}): its disks are gone",
+    subject: "{device}"
+  },
+  // ------------------------------------------------------------------ storage: node-problem-detector's filesystem rules
+  {
+    // fs/ext4/super.c: `EXT4-fs error (device sda1): func:line: ...` and `EXT4-fs error (device sdf) in func:line: ...`.
+    id: "storage.ext4-error",
+    sources: ["dmesg"],
+    code: "Ext4FilesystemError",
+    literals: ["EXT4-fs error (device "],
+    pattern: /EXT4-fs error \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/,
+    subject: "{device}"
+  },
+  {
+    // `EXT4-fs warning (device sda4): ext4_dx_add_entry:2199: ...`; the ratelimit notice `EXT4-fs warning: N callbacks
+    // suppressed` names no device and stays silent.
+    id: "storage.ext4-warning",
+    sources: ["dmesg"],
+    code: "Ext4FilesystemWarning",
+    literals: ["EXT4-fs warning (device "],
+    pattern: /EXT4-fs warning \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/,
+    subject: "{device}"
+  },
+  {
+    // fs/xfs xfs_do_force_shutdown: < 5.15 `XFS (xvdb): Log I/O Error Detected.  Shutting down filesystem` (also
+    // `Corruption of in-memory data detected.`, `I/O Error Detected.`); >= 5.15 `XFS (sda4): Corruption of in-memory data
+    // (0x8) detected at FUNC (FILE:LINE).  Shutting down filesystem.` The `xfs_do_force_shutdown(0x8) called from line
+    // ...` line before it and `Please umount the filesystem and rectify the problem(s)` after it stay silent.
+    id: "storage.xfs-shutdown",
+    sources: ["dmesg"],
+    code: "XFSFilesystemShutdown",
+    literals: ["Shutting down filesystem"],
+    pattern: /XFS \((?<device>[^)\s]+)\): (?<why>\S.*?)\.?\s+Shutting down filesystem/,
+    subject: "{device}"
+  },
+  {
+    // ext2/3/4 with errors=remount-ro: `EXT4-fs (xvda9): Remounting filesystem read-only` (NPD's readonly-monitor.json).
+    // An administrator's `mount -o remount,ro` prints `re-mounted` or nothing and stays silent.
+    id: "storage.remounted-read-only",
+    sources: ["dmesg"],
+    code: "FilesystemRemountedReadOnly",
+    literals: ["Remounting filesystem read-only"],
+    pattern: /EXT[234]-fs \((?<device>[^)\s]+)\): Remounting filesystem read-only/,
     subject: "{device}"
   },
   // ------------------------------------------------------------------ nvidia (dmesg)

@@ -45,17 +45,33 @@ const LOG_DRIVEN = [
   "NeuronHBMUncorrectableError",
   "NeuronDMAError",
   "NvidiaNCCLError",
-  "NvidiaXID{code}Error"
+  "NvidiaXID{code}Error",
+  // node-problem-detector's kernel and filesystem rules (issue #27)
+  "OutOfMemoryKill",
+  "UnregisterNetDeviceStuck",
+  "HardwareErrorCorrected",
+  "HardwareErrorCorrectedRepeatedly",
+  "HardwareErrorRecoverable",
+  "HardwareErrorFatal",
+  "MemoryErrorCorrected",
+  "MemoryErrorCorrectedRepeatedly",
+  "Ext4FilesystemError",
+  "Ext4FilesystemWarning",
+  "XFSFilesystemShutdown",
+  "FilesystemRemountedReadOnly"
 ]
 
 const catalogCodes = new Set(CATALOG.map((e) => e.code as string))
 const onlyDetections = (fs: readonly Finding[]): Detection[] =>
   fs.filter((f): f is Detection => f._tag === "Detection")
 
-/** Feeds a line as many times as its rule needs, 100 ms apart; returns the detections per feed. */
-const feed = (source: LogSourceId, text: string, t0 = 1_700_000_000_000) => {
+/**
+ * Feeds a line as many times as the rule of `reason` needs (any rule's when undefined), 100 ms apart; returns the
+ * detections per feed.
+ */
+const feed = (source: LogSourceId, text: string, reason?: string, t0 = 1_700_000_000_000) => {
   const engine = makeLogRuleEngine()
-  const hit = engine.matcher.match(source, text)
+  const hit = engine.matcher.match(source, text).filter((h) => reason === undefined || h.reason === reason)
   const times = Math.max(1, ...hit.map((h) => h.minOccurrences))
   return Array.from({ length: times }, (_, i) => {
     const detections = onlyDetections(engine.process({ source, text, timestampMs: t0 + i * 100 }))
@@ -137,9 +153,10 @@ describe("fixture citations", () => {
 describe("fault lines", () => {
   for (const f of FAULT_LINES) {
     it(`${f.reason} <- ${f.text.slice(0, 70)}`, () => {
-      const results = feed(f.source, f.text)
-      // Below the window nothing fires; the last occurrence fires exactly once.
-      for (const r of results.slice(0, -1)) expect(r).toEqual([])
+      const results = feed(f.source, f.text, f.reason)
+      // Below the window nothing fires; the last occurrence fires exactly once. (An Event whose run a rule
+      // `alongside` escalates fires on every line; only the fixture's own reason is windowed.)
+      for (const r of results.slice(0, -1)) expect(r.filter((d) => d.reason === f.reason)).toEqual([])
       const last = results.at(-1)!.filter((d) => d.reason === f.reason)
       expect(last).toHaveLength(1)
       const d = last[0]!
@@ -181,6 +198,56 @@ describe("rule order and monitors", () => {
     const engine = makeLogRuleEngine()
     const text = FAULT_LINES.find((f) => f.reason === "NvidiaNCCLError")!.text
     expect(engine.matcher.match("dmesg", text).map((x) => x.reason)).toEqual(["AppCrash", "NvidiaNCCLError"])
+  })
+})
+
+describe("escalation of repeated Events (rules alongside)", () => {
+  const edac = (dimm: string) =>
+    `EDAC MC0: 1 CE memory read error on ${dimm} (channel:2 slot:0 page:0x849923 offset:0x380 grain:32 syndrome:0x0)`
+  it("each corrected memory error is an Event; the 10th on one DIMM within 24 h is also a Condition", () => {
+    const engine = makeLogRuleEngine()
+    const hour = 3_600_000
+    const fired = Array.from({ length: 10 }, (_, i) =>
+      onlyDetections(
+        engine.process({
+          source: "dmesg",
+          text: edac("CPU_SrcID#0_Ha#0_Chan#2_DIMM#0"),
+          timestampMs: i * 2 * hour
+        })
+      ).map((d) => `${d.reason}/${d.severity}`)
+    )
+    for (const f of fired.slice(0, -1)) expect(f).toEqual(["MemoryErrorCorrected/Event"])
+    expect(fired.at(-1)).toEqual(["MemoryErrorCorrected/Event", "MemoryErrorCorrectedRepeatedly/Condition"])
+  })
+  it("counts per DIMM and within the window only", () => {
+    const engine = makeLogRuleEngine()
+    const reasons = (text: string, at: number) =>
+      onlyDetections(engine.process({ source: "dmesg", text, timestampMs: at })).map((d) => d.reason)
+    // 9 on one DIMM and 9 on another: no escalation.
+    for (let i = 0; i < 9; i++) {
+      expect(reasons(edac("DIMM_A"), i)).toEqual(["MemoryErrorCorrected"])
+      expect(reasons(edac("DIMM_B"), i)).toEqual(["MemoryErrorCorrected"])
+    }
+    // A 10th on DIMM_A more than 24 h after the first ones starts a new run.
+    expect(reasons(edac("DIMM_A"), 86_400_000 + 10)).toEqual(["MemoryErrorCorrected"])
+  })
+  it("disabling the Event leaves its escalation, and the reverse", () => {
+    const line = "{37}[Hardware Error]: event severity: corrected"
+    const run = (reasons: Record<string, { disabled: boolean }>) => {
+      const engine = makeLogRuleEngine({ reasons })
+      return Array.from({ length: 10 }, (_, i) =>
+        onlyDetections(engine.process({ source: "dmesg", text: line, timestampMs: i })).map((d) => d.reason)
+      ).flat()
+    }
+    expect(run({ HardwareErrorCorrected: { disabled: true } })).toEqual(["HardwareErrorCorrectedRepeatedly"])
+    expect(run({ HardwareErrorCorrectedRepeatedly: { disabled: true } })).toEqual(
+      Array(10).fill("HardwareErrorCorrected")
+    )
+  })
+  it("a fatal or recoverable CPER record is not counted as corrected", () => {
+    const engine = makeLogRuleEngine()
+    const m = engine.matcher.match("dmesg", "{3}[Hardware Error]: event severity: recoverable")
+    expect(m.map((x) => x.reason)).toEqual(["HardwareErrorRecoverable"])
   })
 })
 
@@ -325,7 +392,8 @@ describe("overrides", () => {
       ]
     })
     const text = "XFS (nvme1n1): Corruption of in-memory data detected.  Shutting down filesystem"
-    const [d] = engine.process({ source: "dmesg", text, timestampMs: 5 })
+    // The built-in storage rule (XFSFilesystemShutdown) fires too: another monitor.
+    const d = engine.process({ source: "dmesg", text, timestampMs: 5 }).find((f) => f.reason === "KernelBug")
     expect(d).toMatchObject({ reason: "KernelBug", message: "XFS shut down on nvme1n1", subject: "nvme1n1" })
   })
   it("rejects a user rule with an unknown reason, a bad pattern or no literal", () => {
@@ -372,17 +440,17 @@ describe("requiredLiteral", () => {
 })
 
 describe("prefilter soundness", () => {
-  // Reference: every rule regex on every line, first match per monitor, no literal screening.
+  // Reference: every rule regex on every line, first match per monitor (plus `alongside` rules), no literal screening.
   const naive = (source: LogSourceId, text: string): string[] => {
     const hit = new Set<string>()
     const out: string[] = []
     for (const rule of LOG_RULES) {
       if (!rule.sources.includes(source)) continue
       const monitor = resolveReason(rule.code.replace(/\{\w+\}/g, "1"))!.entry.monitor
-      if (hit.has(monitor)) continue
+      if (rule.alongside !== true && hit.has(monitor)) continue
       const m = rule.pattern.exec(text)
       if (m === null) continue
-      hit.add(monitor)
+      if (rule.alongside !== true) hit.add(monitor)
       out.push(rule.reasonOf?.(m.groups ?? {}) ?? rule.code)
     }
     return out
