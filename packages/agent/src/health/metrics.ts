@@ -18,6 +18,11 @@ export const eventsTotal = Metric.counter("nodemend_agent_events_total", {
   description: "Events by monitor and outcome (created, aggregated, throttled, failed)",
   incremental: true
 })
+export const eventsThrottledTotal = Metric.counter("nodemend_agent_events_throttled_total", {
+  description:
+    "Occurrences the Event budgets refused, by monitor and reason (each also counts as outcome=throttled)",
+  incremental: true
+})
 export const checkRunsTotal = Metric.counter("nodemend_agent_check_runs_total", {
   description: "Periodic check runs by check and outcome",
   incremental: true

@@ -2,23 +2,47 @@
  * Turns Event-severity detections into events.k8s.io/v1 Events on the Node. The Event `reason` is the
  * reason code (not the condition type as in NMA) and the `note` the message. A repeat of the same reason
  * and message within the aggregation window raises the existing Event's `series.count` instead of
- * creating a new object. Every API call spends a token from the emitting monitor's budget; without a
- * token the occurrence is counted (metric `outcome="throttled"`) and folded into the next series update.
+ * creating a new object. Every occurrence is judged by the Event budgets (event-budget.ts): the first of a
+ * reason in the window is always written, a repeat spends a token of its reason's bucket and of its monitor's
+ * ceiling; without one it is counted (`nodemend_agent_events_throttled_total{monitor,reason}`), folded into
+ * the next series update, and named in the next `EventsThrottled` summary (a Normal Event at most once a
+ * `summaryIntervalMs`, only when something was refused).
  * Runs on its own fiber so that Events never delay condition writes. A create the API server could not take
  * (no answer, 429, 5xx: it is restarting or away) is retried with backoff for up to the aggregation window, so
  * an Event raised during an outage lands when the API server is back (at least once: a create that reached
  * the server but whose answer was lost may land twice).
  */
-import type { MonitorName } from "@nodemend/reason-codes"
 import type { KubeError } from "@nodemend/kube-access"
+import { EVENTS_THROTTLED_REASON, type MonitorName } from "@nodemend/reason-codes"
 import { Cause, Clock, Context, Effect, Layer, Queue, Schedule } from "effect"
-import { eventsTotal, inc } from "../health/metrics.ts"
+import { eventsThrottledTotal, eventsTotal, inc } from "../health/metrics.ts"
 import type { Detection } from "../model.ts"
-import { takeToken, type Bucket, type Budget } from "./event-budget.ts"
+import { type Budget, EventBudgets, type Throttled } from "./event-budget.ts"
 import { KubeApi } from "./kube-api.ts"
 
 export const AGGREGATION_WINDOW_MS = 10 * 60_000
 const MAX_SERIES = 1024
+export const THROTTLE_SUMMARY_INTERVAL_MS = 60_000
+/** events.k8s.io/v1 `note` is at most 1 kB. */
+const NOTE_MAX = 1024
+
+/** The note of an `EventsThrottled` Event: per monitor and reason, how many occurrences the budgets refused. */
+export const throttledNote = (throttled: readonly Throttled[], seconds: number): string => {
+  const total = throttled.reduce((n, t) => n + t.count, 0)
+  const head = `Event budget refused ${total} occurrence${total === 1 ? "" : "s"} in the last ${seconds} s (detected and counted; a repeat's count lands in its Event's series at its next update):`
+  let note = head
+  for (let i = 0; i < throttled.length; i++) {
+    const t = throttled[i]!
+    const part = `${i === 0 ? " " : "; "}${t.monitor} ${t.reason} ${t.count}`
+    const rest = `; and ${throttled.length - i} more reasons`
+    if (note.length + part.length + (i < throttled.length - 1 ? rest.length : 0) > NOTE_MAX) {
+      note += rest
+      break
+    }
+    note += part
+  }
+  return note
+}
 
 /** The API server was not there to take it (no answer, throttled, 5xx): the same call may succeed later. */
 const transient = (e: KubeError) => e.code === undefined || e.code === 429 || e.code >= 500
@@ -45,7 +69,10 @@ interface Series {
 
 export interface EventRecorderOptions {
   readonly nodeUid: Effect.Effect<string>
+  /** The monitor's ceiling (`monitors.<m>.events`); each reason gets a bucket of half its burst within it. */
   readonly budgetFor: (monitor: MonitorName) => Budget
+  /** How often the `EventsThrottled` summary may be written (default one minute). */
+  readonly summaryIntervalMs?: number
 }
 
 export const eventRecorderLayer = (
@@ -56,18 +83,18 @@ export const eventRecorderLayer = (
     Effect.gen(function* () {
       const kube = yield* KubeApi
       const queue = yield* Queue.unbounded<Detection>()
-      const buckets = new Map<MonitorName, Bucket>()
+      const budgets = new EventBudgets(AGGREGATION_WINDOW_MS)
       const series = new Map<string, Series>()
+      const summaryIntervalMs = options.summaryIntervalMs ?? THROTTLE_SUMMARY_INTERVAL_MS
 
       const handle = Effect.fn("EventRecorder.handle")(function* (d: Detection) {
         const now = yield* Clock.currentTimeMillis
         const key = `${d.reason}\u0000${d.message}`
         const existing = series.get(key)
-        const { ok, bucket } = takeToken(buckets.get(d.monitor), now, options.budgetFor(d.monitor))
-        buckets.set(d.monitor, bucket)
-        if (!ok) {
+        if (budgets.take(d.monitor, d.reason, now, options.budgetFor(d.monitor)) === "throttled") {
           if (existing !== undefined) existing.throttled++
           yield* inc(eventsTotal, { monitor: d.monitor, outcome: "throttled" })
+          yield* inc(eventsThrottledTotal, { monitor: d.monitor, reason: d.reason })
           return
         }
         if (existing !== undefined && now - existing.lastMs < AGGREGATION_WINDOW_MS) {
@@ -114,6 +141,36 @@ export const eventRecorderLayer = (
             )
           )
       })
+
+      // One summary of what the budgets refused, at most once an interval and only when something was.
+      let lastSummaryMs = yield* Clock.currentTimeMillis
+      const summarize = Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const throttled = budgets.drainThrottled(now)
+        const seconds = Math.round((now - lastSummaryMs) / 1000)
+        lastSummaryMs = now
+        if (throttled.length === 0) return
+        const uid = yield* options.nodeUid
+        const note = throttledNote(throttled, seconds)
+        yield* kube
+          .createEvent(uid, { type: "Normal", reason: EVENTS_THROTTLED_REASON, action: "Throttled", note })
+          .pipe(
+            Effect.retry({ schedule: createRetry, while: transient }),
+            Effect.catch((e) =>
+              Effect.logWarning("event create failed", { reason: EVENTS_THROTTLED_REASON, error: e.message })
+            )
+          )
+      })
+      yield* Effect.sleep(summaryIntervalMs).pipe(
+        Effect.andThen(summarize),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logError("event throttle summary", cause)
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
 
       yield* Queue.take(queue).pipe(
         Effect.flatMap(handle),
