@@ -172,6 +172,12 @@ export const runAgent = (flags: AgentFlags) =>
       Layer.provideMerge(commandRunnerLayer(flags.hostRoot))
     )
 
+    // The log sources are open (each reader at its start position, findings buffered) before the condition writer
+    // publishes anything: a fault logged right after a condition first shows True is read, never taken for history
+    // (a file source starts at its end; under load the readers used to open seconds after the first write).
+    const logs = yield* makeLogMonitors(flags.hostRoot, ruleOverridesFromConfig(config))
+    yield* Effect.logInfo("log monitors", { sources: logs.status() })
+
     yield* Effect.gen(function* () {
       const w = yield* ConditionWriter
       const dedupe = yield* XidDeduplicator
@@ -227,9 +233,7 @@ export const runAgent = (flags: AgentFlags) =>
             : {})
         })
       }
-      const logs = yield* makeLogMonitors(flags.hostRoot, ruleOverridesFromConfig(config))
       yield* Effect.forkScoped(Stream.runForEach(logs.findings, (f) => sink([f])))
-      yield* Effect.logInfo("log monitors", { sources: logs.status() })
       return yield* Effect.never
     }).pipe(Effect.provide(Layer.merge(services, XidDeduplicator.layer)))
   }).pipe(Effect.scoped)
