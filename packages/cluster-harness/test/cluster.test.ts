@@ -332,18 +332,30 @@ describe.concurrent("controllers that act after a delay", () => {
     const doomed = (await createFakeNode(core)).metadata?.name ?? ""
     await waitForNodeCondition(core, doomed)
     const pod = (await createTestPod(core, ns, { bindTo: doomed })).metadata?.name ?? ""
-    await waitForPodPhase(core, ns, pod, "Running")
+    const running = await waitForPodPhase(core, ns, pod, "Running")
+    expect(running.spec?.nodeName).toBe(doomed)
     await core.deleteNode({ name: doomed })
-    // podgc deletes pods bound to a node that no longer exists after a 40 s quarantine (checked every 20 s).
-    await waitFor(
+    // podgc deletes pods bound to a node that no longer exists after a 40 s quarantine (checked every 20 s),
+    // marking them DisruptionTarget/DeletionByPodGC first: seen on the way out, or the pod is simply gone.
+    let marked: string | undefined
+    const gone = await waitFor(
       "orphaned pod to be garbage collected",
-      async () =>
+      async (seen) =>
         core.readNamespacedPod({ name: pod, namespace: ns }).then(
-          () => false,
-          (e: unknown) => errorCode(e) === 404
+          (p) => {
+            marked = p.status?.conditions?.find((c) => c.type === "DisruptionTarget")?.reason ?? marked
+            seen(p.status?.phase)
+            return undefined
+          },
+          (e: unknown) => {
+            if (errorCode(e) === 404) return 404
+            throw e
+          }
         ),
       { timeoutMs: 85_000, intervalMs: 1000 }
     )
+    expect(gone).toBe(404)
+    if (marked !== undefined) expect(marked).toBe("DeletionByPodGC")
   }, 90_000)
 
   it("kube-controller-manager's garbage collector deletes dependents of a deleted owner", async () => {
@@ -368,12 +380,25 @@ describe.concurrent("controllers that act after a delay", () => {
         }
       }
     })
+    // A ConfigMap owned by nothing, next to it: the collector deletes dependents, not whatever is there.
+    const bystander = uniqueName("bystander")
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: bystander } } })
+    expect(
+      (await core.readNamespacedConfigMap({ name: dependent, namespace: ns })).metadata?.uid
+    ).toBeDefined()
     await core.deleteNamespacedConfigMap({ name: owner.metadata?.name ?? "", namespace: ns })
-    await waitFor("dependent to be garbage collected", async () =>
+    const gone = await waitFor("dependent to be garbage collected", async () =>
       core.readNamespacedConfigMap({ name: dependent, namespace: ns }).then(
-        () => false,
-        (e: unknown) => errorCode(e) === 404
+        () => undefined,
+        (e: unknown) => {
+          if (errorCode(e) === 404) return 404
+          throw e
+        }
       )
+    )
+    expect(gone).toBe(404)
+    expect((await core.readNamespacedConfigMap({ name: bystander, namespace: ns })).metadata?.name).toBe(
+      bystander
     )
   })
 })
