@@ -77,12 +77,35 @@ describe("server-side dry run of the rendered chart", () => {
         serviceAccount: { annotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/nm" } }
       }
     })
-    await applyAll(objects)
+    const stored = await applyAll(objects)
+    // Every object accepted, as the chart set it: the IRSA annotation and the kwok, dry-run config kept.
+    expect(stored).toHaveLength(objects.length)
+    expect(find(stored, "ServiceAccount", "nodemend-controller").metadata.annotations).toMatchObject({
+      "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/nm"
+    })
+    const config = (
+      find(stored, "ConfigMap", "nodemend-controller") as unknown as { data: Record<string, string> }
+    ).data["controller.yaml"]
+    expect(config).toMatch(/^cloudProvider: kwok$/m)
+    expect(config).toMatch(/^dryRun: true$/m)
+    const deployment = find(stored, "Deployment", "nodemend-controller") as unknown as {
+      spec: { replicas: number }
+    }
+    expect(deployment.spec.replicas).toBe(1)
   })
 
   it("agent only and controller only: accepted", async () => {
-    await applyAll(renderHere({ controller: { enabled: false } }))
-    await applyAll(renderHere({ ...AWS_REQUIRED_VALUES, agent: { enabled: false } }))
+    const kinds = (objects: ReadonlyArray<KubeObject>) => objects.map((o) => o.kind)
+    const agentOnly = renderHere({ controller: { enabled: false } })
+    const agentStored = await applyAll(agentOnly)
+    expect(agentStored).toHaveLength(agentOnly.length)
+    expect(kinds(agentStored)).toContain("DaemonSet")
+    expect(kinds(agentStored)).not.toContain("Deployment")
+    const controllerOnly = renderHere({ ...AWS_REQUIRED_VALUES, agent: { enabled: false } })
+    const controllerStored = await applyAll(controllerOnly)
+    expect(controllerStored).toHaveLength(controllerOnly.length)
+    expect(kinds(controllerStored)).toContain("Deployment")
+    expect(kinds(controllerStored)).not.toContain("DaemonSet")
   })
 
   it("fails on an object the API server would refuse (the check can fail)", async () => {
