@@ -509,7 +509,15 @@ describe("Node status: own Node, own five conditions only", () => {
 
 describe("NodeDiagnostic status: own Node's only", () => {
   it("allows the agent's merge patch of its own NodeDiagnostic's status", async () => {
-    await agentA.custom.patchClusterCustomObjectStatus({ ...ND, name: nodeA, body: runningStatus() }, MERGE)
+    const body = runningStatus()
+    await agentA.custom.patchClusterCustomObjectStatus({ ...ND, name: nodeA, body }, MERGE)
+    // Stored, as read back by the admin: the policy let it through rather than the call being a no-op.
+    const stored = (await kc
+      .makeApiClient(CustomObjectsApi)
+      .getClusterCustomObject({ ...ND, name: nodeA })) as {
+      status?: { captureStatuses?: unknown[] }
+    }
+    expect(stored.status?.captureStatuses).toEqual(body.status.captureStatuses)
   })
 
   it("refuses another Node's NodeDiagnostic status (a forged result) and any create or delete", async () => {
@@ -566,6 +574,16 @@ describe("Events: about its own Node, as the agent", () => {
       { ...EVENTS, name: ev.metadata.name, body: { series: { count: 2, lastObservedTime: microTime() } } },
       MERGE
     )
+    const stored = (await kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...EVENTS, name: ev.metadata.name })) as {
+      regarding?: { name?: string }
+      reportingController?: string
+      series?: { count?: number }
+    }
+    expect(stored.regarding?.name).toBe(nodeA)
+    expect(stored.reportingController).toBe(AGENT)
+    expect(stored.series?.count).toBe(2)
   })
 
   it("refuses an Event regarding another Node", async () => {
