@@ -4,7 +4,7 @@ import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { afterFailure, backoffMs, overdue, phaseDeadline } from "../src/repair/budget.ts"
 import type { RepairRecord } from "../src/domain/RepairRecord.ts"
-import { advance, startRepair } from "../src/repair/stateMachine.ts"
+import { advance, newRepairRecord } from "../src/repair/stateMachine.ts"
 
 const config = Result.getOrThrow(decodeConfig({}))
 const T0 = Date.parse("2026-01-01T00:00:00Z")
@@ -18,7 +18,7 @@ const match = {
   captureLogs: false
 } as PolicyMatch
 const record = (): RepairRecord =>
-  startRepair(
+  newRepairRecord(
     {
       id: "r",
       match,

@@ -8,7 +8,7 @@ import { allowedUnhealthy, breakerVerdict, CLUSTER_SCOPE } from "../src/decide/b
 import { decideNow } from "../src/decide/decide.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { gateForRepair } from "../src/decide/zonalShiftGate.ts"
-import { startRepair } from "../src/repair/stateMachine.ts"
+import { newRepairRecord } from "../src/repair/stateMachine.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import { cond, MIN, node } from "./fixtures.ts"
@@ -250,7 +250,7 @@ describe("zonal-shift gate", () => {
   it("a repair under way is held before termination by a shift that began after it started (zone: the cloud's)", () => {
     const c = config({ zonalShift: { scope: "zone" } })
     const match = { conditionType: "Ready", status: "False", reason: "R", action: "Replace" } as PolicyMatch
-    const r = startRepair(
+    const r = newRepairRecord(
       {
         id: "r",
         match,

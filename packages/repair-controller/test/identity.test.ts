@@ -3,7 +3,7 @@ import { Result } from "effect"
 import type { InstanceFacts } from "../src/cloud/CloudProvider.ts"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import { identityRefusal, liveNodeMismatch } from "../src/decide/identity.ts"
-import { startRepair } from "../src/repair/stateMachine.ts"
+import { newRepairRecord } from "../src/repair/stateMachine.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { node } from "./fixtures.ts"
 
@@ -49,7 +49,7 @@ describe("liveNodeMismatch: every step acts only on the Node the repair started 
     reason: "R",
     action: "Replace"
   } as PolicyMatch
-  const record = startRepair(
+  const record = newRepairRecord(
     {
       id: "r",
       match,

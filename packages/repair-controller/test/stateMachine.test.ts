@@ -4,7 +4,7 @@ import { decodeConfig } from "../src/config/ConfigFile.ts"
 import { xid79Match } from "./fixtures.ts"
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import { parseRecord, type RepairRecord, serializeRecord } from "../src/domain/RepairRecord.ts"
-import { type Action, advance, type Fact, nextAction, startRepair } from "../src/repair/stateMachine.ts"
+import { type Action, advance, type Fact, nextAction, newRepairRecord } from "../src/repair/stateMachine.ts"
 
 const config = Result.getOrThrow(decodeConfig({ reboot: { settleSeconds: 60, timeoutSeconds: 600 } }))
 const T0 = Date.parse("2026-01-01T00:00:00Z")
@@ -12,7 +12,7 @@ const T0 = Date.parse("2026-01-01T00:00:00Z")
 const match = (over: Partial<PolicyMatch> = {}): PolicyMatch => xid79Match(T0, { ...over })
 
 const start = (m: PolicyMatch) =>
-  startRepair(
+  newRepairRecord(
     {
       id: "r1",
       match: m,

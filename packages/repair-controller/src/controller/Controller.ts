@@ -199,10 +199,16 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         )
       )
     )
+    // The resync: every cached Node and every journal's node once a period, so a missed change costs a period.
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(`${config.resyncSeconds} seconds`).pipe(
-          Effect.andThen(Effect.sync(() => env.store.journalNodeNames().forEach(queue.add)))
+          Effect.andThen(
+            Effect.sync(() => {
+              for (const name of cache.names()) queue.add(name)
+              for (const name of env.store.journalNodeNames()) queue.add(name)
+            })
+          )
         )
       )
     )

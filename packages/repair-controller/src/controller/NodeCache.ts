@@ -1,9 +1,10 @@
 /**
  * The Node informer on the shared list+watch loop (`@nodemend/kube-access`, ADR 0011): paged list, then watch
  * from its resourceVersion with bookmarks; a 410 (expired resourceVersion) relists, any other failure re-watches
- * after 2 s, a watch the server ends (its timeoutSeconds, jittered) re-watches at once. A periodic resync, and
- * change filtering: a node is enqueued only when its condition statuses / lastTransitionTimes, repair or veto
- * annotations, pool label or deletion change, never for heartbeats.
+ * after 2 s, a watch the server ends (its timeoutSeconds, jittered) re-watches at once. Change filtering: a node
+ * is enqueued only when its condition statuses / lastTransitionTimes, repair or veto annotations, pool label or
+ * deletion change, never for heartbeats. The periodic resync of every cached node is the controller's
+ * (Controller.ts, on Effect's Clock).
  */
 import { Duration, Effect, Fiber } from "effect"
 import {
@@ -60,7 +61,6 @@ export const makeNodeCache = (
   const views = new Map<string, NodeView>()
   const counter = makePoolCounter(config)
   let synced = false
-  let resync: NodeJS.Timeout | undefined
   let loop: Fiber.Fiber<never> | undefined
   /** Names listed since the current (re)list began; a cached Node not among them when it ends is gone. */
   let listed = new Set<string>()
@@ -126,13 +126,8 @@ export const makeNodeCache = (
       const resourceVersion = await Effect.runPromise(listOnce(informer).pipe(Effect.mapError(startError)))
       synced = true
       loop = Effect.runFork(listWatch({ ...informer, resourceVersion }))
-      resync = setInterval(() => {
-        for (const name of views.keys()) onChange(name)
-      }, config.resyncSeconds * 1000)
-      resync.unref()
     },
     stop: async () => {
-      if (resync !== undefined) clearInterval(resync)
       if (loop !== undefined) await Effect.runPromise(Fiber.interrupt(loop))
     }
   }

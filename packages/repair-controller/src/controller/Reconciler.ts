@@ -6,11 +6,12 @@ import { Clock, Effect, Metric, Ref } from "effect"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { runRepair } from "./runRepair.ts"
-import { DEDUPE_MS, startRepair } from "./startRepair.ts"
+import { startRepair } from "./startRepair.ts"
 
 const standDownWhy = (d: Extract<Decision, { _tag: "StandDown" }>) =>
   d.gate.cause === "shift"
@@ -31,7 +32,13 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
     const name = node.name
     const ref = { name, uid: node.uid }
     const event = (key: string, type: "Normal" | "Warning", reason: string, note: string) =>
-      env.events.emitDeduped(`${name}/${key}`, DEDUPE_MS, { node: ref, type, reason, action: "Decide", note })
+      env.events.emitDeduped(`${name}/${key}`, EVENT_DEDUPE_MS, {
+        node: ref,
+        type,
+        reason,
+        action: "Decide",
+        note
+      })
     switch (d._tag) {
       case "Healthy":
         return
@@ -102,7 +109,7 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           }),
           1
         )
-        return yield* env.events.emitDeduped(`${name}/WouldRepair`, DEDUPE_MS, {
+        return yield* env.events.emitDeduped(`${name}/WouldRepair`, EVENT_DEDUPE_MS, {
           node: ref,
           type: "Normal",
           reason: "WouldRepair",
@@ -121,7 +128,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
   Effect.gen(function* () {
     const stored = env.store.get(name)
     if (stored._tag === "Invalid")
-      return yield* env.events.emitDeduped(`${name}/RepairRecordInvalid`, DEDUPE_MS, {
+      return yield* env.events.emitDeduped(`${name}/RepairRecordInvalid`, EVENT_DEDUPE_MS, {
         node: { name, uid: env.cache.get(name)?.metadata?.uid },
         type: "Warning",
         reason: "RepairRecordInvalid",

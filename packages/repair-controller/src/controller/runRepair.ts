@@ -8,6 +8,7 @@ import { executeStep, stepError } from "../actions/executeStep.ts"
 import { releaseReplacement } from "../actions/karpenter.ts"
 import { liveNodeMismatch } from "../decide/identity.ts"
 import { gateForRepair } from "../decide/zonalShiftGate.ts"
+import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { afterFailure, failed, overdue } from "../repair/budget.ts"
 import { isTerminal, needsLiveNode, type RepairRecord } from "../domain/RepairRecord.ts"
@@ -85,7 +86,7 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
  * entry is deleted instead, so a crash in between leaves the previous step's record, which a restart resumes
  * (a written Succeeded record would never be read again and would hold the node's name for good).
  */
-const store = (env: ControllerEnv, next: RepairRecord) =>
+const persistStep = (env: ControllerEnv, next: RepairRecord) =>
   Effect.gen(function* () {
     if (next.phase !== "Succeeded") yield* env.store.persist(next)
     if (isTerminal(next)) yield* finish(env, next)
@@ -122,7 +123,7 @@ const heldByShift = (env: ControllerEnv, r: RepairRecord, now: number) =>
       gate.cause === "shift"
         ? `a ${gate.shift.kind} away from ${gate.shift.zone ?? gate.shift.zoneId ?? "a zone"} is active`
         : `the cloud provider cannot say whether a zonal shift is active (${gate.error})`
-    yield* env.events.emitDeduped(`${r.id}/StandDown/${gate.cause}`, 15 * 60_000, {
+    yield* env.events.emitDeduped(`${r.id}/StandDown/${gate.cause}`, EVENT_DEDUPE_MS, {
       node: { name: r.node.name, uid: r.node.uid },
       type: "Warning",
       reason: "RepairStandDown",
@@ -134,7 +135,7 @@ const heldByShift = (env: ControllerEnv, r: RepairRecord, now: number) =>
   })
 
 /** A capacity-first repair that could not get its replacement says so, and what follows, where operators look. */
-const noCapacity = (env: ControllerEnv, r: RepairRecord) =>
+const reportNoCapacity = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     const then = r.phase === "Failed" ? "fail" : "removeFirst"
     yield* Metric.update(Metric.withAttributes(M.capacityFallbacks, { then }), 1)
@@ -157,7 +158,7 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
       const ended = endedEarly(env, r, now)
-      if (ended !== undefined) return yield* store(env, ended)
+      if (ended !== undefined) return yield* persistStep(env, ended)
       const action = nextAction(r, env.config, now)
       if ((action._tag === "Drain" || action._tag === "ForceDrain") && !mayDrain(env, r, now)) return
       if ((action._tag === "Terminate" || action._tag === "Reboot") && (yield* heldByShift(env, r, now)))
@@ -172,14 +173,14 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
           error: stepError(result.failure).message,
           outcome: verdict._tag
         })
-        yield* store(env, verdict.record)
+        yield* persistStep(env, verdict.record)
         if (verdict._tag === "Retry") env.queue.addAfter(r.node.name, verdict.delayMs)
         return
       }
       const outcome = result.success
       if (outcome._tag === "Wait") {
         // A step that worked again after failures starts its budget afresh.
-        if (r.retry !== undefined) yield* store(env, withoutRetry(r))
+        if (r.retry !== undefined) yield* persistStep(env, withoutRetry(r))
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
         return
       }
@@ -192,8 +193,8 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (next.phase !== r.phase)
         yield* Effect.logInfo("repair step", { node: r.node.name, id: r.id, from: r.phase, to: next.phase })
       if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
-        yield* noCapacity(env, next)
-      yield* store(env, next)
+        yield* reportNoCapacity(env, next)
+      yield* persistStep(env, next)
       r = next
       if (isTerminal(r)) return
       // Take turns: with other nodes waiting (a burst of expiries), one step each, so every taint lands early.

@@ -9,18 +9,17 @@ import { identityRefusal } from "../decide/identity.ts"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { Owner } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
-import { startRepair as newRecord } from "../repair/stateMachine.ts"
+import { newRepairRecord } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { ownershipOf } from "./ownership.ts"
 import { labelsOf, runRepair } from "./runRepair.ts"
 
-export const DEDUPE_MS = 15 * 60_000
-
 const newRepairId = (uid: string, now: number) => `${uid.slice(0, 8)}-${now.toString(36)}`
 
 const refused = (env: ControllerEnv, node: NodeView, why: string) =>
-  env.events.emitDeduped(`${node.name}/RepairRefused/${why}`, DEDUPE_MS, {
+  env.events.emitDeduped(`${node.name}/RepairRefused/${why}`, EVENT_DEDUPE_MS, {
     node: { name: node.name, uid: node.uid },
     type: "Warning",
     reason: "RepairRefused",
@@ -53,7 +52,7 @@ export const startRepair = (
         env.queue.addAfter(name, env.config.retry.maxBackoffSeconds * 1000)
         return
       case "KarpenterActing":
-        return yield* env.events.emitDeduped(`${name}/KarpenterActing`, DEDUPE_MS, {
+        return yield* env.events.emitDeduped(`${name}/KarpenterActing`, EVENT_DEDUPE_MS, {
           node: { name, uid: node.uid },
           type: "Normal",
           reason: "RepairDeferred",
@@ -70,7 +69,7 @@ export const startRepair = (
       yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
       return yield* refused(env, node, refusal)
     }
-    const record = newRecord(
+    const record = newRepairRecord(
       {
         id: newRepairId(node.uid, now),
         match: d.governing,

@@ -15,6 +15,12 @@ export interface EventRecorder {
   readonly emitDeduped: (key: string, ttlMs: number, e: NodeEventInput) => Effect.Effect<void>
 }
 
+/**
+ * How long a repeated Event of one key (a node's RepairRefused, RepairDeferred, WouldRepair, RepairStandDown,
+ * RepairRecordInvalid...) is written once. EvictionBlocked alone repeats each minute (actions/drain.ts).
+ */
+export const EVENT_DEDUPE_MS = 15 * 60_000
+
 /** Events about a cluster-scoped Node must live in `default` (or `kube-system`). */
 const EVENT_NAMESPACE = "default"
 

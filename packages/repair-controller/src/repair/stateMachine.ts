@@ -60,7 +60,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const ms = (s: string | undefined) => (s === undefined ? undefined : Date.parse(s))
 
 /** A new record for a node that `decide` said to repair. */
-export const startRepair = (
+export const newRepairRecord = (
   args: {
     readonly id: string
     readonly match: PolicyMatch
@@ -145,7 +145,7 @@ const draining = (r: RepairRecord, now: number): RepairRecord => ({
 })
 
 /** Capacity first without capacity: on to the drain as remove first, or Failed, as the policy says. */
-const noCapacity = (r: RepairRecord, why: string, now: number): RepairRecord =>
+const applyOnNoCapacity = (r: RepairRecord, why: string, now: number): RepairRecord =>
   r.onNoCapacity === "fail"
     ? {
         ...r,
@@ -187,11 +187,11 @@ const replacing = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       return first ? draining(r, now) : { ...r, phase: "Succeeded", finishedAt: iso(now) }
     case "ReplacementUnavailable":
       return first
-        ? noCapacity(r, fact.why, now)
+        ? applyOnNoCapacity(r, fact.why, now)
         : { ...r, phase: "Failed", failure: `no replacement: ${fact.why}`, finishedAt: iso(now) }
     case "ReplacementTimedOut":
       return first
-        ? noCapacity(r, "the replacement did not become Ready in time", now)
+        ? applyOnNoCapacity(r, "the replacement did not become Ready in time", now)
         : { ...r, phase: "Failed", failure: "replacement did not become Ready in time", finishedAt: iso(now) }
     default:
       return r

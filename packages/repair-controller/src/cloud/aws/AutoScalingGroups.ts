@@ -7,7 +7,7 @@
  * gives the same answer and no member is reported for two repairs; after a restart the repair's record (`previous`)
  * stands in.
  */
-import { Effect, Option, Semaphore } from "effect"
+import { Clock, Effect, Option, Semaphore } from "effect"
 import {
   CloudError,
   type CloudProvider,
@@ -155,7 +155,7 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
             growths.set(old, {
               group,
               before: membersOf(g.Instances),
-              atMs: Date.now(),
+              atMs: yield* Clock.currentTimeMillis,
               target: plan.target,
               applied: false
             })
@@ -182,7 +182,7 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
           growths.set(old, {
             group,
             before: mine?.before ?? membersOf(g.Instances),
-            atMs: mine?.atMs ?? Date.now(),
+            atMs: mine?.atMs ?? (yield* Clock.currentTimeMillis),
             target: plan.target,
             applied: true
           })

@@ -1,8 +1,11 @@
 /**
- * The AWS cloud provider (`cloudProvider: aws`). Wire it in the controller's main:
+ * The AWS cloud provider (`cloudProvider: aws`). main.ts imports this module only for `cloudProvider: aws` (it
+ * loads the AWS SDK) and wires it as `cloudProviderLayer` does:
  *
- *   const aws = yield* decodeAwsConfig(rawConfig.aws)          // Schema: AwsConfig
- *   Layer.provide(program, AwsCloudProvider.layer(aws))       // provides CloudProvider
+ *   decodeAwsConfig({ ...withEnvironmentRegion(config.aws), poolLabel: config.poolLabel }).pipe(
+ *     Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
+ *     Effect.map(AwsCloudProvider.layer)      // a Layer<CloudProvider>, opened with Layer.unwrap
+ *   )
  */
 export { activeFromLists, activeFromManagedResource, isZoneShifted } from "./activeZonalShifts.ts"
 export { ArcZonalShiftClient, makeArcZonalShiftClient } from "./ArcZonalShiftClient.ts"
