@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CloudProvider, type NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { makeAwsClients } from "../../src/cloud/aws/AwsClients.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
-import { AwsConfig } from "../../src/config/AwsConfig.ts"
+import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
 import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import { waitForNodeGone } from "./helpers.ts"
 
@@ -105,11 +105,16 @@ describe("AwsCloudProvider + fake cloud + real cluster", () => {
     const node = await refOf(replacementNode)
     const bootId = async () => (await core.readNode({ name: replacementNode })).status?.nodeInfo?.bootID
     const before = await bootId()
+    expect(before).toBeTruthy()
     await run((p) => p.reboot(node))
-    await waitFor("a new boot id", async () => {
+    const after = await waitFor("a new boot id", async (seen) => {
       const now = await bootId()
-      return now !== undefined && now !== before
+      seen(now)
+      return now !== undefined && now !== before ? now : undefined
     })
+    expect(after).not.toBe(before)
+    // The same Node and instance, rebooted: not replaced.
+    expect((await core.readNode({ name: replacementNode })).spec?.providerID).toBe(node.providerID)
   })
 
   it("terminate -> instance terminated and its Node deleted; a second terminate changes nothing", async () => {

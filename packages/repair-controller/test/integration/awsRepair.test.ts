@@ -26,7 +26,15 @@ import { startController } from "../../src/controller/Controller.ts"
 import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
 import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
 import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
-import { isReady, isTainted, readNodeOrUndefined, sleep, waitForNodeGone } from "./helpers.ts"
+import {
+  expectCapacityFirst,
+  isReady,
+  isTainted,
+  journalSampler,
+  readNodeOrUndefined,
+  sleep,
+  waitForNodeGone
+} from "./helpers.ts"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 
 const { kc, core } = clients()
@@ -174,16 +182,20 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
     const target = nodes[0]!
     const id = instanceOf(target).instanceId
     const launchesBefore = (await cloud.admin.stats()).launches
+    const facts = journalSampler(core, ns, target)
     await setKernelReady(target, "False")
     await waitForEvent(target, "RepairStarted")
     await waitForNodeGone(core, target)
     await waitForEvent(target, "RepairSucceeded", 90_000)
+    await facts.stop()
     const stats = await cloud.admin.stats()
     expect(stats.terminationsStarted[id]).toBe(1)
     expect(stats.launches - launchesBefore).toBe(1)
     const replacement = cloud.store.describe([]).find((i) => i.tags["nodemend.io/replaces"] === id)!
     expect(replacement.tags[POOL_LABEL]).toBe(POOL)
     expect(await ready(replacement.nodeName)).toBe(true)
+    // Capacity first (the default for a standalone instance): its replacement was Ready before the drain began.
+    await expectCapacityFirst(core, target, facts.records, replacement.nodeName, STARTED)
     nodes.push(replacement.nodeName)
   }, 120_000)
 

@@ -15,6 +15,7 @@ import {
   waitFor,
   type Clients
 } from "@nodemend/cluster-harness"
+import { expect } from "vitest"
 
 export const POOL_LABEL = "karpenter.sh/nodepool"
 export const IT_LABEL = "nodemend.io/it"
@@ -163,3 +164,85 @@ export const leaseHolder = async (c: Clients, namespace: string, name: string) =
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * When an Event happened (ms): eventTime first (the controller's clock; client-node leaves it a string), then the
+ * older fields (Dates: String() of a Date would drop its milliseconds).
+ */
+export const eventTime = (e: CoreV1Event): number => {
+  const t: unknown = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
+  return t instanceof Date ? t.getTime() : new Date(String(t)).getTime()
+}
+
+/** What the capacity-first check reads of a repair's journal record. */
+export interface RecordSnapshot {
+  readonly phase: string
+  readonly order?: string
+  readonly fallback?: string
+  readonly drainStartedAt?: string
+  readonly replacement?: { readonly instanceId?: string; readonly nodeName?: string }
+}
+
+/** Samples `node`'s journal record (its ConfigMap in `namespace`) until stopped: it is deleted when the repair succeeds. */
+export const journalSampler = (core: CoreV1Api, namespace: string, node: string, everyMs = 150) => {
+  const records: RecordSnapshot[] = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const cm = await core
+        .readNamespacedConfigMap({ namespace, name: `nodemend-repair-${node}` })
+        .catch(() => undefined)
+      if (cm?.data?.record) records.push(JSON.parse(cm.data.record) as RecordSnapshot)
+      await sleep(everyMs)
+    }
+  })()
+  return {
+    records,
+    stop: async () => {
+      running = false
+      await loop
+    }
+  }
+}
+
+/**
+ * Capacity first, asserted as the Auto Scaling test does: from the controller's own clock, the ReplacementReady
+ * Event came no later than the drain began (the journal's drainStartedAt) and than Drained, and Drained no later
+ * than TerminatingInstance; from the cluster, the replacement Node turned Ready (whole seconds) before the drain
+ * began; and no record was draining before one named the replacement.
+ */
+export const expectCapacityFirst = async (
+  core: CoreV1Api,
+  node: string,
+  records: ReadonlyArray<RecordSnapshot>,
+  replacementNode: string,
+  /** Events before this (ms) are an earlier run's about a Node of the same name. */
+  since = 0
+) => {
+  const first = async (reason: string) =>
+    (await nodeEvents(core, node, reason))
+      .filter((e) => eventTime(e) >= since)
+      .sort((a, b) => eventTime(a) - eventTime(b))[0]
+  const draining = records.find((r) => r.drainStartedAt !== undefined)
+  expect(draining, `a journal record of ${node} with drainStartedAt`).toBeDefined()
+  expect(draining?.order).toBe("capacityFirst")
+  expect(draining?.fallback).toBeUndefined()
+  const drainStartedAt = Date.parse(draining!.drainStartedAt!)
+  const readyEvent = await first("ReplacementReady")
+  const drained = await first("Drained")
+  const terminating = await first("TerminatingInstance")
+  expect(readyEvent?.message).toContain(replacementNode)
+  expect(eventTime(readyEvent!)).toBeLessThanOrEqual(drainStartedAt)
+  expect(eventTime(readyEvent!)).toBeLessThanOrEqual(eventTime(drained!))
+  expect(eventTime(drained!)).toBeLessThanOrEqual(eventTime(terminating!))
+  const readySince = (await core.readNode({ name: replacementNode })).status?.conditions?.find(
+    (c) => c.type === "Ready"
+  )?.lastTransitionTime
+  expect(Math.floor(new Date(String(readySince)).getTime() / 1000) * 1000).toBeLessThanOrEqual(drainStartedAt)
+  const firstDraining = records.findIndex((r) => r.phase === "Draining")
+  const firstWithReplacement = records.findIndex(
+    (r) => r.replacement?.nodeName !== undefined || r.replacement?.instanceId !== undefined
+  )
+  expect(firstWithReplacement).toBeGreaterThanOrEqual(0)
+  expect(firstDraining === -1 || firstWithReplacement < firstDraining).toBe(true)
+}

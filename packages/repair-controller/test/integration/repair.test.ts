@@ -24,7 +24,9 @@ import {
 import {
   createPdb,
   createPool,
+  expectCapacityFirst,
   isTainted,
+  journalSampler,
   leaseHolder,
   nodeEvents,
   readNodeOrUndefined,
@@ -73,6 +75,7 @@ describe("repair controller on a real cluster", () => {
     await waitForPodPhase(core, ns, pod.metadata!.name!)
     await createPdb(policy, ns, app, 0)
     const ctl = await start(testConfig(ns, s))
+    const facts = journalSampler(core, ns, target)
     const t0 = Date.now()
     await setKernelReady(core, target, "False")
 
@@ -81,14 +84,27 @@ describe("repair controller on a real cluster", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2000)
     await waitForEvent(core, target, "Tainted")
     await waitForEvent(core, target, "Drained")
+    // The pod that tolerates the repair taint was not evicted: drained means without it. An eviction would have
+    // deleted it (a kwok pod goes at once) or marked it with a DisruptionTarget condition (EvictionByEvictionAPI);
+    // it stays until the Node goes (pod GC takes it 40 s after that).
+    const kept = await core
+      .readNamespacedPod({ name: tolerating.metadata!.name!, namespace: ns })
+      .catch(() => undefined)
+    expect(kept, "the pod that tolerates the repair taint, after the drain").toBeDefined()
+    expect(kept?.metadata?.deletionTimestamp).toBeUndefined()
+    expect(kept?.status?.conditions?.find((c) => c.type === "DisruptionTarget")).toBeUndefined()
+    expect(kept?.spec?.nodeName).toBe(target)
     await waitForNodeGone(core, target)
     const replacement = await waitForReplacementReady(core, target)
     await waitForEvent(core, target, "RepairSucceeded")
+    await facts.stop()
 
+    // Capacity first (the kwok provider's default order): the replacement was Ready before the drain began.
+    await expectCapacityFirst(core, target, facts.records, replacement.metadata!.name!)
     expect(replacement.metadata?.labels?.["karpenter.sh/nodepool"]).toBe(s.pool)
     expect(replacement.metadata?.labels?.["topology.kubernetes.io/zone"]).toBe("test-zone-a")
     expect((await nodeEvents(core, target, "TerminatingInstance")).length).toBe(1)
-    // The evicted pod is gone; the pod that tolerates the repair taint was not evicted (it went with the node).
+    // The evicted pod is gone.
     await waitFor(
       "evicted pod gone",
       async () =>
@@ -100,7 +116,6 @@ describe("repair controller on a real cluster", () => {
       { timeoutMs: 90_000 }
     )
     expect(ctl.logs()).toContain('"repair succeeded"')
-    void tolerating
     const journals = await core.listNamespacedConfigMap({
       namespace: ns,
       labelSelector: "nodemend.io/repair-journal=true"
