@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CloudProvider, type NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { makeAwsClients } from "../../src/cloud/aws/AwsClients.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
-import { AwsConfig } from "../../src/cloud/aws/AwsConfig.ts"
+import { AwsConfig } from "../../src/config/AwsConfig.ts"
 import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import { waitForNodeGone } from "./helpers.ts"
 
