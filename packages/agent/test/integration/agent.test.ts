@@ -95,9 +95,15 @@ describe("nodemend-agent against a real API server", () => {
 
   it("IPAMD missing on a VPC CNI node sets NetworkingReady=False; the process coming back restores True", async () => {
     node.host.write("var/log/pods/kube-system_aws-node-abcde_0f0f/aws-vpc-cni-init/0.log", "")
-    await node.waitForCondition("NetworkingReady", "False", { reason: "IPAMDNotRunning" })
+    const down = await node.waitForCondition("NetworkingReady", "False", { reason: "IPAMDNotRunning" })
+    expect(down.message).toContain("IPAMD was not found running")
     node.host.write("proc/4321/comm", "aws-k8s-agent\n")
-    await node.waitForCondition("NetworkingReady", "True", { reason: "NetworkingIsReady" })
+    const up = await node.waitForCondition("NetworkingReady", "True", { reason: "NetworkingIsReady" })
+    expect(up.message).toBe("Monitoring for the Networking system is active")
+    // Restored by a transition of its own, not left over from before the fault.
+    expect(new Date(String(up.lastTransitionTime)).getTime()).toBeGreaterThanOrEqual(
+      new Date(String(down.lastTransitionTime)).getTime()
+    )
     await kubeletReadyUntouched()
   })
 
@@ -137,10 +143,17 @@ describe("nodemend-agent against a real API server", () => {
   })
 
   it("a new boot id returns KernelReady to True", async () => {
+    // The earlier tests left it False on the first boot.
+    const before = cond(await readNode(), "KernelReady")!
+    expect(before.status).toBe("False")
     await node.stop()
     node.host.setBootId(BOOT_2)
     start()
-    await node.waitForCondition("KernelReady", "True", { reason: "KernelIsReady" })
+    const after = await node.waitForCondition("KernelReady", "True", { reason: "KernelIsReady" })
+    expect(after.message).toBe("Monitoring for the Kernel system is active")
+    expect(new Date(String(after.lastTransitionTime)).getTime()).toBeGreaterThanOrEqual(
+      new Date(String(before.lastTransitionTime)).getTime()
+    )
     await kubeletReadyUntouched()
   })
 
