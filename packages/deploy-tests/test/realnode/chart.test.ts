@@ -220,6 +220,14 @@ describe("the agent restarted on a node whose conditions are current", () => {
       { timeoutMs: 45_000, intervalMs: 500 }
     )
     console.log(`[realnode] agent pod deleted -> replacement Ready: ${Date.now() - deleted} ms`)
+    // Within seconds of its container starting, from the kubelet's own times (whole seconds): far below the 300 s
+    // heartbeat it must not wait for.
+    const readyAt = Date.parse(
+      String(agent.status?.conditions?.find((c) => c.type === "Ready")?.lastTransitionTime)
+    )
+    const startedAt = Date.parse(String(agent.status?.containerStatuses?.[0]?.state?.running?.startedAt))
+    expect(readyAt - startedAt).toBeGreaterThanOrEqual(0)
+    expect(readyAt - startedAt).toBeLessThan(30_000)
   })
 })
 
