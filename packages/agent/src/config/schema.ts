@@ -27,7 +27,11 @@ export const ReasonOverride = Schema.Struct({
 })
 export type ReasonOverride = typeof ReasonOverride.Type
 
-/** A token bucket for the Events of one monitor: `burst` events at once, then one per `refillSeconds`. */
+/**
+ * The ceiling of one monitor's Events: `burst` API calls at once, then one per `refillSeconds`. Within it each
+ * reason's repeats have a bucket of half the burst, and a reason's first occurrence in 10 minutes is always
+ * written (src/k8s/event-budget.ts, docs/agent-runtime.md "Event budgets").
+ */
 export const EventBudget = Schema.Struct({
   burst: withDefault(PositiveInt, 25),
   refillSeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 300)
