@@ -183,11 +183,24 @@ export const startFleet = async ({
     kc.loadFromFile(kubeconfig)
     core = kc.makeApiClient(CoreV1Api)
 
-    // The agent's and the controller's bundles, built as their build scripts build them.
-    const agentRun = deployedRuntime("agent/daemonset.yaml")
-    const controllerRun = deployedRuntime("controller/deployment.yaml")
-    const agentBundle = buildAsScripted(join(REPO_ROOT, "packages", "agent"))
-    const controllerBundle = buildAsScripted(join(REPO_ROOT, "packages", "repair-controller"))
+    // The fake cloud: EC2 Query + ARC REST-JSON on loopback. Started first, to boot while the objects below are
+    // applied (it touches no Node before RunInstances), as the EC2 client loads.
+    const urlFile = join(dir, "fake-cloud.url")
+    start("fake-cloud", [
+      "--conditions=source",
+      "packages/fake-cloud/src/main.ts",
+      "serve",
+      "--kubeconfig",
+      kubeconfig,
+      "--url-file",
+      urlFile,
+      "--boot-delay-ms",
+      String(bootDelayMs),
+      "--cluster-arn",
+      CLUSTER_ARN
+    ])
+    const ec2Client = import("@aws-sdk/client-ec2")
+    ec2Client.catch(() => undefined) // awaited below; a failure surfaces there, not as an unhandled rejection
 
     // The NodeDiagnostic CRD, the controller's namespace and both components' RBAC, as deploy/ ships them.
     const objects = KubernetesObjectApi.makeApiClient(kc)
@@ -211,28 +224,13 @@ export const startFleet = async ({
     for (const n of (await core.listNode({ labelSelector: selector })).items)
       await core.deleteNode({ name: n.metadata.name }).catch(() => undefined)
 
-    // The fake cloud: EC2 Query + ARC REST-JSON on loopback.
-    const urlFile = join(dir, "fake-cloud.url")
-    start("fake-cloud", [
-      "--conditions=source",
-      "packages/fake-cloud/src/main.ts",
-      "serve",
-      "--kubeconfig",
-      kubeconfig,
-      "--url-file",
-      urlFile,
-      "--boot-delay-ms",
-      String(bootDelayMs),
-      "--cluster-arn",
-      CLUSTER_ARN
-    ])
     const cloudUrl = await waitFor(
       "the fake cloud",
       async () => (existsSync(urlFile) && readFileSync(urlFile, "utf8").trim()) || undefined,
       { timeoutMs: 120_000, intervalMs: 250 }
     )
     const awsEnv = { AWS_ACCESS_KEY_ID: "demo", AWS_SECRET_ACCESS_KEY: "demo", AWS_REGION: REGION }
-    const { EC2Client, RunInstancesCommand } = await import("@aws-sdk/client-ec2")
+    const { EC2Client, RunInstancesCommand } = await ec2Client
     const ec2 = new EC2Client({
       region: REGION,
       endpoint: cloudUrl,
@@ -256,6 +254,42 @@ export const startFleet = async ({
     say(
       `RunInstances: ${pools.map((p) => `${p.name} ${Object.values(p.perZone).reduce((a, b) => a + b)}`).join(", ")} (boot ${bootDelayMs / 1000} s)`
     )
+    // While the instances boot: the agent's and the controller's bundles, built as their build scripts build them,
+    // and the GPU test doubles (each blocks this process a few seconds; the fake cloud boots on in its own).
+    const agentRun = deployedRuntime("agent/daemonset.yaml")
+    const controllerRun = deployedRuntime("controller/deployment.yaml")
+    const agentBundle = buildAsScripted(join(REPO_ROOT, "packages", "agent"))
+    const controllerBundle = buildAsScripted(join(REPO_ROOT, "packages", "repair-controller"))
+    const { buildGpuDoubles } = await import("../../dcgm-native/test/double/build.ts")
+    const doubles = buildGpuDoubles()
+    // The repair controller, also while the instances boot: their Nodes appear only once booted, and it acts on
+    // nothing before their agents write conditions (as on a real cluster, where it runs before nodes join).
+    const metricsPort = await freePort()
+    const controllerConfig = join(dir, "controller.yaml")
+    writeFileSync(
+      controllerConfig,
+      controllerConfigYaml({
+        namespace,
+        nodeSelector: selector,
+        leaseName: `nodemend-demo-${id}`,
+        metricsPort,
+        cloudUrl,
+        pools: Object.fromEntries(pools.map((p) => [p.name, p.settings]))
+      })
+    )
+    start(
+      "controller",
+      [...controllerRun.flags, controllerBundle, "--config", controllerConfig, "--kubeconfig", kubeconfig],
+      { ...controllerRun.env, ...awsEnv }
+    )
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
+    await waitFor("the controller's /metrics", async () => (await fetch(metricsUrl)).ok, {
+      timeoutMs: 60_000,
+      intervalMs: 500
+    })
+    Object.assign(state, { kubeconfig, cloudUrl, metricsUrl, controllerConfig })
+    saveState()
+    say(`controller: cloudProvider aws, namespace ${namespace}, metrics ${metricsUrl}`)
     await waitFor(
       `${total} Ready nodes`,
       async () => (await core.listNode({ labelSelector: selector })).items.filter(isReady).length >= total,
@@ -263,8 +297,6 @@ export const startFleet = async ({
     )
 
     // One agent per node, each on its own simulated host root.
-    const { buildGpuDoubles } = await import("../../dcgm-native/test/double/build.ts")
-    const doubles = buildGpuDoubles()
     const gpuPools = new Set(pools.filter((p) => p.gpu).map((p) => p.name))
     const configFor = (gpu) => {
       const path = join(dir, gpu ? "agent-gpu.yaml" : "agent.yaml")
@@ -327,34 +359,6 @@ export const startFleet = async ({
     }
     await syncAgents()
     say(`agents: ${Object.keys(state.hosts).length} (bundle ${agentBundle.replace(`${REPO_ROOT}/`, "")})`)
-
-    // The repair controller.
-    const metricsPort = await freePort()
-    const controllerConfig = join(dir, "controller.yaml")
-    writeFileSync(
-      controllerConfig,
-      controllerConfigYaml({
-        namespace,
-        nodeSelector: selector,
-        leaseName: `nodemend-demo-${id}`,
-        metricsPort,
-        cloudUrl,
-        pools: Object.fromEntries(pools.map((p) => [p.name, p.settings]))
-      })
-    )
-    start(
-      "controller",
-      [...controllerRun.flags, controllerBundle, "--config", controllerConfig, "--kubeconfig", kubeconfig],
-      { ...controllerRun.env, ...awsEnv }
-    )
-    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
-    await waitFor("the controller's /metrics", async () => (await fetch(metricsUrl)).ok, {
-      timeoutMs: 60_000,
-      intervalMs: 500
-    })
-    Object.assign(state, { kubeconfig, cloudUrl, metricsUrl, controllerConfig })
-    saveState()
-    say(`controller: cloudProvider aws, namespace ${namespace}, metrics ${metricsUrl}`)
 
     return {
       id,
