@@ -6,7 +6,7 @@
  * with the ConfigMap's uid and resourceVersion as preconditions (a record the controller or another operator wrote
  * after it was read is not deleted), keep the taint, and record what they did as an Event on the Node:
  * - retry: the controller, finding a still-unhealthy node without a record, starts a fresh repair when its policy
- *   says so (at its next look at the node);
+ *   says so (within about 10 s: it rereads a failed record every 10 s);
  * - abandon: the Node is first annotated `nodemend.io/do-not-repair=true` (the controller's veto), so that it is
  *   never repaired automatically again; the operator fixes the node by hand and uncordons it.
  * Before anything changes, every permission the command needs is checked with SelfSubjectAccessReviews and a
@@ -355,7 +355,7 @@ export const runRepairAction = async (
   const ns = namespaceFlag(controllerNamespace)
   if (command === "retry")
     out(
-      `next: the repair controller repairs ${nodeName} afresh if it is still unhealthy and its policy allows it, at its next look at the node (its resync at the latest); if the node is healthy now, remove the taint: kubectl taint node ${nodeName} ${REPAIR_TAINT_KEY}:${REPAIR_TAINT_EFFECT}-. Follow it with kubectl nodemend timeline ${nodeName}${ns}`
+      `next: the repair controller repairs ${nodeName} afresh if it is still unhealthy and its policy allows it, within about 10 s (it rereads a failed repair's journal entry every 10 s); if the node is healthy now, remove the taint: kubectl taint node ${nodeName} ${REPAIR_TAINT_KEY}:${REPAIR_TAINT_EFFECT}-. Follow it with kubectl nodemend timeline ${nodeName}${ns}`
     )
   else if (plan.sameNode)
     out(

@@ -124,6 +124,9 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
+/** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
+export const FAILED_RECHECK_MS = 10_000
+
 export const reconcile = (env: ControllerEnv, name: string) =>
   Effect.gen(function* () {
     const stored = env.store.get(name)
@@ -135,8 +138,14 @@ export const reconcile = (env: ControllerEnv, name: string) =>
         action: "Repair",
         note: `the repair journal of ${name} cannot be read; not acting: ${stored.error}`.slice(0, 1000)
       })
-    if (stored._tag === "Record") {
-      if (stored.record.phase === "Failed") return yield* env.store.forgetIfCleared(name)
+    if (stored._tag === "Record" && stored.record.phase === "Failed") {
+      // Kept for an operator; `kubectl nodemend retry|abandon` deletes it. Looked at again every
+      // FAILED_RECHECK_MS, so the pool's slot is free and the node decided afresh within that, not at resync.
+      if (!(yield* env.store.forgetIfCleared(name))) {
+        env.queue.addAfter(name, FAILED_RECHECK_MS)
+        return
+      }
+    } else if (stored._tag === "Record") {
       if (isTerminal(stored.record)) return
       return yield* runRepair(env, stored.record)
     }

@@ -25,8 +25,8 @@ export interface RepairStore {
   readonly persist: (r: RepairRecord) => Effect.Effect<void, KubeError>
   /** Deletes the repair's journal entry (a failed repair keeps its entry for an operator; its caller keeps it). */
   readonly finish: (r: RepairRecord) => Effect.Effect<void, KubeError>
-  /** Forgets a kept (failed) record whose journal entry an operator has deleted. */
-  readonly forgetIfCleared: (nodeName: string) => Effect.Effect<void, KubeError>
+  /** Forgets a kept (failed) record whose journal entry an operator has deleted; true when it did. */
+  readonly forgetIfCleared: (nodeName: string) => Effect.Effect<boolean, KubeError>
   readonly journalNodeNames: () => ReadonlyArray<string>
   /** The repaired node whose replacement is `replacementName`. */
   readonly originalOf: (replacementName: string) => string | undefined
@@ -107,9 +107,9 @@ export const makeRepairStore = (
         .pipe(Effect.andThen(Effect.sync(() => forget(r.node.name)))),
     forgetIfCleared: (nodeName) =>
       kube.readConfigMap(namespace, journalName(nodeName)).pipe(
-        Effect.asVoid,
+        Effect.as(false),
         Effect.catchTag("KubeError", (e) =>
-          e.code === 404 ? Effect.sync(() => forget(nodeName)) : Effect.fail(e)
+          e.code === 404 ? Effect.sync(() => forget(nodeName)).pipe(Effect.as(true)) : Effect.fail(e)
         )
       ),
     journalNodeNames: () => [...records.keys()],

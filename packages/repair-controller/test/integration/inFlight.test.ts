@@ -116,5 +116,8 @@ describe("repairs in flight per pool", () => {
     const queued = await waitForEvent(core, next, "RepairQueued", 30_000)
     expect(queued[0]?.type).toBe("Warning")
     expect(queued[0]?.message).toMatch(new RegExp(`1 of them FAILED .*${attacker}.*kubectl nodemend retry`))
+    // What `kubectl nodemend retry|abandon` does to the journal: the slot is free within the recheck, not at resync.
+    await core.deleteNamespacedConfigMap({ name: `nodemend-repair-${attacker}`, namespace: ns })
+    await waitForEvent(core, next, "RepairStarted", 30_000)
   }, 180_000)
 })
