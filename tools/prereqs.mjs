@@ -219,7 +219,7 @@ export function plan({ phases, present, root = false, apt = false, install = tru
     const byApt = missing.filter((id) => ITEMS[id].apt)
     const byVenv = missing.filter((id) => ITEMS[id].venv)
     const manual = missing.filter((id) => !ITEMS[id].apt && !ITEMS[id].venv)
-    if (manual.length === 0 && (byApt.length === 0 || canInstall)) {
+    if (manual.length === 0 && (byApt.length === 0 || canInstall) && (byVenv.length === 0 || install)) {
       toInstall.push(...byApt.map((id) => ITEMS[id].apt))
       if (byVenv.length) venv = true
       continue
@@ -233,7 +233,13 @@ export function plan({ phases, present, root = false, apt = false, install = tru
               : `install (Debian package names): ${packages.join(" ")}`
           ]
         : []),
-      ...manual.map((id) => `${ITEMS[id].command ?? id}: ${ITEMS[id].howto}`)
+      ...manual.map((id) => `${ITEMS[id].command ?? id}: ${ITEMS[id].howto}`),
+      // When installing is allowed, the virtual environment is made here once python3-venv is there.
+      ...(install
+        ? []
+        : byVenv.map(
+            (id) => `${ITEMS[id].command ?? id}: pip install '${ITEMS[id].venv}' (in a virtual environment)`
+          ))
     ]
     if (phase.optional) {
       const names = missing.map((id) => ITEMS[id].command ?? id).join(", ")

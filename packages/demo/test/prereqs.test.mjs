@@ -72,6 +72,20 @@ describe("plan", () => {
     )
   })
 
+  it("NODEMEND_PREREQS=check: moto is not put in a virtual environment either; the skip says how", () => {
+    const p = plan({
+      phases: ["moto"],
+      present: allBut("moto_server"),
+      root: true,
+      apt: true,
+      install: false
+    })
+    expect(p.venv).toBe(false)
+    expect(p.skips.moto).toBe(
+      "missing moto_server (moto_server: pip install 'moto[server]==5.2.1' (in a virtual environment)); MotoConformance.test.ts skips"
+    )
+  })
+
   it("not root: a required phase stops with the exact command, installs nothing", () => {
     const p = plan({ phases: ["demo"], present: allBut("cc", "openssl"), root: false, apt: true })
     expect(p.apt).toEqual([])
