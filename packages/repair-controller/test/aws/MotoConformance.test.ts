@@ -1,6 +1,6 @@
 // Conformance: the AWS provider's EC2 (and Auto Scaling) calls against moto's server mode, an AWS
-// imitation nobody here wrote. `moto_server` must be on PATH (`pip install "moto[server]"`, done by
-// .ci/run); without it this file skips with a message saying so.
+// imitation nobody here wrote. `moto_server` must be on PATH: npm test puts it there (tools/prereqs.mjs: moto
+// pinned in a virtual environment under ~/.cache/nodemend); without it this file skips with a message saying so.
 //
 // ARC zonal shift: moto (checked 5.2.1) does not implement the arc-zonal-shift service, so the ARC
 // client is exercised against the fake cloud only (AwsCloudProvider.test.ts); here zonal shift is off.
