@@ -11,12 +11,14 @@
 // phase (the real node, moto, the real host commands, the images' test) and says why in the summary.
 // A cluster given by NODEMEND_KUBECONFIG is reused and left running (NODEMEND_REALNODE_STATE_DIR for phase 3).
 import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { build } from "../tools/cluster/build.mjs"
 import { build as buildHelm } from "../tools/helm/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
+import { fileTimes, readReports, render } from "../tools/test-times.mjs"
 
 const run = (cmd, args, env = process.env) => {
   console.log(`\n$ ${cmd} ${args.join(" ")}`)
@@ -42,7 +44,20 @@ const phases = [
 const { skips } = ensurePrereqs(phases, { entry: "npm test" })
 if (realNodeOff && (only === "all" || only === "realnode")) skips.realnode = "NODEMEND_REAL_NODE=0"
 
+/** Wall time per phase, printed in the summary with the cluster phase's slowest files (tools/test-times.mjs). */
+const timings = []
+const timed = async (name, body) => {
+  const started = Date.now()
+  try {
+    return await body()
+  } finally {
+    timings.push(`${name} ${Math.round((Date.now() - started) / 1000)} s`)
+  }
+}
+const timesDir = join(REPO_ROOT, ".nodemend", "test-times", new Date().toISOString().replace(/[:.]/g, "-"))
+
 let failed = 0
+const unitStarted = Date.now()
 if (only === "all" || only === "unit") {
   failed ||= run(biome, ["check", "."])
   // Import rules (.dependency-cruiser.cjs): no import cycle anywhere, the repair controller's layers.
@@ -50,36 +65,46 @@ if (only === "all" || only === "unit") {
   // The chart tests need helm; building it here (cached no-op) keeps a cold build out of the parallel unit phase.
   if (!failed) await buildHelm()
   failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])
+  timings.push(`unit ${Math.round((Date.now() - unitStarted) / 1000)} s`)
 }
-if (!failed && (only === "all" || only === "cluster")) {
-  let kubeconfig = process.env.NODEMEND_KUBECONFIG
-  const stateDir = join(REPO_ROOT, ".nodemend", "test-cluster")
-  const ours = !kubeconfig
-  try {
-    if (ours) {
-      await build()
-      kubeconfig = (await up({ stateDir })).kubeconfig
-    }
-    failed ||= run(
-      turbo,
-      ["run", "test:cluster", "--concurrency=1", "--continue", "--output-logs=new-only"],
-      {
-        ...process.env,
-        NODEMEND_KUBECONFIG: kubeconfig
+if (!failed && (only === "all" || only === "cluster"))
+  await timed("cluster", async () => {
+    let kubeconfig = process.env.NODEMEND_KUBECONFIG
+    const stateDir = join(REPO_ROOT, ".nodemend", "test-cluster")
+    const ours = !kubeconfig
+    try {
+      if (ours) {
+        await build()
+        kubeconfig = (await up({ stateDir })).kubeconfig
       }
-    )
-  } finally {
-    if (ours) await down({ stateDir, quiet: true })
-  }
-}
+      mkdirSync(timesDir, { recursive: true })
+      // --force: a cluster test's result depends on the cluster, not only on the inputs turbo hashes.
+      failed ||= run(
+        turbo,
+        ["run", "test:cluster", "--concurrency=1", "--continue", "--force", "--output-logs=new-only"],
+        {
+          ...process.env,
+          NODEMEND_KUBECONFIG: kubeconfig,
+          NODEMEND_TEST_TIMES: timesDir
+        }
+      )
+    } finally {
+      if (ours) await down({ stateDir, quiet: true })
+    }
+  })
 if (!failed && (only === "all" || only === "realnode")) {
   if (skips.realnode) console.log(`\nreal-node phase skipped: ${skips.realnode}`)
-  else {
-    const started = Date.now()
-    failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"])
-    console.log(`\nreal-node phase: ${Math.round((Date.now() - started) / 1000)} s`)
-  }
+  else
+    await timed("real node", async () => {
+      failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"])
+    })
 }
+if (existsSync(timesDir)) {
+  const rows = fileTimes(readReports(timesDir))
+  if (rows.length > 0)
+    console.log(`\n${render(rows, 15)}\n(all files: node tools/test-times.mjs ${timesDir})`)
+}
+if (timings.length > 0) console.log(`\ntime per phase: ${timings.join(", ")}`)
 for (const [name, why] of Object.entries(skips)) console.log(`\nskipped: ${PHASES[name].title}: ${why}`)
 console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")
 process.exit(failed)
