@@ -99,6 +99,7 @@ export const startFleet = async ({
   namespace = "nodemend-system",
   dir = DEMO_DIR,
   bootDelayMs = 20_000,
+  fleetBootDelayMs = 1000,
   onSignal = () => {}
 } = {}) => {
   const id = Date.now().toString(36)
@@ -246,7 +247,16 @@ export const startFleet = async ({
             LaunchTemplate: { LaunchTemplateId: pool.launchTemplateId, Version: "1" },
             InstanceType: pool.instanceType,
             Placement: { AvailabilityZone: zone },
-            TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: pool.name }] }]
+            // The fleet exists before the demo in a real account: it boots at once; replacements take bootDelayMs.
+            TagSpecifications: [
+              {
+                ResourceType: "instance",
+                Tags: [
+                  { Key: POOL_LABEL, Value: pool.name },
+                  { Key: "fake-cloud:boot-delay-ms", Value: String(fleetBootDelayMs) }
+                ]
+              }
+            ]
           })
         )
         total += count

@@ -29,6 +29,17 @@ export interface LaunchTemplateRef {
   readonly version: string
 }
 
+/**
+ * A fake-only knob: RunInstances with this tag boots its instances after that many ms instead of the store's
+ * default, so the demo's fleet (running before the demo, in a real account) is up at once while its replacements
+ * still take the realistic boot time. Real EC2 just keeps the tag.
+ */
+export const BOOT_DELAY_TAG = "fake-cloud:boot-delay-ms"
+const bootDelayOf = (tags: Readonly<Record<string, string>> | undefined): number | undefined => {
+  const v = tags?.[BOOT_DELAY_TAG]
+  return v !== undefined && /^[0-9]{1,7}$/.test(v) ? Number(v) : undefined
+}
+
 /** The tags EC2 puts on an instance launched from a template. */
 const launchTemplateTags = (lt: LaunchTemplateRef | undefined): Record<string, string> => ({
   ...(lt?.id ? { "aws:ec2launchtemplate:id": lt.id } : {}),
@@ -245,7 +256,7 @@ export class InstanceStore {
       instances.push(instance)
       this.#launches++
       this.#launchesBy[req.launchedBy ?? "runInstances"]++
-      this.#after(this.#bootDelayMs, () => this.#boot(instance))
+      this.#after(bootDelayOf(req.tags) ?? this.#bootDelayMs, () => this.#boot(instance))
     }
     if (req.clientToken) {
       this.#byClientToken.set(req.clientToken, {

@@ -135,6 +135,21 @@ describe("EC2 Query protocol", () => {
     expect(one(mismatch.xml, "Code")).toBe("IdempotentParameterMismatch")
   })
 
+  it("boots after the fake-cloud:boot-delay-ms tag's delay when RunInstances carries it", async () => {
+    const tagged = (ms: string) => ({
+      ...M5,
+      "TagSpecification.1.ResourceType": "instance",
+      "TagSpecification.1.Tag.1.Key": "fake-cloud:boot-delay-ms",
+      "TagSpecification.1.Tag.1.Value": ms
+    })
+    const slow = one((await runInstances(tagged("60000"))).xml, "instanceId")!
+    const quick = one((await runInstances(tagged("0"))).xml, "instanceId")!
+    const bad = one((await runInstances(tagged("soon"))).xml, "instanceId")!
+    await waitForState(quick, "running")
+    await waitForState(bad, "running") // an unreadable value: the store's default (20 ms here)
+    expect(await stateOf(slow)).toBe("pending")
+  })
+
   it("validates RunInstances input", async () => {
     const noSubnet = await runInstances({ ...M5, SubnetId: "subnet-nope" })
     expect(one(noSubnet.xml, "Code")).toBe("InvalidSubnetID.NotFound")
