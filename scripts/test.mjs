@@ -37,7 +37,7 @@ const only = process.argv.includes("--unit")
 
 const realNodeOff = process.env.NODEMEND_REAL_NODE === "0"
 const phases = [
-  ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "moto", "imagesTest"] : []),
+  ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "runtimeTest", "moto", "imagesTest"] : []),
   ...(only === "all" || only === "cluster" ? ["cluster"] : []),
   ...((only === "all" || only === "realnode") && !realNodeOff ? ["realnode"] : [])
 ]

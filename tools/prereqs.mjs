@@ -118,6 +118,13 @@ export const PHASES = {
     skips: "images.test.ts skips",
     items: ["buildah", "apt-get", "dpkg-deb"]
   },
+  runtimeTest: {
+    title: "the agent's CRI client against a real containerd (real-containerd.test.ts)",
+    optional: true,
+    root: true,
+    skips: "real-containerd.test.ts skips",
+    items: ["containerd", "ctr", "runc"]
+  },
   cluster: {
     title: "the cluster tests",
     items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl"]
