@@ -32,6 +32,9 @@ describe("nodemend-agent: Event budgets per monitor", () => {
     node = await createAgentNode(core, BOOT)
     node.start(CONFIG)
     await node.waitForCondition("StorageReady", "True")
+    // The log sources open before any condition is written (issue #26: they used to open after it, and under load
+    // the faults appended below were read as history: no Event, nothing logged).
+    expect(node.agent?.output()).toContain("log monitors")
   }, 240_000)
   afterAll(async () => {
     await node?.close()
