@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { Readable } from "node:stream"
 import { gunzipSync } from "node:zlib"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { splitUstarPath, TarGzWriter, tarHeader } from "../../src/diagnostics/TarGzWriter.ts"
+import { paxRecord, splitUstarPath, TarGzWriter, tarHeader } from "../../src/diagnostics/TarGzWriter.ts"
 
 let dir: string
 beforeEach(async () => {
@@ -74,6 +74,38 @@ describe("TarGzWriter", () => {
     expect(stored).toBe(copy.reduce((a, b) => a + b, 0))
     expect(splitUstarPath(`${"p".repeat(120)}/name`)).toEqual({ prefix: "p".repeat(120), name: "name" })
     expect(() => splitUstarPath("x".repeat(300))).toThrow(/too long/)
+  })
+
+  it("paths ustar cannot hold get a PAX path record: GNU tar lists and extracts them exactly (ADR 0013)", async () => {
+    const node = "n".repeat(200) // a node name may be 253 bytes; over 155 no ustar prefix holds it
+    const paths = [
+      `node-1/${"f".repeat(97)}.log`, // a 101-byte file name
+      `node-1/${"d".repeat(150)}/${"e".repeat(80)}/${"f".repeat(60)}.log`, // 300 bytes
+      `node-1/${"é".repeat(60)}`, // 60 characters, 120 bytes
+      `${node}/kernel/dmesg.txt`,
+      "node-1/journal/ünïcödé-日本語.log" // fits ustar: no PAX
+    ]
+    const bundle = join(dir, "long.tar.gz")
+    const w = new TarGzWriter(createWriteStream(bundle))
+    await w.addDirectory(`${node}/kernel`, 0)
+    for (const [i, p] of paths.entries()) await w.addBuffer(p, `content ${i}\n`, 0)
+    await w.finish()
+    const listing = execFileSync("tar", ["-tzf", bundle], { encoding: "utf8" }).trim().split("\n")
+    expect(listing).toEqual([`${node}/kernel/`, ...paths])
+    const out = join(dir, "x")
+    execFileSync("mkdir", ["-p", out])
+    execFileSync("tar", ["-xzf", bundle, "-C", out])
+    for (const [i, p] of paths.entries()) expect(await readFile(join(out, p), "utf8")).toBe(`content ${i}\n`)
+    // A ustar path is still one plain header block.
+    expect(tarHeader({ path: paths[4]!, size: 1, mtimeMs: 0 }).length).toBe(512)
+  })
+
+  it("a PAX record's length counts itself, across a change in its number of digits", () => {
+    for (let n = 80; n < 110; n++) {
+      const r = paxRecord("path", "p".repeat(n))
+      expect(Number.parseInt(r, 10)).toBe(Buffer.byteLength(r))
+    }
+    expect(paxRecord("path", "é")).toBe("11 path=é\n") // é is two bytes
   })
 
   it("reports a failing sink from finish()", async () => {
