@@ -61,6 +61,11 @@ const pauseBinary = (): { path?: string; why?: string } => {
 }
 const PAUSE = pauseBinary()
 const PAUSE_IMAGE = "localhost/nodemend-test/pause:1"
+/**
+ * containerd 1.6 puts its shims' sockets under /run/containerd/s whatever its config says (real-node.md): removed
+ * afterwards only if this run made them and they are empty (a real node's containerd may be using them).
+ */
+const HOST_SHIM_DIRS = ["/run/containerd/s", "/run/containerd"].filter((d) => !existsSync(d))
 /** A cgroup parent of this run's own, removed afterwards in every hierarchy. */
 const CGROUP_PARENT = `/nodemend-cri-test-${process.pid}`
 
@@ -250,6 +255,13 @@ describe.skipIf(WHY !== undefined)(
           rmdirSync(join("/sys/fs/cgroup", h, CGROUP_PARENT))
         } catch {
           // not created in this hierarchy, or a co-mounted one already removed
+        }
+      }
+      for (const d of HOST_SHIM_DIRS) {
+        try {
+          rmdirSync(d)
+        } catch {
+          // not empty: in use
         }
       }
       host?.cleanup()
