@@ -226,6 +226,10 @@ const sum = (metrics: string, name: string) =>
 {
   const mixed = mixedKernelLog(lines, 0.01)
   const marker = "unregister_netdevice: waiting for benchmarker to become free. Usage count = 1"
+  // NPD has read everything when its UnregisterNetDevice count reaches the marker's: the cited fault lines include
+  // unregister_netdevice lines too (issue #27), so count those NPD's own pattern (end-anchored) matches.
+  const npdUnregister = /unregister_netdevice: waiting for \w+ to become free. Usage count = \d+$/
+  const npdMarkerCount = mixed.filter((l) => npdUnregister.test(l)).length + 1
   const p = await startPair("throughput")
   const agentRead0 = sum(await p.agentMetrics(), 'nodemend_agent_log_lines_read_total{source="dmesg"}')
   const t0 = performance.now()
@@ -236,7 +240,8 @@ const sum = (metrics: string, name: string) =>
   while ((npdDone === undefined || agentDone === undefined) && Date.now() < deadline) {
     if (npdDone === undefined) {
       const m = await (await fetch(p.npdMetrics)).text().catch(() => "")
-      if (sum(m, 'problem_counter{reason="UnregisterNetDevice"}') >= 1) npdDone = performance.now()
+      if (sum(m, 'problem_counter{reason="UnregisterNetDevice"}') >= npdMarkerCount)
+        npdDone = performance.now()
     }
     if (agentDone === undefined) {
       const m = await p.agentMetrics()

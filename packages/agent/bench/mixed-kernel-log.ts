@@ -1,6 +1,9 @@
 /**
  * A mixed kernel log: mostly benign lines (the usual boot, network, storage, container and audit chatter
  * of a node, random ids) with `faultRate` fault lines from the cited fixtures (test/fixtures/log-lines.ts).
+ * Three templates are chatter to the agent but problems to node-problem-detector (a pod's memcg OOM kill, a loop
+ * device's buffer I/O error) or to both (a corrected EDAC memory error on one DIMM: since issue #27 the agent
+ * counts it too, and escalates every 10th within 24 h); they stay, so the side-by-side's counts stay comparable.
  * Deterministic (fixed xorshift seed). Used by bench/rules-throughput.ts and the NPD side-by-side bench.
  */
 import { FAULT_LINES } from "../test/fixtures/log-lines.ts"
