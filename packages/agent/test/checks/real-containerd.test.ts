@@ -11,10 +11,13 @@
  * JSON of its own config. Pod sandboxes use the host network and a static C pause binary packed here into an
  * OCI archive (no registry is reachable); their 4 KiB annotations make ListPodSandbox answer over 16 KiB, so
  * the response spans several HTTP/2 DATA frames (16 KiB is the client's SETTINGS_MAX_FRAME_SIZE), which the
- * double never sends.
+ * double never sends. Last, a CNI config (bridge + host-local) turns NetworkReady true and a pod-network sandbox
+ * gets an address, which ipamd-state compares with an IPAMD checkpoint; containerd runs in a network namespace
+ * of its own (unshare), so the bridge and the ip_forward the bridge plugin sets never touch the host's.
  *
  * Skipped, with the reason in the name, when not root or containerd/ctr/runc are missing (tools/prereqs.mjs
- * phase `runtimeTest`); the sandbox tests also when `cc -static` cannot build the pause binary.
+ * phase `runtimeTest`); the sandbox tests also when `cc -static` cannot build the pause binary, the CNI tests
+ * when unshare or the CNI plugins (containernetworking-plugins, the realnode phase's) are missing.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -62,10 +65,21 @@ const pauseBinary = (): { path?: string; why?: string } => {
 const PAUSE = pauseBinary()
 const PAUSE_IMAGE = "localhost/nodemend-test/pause:1"
 /**
- * containerd 1.6 puts its shims' sockets under /run/containerd/s whatever its config says (real-node.md): removed
- * afterwards only if this run made them and they are empty (a real node's containerd may be using them).
+ * Host paths containerd 1.6 and libcni write whatever the config says (real-node.md): the shims' sockets under
+ * /run/containerd/s, CNI result caches under /var/lib/cni/results. Removed afterwards only if this run made them
+ * and they are empty (a real node's containerd may be using them).
  */
-const HOST_SHIM_DIRS = ["/run/containerd/s", "/run/containerd"].filter((d) => !existsSync(d))
+const HOST_DIRS = ["/run/containerd/s", "/run/containerd", "/var/lib/cni/results", "/var/lib/cni"].filter(
+  (d) => !existsSync(d)
+)
+const OWN_NETNS = WHY === undefined && hasCommand("unshare") && hasCommand("ip")
+const CNI_PLUGINS = ["bridge", "host-local", "loopback"].filter((p) => !existsSync(join("/usr/lib/cni", p)))
+const CNI_WHY: string | undefined = !OWN_NETNS
+  ? "no unshare/ip for a network namespace of containerd's own"
+  : CNI_PLUGINS.length > 0
+    ? `no CNI ${CNI_PLUGINS.join(", ")} in /usr/lib/cni (containernetworking-plugins)`
+    : undefined
+const POD_SUBNET = "10.231.0.0/24"
 /** A cgroup parent of this run's own, removed afterwards in every hierarchy. */
 const CGROUP_PARENT = `/nodemend-cri-test-${process.pid}`
 
@@ -222,9 +236,12 @@ describe.skipIf(WHY !== undefined)(
       mkdirSync(join(host.root, "run", "containerd"), { recursive: true })
       writeFileSync(join(work, "config.toml"), containerdConfig(work))
       const log = join(work, "containerd.log")
+      // In a network namespace of its own (when unshare can make one): the CNI bridge, its addresses and the
+      // ip_forward the bridge plugin turns on stay out of the host's.
+      const script = `${OWN_NETNS ? "ip link set lo up && " : ""}exec containerd --config "$1" >"$2" 2>&1`
       containerd = spawn(
-        "sh",
-        ["-c", `exec containerd --config "$1" >"$2" 2>&1`, "sh", join(work, "config.toml"), log],
+        OWN_NETNS ? "unshare" : "sh",
+        [...(OWN_NETNS ? ["--net", "sh"] : []), "-c", script, "sh", join(work, "config.toml"), log],
         {
           stdio: "ignore"
         }
@@ -257,7 +274,7 @@ describe.skipIf(WHY !== undefined)(
           // not created in this hierarchy, or a co-mounted one already removed
         }
       }
-      for (const d of HOST_SHIM_DIRS) {
+      for (const d of HOST_DIRS) {
         try {
           rmdirSync(d)
         } catch {
@@ -463,6 +480,93 @@ describe.skipIf(WHY !== undefined)(
           expect(answers.get(stopped!)?.state).toBe(SANDBOX_NOTREADY)
           expect(answers.has(removed!)).toBe(true)
           expect(answers.get(removed!)).toBeUndefined()
+        })
+      }
+    )
+
+    describe.skipIf(PAUSE.path === undefined || CNI_WHY !== undefined)(
+      `with a CNI network (bridge + host-local, in containerd's network namespace)${CNI_WHY && PAUSE.path ? ` (skipped: ${CNI_WHY})` : ""}`,
+      () => {
+        let id = ""
+        const networkReady = async () => {
+          const status = fields(await unary(`${RUNTIME}/Status`)).find((f) => f.field === 1)
+          for (const f of fields(asBytes(status!)).filter((x) => x.field === 1)) {
+            const flag = fields(asBytes(f)).find((x) => x.field === 2)
+            if (str(asBytes(f), 1) === "NetworkReady") return flag !== undefined && asVarint(flag) === 1n
+          }
+          return false
+        }
+
+        beforeAll(async () => {
+          mkdirSync(join(work, "cni", "net.d"), { recursive: true })
+          writeFileSync(
+            join(work, "cni", "net.d", "10-test.conflist"),
+            JSON.stringify({
+              cniVersion: "1.0.0",
+              name: "nodemend-test",
+              plugins: [
+                {
+                  type: "bridge",
+                  bridge: "nmtest0",
+                  isGateway: true,
+                  ipMasq: false,
+                  ipam: {
+                    type: "host-local",
+                    ranges: [[{ subnet: POD_SUBNET }]],
+                    dataDir: join(work, "cni", "ipam")
+                  }
+                }
+              ]
+            })
+          )
+          // containerd watches its CNI config directory
+          for (let i = 0; i < 100 && !(await networkReady()); i++)
+            await new Promise((r) => setTimeout(r, 100))
+          const config = msg()
+            .message(1, msg().string(1, "p-net").string(2, "uid-net").string(3, "nodemend-test").finish())
+            .string(2, "p-net")
+            .message(8, msg().string(1, CGROUP_PARENT).finish())
+            .finish()
+          id = str(await unary(`${RUNTIME}/RunPodSandbox`, msg().message(1, config).finish()), 1)
+        }, 60_000)
+
+        it("Status: NetworkReady turns true once a CNI config is there", async () => {
+          expect(await networkReady()).toBe(true)
+        })
+
+        it("PodSandboxStatus reports the address host-local gave the sandbox; ipamd-state flags an allocation the runtime does not report", async () => {
+          const status = (await Effect.runPromise(criRuntimeClient(sock).podSandboxStatuses([id]))).get(id)
+          // host-local records each address it hands out as a file named by the address holding the sandbox id
+          const leased = readdirSync(join(work, "cni", "ipam", "nodemend-test")).filter((f) =>
+            f.startsWith("10.231.0.")
+          )
+          expect(leased).toHaveLength(1)
+          expect(status?.network).toEqual({ ip: leased[0], additionalIps: [] })
+          const checkpoint = (ipv4: string) =>
+            host.write(
+              "var/run/aws-node/ipam.json",
+              JSON.stringify({
+                version: "vpc-cni-ipam/1",
+                allocations: [
+                  {
+                    networkName: "aws-cni",
+                    containerID: id,
+                    ifName: "eth0",
+                    ipv4,
+                    metadata: { k8sPodNamespace: "nodemend-test", k8sPodName: "p-net" }
+                  }
+                ]
+              })
+            )
+          host.mkdir("var/log/pods/kube-system_aws-node-x1_0f0f/aws-vpc-cni-init")
+          host.write("proc/77/comm", "aws-k8s-agent\n")
+          checkpoint(leased[0]!)
+          expect(await runCheck(await productionCheck("ipamd-state"))).toEqual({ findings: [], warnings: [] })
+          checkpoint("10.231.0.250")
+          const { findings } = await runCheck(await productionCheck("ipamd-state"))
+          expect(findings.map((f) => [f.reason, f.subject])).toEqual([
+            ["IPAMDInconsistentState", "nodemend-test/p-net"]
+          ])
         })
       }
     )
