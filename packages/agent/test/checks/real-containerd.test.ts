@@ -248,8 +248,8 @@ describe.skipIf(WHY !== undefined)(
       )
       const child = containerd
       exited = new Promise((resolve) => child.once("exit", () => resolve()))
-      for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 100))
-      if (!existsSync(sock)) throw new Error(`containerd did not open ${sock} in 10 s (log: ${log})`)
+      for (let i = 0; i < 300 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 100))
+      if (!existsSync(sock)) throw new Error(`containerd did not open ${sock} in 30 s (log: ${log})`)
     })
 
     afterAll(async () => {
