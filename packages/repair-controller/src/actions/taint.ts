@@ -1,7 +1,7 @@
 /** The repair taint on the repair's own Node: added first, removed after a reboot that healed the node. */
 import { Clock, Effect, Metric } from "effect"
 import type { ActionEnv } from "./ActionEnv.ts"
-import type { Taint } from "@nodemend/kube-access"
+import type { KubeError, Node, Taint } from "@nodemend/kube-access"
 import * as M from "../observability/metrics.ts"
 import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
@@ -29,17 +29,36 @@ export const taintPatch = (
   return [...guard, { op: "add", path: "/spec/taints", value: [taint] }]
 }
 
+const isConflict = (e: KubeError) => e.code === 409 || e.code === 422
+
+/**
+ * Writes the taint with the guards of `taintPatch`. The first try goes from the informer's copy of the Node when it
+ * is this repair's Node: no read on the way from toleration expiry to the taint (a wave of expiries otherwise waits
+ * one more round trip each, issue #25). The resourceVersion guard makes a stale copy fail rather than land; then,
+ * and whenever the copy would change nothing, the Node is read afresh, as every write did before.
+ */
 const setTaint = (env: ActionEnv, r: RepairRecord, present: boolean) =>
   Effect.gen(function* () {
-    const node = yield* env.kube.readNode(r.node.name)
-    const ops = taintPatch(
-      {
-        uid: r.node.uid,
-        resourceVersion: node.metadata?.resourceVersion,
-        ...(node.spec?.taints ? { taints: node.spec.taints } : {})
-      },
-      present
-    )
+    const opsFor = (node: Node) =>
+      taintPatch(
+        {
+          uid: r.node.uid,
+          resourceVersion: node.metadata?.resourceVersion,
+          ...(node.spec?.taints ? { taints: node.spec.taints } : {})
+        },
+        present
+      )
+    const cached = env.cache.get(r.node.name)
+    const fromCache =
+      cached?.metadata?.uid === r.node.uid && cached.metadata.resourceVersion !== undefined
+        ? opsFor(cached)
+        : undefined
+    if (fromCache !== undefined) {
+      const first = yield* Effect.result(env.kube.jsonPatchNode(r.node.name, [...fromCache]))
+      if (first._tag === "Success") return "changed" as const
+      if (!isConflict(first.failure)) return yield* Effect.fail(first.failure)
+    }
+    const ops = opsFor(yield* env.kube.readNode(r.node.name))
     if (ops === undefined) return "unchanged" as const
     yield* env.kube.jsonPatchNode(r.node.name, [...ops])
     return "changed" as const

@@ -94,12 +94,20 @@ export const makeRepairStore = (
         })
       )
     ),
+    // A record this store holds has its journal entry: patched in one request (a create would answer 409 first).
     persist: (r) =>
       kube
-        .upsertConfigMap({
-          metadata: { name: journalName(r.node.name), namespace, labels: { [REPAIR_JOURNAL_LABEL]: "true" } },
-          data: { record: serializeRecord(r) }
-        })
+        .upsertConfigMap(
+          {
+            metadata: {
+              name: journalName(r.node.name),
+              namespace,
+              labels: { [REPAIR_JOURNAL_LABEL]: "true" }
+            },
+            data: { record: serializeRecord(r) }
+          },
+          records.has(r.node.name)
+        )
         .pipe(Effect.andThen(Effect.sync(() => remember(r)))),
     finish: (r) =>
       kube

@@ -64,8 +64,11 @@ export interface KubeShape {
     namespace: string,
     labelSelector: string
   ) => Effect.Effect<ReadonlyArray<ConfigMap>, KubeError>
-  /** Create, or replace on AlreadyExists. */
-  readonly upsertConfigMap: (body: ConfigMap) => Effect.Effect<void, KubeError>
+  /**
+   * Create, or merge-patch when it exists (409). `exists`: the caller knows it does (a journal entry written
+   * before): patched first, created only on a 404, one request instead of two.
+   */
+  readonly upsertConfigMap: (body: ConfigMap, exists?: boolean) => Effect.Effect<void, KubeError>
   readonly deleteConfigMap: (namespace: string, name: string) => Effect.Effect<void, KubeError>
   /** `at`: when it happened (default now); events may be written a moment later. */
   readonly emitNodeEvent: (namespace: string, e: NodeEventInput, at?: Date) => Effect.Effect<void, KubeError>
@@ -168,26 +171,26 @@ export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500
         "GET",
         `${cm(namespace)}?labelSelector=${enc(labelSelector)}`
       ).pipe(Effect.map((l) => l.items)),
-    upsertConfigMap: (body) => {
+    upsertConfigMap: (body, exists = false) => {
       const namespace = body.metadata?.namespace ?? "default"
       const name = body.metadata?.name ?? ""
-      return call("createConfigMap", "create", "POST", cm(namespace), {
+      const create = call("createConfigMap", "create", "POST", cm(namespace), {
         apiVersion: "v1",
         kind: "ConfigMap",
         ...body
-      }).pipe(
-        Effect.catchTag("KubeError", (e) =>
-          e.code === 409
-            ? call(
-                "patchConfigMap",
-                "patch",
-                "PATCH",
-                cm(namespace, name),
-                { metadata: { labels: body.metadata?.labels }, data: body.data },
-                MERGE
-              )
-            : Effect.fail(e)
-        ),
+      })
+      const patch = call(
+        "patchConfigMap",
+        "patch",
+        "PATCH",
+        cm(namespace, name),
+        { metadata: { labels: body.metadata?.labels }, data: body.data },
+        MERGE
+      )
+      const first = exists ? patch : create
+      const second = exists ? create : patch
+      return first.pipe(
+        Effect.catchTag("KubeError", (e) => (e.code === (exists ? 404 : 409) ? second : Effect.fail(e))),
         Effect.asVoid
       )
     },
