@@ -17,7 +17,6 @@ import {
   karpenterClients,
   getNodeClaim,
   getNodePool,
-  KWOK_NODE_CLASS_REF,
   karpenterNodePool,
   listNodeClaims,
   createNodeClaim,
@@ -31,6 +30,8 @@ import {
   waitFor,
   waitForPoolNodes
 } from "@nodemend/cluster-harness"
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
@@ -267,63 +268,98 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     await core.deleteNode({ name }).catch(() => {})
   }, 60_000)
 
-  it("a node that takes an unregistered NodeClaim's providerID is refused: nothing copied, drained or deleted", async () => {
-    // Issue #24: ownership used to follow the providerID to any NodeClaim without a Node yet (every new Karpenter
-    // node for its first 30-90 s on EC2), so node-e got the claim deleted and its spec copied. The claim here
-    // points at a node class that does not exist, so Karpenter never launches or registers it: an unregistered
-    // claim that stays so for the whole test.
-    const { pool, nodes } = await poolOf("nm-imp", 1)
-    const source = (await listNodeClaims(custom, pool))[0]
-    if (source === undefined) throw new Error(`no NodeClaim in ${pool}`)
-    const victim = uniqueName("victim-claim").slice(0, 40)
-    const claim = nodeClaimLike(source, await getNodePool(custom, pool), victim)
-    claim.spec.nodeClassRef = { ...KWOK_NODE_CLASS_REF, name: "nodemend-absent" }
-    await createNodeClaim(custom, claim)
-    const providerID = `kwok://${victim}-node`
-    await custom.patchClusterCustomObjectStatus(
-      {
-        group: "karpenter.sh",
-        version: "v1",
-        plural: "nodeclaims",
-        name: victim,
-        body: { status: { providerID } }
-      },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
-    )
-    const impostor = uniqueName("node-e").slice(0, 40)
-    const asNode = await nodeCore(kc, impostor)
-    await asNode.createNode({
-      body: {
-        metadata: {
-          name: impostor,
-          labels: { "karpenter.sh/nodepool": pool, "kubernetes.io/hostname": impostor },
-          annotations: { "kwok.x-k8s.io/node": "fake" }
-        },
-        spec: { providerID }
-      }
-    })
-    await start(configFor(pool))
-    await patchNodeCondition(asNode, impostor, {
-      type: "KernelReady",
-      status: "False",
-      reason: "ForkFailedOutOfPIDs",
-      message: "fork failed: out of PIDs (test)",
-      lastHeartbeatTime: new Date(),
-      lastTransitionTime: new Date()
-    })
-    const refused = await waitForEvent(core, impostor, "RepairRefused", 60_000)
-    expect(refused[0]?.message).toMatch(/NodeClaim .* registered no Node|is not kwok:\/\//)
-    await sleep(5000) // past the toleration and a few reconciles
-    expect(await nodeEvents(core, impostor, "RepairStarted")).toEqual([])
-    expect(isTainted(await readNodeOrUndefined(core, impostor))).toBe(false)
-    const still = await getNodeClaim(custom, victim)
-    expect(still?.metadata?.deletionTimestamp).toBeUndefined()
-    // No replacement copied from the victim's spec: the pool has its own claim and the victim, nothing more.
-    expect((await listNodeClaims(custom, pool)).map((c) => c.metadata?.name).sort()).toEqual(
-      [source.metadata?.name, victim].sort()
-    )
-    expect(nodes).toHaveLength(1)
-    await core.deleteNode({ name: impostor }).catch(() => {})
-    await deleteNodeClaim(custom, victim)
-  }, 120_000)
+  /**
+   * Karpenter frozen (SIGSTOP) while a NodeClaim it "launched" has a providerID and no Node yet: the window every new
+   * Karpenter node has for its first 30-90 s on EC2, made to last the whole test. Unfrozen afterwards.
+   */
+  const withKarpenterFrozen = async <A>(body: () => Promise<A>): Promise<A> => {
+    const pid = Number(readFileSync(join(dirname(kubeconfig), "pids", "karpenter.pid"), "utf8"))
+    process.kill(pid, "SIGSTOP")
+    try {
+      return await body()
+    } finally {
+      process.kill(pid, "SIGCONT")
+    }
+  }
+
+  it.each([
+    ["the claim's providerID (another machine's)", (claim: string, _node: string) => `kwok://${claim}-node`],
+    [
+      "its own providerID, which an unregistered claim also carries",
+      (_claim: string, node: string) => `kwok://${node}`
+    ]
+  ])(
+    "a node with an unregistered NodeClaim's providerID, %s, is refused: nothing copied, drained or deleted",
+    async (_, providerIDOf) => {
+      // Issue #24: ownership used to follow the providerID to any NodeClaim without a Node yet, so node-e got the
+      // claim deleted and its spec copied. Now the cloud vouches for the machine first (kwok: kwok://<the Node's
+      // name>), and a claim owns only the Node Karpenter registered to it.
+      const { pool } = await poolOf("nm-imp", 1)
+      const source = (await listNodeClaims(custom, pool))[0]
+      if (source === undefined) throw new Error(`no NodeClaim in ${pool}`)
+      const victim = uniqueName("victim-claim").slice(0, 40)
+      const impostor = uniqueName("node-e").slice(0, 40)
+      const providerID = providerIDOf(victim, impostor)
+      await start(configFor(pool))
+      // Everything happens, is checked and is cleaned up while Karpenter is frozen: thawed, it would launch the
+      // victim claim and register or garbage-collect what the test left behind.
+      await withKarpenterFrozen(async () => {
+        try {
+          await createNodeClaim(custom, nodeClaimLike(source, await getNodePool(custom, pool), victim))
+          await custom.patchClusterCustomObjectStatus(
+            {
+              group: "karpenter.sh",
+              version: "v1",
+              plural: "nodeclaims",
+              name: victim,
+              body: { status: { providerID } }
+            },
+            setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+          )
+          const asNode = await nodeCore(kc, impostor)
+          await asNode.createNode({
+            body: {
+              metadata: {
+                name: impostor,
+                labels: { "karpenter.sh/nodepool": pool, "kubernetes.io/hostname": impostor },
+                annotations: { "kwok.x-k8s.io/node": "fake" }
+              },
+              spec: { providerID }
+            }
+          })
+          await patchNodeCondition(asNode, impostor, {
+            type: "KernelReady",
+            status: "False",
+            reason: "ForkFailedOutOfPIDs",
+            message: "fork failed: out of PIDs (test)",
+            lastHeartbeatTime: new Date(),
+            lastTransitionTime: new Date()
+          })
+          const refused = await waitForEvent(core, impostor, "RepairRefused", 60_000)
+          expect(refused[0]?.message).toMatch(
+            providerID === `kwok://${impostor}` ? /NodeClaim .* registered no Node/ : /is not kwok:\/\//
+          )
+          await sleep(5000) // past the toleration and a few reconciles
+          expect(await nodeEvents(core, impostor, "RepairStarted")).toEqual([])
+          expect(isTainted(await readNodeOrUndefined(core, impostor))).toBe(false)
+          for (const reason of ["TerminatingInstance", "LaunchingReplacement", "Drained"])
+            expect([reason, await nodeEvents(core, impostor, reason)]).toEqual([reason, []])
+          // Nobody but nodemend could touch the victim: still there, not being deleted, and no replacement copied
+          // from its spec (the pool holds its own claim and the victim, nothing more).
+          const still = await getNodeClaim(custom, victim)
+          expect(still?.metadata?.deletionTimestamp).toBeUndefined()
+          expect((await listNodeClaims(custom, pool)).map((c) => c.metadata?.name).sort()).toEqual(
+            [source.metadata?.name, victim].sort()
+          )
+        } finally {
+          await killControllers(running, false)
+          running.length = 0
+          await core.deleteNode({ name: impostor }).catch(() => {})
+          // No finalizer yet (Karpenter adds it when it launches): gone at once.
+          await deleteNodeClaim(custom, victim)
+        }
+      })
+    },
+    120_000
+  )
 })

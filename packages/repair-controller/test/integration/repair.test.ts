@@ -266,7 +266,10 @@ describe("repair controller on a real cluster", () => {
     await start(
       testConfig(ns, s, {
         reasons: { ForkFailedOutOfPIDs: { action: "Reboot" } },
-        reboot: { settleSeconds: 2, timeoutSeconds: 60 }
+        reboot: { settleSeconds: 2, timeoutSeconds: 60 },
+        // Both reboot at once (10% of 10 would be 1: the first would be escalated and replaced before the second
+        // started, and healing the first after both Rebooting events was a coin flip on which went first).
+        maxInFlight: "2"
       })
     )
     await Promise.all([setKernelReady(core, healed, "False"), setKernelReady(core, stuck, "False")])
