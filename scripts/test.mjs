@@ -18,6 +18,7 @@ import { build as buildHelm } from "../tools/helm/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
+import { failedTasks, failedTests, latestSummary, renderFailures } from "../tools/test-failures.mjs"
 import { fileTimes, readReports, render } from "../tools/test-times.mjs"
 
 const run = (cmd, args, env = process.env) => {
@@ -57,6 +58,15 @@ const timed = async (name, body) => {
 const timesDir = join(REPO_ROOT, ".nodemend", "test-times", new Date().toISOString().replace(/[:.]/g, "-"))
 
 let failed = 0
+/** Turbo's run summaries (--summarize), read at the end for the tasks that failed. */
+const turboRuns = []
+const turboRun = (args, env) => {
+  const since = Date.now()
+  const status = run(turbo, ["run", ...args, "--summarize"], env)
+  const summary = latestSummary(since)
+  if (summary) turboRuns.push(summary)
+  return status
+}
 const unitStarted = Date.now()
 if (only === "all" || only === "unit") {
   failed ||= run(biome, ["check", "."])
@@ -64,7 +74,7 @@ if (only === "all" || only === "unit") {
   failed ||= run("npm", ["run", "--silent", "check:deps"])
   // The chart tests need helm; building it here (cached no-op) keeps a cold build out of the parallel unit phase.
   if (!failed) await buildHelm()
-  failed ||= run(turbo, ["run", "typecheck", "test", "check:contract", "--output-logs=new-only"])
+  failed ||= turboRun(["typecheck", "test", "check:contract", "--output-logs=new-only"])
   timings.push(`unit ${Math.round((Date.now() - unitStarted) / 1000)} s`)
 }
 if (!failed && (only === "all" || only === "cluster"))
@@ -79,9 +89,8 @@ if (!failed && (only === "all" || only === "cluster"))
       }
       mkdirSync(timesDir, { recursive: true })
       // --force: a cluster test's result depends on the cluster, not only on the inputs turbo hashes.
-      failed ||= run(
-        turbo,
-        ["run", "test:cluster", "--concurrency=1", "--continue", "--force", "--output-logs=new-only"],
+      failed ||= turboRun(
+        ["test:cluster", "--concurrency=1", "--continue", "--force", "--output-logs=new-only"],
         {
           ...process.env,
           NODEMEND_KUBECONFIG: kubeconfig,
@@ -96,7 +105,11 @@ if (!failed && (only === "all" || only === "realnode")) {
   if (skips.realnode) console.log(`\nreal-node phase skipped: ${skips.realnode}`)
   else
     await timed("real node", async () => {
-      failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"])
+      mkdirSync(timesDir, { recursive: true })
+      failed ||= run("npm", ["run", "test:realnode", "-w", "@nodemend/deploy-tests"], {
+        ...process.env,
+        NODEMEND_TEST_TIMES: timesDir
+      })
     })
 }
 if (existsSync(timesDir)) {
@@ -106,5 +119,11 @@ if (existsSync(timesDir)) {
 }
 if (timings.length > 0) console.log(`\ntime per phase: ${timings.join(", ")}`)
 for (const [name, why] of Object.entries(skips)) console.log(`\nskipped: ${PHASES[name].title}: ${why}`)
+// Last, so that the tail of the output (all a CI page shows) says what failed and why.
+if (failed) {
+  const reports = existsSync(timesDir) ? readReports(timesDir) : []
+  const summary = renderFailures(failedTests(reports), turboRuns.flatMap(failedTasks))
+  if (summary !== "") console.log(`\n${summary}`)
+}
 console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")
 process.exit(failed)

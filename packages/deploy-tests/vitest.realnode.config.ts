@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url"
+import { timingReport } from "@nodemend/cluster-harness/vitest"
 import { defineConfig } from "vitest/config"
 import { sourceResolve } from "../../vitest.shared.ts"
 
@@ -8,6 +9,7 @@ export default defineConfig({
   ...sourceResolve,
   test: {
     include: ["test/realnode/**/*.test.ts"],
+    ...timingReport(["test/realnode/**/*.test.ts"]),
     globalSetup: [
       "./test/helmSetup.ts",
       fileURLToPath(import.meta.resolve("@nodemend/cluster-harness/realNodeSetup"))

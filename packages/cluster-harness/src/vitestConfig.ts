@@ -19,7 +19,7 @@ export interface ClusterTestOptions {
  * With NODEMEND_TEST_TIMES set (a directory; `npm test` sets it), each run also writes vitest's JSON report there,
  * one file per package and config, which tools/test-times.mjs turns into the per-file table `npm test` prints.
  */
-const timingReport = (include: string[]) => {
+export const timingReport = (include: string[]) => {
   const dir = process.env.NODEMEND_TEST_TIMES
   if (dir === undefined || dir === "") return {}
   const id = createHash("sha256")
