@@ -2,7 +2,7 @@
  * The running controller: node informer -> work queue -> reconcile workers, plus the zonal-shift refresher,
  * the pool-metrics updater and the journal resume. Started only on the leader.
  */
-import { Clock, Effect, Metric, Ref } from "effect"
+import { Clock, Effect, Metric, Ref, Schedule } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { breakerVerdict, CLUSTER_SCOPE } from "../decide/breaker.ts"
@@ -151,9 +151,14 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         Effect.andThen(Effect.sync(() => queue.shutdown()))
       )
     )
+    // No repair starts before the journals are read: one started without them could repeat a repair in flight.
     yield* env.store.loadJournal.pipe(
-      Effect.retry({ times: 5 }),
-      Effect.catch((e) => Effect.logError("could not read repair journals", { error: e.message }))
+      Effect.tapError((e) =>
+        Effect.logWarning("could not read repair journals; retrying before any repair starts", {
+          error: e.message
+        })
+      ),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
     )
     yield* refreshShifts(env)
     for (const name of env.store.journalNodeNames()) queue.add(name)

@@ -266,16 +266,17 @@ describe("repair controller on a real cluster", () => {
     await start(
       testConfig(ns, s, {
         reasons: { ForkFailedOutOfPIDs: { action: "Reboot" } },
-        reboot: { settleSeconds: 2, timeoutSeconds: 60 },
-        // Both reboot at once (10% of 10 would be 1: the first would be escalated and replaced before the second
-        // started, and healing the first after both Rebooting events was a coin flip on which went first).
+        // The healed node's condition is cleared as soon as its Rebooting Event is seen: 8 s is the time the
+        // test has to do that (the two reboots need not start together; CI once saw them 2 s apart).
+        reboot: { settleSeconds: 8, timeoutSeconds: 60 },
+        // Both in flight at once (10% of 10 would be 1: the stuck one would wait for the healed one's repair).
         maxInFlight: "2"
       })
     )
     await Promise.all([setKernelReady(core, healed, "False"), setKernelReady(core, stuck, "False")])
     await waitForEvent(core, healed, "Rebooting")
-    await waitForEvent(core, stuck, "Rebooting")
     await setKernelReady(core, healed, "True")
+    await waitForEvent(core, stuck, "Rebooting")
     await waitForEvent(core, healed, "RepairSucceeded", 30_000)
     const n = await readNodeOrUndefined(core, healed)
     expect(n?.metadata?.annotations?.["nodemend.io/kwok-rebooted-at"]).toBeDefined()

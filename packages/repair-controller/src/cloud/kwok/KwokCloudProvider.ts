@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import type { Node, KubeError } from "@nodemend/kube-access"
-import { Clock, Effect, Layer, Result, Schema } from "effect"
+import { Clock, Effect, Layer, Result, Schedule, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
 import { KWOK_REBOOTED_AT_ANNOTATION, REPLACEMENT_OF_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
 import { Kube, type KubeShape } from "../../kube/Kube.ts"
@@ -55,6 +55,9 @@ export interface KwokOptions {
   readonly replacementNamePrefix?: string | undefined
   readonly poolLabel: string
 }
+
+/** Creating a replacement Node: from 250 ms doubling to 5 s between tries (30 tries: about two minutes). */
+const CREATE_RETRY = Schedule.min([Schedule.exponential("250 millis"), Schedule.spaced("5 seconds")])
 
 const CAPACITY_KEYS = ["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu"] as const
 const DEFAULT_CAPACITY: Readonly<Record<string, string>> = { cpu: "32", memory: "256Gi", pods: "110" }
@@ -165,8 +168,13 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           if (!pending.has(name)) {
             pending.add(name)
             yield* Effect.sleep(opts.replacementDelayMs).pipe(
-              Effect.andThen(createReplacement(name, node, facts, zone)),
-              Effect.retry({ times: 5 }),
+              // Detached from the repair, which does not ask again while this process lives: ride out an API
+              // server restart (seconds) rather than give up after five immediate tries.
+              Effect.andThen(
+                createReplacement(name, node, facts, zone).pipe(
+                  Effect.retry({ schedule: CREATE_RETRY, times: 30 })
+                )
+              ),
               Effect.ensuring(Effect.sync(() => pending.delete(name))),
               Effect.ignore,
               Effect.forkDetach
