@@ -2,7 +2,8 @@
 //   1. lint, typecheck, unit tests (incl. the Helm chart's, with helm built from source and cached) and the
 //      reason-code contract (turbo, cached);
 //   2. build the control plane (cached under ~/.cache/nodemend), start ONE real local cluster,
-//      run every package's cluster tests against it one package at a time, and stop it;
+//      run every package's cluster tests against it in lanes that run at the same time (tools/test-lanes.mjs),
+//      and stop it;
 //   3. the real-node phase: build the images (`npm run images`), start a cluster with the real node (kubelet,
 //      containerd), run @nodemend/deploy-tests' test:realnode (the chart as shipped), stop it and check that
 //      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it.
@@ -19,6 +20,7 @@ import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
 import { failedTasks, failedTests, latestSummary, renderFailures } from "../tools/test-failures.mjs"
+import { runLanes } from "../tools/test-lanes.mjs"
 import { fileTimes, readReports, render } from "../tools/test-times.mjs"
 
 const run = (cmd, args, env = process.env) => {
@@ -60,6 +62,8 @@ const timesDir = join(REPO_ROOT, ".nodemend", "test-times", new Date().toISOStri
 let failed = 0
 /** Turbo's run summaries (--summarize), read at the end for the tasks that failed. */
 const turboRuns = []
+/** The cluster phase's failed lane steps (tools/test-lanes.mjs). */
+const failedSteps = []
 const turboRun = (args, env) => {
   const since = Date.now()
   const status = run(turbo, ["run", ...args, "--summarize"], env)
@@ -88,15 +92,16 @@ if (!failed && (only === "all" || only === "cluster"))
         kubeconfig = (await up({ stateDir })).kubeconfig
       }
       mkdirSync(timesDir, { recursive: true })
-      // --force: a cluster test's result depends on the cluster, not only on the inputs turbo hashes.
-      failed ||= turboRun(
-        ["test:cluster", "--concurrency=1", "--continue", "--force", "--output-logs=new-only"],
-        {
-          ...process.env,
-          NODEMEND_KUBECONFIG: kubeconfig,
-          NODEMEND_TEST_TIMES: timesDir
-        }
-      )
+      // The workspaces' builds the cluster tests import (cached), then the tests in lanes (tools/test-lanes.mjs).
+      failed ||= turboRun(["build", "--output-logs=errors-only"])
+      if (!failed) {
+        const lanesFailed = await runLanes(
+          { ...process.env, NODEMEND_KUBECONFIG: kubeconfig, NODEMEND_TEST_TIMES: timesDir },
+          { serial: process.env.NODEMEND_CLUSTER_LANES === "1", logDir: join(timesDir, "logs") }
+        )
+        failedSteps.push(...lanesFailed)
+        if (lanesFailed.length > 0) failed = 1
+      }
     } finally {
       if (ours) await down({ stateDir, quiet: true })
     }
@@ -122,7 +127,7 @@ for (const [name, why] of Object.entries(skips)) console.log(`\nskipped: ${PHASE
 // Last, so that the tail of the output (all a CI page shows) says what failed and why.
 if (failed) {
   const reports = existsSync(timesDir) ? readReports(timesDir) : []
-  const summary = renderFailures(failedTests(reports), turboRuns.flatMap(failedTasks))
+  const summary = renderFailures(failedTests(reports), [...turboRuns.flatMap(failedTasks), ...failedSteps])
   if (summary !== "") console.log(`\n${summary}`)
 }
 console.log(failed ? "\nnodemend tests FAILED" : "\nnodemend tests passed")

@@ -8,6 +8,8 @@ export interface FailedTask {
   readonly package: string
   readonly task: string
   readonly directory: string
+  /** The task's log, where it is not turbo's. */
+  readonly log?: string
 }
 export declare function failedTests(reports: ReadonlyArray<unknown>, lines?: number): FailedTest[]
 export declare function failedTasks(summary: unknown): FailedTask[]

@@ -52,9 +52,10 @@ export const latestSummary = (since) => {
   return newest && JSON.parse(readFileSync(newest.path, "utf8"))
 }
 
-/** The last `lines` lines of a task's turbo log (turbo writes `<package>/.turbo/turbo-<task>.log`). */
+/** The last `lines` lines of a task's log: `task.log`, or turbo's (`<package>/.turbo/turbo-<task>.log`). */
 export const taskLogTail = (task, lines = 15) => {
-  const log = join(REPO_ROOT, task.directory, ".turbo", `turbo-${task.task.replaceAll(":", "$colon$")}.log`)
+  const log =
+    task.log ?? join(REPO_ROOT, task.directory, ".turbo", `turbo-${task.task.replaceAll(":", "$colon$")}.log`)
   if (!existsSync(log)) return `(no log at ${relative(REPO_ROOT, log)})`
   return plain(readFileSync(log, "utf8"))
     .split("\n")

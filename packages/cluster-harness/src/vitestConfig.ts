@@ -17,13 +17,13 @@ export interface ClusterTestOptions {
 
 /**
  * With NODEMEND_TEST_TIMES set (a directory; `npm test` sets it), each run also writes vitest's JSON report there,
- * one file per package and config, which tools/test-times.mjs turns into the per-file table `npm test` prints.
+ * one file per package, config and command line (its file filters), which tools/test-times.mjs turns into the per-file table `npm test` prints.
  */
 export const timingReport = (include: string[]) => {
   const dir = process.env.NODEMEND_TEST_TIMES
   if (dir === undefined || dir === "") return {}
   const id = createHash("sha256")
-    .update(`${process.cwd()}\0${include.join(",")}`)
+    .update(`${process.cwd()}\0${include.join(",")}\0${process.argv.slice(2).join(" ")}`)
     .digest("hex")
     .slice(0, 12)
   return {
