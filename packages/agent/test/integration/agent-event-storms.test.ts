@@ -3,7 +3,7 @@
  * 1% soft lockups and I/O errors, `nf_conntrack: table full, dropping packet` never became an Event, the kernel
  * monitor's budget spent on the soft lockups). One agent (the shipped bundle with the DaemonSet's V8 flags and
  * environment, default Event budgets) on a kwok Node; a storm on each of its kinds of source, each followed by
- * a fault of a reason its monitor has not raised yet, whose Event must appear within seconds:
+ * a fault of a reason its monitor has not raised yet, whose Event must appear (its latency printed):
  *   kmsg      200,000 records, 0.5% soft lockups, 0.5% I/O errors  -> nf_conntrack table full (ConntrackExceededKernel)
  *   journal   5,000 kubelet entries, 20% OCI create failures       -> kubelet.service failed (KubeletFailed)
  *   pod logs  20,000 kube-proxy lines, 10% missing resources       -> ipamd out of IPs in ipamd.log (IPAMDNoIPs)
@@ -23,8 +23,15 @@ import { buildBundle, JOURNAL_REMOTE } from "./agent-process.ts"
 import { nodeEvents } from "./node-events.ts"
 
 const BOOT = "6a1f0c2e-0000-4000-8000-0000000057a7"
-/** A different fault's Event must be on the API server this soon after its line was written. */
+/** A different fault's Event must be on the API server this soon after its line was written (the storm read). */
 const NEW_REASON_WITHIN_MS = 10_000
+/**
+ * The same, for a fault written right behind a storm: the agent reads the storm first, at whatever rate the
+ * node's CPU allows (this machine's 2 cores are shared with other test lanes), so the bound only says the fault
+ * was not hidden (before the per-reason budget it never appeared); its latency is printed (EVENT-STORMS) and the
+ * rates are bench figures (bench/source-throughput.ts, docs/performance.md).
+ */
+const BEHIND_STORM_WITHIN_MS = 60_000
 /** The default budget (burst 25): a reason's own bucket holds 13. */
 const REASON_BUCKET = 13
 
@@ -158,7 +165,7 @@ describe("nodemend-agent: a storm of one fault does not hide the next (issue #27
     )
     const at = Date.now()
     appendLines("dev/kmsg", kmsgRecords(["nf_conntrack: table full, dropping packet"])())
-    const { event, ms } = await eventSeen("ConntrackExceededKernel", at)
+    const { event, ms } = await eventSeen("ConntrackExceededKernel", at, BEHIND_STORM_WITHIN_MS)
     latencies.kmsg = ms
     expect(event.type).toBe("Warning")
     // The storm is read by now: one more new reason shows what the budget alone costs it (nothing).
@@ -187,7 +194,7 @@ describe("nodemend-agent: a storm of one fault does not hide the next (issue #27
       )
       const at = Date.now()
       journal([["systemd", "kubelet.service: Failed with result 'exit-code'."]])
-      const { ms } = await eventSeen("KubeletFailed", at)
+      const { ms } = await eventSeen("KubeletFailed", at, BEHIND_STORM_WITHIN_MS)
       latencies.journal = ms
       const all = await nodeEvents(events, node.name)
       expect(count(all, "ContainerRuntimeFailed")).toBeGreaterThanOrEqual(1)
@@ -208,7 +215,7 @@ describe("nodemend-agent: a storm of one fault does not hide the next (issue #27
     )
     const at = Date.now()
     appendLines(IPAMD, [ipamdNoIps(0)])
-    const { ms } = await eventSeen("IPAMDNoIPs", at)
+    const { ms } = await eventSeen("IPAMDNoIPs", at, BEHIND_STORM_WITHIN_MS)
     latencies.podLogs = ms
     const all = await nodeEvents(events, node.name)
     expect(count(all, "KubeProxyNotReady")).toBeGreaterThanOrEqual(1)
@@ -237,7 +244,7 @@ describe("nodemend-agent: a storm of one fault does not hide the next (issue #27
         JSON.stringify({ level: "error", ts: now(), msg: "Failed to recover the BPF state: map not found" })
       )
     )
-    const { ms } = await eventSeen("NPABPFRecoveryError", at)
+    const { ms } = await eventSeen("NPABPFRecoveryError", at, BEHIND_STORM_WITHIN_MS)
     latencies.file = ms
     const all = await nodeEvents(events, node.name)
     // IPAMDNoIPs had its first occurrence before this storm: its bucket holds the whole storm.
