@@ -32,6 +32,7 @@ import { XidDeduplicator } from "./monitors/nvidia/xid-deduplicator.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
+import { describeInvalidRule } from "./rules/compile.ts"
 
 export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [IP]:PORT] [--log-level LEVEL]
        nodemend-agent rules check [...]
@@ -249,7 +250,7 @@ const main = (argv: readonly string[]) =>
     Effect.catchTags({
       UsageError: (e) => exitWith(64, e.message),
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
-      InvalidRule: (e) => exitWith(2, `invalid log rule: ${e.message}`),
+      InvalidRule: (e) => exitWith(2, describeInvalidRule(e)),
       BootIdError: (e) => exitWith(1, e.message),
       KubeAccessError: (e) => exitWith(1, e.message),
       HealthServerError: (e) => exitWith(1, e.message)

@@ -24,6 +24,10 @@ export class InvalidRule extends Data.TaggedError("InvalidRule")<{
   readonly message: string
 }> {}
 
+/** `invalid log rule kernel.bug, field logRuleOverrides.kernel.bug.pattern: pattern does not compile: ...` */
+export const describeInvalidRule = (e: InvalidRule): string =>
+  `invalid log rule ${e.ruleId}${e.field === undefined ? "" : `, field ${e.field}`}: ${e.message}`
+
 /** What became of a rule: shipped and unchanged, shipped and changed by id, switched off by id, or the operator's own. */
 export type RuleOrigin = "built-in" | "overridden" | "disabled" | "operator"
 
@@ -32,6 +36,9 @@ export interface EffectiveRule {
   readonly rule: UserRule
   readonly origin: RuleOrigin
   readonly builtin: boolean
+  /** An overridden rule as it was before its override. */
+  readonly original?: UserRule
+  readonly override?: RuleOverride
 }
 
 /** A rule ready to run: overrides applied. */
@@ -185,37 +192,91 @@ const applyOverride = (rule: UserRule, o: RuleOverride): UserRule => {
   return merged as UserRule
 }
 
+/** Where invalid operator input goes when it should not stop the other rules (the running agent logs it). */
+export type OnInvalidRule = (error: InvalidRule) => void
+
+const raise: OnInvalidRule = (e) => {
+  throw e
+}
+
 /**
  * Every rule after the operator's changes, in matching order: the built-ins (changed or disabled by id through
- * `rules`), then the operator's `extraRules`. Throws `InvalidRule` for a duplicate id or an override naming no rule.
+ * `rules`), then the operator's `extraRules`. A duplicate id or an override naming no rule is an `InvalidRule`:
+ * thrown, or with `onInvalid` reported and left out (the duplicate rule, the override), the rest kept.
  */
 export const effectiveRules = (
   overrides: RuleOverrides = {},
-  builtin: readonly UserRule[] = BUILTIN_RULES
+  builtin: readonly UserRule[] = BUILTIN_RULES,
+  onInvalid: OnInvalidRule = raise
 ): readonly EffectiveRule[] => {
   const byId = overrides.rules ?? {}
   const ids = new Set<string>()
   const out: EffectiveRule[] = []
   const add = (rule: UserRule, isBuiltin: boolean) => {
-    if (ids.has(rule.id))
-      throw new InvalidRule({ ruleId: rule.id, field: "id", message: "a rule with this id already exists" })
+    if (ids.has(rule.id)) {
+      onInvalid(
+        new InvalidRule({ ruleId: rule.id, field: "id", message: "a rule with this id already exists" })
+      )
+      return
+    }
     ids.add(rule.id)
     const o = byId[rule.id]
     const own: RuleOrigin = isBuiltin ? "built-in" : "operator"
     if (o === undefined) out.push({ rule, origin: own, builtin: isBuiltin })
     else if (o.disabled === true) out.push({ rule, origin: "disabled", builtin: isBuiltin })
     else
-      out.push({ rule: applyOverride(rule, o), origin: isBuiltin ? "overridden" : own, builtin: isBuiltin })
+      out.push({
+        rule: applyOverride(rule, o),
+        origin: isBuiltin ? "overridden" : own,
+        builtin: isBuiltin,
+        original: rule,
+        override: o
+      })
   }
   for (const rule of builtin) add(rule, true)
   for (const rule of overrides.extraRules ?? []) add(rule, false)
   for (const id of Object.keys(byId))
     if (!ids.has(id))
-      throw new InvalidRule({
-        ruleId: id,
-        field: "logRuleOverrides",
-        message: "no built-in or operator rule has this id (`nodemend-agent rules list` lists them)"
-      })
+      onInvalid(
+        new InvalidRule({
+          ruleId: id,
+          field: `logRuleOverrides.${id}`,
+          message: "no built-in or operator rule has this id (`nodemend-agent rules list` lists them)"
+        })
+      )
+  return out
+}
+
+/**
+ * The rules to compile. An overridden rule that does not compile names the override's field and, with
+ * `onInvalid`, runs as it was before the override; an operator rule that does not compile is left out.
+ */
+const runnableRules = (
+  overrides: RuleOverrides,
+  builtin: readonly UserRule[],
+  onInvalid: OnInvalidRule
+): LogRule[] => {
+  const out: LogRule[] = []
+  for (const r of effectiveRules(overrides, builtin, onInvalid)) {
+    if (r.origin === "disabled") continue
+    try {
+      out.push(toLogRule(r.rule))
+    } catch (e) {
+      if (!(e instanceof InvalidRule)) throw e
+      // An overridden rule compiled before its override: the override's field is at fault.
+      const error =
+        r.override === undefined
+          ? e
+          : new InvalidRule({
+              ruleId: e.ruleId,
+              field: `logRuleOverrides.${r.rule.id}${e.field === undefined ? "" : `.${e.field}`}`,
+              message: e.message
+            })
+      onInvalid(error)
+      // Not reached when onInvalid throws. The rule as it was keeps running (a built-in always compiles).
+      if (r.original !== undefined) out.push(toLogRule(r.original))
+    }
+  }
   return out
 }
 
@@ -237,18 +298,18 @@ const fill = (template: string, values: Readonly<Record<string, string | undefin
   template.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
 
 /**
- * Builds the matcher. Throws `InvalidRule` for a user rule that cannot run (unknown reason, bad regex,
- * no literal); callers that read config turn it into a config error.
+ * Builds the matcher from the built-in rules and the operator's changes. A rule or override that cannot run
+ * (unknown reason, bad regex, no literal, unknown id) is an `InvalidRule` naming the rule and the field: thrown
+ * (`rules check`, tests), or given to `onInvalid` and left out while every other rule runs (the agent).
  */
 export const compileRules = (
   overrides: RuleOverrides = {},
-  builtin: readonly UserRule[] = BUILTIN_RULES
+  builtin: readonly UserRule[] = BUILTIN_RULES,
+  onInvalid: OnInvalidRule = raise
 ): LogMatcher => {
   const reasonOverrides = overrides.reasons ?? {}
   const disabledMonitors = new Set(overrides.disabledMonitors ?? [])
-  const all = effectiveRules(overrides, builtin)
-    .filter((r) => r.origin !== "disabled")
-    .map((r) => toLogRule(r.rule))
+  const all = runnableRules(overrides, builtin, onInvalid)
   const bySource = new Map<LogSourceId, CompiledRule[]>()
   all.forEach((rule, index) => {
     const monitor = catalogEntryOf(rule.code)!.monitor

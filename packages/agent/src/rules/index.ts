@@ -7,6 +7,7 @@ export {
   effectiveRules,
   InvalidRule,
   type LogMatcher,
+  type OnInvalidRule,
   type RuleMatch,
   type RuleOrigin,
   toLogRule
