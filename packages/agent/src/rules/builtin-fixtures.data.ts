@@ -60,18 +60,6 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         line: "[ 8638.470712] kernel BUG at fs/iomap/buffered-io.c:1061!",
         cite: "https://github.com/CachyOS/linux-cachyos/issues/841 (kernel 7.1, dmesg output with timestamp)"
       }
-    ],
-    ignores: [
-      {
-        source: "dmesg",
-        line: '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
-        cite: "https://github.com/ddnet/ddnet/issues/401"
-      },
-      {
-        source: "dmesg",
-        line: "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  (dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025",
-        cite: "https://github.com/NVIDIA/NVSentinel/issues/155"
-      }
     ]
   },
   "kernel.trap": {
