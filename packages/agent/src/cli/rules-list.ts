@@ -96,10 +96,16 @@ export const listRules = (
   return { rules, errors }
 }
 
-const shown = (line: string) =>
-  line.replace(/[\u0000-\u001f\\]/g, (c) =>
-    c === "\\" ? "\\\\" : c === "\n" ? "\\n" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
-  )
+/** One line on one screen line: control characters (a kmsg record's embedded newlines) and backslashes escaped. */
+const shown = (line: string): string => {
+  let out = ""
+  for (const c of line) {
+    const code = c.charCodeAt(0)
+    out +=
+      c === "\\" ? "\\\\" : c === "\n" ? "\\n" : code < 0x20 ? `\\x${code.toString(16).padStart(2, "0")}` : c
+  }
+  return out
+}
 
 const window = (r: ListedRule) =>
   r.minOccurrences === undefined || r.minOccurrences <= 1
