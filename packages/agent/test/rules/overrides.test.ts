@@ -9,6 +9,7 @@ import { parseConfigText } from "../../src/config/load.ts"
 import { ruleOverridesFromConfig } from "../../src/config/rule-overrides.ts"
 import {
   BUILTIN_RULES,
+  type BuiltinRule,
   compileRules,
   effectiveRules,
   InvalidRule,
@@ -221,6 +222,25 @@ logRules:
 })
 
 describe("built-in rules", () => {
+  it("are checked against the catalog by the typechecker (this file fails `tsc` if a misspelled reason passes)", () => {
+    const rule: BuiltinRule = {
+      id: "typo",
+      sources: ["dmesg"],
+      // @ts-expect-error not a catalog reason
+      reason: "SoftLokup",
+      pattern: "x"
+    }
+    const templated: BuiltinRule = {
+      id: "t",
+      sources: ["dmesg"],
+      reason: "NvidiaXID{code}Warning",
+      pattern: "x"
+    }
+    // @ts-expect-error not a log source
+    const source: BuiltinRule = { id: "s", sources: ["kmsg"], reason: "SoftLockup", pattern: "x" }
+    expect([rule, templated, source]).toHaveLength(3)
+  })
+
   it("every built-in rule compiles on the operators' path", () => {
     expect(() => compileRules({ extraRules: [] })).not.toThrow()
     expect(effectiveRules().every((r) => r.origin === "built-in")).toBe(true)
