@@ -157,7 +157,9 @@ export const toLogRule = (rule: UserRule): LogRule => {
   const reasonOf =
     byGroup !== undefined
       ? (groups: Readonly<Record<string, string>>) => {
-          const r = byGroup.reasons[groups[byGroup.group] ?? ""] ?? reason
+          const value = groups[byGroup.group] ?? ""
+          // Own keys only: a line's `constructor` must not find Object.prototype's.
+          const r = Object.hasOwn(byGroup.reasons, value) ? byGroup.reasons[value]! : reason
           return r.includes("{") ? fillStrict(r, groups) : r
         }
       : templated

@@ -104,6 +104,28 @@ describe("rule overrides by id", () => {
     expect(m.match("file:/var/log/gpu.log", "gpu 0000:44:00 raised xid 13").map((x) => x.reason)).toEqual([
       "NvidiaXID13Warning"
     ])
+    // A group value is looked up among the map's own keys only.
+    const words = compileRules({
+      extraRules: [
+        {
+          id: "op.words",
+          sources: ["dmesg"],
+          reason: "AppCrash",
+          reasonByGroup: { group: "w", reasons: { hang: "AppBlocked" } },
+          pattern: "app event (?<w>\\w+)"
+        }
+      ]
+    })
+    for (const [word, reason] of [
+      ["hang", "AppBlocked"],
+      ["constructor", "AppCrash"],
+      ["__proto__", "AppCrash"],
+      ["toString", "AppCrash"]
+    ])
+      expect(
+        words.match("dmesg", `app event ${word}`).map((x) => x.reason),
+        word
+      ).toEqual([reason])
     // The built-ins are all still there.
     expect(m.match("dmesg", LOCKUP).map((x) => x.reason)).toEqual(["SoftLockup"])
   })
