@@ -4,6 +4,7 @@
  * in the running agent, is left out while every other rule keeps working.
  */
 import { Result } from "effect"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseConfigText } from "../../src/config/load.ts"
 import { ruleOverridesFromConfig } from "../../src/config/rule-overrides.ts"
@@ -206,6 +207,50 @@ describe("bad operator input", () => {
     expect(m.match("dmesg", LOCKUP).map((x) => x.reason)).toEqual(["SoftLockup"])
     expect(m.match("dmesg", "myapp crashed").map((x) => x.rule.id)).toEqual(["good"])
     expect(m.match("dmesg", XID).map((x) => x.reason)).toEqual(["NvidiaXID79Error"])
+  })
+})
+
+describe("bad operator input, property", () => {
+  it("any override of any rule, with onInvalid, never throws and never changes another rule's matches", () => {
+    const ids = BUILTIN_RULES.map((r) => r.id)
+    const baseline = compileRules()
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ids),
+        fc.record(
+          {
+            pattern: fc.oneof(
+              fc.string({ maxLength: 12 }),
+              fc.constantFrom("(", "(a+)+b", "a|b", "x(?<code>\\d+)")
+            ),
+            reason: fc.constantFrom("KernelBug", "Nope", "NvidiaXID{code}Error", "IPAMDNoIPs", ""),
+            minOccurrences: fc.integer({ min: 1, max: 5 }),
+            disabled: fc.boolean()
+          },
+          { requiredKeys: [] }
+        ),
+        (id, override) => {
+          const errors: InvalidRule[] = []
+          const m = compileRules({ rules: { [id]: override } }, undefined, (e) => errors.push(e))
+          for (const e of errors) expect(e.ruleId).toBe(id)
+          // Lines of the other rules' sources: the other rules match as before.
+          for (const line of ["watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [x:1]", IO_ERROR, XID]) {
+            const others = (ms: ReturnType<typeof m.match>) =>
+              ms.filter((x) => x.rule.id !== id).map((x) => `${x.rule.id}:${x.reason}`)
+            const before = others(baseline.match("dmesg", line))
+            const after = others(m.match("dmesg", line))
+            // The overridden rule can now win its monitor's line; every other monitor's match is unchanged.
+            const monitorOf = (s: string) =>
+              baseline.match("dmesg", line).find((x) => `${x.rule.id}:${x.reason}` === s)?.rule.monitor
+            const overridden = m.match("dmesg", line).find((x) => x.rule.id === id)?.rule.monitor
+            expect(after.filter((s) => monitorOf(s) !== overridden)).toEqual(
+              before.filter((s) => monitorOf(s) !== overridden)
+            )
+          }
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 })
 
