@@ -4,6 +4,7 @@
  *
  *   nodemend-agent --node-name N [--kubeconfig K] [--host-root R] [--config C] [--health-address 127.0.0.1:8002]
  *   nodemend-agent rules check ...        (offline check of log lines against the rules)
+ *   nodemend-agent rules list ...         (every log rule after the config's overrides, with its fixtures)
  *   nodemend-agent redact < in > out      (what a log bundle would keep of a text: the bundle's redaction)
  *
  * Composes the Layers (API client, ConditionWriter, EventRecorder, health server), starts the log
@@ -32,9 +33,11 @@ import { XidDeduplicator } from "./monitors/nvidia/xid-deduplicator.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
+import { describeInvalidRule } from "./rules/compile.ts"
 
 export const USAGE = `usage: nodemend-agent --node-name NAME [--kubeconfig PATH] [--host-root DIR] [--config FILE] [--health-address [IP]:PORT] [--log-level LEVEL]
        nodemend-agent rules check [...]
+       nodemend-agent rules list [--config FILE] [--source SOURCE] [-o text|json]
        nodemend-agent redact < input > output   (the input as a log bundle would hold it: secrets [REDACTED])`
 
 const AgentFlags = Schema.Struct({
@@ -249,7 +252,7 @@ const main = (argv: readonly string[]) =>
     Effect.catchTags({
       UsageError: (e) => exitWith(64, e.message),
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
-      InvalidRule: (e) => exitWith(2, `invalid log rule: ${e.message}`),
+      InvalidRule: (e) => exitWith(2, describeInvalidRule(e)),
       BootIdError: (e) => exitWith(1, e.message),
       KubeAccessError: (e) => exitWith(1, e.message),
       HealthServerError: (e) => exitWith(1, e.message)
@@ -297,7 +300,16 @@ const exitWith = (code: number, message: string) =>
 
 if (import.meta.main) {
   const argv = process.argv.slice(2)
-  if (argv[0] === "rules") {
+  if (argv[0] === "rules" && argv[1] === "list") {
+    // Loaded only for this subcommand: the rules' fixtures are no part of the running agent.
+    const { runRulesList } = await import("./cli/rules-list.ts")
+    // `rules list | head`: a closed pipe ends the listing, not with a stack trace.
+    process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE") throw e
+      process.exit(process.exitCode ?? 0)
+    })
+    process.exitCode = await runRulesList(argv.slice(2), process.stdout, process.stderr)
+  } else if (argv[0] === "rules") {
     process.exitCode = await runRulesCheck(argv.slice(1), process.stdin, process.stdout, process.stderr)
   } else if (argv[0] === "redact") {
     // Loaded only for this subcommand: the running agent loads the redaction with the diagnostics, if enabled.

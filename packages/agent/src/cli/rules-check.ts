@@ -17,7 +17,7 @@ import { loadConfig } from "../config/load.ts"
 import type { AgentConfig } from "../config/schema.ts"
 import { ruleOverridesFromConfig } from "../config/rule-overrides.ts"
 import type { Finding } from "../model.ts"
-import { InvalidRule } from "../rules/compile.ts"
+import { describeInvalidRule, InvalidRule } from "../rules/compile.ts"
 import { type LogRuleEngine, makeLogRuleEngine } from "../rules/engine.ts"
 import type { LogRecord, LogSourceId } from "../rules/rule.ts"
 import { parseKmsgRecord } from "../sources/kmsg-record.ts"
@@ -125,7 +125,7 @@ export const runRulesCheck = async (
     engine = makeLogRuleEngine(ruleOverridesFromConfig(config))
   } catch (e) {
     if (!(e instanceof InvalidRule)) throw e
-    stderr.write(`nodemend-agent rules check: invalid log rule ${e.ruleId}: ${e.message}\n`)
+    stderr.write(`nodemend-agent rules check: ${describeInvalidRule(e)}\n`)
     return 2
   }
   if (!engine.matcher.sources.includes(source))

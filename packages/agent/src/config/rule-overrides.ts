@@ -13,5 +13,5 @@ export const ruleOverridesFromConfig = (config: AgentConfig): RuleOverrides => {
   const disabledMonitors = Object.entries(config.monitors)
     .filter(([, settings]) => !settings.enabled)
     .map(([name]) => name)
-  return { reasons, disabledMonitors, extraRules: config.logRules }
+  return { reasons, disabledMonitors, rules: config.logRuleOverrides, extraRules: config.logRules }
 }

@@ -4,7 +4,7 @@
  */
 import { NvidiaMonitorSettings } from "../monitors/nvidia/settings.ts"
 import { Effect, Schema } from "effect"
-import { UserRule } from "../rules/overrides.ts"
+import { RuleOverride, UserRule } from "../rules/overrides.ts"
 import { DEFAULT_DESTINATION_ALLOWLIST, parseAllowedDestination } from "../diagnostics/AllowedDestination.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
@@ -157,8 +157,13 @@ export const AgentConfig = Schema.Struct({
   diagnostics: withDefault(DiagnosticsConfig, {}),
   /** Per periodic check (names in checks/names.ts): interval override or off switch. */
   checks: withDefault(Schema.Record(Schema.String, CheckConfig), {}),
-  /** Extra log rules (validated by the rules engine's schema). */
+  /** The operator's own log rules, in the built-in rules' shape (validated by the rules engine's schema). */
   logRules: withDefault(Schema.Array(UserRule), []),
+  /**
+   * Changes to log rules (built-in or `logRules`) by rule id: `disabled: true`, or new values for `pattern`,
+   * `literals`, `sources`, `reason`, `message`, `subject`, `severity`, `minOccurrences`, `windowSeconds`.
+   */
+  logRuleOverrides: withDefault(Schema.Record(Schema.String, RuleOverride), {}),
   /** Minimum quiet gap between two periodic checks, so that checks never bunch up. */
   checkSpacingMillis: withDefault(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })), 10)
 })

@@ -4,6 +4,7 @@
  * (indexOf) and run the regexes of the rules that require them. Benign lines cost one regex scan.
  */
 import {
+  CATALOG,
   type CatalogCode,
   type CatalogEntry,
   type MonitorName,
@@ -11,15 +12,34 @@ import {
   type Severity
 } from "@nodemend/reason-codes"
 import { Data } from "effect"
+import { BUILTIN_RULES } from "./builtin-rules.ts"
 import { requiredLiteral } from "./literal.ts"
-import type { RuleOverrides, UserRule } from "./overrides.ts"
+import type { RuleOverride, RuleOverrides, UserRule } from "./overrides.ts"
 import type { LogRule, LogSourceId } from "./rule.ts"
-import { LOG_RULES } from "./rules.ts"
 
 export class InvalidRule extends Data.TaggedError("InvalidRule")<{
   readonly ruleId: string
+  /** The rule's field at fault (`pattern`, `reason`, `reasonByGroup.group`, ...); absent for the rule as a whole. */
+  readonly field?: string
   readonly message: string
 }> {}
+
+/** `invalid log rule kernel.bug, field logRuleOverrides.kernel.bug.pattern: pattern does not compile: ...` */
+export const describeInvalidRule = (e: InvalidRule): string =>
+  `invalid log rule ${e.ruleId}${e.field === undefined ? "" : `, field ${e.field}`}: ${e.message}`
+
+/** What became of a rule: shipped and unchanged, shipped and changed by id, switched off by id, or the operator's own. */
+export type RuleOrigin = "built-in" | "overridden" | "disabled" | "operator"
+
+export interface EffectiveRule {
+  /** The rule after its `logRuleOverrides` entry (unchanged when disabled). */
+  readonly rule: UserRule
+  readonly origin: RuleOrigin
+  readonly builtin: boolean
+  /** An overridden rule as it was before its override. */
+  readonly original?: UserRule
+  readonly override?: RuleOverride
+}
 
 /** A rule ready to run: overrides applied. */
 export interface CompiledRule {
@@ -27,9 +47,10 @@ export interface CompiledRule {
   readonly index: number
   readonly code: string
   readonly pattern: RegExp
-  readonly reasonOf: ((groups: Readonly<Record<string, string>>) => string) | undefined
+  readonly reasonOf: ((groups: Readonly<Record<string, string>>) => string | undefined) | undefined
   readonly message: string | undefined
   readonly subject: string | undefined
+  readonly severity: Severity | undefined
   readonly minOccurrences: number | undefined
   readonly windowSeconds: number | undefined
   readonly resolves: boolean
@@ -72,49 +93,193 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /**
  * A quantified group whose body also has a quantifier: the classic catastrophic-backtracking shape. JS
- * regexes have no RE2 guarantee, so user rules with it are refused (built-in rules are reviewed).
+ * regexes have no RE2 guarantee, so rules with it are refused (built-in ones too: a test compiles them all).
  */
 const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,)/
 
-const userRuleToLogRule = (rule: UserRule): LogRule => {
-  const resolved = resolveReason(rule.reason)
-  if (resolved === undefined)
-    throw new InvalidRule({
-      ruleId: rule.id,
-      message: `reason "${rule.reason}" is not in the reason catalog`
-    })
+const PLACEHOLDER = /\{(\w+)\}/g
+
+/** The catalog entry of a reason key: a catalog code or template as written, or an exact reason. */
+export const catalogEntryOf = (reason: string): CatalogEntry | undefined =>
+  (CATALOG as readonly CatalogEntry[]).find((e) => e.code === reason) ?? resolveReason(reason)?.entry
+
+const placeholders = (template: string): string[] => [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!)
+
+/**
+ * The one path from rule data (built-in or the operator's) to a runnable rule. Throws `InvalidRule` naming the
+ * rule and the field for a reason that is not in the catalog, a pattern that does not compile or can backtrack
+ * without bound, and a pattern without a literal to screen lines with.
+ */
+export const toLogRule = (rule: UserRule): LogRule => {
+  const invalid = (field: string, message: string) => new InvalidRule({ ruleId: rule.id, field, message })
   let pattern: RegExp
   try {
     pattern = new RegExp(rule.pattern)
   } catch (e) {
-    throw new InvalidRule({ ruleId: rule.id, message: `pattern does not compile: ${(e as Error).message}` })
+    throw invalid("pattern", `pattern does not compile: ${(e as Error).message}`)
   }
   if (NESTED_QUANTIFIER.test(rule.pattern))
-    throw new InvalidRule({
-      ruleId: rule.id,
-      message:
-        "pattern repeats a group that itself repeats (e.g. `(a+)+`), which can backtrack for minutes on one line"
-    })
+    throw invalid(
+      "pattern",
+      "pattern repeats a group that itself repeats (e.g. `(a+)+`), which can backtrack for minutes on one line"
+    )
+  const groupNames = new Set([...rule.pattern.matchAll(/\(\?<([A-Za-z_$][\w$]*)>/g)].map((m) => m[1]!))
+  const checkReason = (reason: string, field: string): CatalogEntry => {
+    const entry = catalogEntryOf(reason)
+    if (entry === undefined) throw invalid(field, `reason "${reason}" is not in the reason catalog`)
+    for (const name of placeholders(reason))
+      if (!groupNames.has(name))
+        throw invalid(field, `reason "${reason}" needs a named group (?<${name}>...) in the pattern`)
+    return entry
+  }
+  const entry = checkReason(rule.reason, "reason")
+  const byGroup = rule.reasonByGroup
+  if (byGroup !== undefined) {
+    if (!groupNames.has(byGroup.group))
+      throw invalid("reasonByGroup.group", `the pattern has no named group (?<${byGroup.group}>...)`)
+    for (const [value, reason] of Object.entries(byGroup.reasons)) {
+      const other = checkReason(reason, `reasonByGroup.reasons.${value}`)
+      if (other.monitor !== entry.monitor)
+        throw invalid(
+          `reasonByGroup.reasons.${value}`,
+          `reason "${reason}" belongs to monitor ${other.monitor}, the rule's reason "${rule.reason}" to ${entry.monitor}`
+        )
+    }
+  }
   const literals = rule.literals ?? [requiredLiteral(rule.pattern)].filter((l) => l !== undefined)
   if (literals.length === 0)
-    throw new InvalidRule({
-      ruleId: rule.id,
-      message: "no literal substring can be derived from the pattern; list one or more `literals`"
-    })
+    throw invalid(
+      "literals",
+      "no literal substring can be derived from the pattern; list one or more `literals`"
+    )
   const reason = rule.reason
+  const templated = reason.includes("{")
+  const reasonOf =
+    byGroup !== undefined
+      ? (groups: Readonly<Record<string, string>>) => {
+          const value = groups[byGroup.group] ?? ""
+          // Own keys only: a line's `constructor` must not find Object.prototype's.
+          const r = Object.hasOwn(byGroup.reasons, value) ? byGroup.reasons[value]! : reason
+          return r.includes("{") ? fillStrict(r, groups) : r
+        }
+      : templated
+        ? (groups: Readonly<Record<string, string>>) => fillStrict(reason, groups)
+        : reason === entry.code
+          ? undefined
+          : () => reason
   return {
     id: rule.id,
     sources: rule.sources as readonly LogSourceId[],
-    code: resolved.entry.code as CatalogCode,
-    reasonOf: () => reason,
+    code: entry.code as CatalogCode,
+    ...(reasonOf !== undefined ? { reasonOf } : {}),
     literals,
     pattern,
     ...(rule.message !== undefined ? { message: rule.message } : {}),
     ...(rule.subject !== undefined ? { subject: rule.subject } : {}),
+    ...(rule.severity !== undefined ? { severity: rule.severity } : {}),
     ...(rule.minOccurrences !== undefined ? { minOccurrences: rule.minOccurrences } : {}),
     ...(rule.windowSeconds !== undefined ? { windowSeconds: rule.windowSeconds } : {}),
-    ...(rule.resolves === true ? { resolves: true } : {})
+    ...(rule.resolves === true ? { resolves: true } : {}),
+    ...(rule.alongside === true ? { alongside: true } : {})
   }
+}
+
+const applyOverride = (rule: UserRule, o: RuleOverride): UserRule => {
+  const { disabled: _, ...fields } = o
+  const merged: Record<string, unknown> = { ...rule, ...fields }
+  // A new pattern brings its own literal unless the override lists some.
+  if (o.pattern !== undefined && o.literals === undefined) delete merged.literals
+  // The rule's fixtures were written for its old pattern.
+  if (o.pattern !== undefined) delete merged.fixtures
+  return merged as UserRule
+}
+
+/** Where invalid operator input goes when it should not stop the other rules (the running agent logs it). */
+export type OnInvalidRule = (error: InvalidRule) => void
+
+const raise: OnInvalidRule = (e) => {
+  throw e
+}
+
+/**
+ * Every rule after the operator's changes, in matching order: the built-ins (changed or disabled by id through
+ * `rules`), then the operator's `extraRules`. A duplicate id or an override naming no rule is an `InvalidRule`:
+ * thrown, or with `onInvalid` reported and left out (the duplicate rule, the override), the rest kept.
+ */
+export const effectiveRules = (
+  overrides: RuleOverrides = {},
+  builtin: readonly UserRule[] = BUILTIN_RULES,
+  onInvalid: OnInvalidRule = raise
+): readonly EffectiveRule[] => {
+  const byId = overrides.rules ?? {}
+  const ids = new Set<string>()
+  const out: EffectiveRule[] = []
+  const add = (rule: UserRule, isBuiltin: boolean) => {
+    if (ids.has(rule.id)) {
+      onInvalid(
+        new InvalidRule({ ruleId: rule.id, field: "id", message: "a rule with this id already exists" })
+      )
+      return
+    }
+    ids.add(rule.id)
+    const o = byId[rule.id]
+    const own: RuleOrigin = isBuiltin ? "built-in" : "operator"
+    if (o === undefined) out.push({ rule, origin: own, builtin: isBuiltin })
+    else if (o.disabled === true) out.push({ rule, origin: "disabled", builtin: isBuiltin })
+    else
+      out.push({
+        rule: applyOverride(rule, o),
+        origin: isBuiltin ? "overridden" : own,
+        builtin: isBuiltin,
+        original: rule,
+        override: o
+      })
+  }
+  for (const rule of builtin) add(rule, true)
+  for (const rule of overrides.extraRules ?? []) add(rule, false)
+  for (const id of Object.keys(byId))
+    if (!ids.has(id))
+      onInvalid(
+        new InvalidRule({
+          ruleId: id,
+          field: `logRuleOverrides.${id}`,
+          message: "no built-in or operator rule has this id (`nodemend-agent rules list` lists them)"
+        })
+      )
+  return out
+}
+
+/**
+ * The rules to compile. An overridden rule that does not compile names the override's field and, with
+ * `onInvalid`, runs as it was before the override; an operator rule that does not compile is left out.
+ */
+const runnableRules = (
+  overrides: RuleOverrides,
+  builtin: readonly UserRule[],
+  onInvalid: OnInvalidRule
+): LogRule[] => {
+  const out: LogRule[] = []
+  for (const r of effectiveRules(overrides, builtin, onInvalid)) {
+    if (r.origin === "disabled") continue
+    try {
+      out.push(toLogRule(r.rule))
+    } catch (e) {
+      if (!(e instanceof InvalidRule)) throw e
+      // An overridden rule compiled before its override: the override's field is at fault.
+      const error =
+        r.override === undefined
+          ? e
+          : new InvalidRule({
+              ruleId: e.ruleId,
+              field: `logRuleOverrides.${r.rule.id}${e.field === undefined ? "" : `.${e.field}`}`,
+              message: e.message
+            })
+      onInvalid(error)
+      // Not reached when onInvalid throws. The rule as it was keeps running (a built-in always compiles).
+      if (r.original !== undefined) out.push(toLogRule(r.original))
+    }
+  }
+  return out
 }
 
 /** Fills `{name}` placeholders; `undefined` when a placeholder has no value (for subjects). */
@@ -135,28 +300,21 @@ const fill = (template: string, values: Readonly<Record<string, string | undefin
   template.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
 
 /**
- * Builds the matcher. Throws `InvalidRule` for a user rule that cannot run (unknown reason, bad regex,
- * no literal); callers that read config turn it into a config error.
+ * Builds the matcher from the built-in rules and the operator's changes. A rule or override that cannot run
+ * (unknown reason, bad regex, no literal, unknown id) is an `InvalidRule` naming the rule and the field: thrown
+ * (`rules check`, tests), or given to `onInvalid` and left out while every other rule runs (the agent).
  */
 export const compileRules = (
   overrides: RuleOverrides = {},
-  builtin: readonly LogRule[] = LOG_RULES
+  builtin: readonly UserRule[] = BUILTIN_RULES,
+  onInvalid: OnInvalidRule = raise
 ): LogMatcher => {
   const reasonOverrides = overrides.reasons ?? {}
   const disabledMonitors = new Set(overrides.disabledMonitors ?? [])
-  const all = [...builtin, ...(overrides.extraRules ?? []).map(userRuleToLogRule)]
-  const ids = new Set<string>()
-  for (const rule of all) {
-    if (ids.has(rule.id))
-      throw new InvalidRule({ ruleId: rule.id, message: "a rule with this id already exists" })
-    ids.add(rule.id)
-  }
+  const all = runnableRules(overrides, builtin, onInvalid)
   const bySource = new Map<LogSourceId, CompiledRule[]>()
   all.forEach((rule, index) => {
-    // A templated catalog key (`NvidiaXID{code}Error`) resolves through an instance of the template.
-    const monitor = resolveReason(rule.code)?.entry.monitor ?? monitorOfTemplate(rule.code)
-    if (monitor === undefined)
-      throw new InvalidRule({ ruleId: rule.id, message: `code ${rule.code} is not in the catalog` })
+    const monitor = catalogEntryOf(rule.code)!.monitor
     if (disabledMonitors.has(monitor)) return
     if (rule.reasonOf === undefined && reasonOverrides[rule.code]?.disabled === true) return
     const compiled: CompiledRule = {
@@ -167,6 +325,7 @@ export const compileRules = (
       reasonOf: rule.reasonOf,
       message: rule.message,
       subject: rule.subject,
+      severity: rule.severity,
       minOccurrences: rule.minOccurrences,
       windowSeconds: rule.windowSeconds,
       resolves: rule.resolves === true,
@@ -215,7 +374,8 @@ export const compileRules = (
       if (result === null) continue
       const groups: Record<string, string> = {}
       for (const [k, v] of Object.entries(result.groups ?? {})) if (v !== undefined) groups[k] = v
-      const reason = rule.reasonOf?.(groups) ?? rule.code
+      const reason = rule.reasonOf === undefined ? rule.code : rule.reasonOf(groups)
+      if (reason === undefined) continue
       const resolved = resolveReason(reason)
       if (resolved === undefined) continue
       // The exact reason wins over its catalog template key (`NvidiaXID79Error` over `NvidiaXID{code}Error`).
@@ -227,7 +387,7 @@ export const compileRules = (
         rule,
         reason,
         entry: resolved.entry,
-        severity: override?.severity ?? resolved.entry.severity,
+        severity: override?.severity ?? rule.severity ?? resolved.entry.severity,
         message: fill(rule.message ?? resolved.entry.message, values),
         subject: rule.subject === undefined ? undefined : fillStrict(rule.subject, values),
         minOccurrences: override?.minOccurrences ?? rule.minOccurrences ?? 1,
@@ -243,8 +403,3 @@ export const compileRules = (
 
 const stringParams = (p: Readonly<Record<string, string | number>>): Record<string, string> =>
   Object.fromEntries(Object.entries(p).map(([k, v]) => [k, String(v)]))
-
-const monitorOfTemplate = (code: string): MonitorName | undefined => {
-  const example = code.replace(/\{\w+\}/g, "1")
-  return resolveReason(example)?.entry.monitor
-}

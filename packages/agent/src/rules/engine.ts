@@ -4,7 +4,7 @@
  * runs in the agent and in `nodemend-agent rules check`.
  */
 import type { Finding } from "../model.ts"
-import { compileRules, type LogMatcher } from "./compile.ts"
+import { compileRules, type LogMatcher, type OnInvalidRule } from "./compile.ts"
 import { makeOccurrenceGate } from "./occurrences.ts"
 import type { RuleOverrides } from "./overrides.ts"
 import type { LogRecord } from "./rule.ts"
@@ -20,8 +20,12 @@ export interface LogRuleEngine {
 
 const NONE: readonly Finding[] = []
 
-export const makeLogRuleEngine = (overrides: RuleOverrides = {}, matcher?: LogMatcher): LogRuleEngine => {
-  const m = matcher ?? compileRules(overrides)
+export const makeLogRuleEngine = (
+  overrides: RuleOverrides = {},
+  matcher?: LogMatcher,
+  onInvalid?: OnInvalidRule
+): LogRuleEngine => {
+  const m = matcher ?? compileRules(overrides, undefined, onInvalid)
   const gate = makeOccurrenceGate()
   const process = (record: LogRecord): readonly Finding[] => {
     const matches = m.match(record.source, record.text)

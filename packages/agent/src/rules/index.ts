@@ -1,7 +1,27 @@
-export { compileRules, InvalidRule, type CompiledRule, type LogMatcher, type RuleMatch } from "./compile.ts"
+export { BUILTIN_RULES } from "./builtin-rules.ts"
+export {
+  catalogEntryOf,
+  compileRules,
+  type CompiledRule,
+  type EffectiveRule,
+  effectiveRules,
+  InvalidRule,
+  type LogMatcher,
+  type OnInvalidRule,
+  type RuleMatch,
+  type RuleOrigin,
+  toLogRule
+} from "./compile.ts"
 export { makeLogRuleEngine, type LogRuleEngine } from "./engine.ts"
 export { requiredLiteral } from "./literal.ts"
 export { makeOccurrenceGate, type OccurrenceGate } from "./occurrences.ts"
-export { NO_OVERRIDES, ReasonOverride, RuleOverrides, UserRule } from "./overrides.ts"
-export type { LogRecord, LogRule, LogSourceId } from "./rule.ts"
-export { LOG_RULES } from "./rules.ts"
+export {
+  NO_OVERRIDES,
+  ReasonOverride,
+  RuleFixture,
+  RuleFixtures,
+  RuleOverride,
+  RuleOverrides,
+  UserRule
+} from "./overrides.ts"
+export type { BuiltinRule, CatalogReason, LogRecord, LogRule, LogSourceId } from "./rule.ts"

@@ -1,8 +1,10 @@
 /**
- * A log rule: one pattern that turns a log line into a catalog reason. Rules are data (see rules.ts);
- * the engine compiles them once (compile.ts) and gates them by occurrences (occurrences.ts).
+ * Log rules: the data shape (`UserRule`, overrides.ts; built-ins narrowed to `BuiltinRule`) and the form the
+ * compiler builds from it (`LogRule`). The engine compiles rules once (compile.ts) and gates them by occurrences
+ * (occurrences.ts).
  */
-import type { CatalogCode } from "@nodemend/reason-codes"
+import type { CatalogCode, ReasonCode } from "@nodemend/reason-codes"
+import type { UserRule } from "./overrides.ts"
 
 /**
  * Where a line comes from. `dmesg` is the kernel ring buffer (<host>/dev/kmsg); `journal:IDENT` is the
@@ -11,14 +13,31 @@ import type { CatalogCode } from "@nodemend/reason-codes"
  */
 export type LogSourceId = "dmesg" | `journal:${string}` | `file:${string}` | `podlogs:${string}`
 
+/** A catalog key (`SoftLockup`, `NvidiaXID{code}Error`) or an exact reason (`NvidiaXID79Error`). */
+export type CatalogReason = CatalogCode | ReasonCode
+
+/**
+ * A built-in rule: a `UserRule` whose reasons are checked against the catalog by the typechecker (a misspelled
+ * reason fails `tsc`) and whose sources are typed.
+ */
+export interface BuiltinRule extends Omit<UserRule, "reason" | "reasonByGroup" | "sources"> {
+  readonly sources: readonly LogSourceId[]
+  readonly reason: CatalogReason
+  readonly reasonByGroup?: {
+    readonly group: string
+    readonly reasons: Readonly<Record<string, CatalogReason>>
+  }
+}
+
+/** A rule as the compiler builds it from the data (compile.ts). */
 export interface LogRule {
   /** Stable identifier, used by overrides and in logs (`kernel.soft-lockup`). */
   readonly id: string
   readonly sources: readonly LogSourceId[]
-  /** The catalog key the rule produces. For templated codes `reasonOf` builds the exact reason. */
+  /** The catalog key of the rule's (default) reason; its monitor is the rule's monitor. */
   readonly code: CatalogCode
-  /** Builds the exact reason from the named groups (e.g. XID -> `NvidiaXID79Error`). */
-  readonly reasonOf?: (groups: Readonly<Record<string, string>>) => string
+  /** Builds the exact reason from the named groups; absent when the reason is `code` itself. */
+  readonly reasonOf?: (groups: Readonly<Record<string, string>>) => string | undefined
   /**
    * Literal substrings of which at least one occurs in every line the pattern matches. The matcher
    * runs the regex only on lines that contain one of them (the prefilter).
@@ -30,6 +49,8 @@ export interface LogRule {
   readonly message?: string
   /** Subject template (device, pod, PCI bus id...); also keys the occurrence window. */
   readonly subject?: string
+  /** Replaces the catalog's severity for this rule's matches. */
+  readonly severity?: "Condition" | "Event"
   /** Fire only when this many matches of the same (reason, subject) fall within `windowSeconds`. */
   readonly minOccurrences?: number
   readonly windowSeconds?: number

@@ -75,10 +75,18 @@ export const makeLogMonitors = (
   options: LogMonitorsOptions = {}
 ): Effect.Effect<LogMonitors, InvalidRule, Scope.Scope> =>
   Effect.gen(function* () {
+    // A rule or override of the operator's that cannot run is logged and left out; every other rule runs.
+    const invalid: InvalidRule[] = []
     const engine = yield* Effect.try({
-      try: () => makeLogRuleEngine(overrides),
+      try: () => makeLogRuleEngine(overrides, undefined, (e) => invalid.push(e)),
       catch: (e) => (e instanceof InvalidRule ? e : new InvalidRule({ ruleId: "?", message: String(e) }))
     })
+    for (const e of invalid)
+      yield* Effect.logError("invalid log rule left out", {
+        rule: e.ruleId,
+        ...(e.field !== undefined ? { field: e.field } : {}),
+        error: e.message
+      }).pipe(Effect.annotateLogs("component", "log-sources"))
     const context = yield* Effect.context<never>()
     const runLog = Effect.runForkWith(context)
     const log: SourceLog = (level, message, fields = {}) => {

@@ -3,12 +3,13 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { Detection, Finding } from "../../src/model.ts"
 import {
+  BUILTIN_RULES,
   compileRules,
   InvalidRule,
-  LOG_RULES,
   type LogSourceId,
   makeLogRuleEngine,
-  requiredLiteral
+  requiredLiteral,
+  toLogRule
 } from "../../src/rules/index.ts"
 import { recordProduced } from "../reasons/produced-reasons.ts"
 import {
@@ -61,6 +62,8 @@ const LOG_DRIVEN = [
   "FilesystemRemountedReadOnly"
 ]
 
+/** The built-in rules as the compiler builds them from their data. */
+const LOG_RULES = BUILTIN_RULES.map(toLogRule)
 const catalogCodes = new Set(CATALOG.map((e) => e.code as string))
 const onlyDetections = (fs: readonly Finding[]): Detection[] =>
   fs.filter((f): f is Detection => f._tag === "Detection")

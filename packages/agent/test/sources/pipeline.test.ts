@@ -160,15 +160,24 @@ describe("LogMonitorsService layer", () => {
       host.cleanup()
     }
   })
-  it("fails with InvalidRule for a user rule that cannot run", async () => {
-    const layer = LogMonitorsService.layer("/nonexistent", {
-      extraRules: [{ id: "bad", sources: ["dmesg"], reason: "Nope", pattern: "abc" }]
-    })
-    const program = Effect.gen(function* () {
-      return yield* LogMonitorsService
-    })
-    const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(layer)))
-    expect(exit._tag).toBe("Failure")
+  it("leaves out a user rule that cannot run and opens the sources of every other rule", async () => {
+    const host = makeTestHost()
+    const opened = await openScoped(
+      makeLogMonitors(host.root, {
+        extraRules: [{ id: "bad", sources: ["dmesg"], reason: "Nope", pattern: "abc" }],
+        rules: { "kernel.no-such-rule": { disabled: true } }
+      })
+    )
+    try {
+      host.appendKmsg("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [x:1]")
+      await waitFor("the built-in rule still fires", () => opened.value.metrics().detections === 1, {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
+    } finally {
+      await opened.close()
+      host.cleanup()
+    }
   })
 })
 

@@ -1,17 +1,27 @@
 /**
- * Every log-driven reason of the catalog, as data. The EKS Node Monitoring Agent's patterns were the
- * starting point; each pattern below also matches the wordings of current and older kernels, kubelets,
- * systemd, runc/containerd and the VPC CNI (real lines, with their sources, are in
- * test/fixtures/log-lines.ts and, per component and version, test/fixtures/log-lines-versions.ts; the spread is
- * listed in docs/log-rules.md), and stays silent on their benign look-alikes.
+ * The built-in log rules, as data: the same shape as the operator's `logRules` (`UserRule`, overrides.ts), compiled
+ * by the same path (compile.ts), listed by `nodemend-agent rules list` and changed or disabled by id through
+ * `logRuleOverrides`. `BuiltinRule` narrows `reason` to the catalog's reason codes and templates, so a misspelled
+ * reason fails the typecheck; patterns are written as regex literals and shipped as their source strings.
+ * Fixture lines of each rule (matches and benign look-alikes, with their sources) are in builtin-fixtures.ts.
+ *
+ * The EKS Node Monitoring Agent's patterns were the starting point; each pattern below also matches the wordings
+ * of current and older kernels, kubelets, systemd, runc/containerd and the VPC CNI (real lines, with their
+ * sources, are in test/fixtures/log-lines.ts and, per component and version, test/fixtures/log-lines-versions.ts;
+ * the spread is listed in docs/log-rules.md), and stays silent on their benign look-alikes.
  *
  * Kernel lines are matched on the record text (raw /dev/kmsg records carry no `[  12.3]` prefix), on
  * `dmesg` output and on syslog copies alike, so patterns are unanchored or accept those prefixes.
  * Rules of one monitor are tried in order and the first match wins per line (SoftLockup before
  * KernelBug); rules of different monitors all fire (a libnccl segfault is AppCrash and NvidiaNCCLError).
  */
-import { xidReason } from "@nodemend/reason-codes"
-import type { LogRule, LogSourceId } from "./rule.ts"
+import { FATAL_XIDS } from "@nodemend/reason-codes"
+import type { BuiltinRule, CatalogReason, LogSourceId } from "./rule.ts"
+
+/** XIDs on the catalog's fatal list give `NvidiaXID{n}Error`; any other XID gives `NvidiaXID{n}Warning`. */
+const FATAL_XID_REASONS: Readonly<Record<string, CatalogReason>> = Object.fromEntries(
+  Object.keys(FATAL_XIDS).map((xid) => [xid, "NvidiaXID{code}Error"])
+)
 
 const KUBELET: LogSourceId = "journal:kubelet"
 const SYSTEMD: LogSourceId = "journal:systemd"
@@ -25,64 +35,65 @@ const CRON: readonly LogSourceId[] = [
   "journal:CRON"
 ]
 
-export const LOG_RULES: readonly LogRule[] = [
+export const BUILTIN_RULES: readonly BuiltinRule[] = [
   // ------------------------------------------------------------------ kernel (dmesg)
   {
     id: "kernel.soft-lockup",
     sources: ["dmesg"],
-    code: "SoftLockup",
+    reason: "SoftLockup",
     literals: ["soft lockup"],
     // `watchdog: BUG: soft lockup` (>= 4.x), `NMI watchdog: BUG: soft lockup` (RHEL 7), bare `BUG: soft lockup` (3.x)
     pattern:
-      /BUG: soft lockup\.? - CPU#(?<cpu>\d+) stuck for (?<duration>\d+s)!(?: \[(?<name>.*?)(?::\d+)?\])?/,
+      /BUG: soft lockup\.? - CPU#(?<cpu>\d+) stuck for (?<duration>\d+s)!(?: \[(?<name>.*?)(?::\d+)?\])?/
+        .source,
     subject: "cpu{cpu}"
   },
   {
     id: "kernel.bug",
     sources: ["dmesg"],
-    code: "KernelBug",
+    reason: "KernelBug",
     literals: ["BUG: "],
     // At the start of the record text, after a `[ 12.3]` timestamp or after `kernel: ` (syslog copy).
     // A soft lockup (`BUG: soft lockup` on 3.x kernels) is SoftLockup, also when that reason is disabled.
-    pattern: /(?:^|\] |kernel: )BUG: (?!soft lockup)(?<what>\S.*)/
+    pattern: /(?:^|\] |kernel: )BUG: (?!soft lockup)(?<what>\S.*)/.source
   },
   {
     id: "kernel.bug-at",
     sources: ["dmesg"],
-    code: "KernelBug",
+    reason: "KernelBug",
     literals: ["kernel BUG at "],
-    pattern: /kernel BUG at (?<what>\S+)/
+    pattern: /kernel BUG at (?<what>\S+)/.source
   },
   {
     id: "kernel.trap",
     sources: ["dmesg"],
-    code: "AppCrash",
+    reason: "AppCrash",
     literals: ["traps: "],
-    pattern: /traps: (?<name>\S.*?)\[\d+\] /,
+    pattern: /traps: (?<name>\S.*?)\[\d+\] /.source,
     subject: "{name}"
   },
   {
     id: "kernel.segfault",
     sources: ["dmesg"],
-    code: "AppCrash",
+    reason: "AppCrash",
     literals: ["]: segfault at "],
-    pattern: /(?:^|[\s;:])(?<name>[^\s[\];]+)\[\d+\]: segfault at /,
+    pattern: /(?:^|[\s;:])(?<name>[^\s[\];]+)\[\d+\]: segfault at /.source,
     subject: "{name}"
   },
   {
     id: "kernel.hung-task",
     sources: ["dmesg"],
-    code: "AppBlocked",
+    reason: "AppBlocked",
     literals: ["blocked for more than"],
-    pattern: /task (?<name>.+?):\d+ blocked for more than (?<seconds>\d+) seconds/,
+    pattern: /task (?<name>.+?):\d+ blocked for more than (?<seconds>\d+) seconds/.source,
     subject: "{name}"
   },
   {
     id: "kernel.conntrack-full",
     sources: ["dmesg"],
-    code: "ConntrackExceededKernel",
+    reason: "ConntrackExceededKernel",
     literals: ["table full, dropping packet"],
-    pattern: /(?:nf|ip)_conntrack: table full, dropping packet/
+    pattern: /(?:nf|ip)_conntrack: table full, dropping packet/.source
   },
   // ------------------------------------------------------------------ kernel: node-problem-detector's kernel monitor
   // NPD v1.36's config/kernel-monitor.json rules that the rules above did not cover (issue #27; the mapping of every
@@ -92,9 +103,9 @@ export const LOG_RULES: readonly LogRule[] = [
     // NPD's KernelOops `divide error: 0000 [#N] SMP`; kernels with PREEMPT or NOPTI print more flags, >= 6.x an `Oops: ` prefix.
     id: "kernel.divide-error",
     sources: ["dmesg"],
-    code: "KernelBug",
+    reason: "KernelBug",
     literals: ["divide error: "],
-    pattern: /(?:^|\] |kernel: |Oops: )divide error: [0-9a-f]{4} \[#\d+\]/
+    pattern: /(?:^|\] |kernel: |Oops: )divide error: [0-9a-f]{4} \[#\d+\]/.source
   },
   {
     // Node-wide OOM only: `Out of memory: Killed process N (name) ...` (>= 4.19) and `Out of memory: Kill process N
@@ -103,20 +114,21 @@ export const LOG_RULES: readonly LogRule[] = [
     // already reports that as the container's OOMKilled. NPD's OOMKilling counts both.
     id: "kernel.oom-kill",
     sources: ["dmesg"],
-    code: "OutOfMemoryKill",
+    reason: "OutOfMemoryKill",
     literals: ["Out of memory"],
     pattern:
       /Out of memory(?: \([^)]*\))?: Kill(?:ed)? process (?<pid>\d+) \((?<name>.+?)\)(?= total-vm| score|,|$)/
+        .source
   },
   {
     // The kernel prints this every 10 s while a device's references are not released (net/core/dev.c). NPD fires
     // a permanent KernelDeadlock on 3 within 20 min (kernel-monitor-counter.json); so does this rule.
     id: "kernel.unregister-netdevice",
     sources: ["dmesg"],
-    code: "UnregisterNetDeviceStuck",
+    reason: "UnregisterNetDeviceStuck",
     literals: ["unregister_netdevice: waiting for "],
-    pattern:
-      /unregister_netdevice: waiting for (?<device>\S+) to become free\. Usage count = (?<count>-?\d+)/,
+    pattern: /unregister_netdevice: waiting for (?<device>\S+) to become free\. Usage count = (?<count>-?\d+)/
+      .source,
     subject: "{device}",
     minOccurrences: 3,
     windowSeconds: 1200
@@ -127,31 +139,31 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "kernel.cper-fatal",
     sources: ["dmesg"],
-    code: "HardwareErrorFatal",
+    reason: "HardwareErrorFatal",
     literals: ["[Hardware Error]: event severity: "],
-    pattern: /\[Hardware Error\]: event severity: fatal\b/
+    pattern: /\[Hardware Error\]: event severity: fatal\b/.source
   },
   {
     id: "kernel.cper-recoverable",
     sources: ["dmesg"],
-    code: "HardwareErrorRecoverable",
+    reason: "HardwareErrorRecoverable",
     literals: ["[Hardware Error]: event severity: "],
-    pattern: /\[Hardware Error\]: event severity: recoverable\b/
+    pattern: /\[Hardware Error\]: event severity: recoverable\b/.source
   },
   {
     id: "kernel.cper-corrected",
     sources: ["dmesg"],
-    code: "HardwareErrorCorrected",
+    reason: "HardwareErrorCorrected",
     literals: ["[Hardware Error]: event severity: "],
-    pattern: /\[Hardware Error\]: event severity: corrected\b/
+    pattern: /\[Hardware Error\]: event severity: corrected\b/.source
   },
   {
     // A run of corrected errors predicts an uncorrectable one: mcelog's default DIMM threshold, 10 in 24 h.
     id: "kernel.cper-corrected-repeatedly",
     sources: ["dmesg"],
-    code: "HardwareErrorCorrectedRepeatedly",
+    reason: "HardwareErrorCorrectedRepeatedly",
     literals: ["[Hardware Error]: event severity: "],
-    pattern: /\[Hardware Error\]: event severity: corrected\b/,
+    pattern: /\[Hardware Error\]: event severity: corrected\b/.source,
     alongside: true,
     minOccurrences: 10,
     windowSeconds: 86400
@@ -162,17 +174,17 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "kernel.edac-corrected",
     sources: ["dmesg"],
-    code: "MemoryErrorCorrected",
+    reason: "MemoryErrorCorrected",
     literals: ["EDAC MC"],
-    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/,
+    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/.source,
     subject: "{controller} {location}"
   },
   {
     id: "kernel.edac-corrected-repeatedly",
     sources: ["dmesg"],
-    code: "MemoryErrorCorrectedRepeatedly",
+    reason: "MemoryErrorCorrectedRepeatedly",
     literals: ["EDAC MC"],
-    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/,
+    pattern: /EDAC (?<controller>MC\d+): \d+ CE (?:.*? )?on (?<location>[^\s(]+)/.source,
     subject: "{controller} {location}",
     alongside: true,
     minOccurrences: 10,
@@ -182,34 +194,34 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "kernel.fork-exec-eagain",
     sources: [KUBELET],
-    code: "ForkFailedOutOfPIDs",
+    reason: "ForkFailedOutOfPIDs",
     literals: ["fork/exec"],
-    pattern: /fork\/exec .*resource temporarily unavailable/
+    pattern: /fork\/exec .*resource temporarily unavailable/.source
   },
   {
     id: "kernel.go-thread-eagain",
     sources: [KUBELET],
-    code: "ForkFailedOutOfPIDs",
+    reason: "ForkFailedOutOfPIDs",
     literals: ["failed to create new OS thread"],
     // errno 11 is EAGAIN (out of PIDs/threads); errno 22 (EINVAL, e.g. emulation) is not ours.
-    pattern: /failed to create new OS thread \(have \d+ already; errno=11\)/
+    pattern: /failed to create new OS thread \(have \d+ already; errno=11\)/.source
   },
   {
     // A cgo-enabled binary (kubelet builds with cgo, docker, runc) creates threads through libc: out of
     // PIDs it aborts with this line instead of Go's `failed to create new OS thread` (kubernetes#44518).
     id: "kernel.cgo-pthread-eagain",
     sources: [KUBELET],
-    code: "ForkFailedOutOfPIDs",
+    reason: "ForkFailedOutOfPIDs",
     literals: ["pthread_create failed: Resource temporarily unavailable"],
-    pattern: /runtime\/cgo: pthread_create failed: Resource temporarily unavailable/
+    pattern: /runtime\/cgo: pthread_create failed: Resource temporarily unavailable/.source
   },
   {
     id: "kernel.rapid-cron",
     sources: CRON,
-    code: "RapidCron",
+    reason: "RapidCron",
     literals: [") CMD ("],
     // NMA keyed on the 6th field, which is the user; the job is the (user, command) pair.
-    pattern: /\((?<user>[^()\s]+)\) CMD \((?<command>.*)\)\s*$/,
+    pattern: /\((?<user>[^()\s]+)\) CMD \((?<command>.*)\)\s*$/.source,
     subject: "{user} {command}",
     minOccurrences: 2,
     windowSeconds: 300
@@ -218,10 +230,11 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "runtime.pod-stuck-terminating",
     sources: [KUBELET],
-    code: "PodStuckTerminating",
+    reason: "PodStuckTerminating",
     literals: ["Pod still has one or more containers in the non-exited state"],
     pattern:
-      /Pod still has one or more containers in the non-exited state and will not be removed from desired state"? pod="(?<pod>[^"]+)"/,
+      /Pod still has one or more containers in the non-exited state and will not be removed from desired state"? pod="(?<pod>[^"]+)"/
+        .source,
     subject: "{pod}",
     minOccurrences: 2,
     windowSeconds: 600
@@ -229,31 +242,32 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "runtime.kubelet-failed",
     sources: [SYSTEMD],
-    code: "KubeletFailed",
+    reason: "KubeletFailed",
     literals: ["kubelet.service"],
     // systemd >= 227: `kubelet.service: Failed with result 'exit-code'.`; older: `Unit kubelet.service entered failed state.`
     // 229 (Ubuntu 16.04) prints `kubelet.service: Unit entered failed state.` just before `Failed with result`: left
     // silent, so one failure is one Event.
     pattern:
       /(?:^|\s)kubelet\.service: Failed with result '(?<result>[^']+)'|Unit kubelet\.service entered failed state/
+        .source
   },
   {
     id: "runtime.oci-create-failed",
     sources: [KUBELET],
-    code: "ContainerRuntimeFailed",
+    reason: "ContainerRuntimeFailed",
     literals: ["OCI runtime create failed", "oci runtime error: "],
     // docker >= 17.06 / containerd: `OCI runtime create failed: ...`; docker 1.12-17.03 (runc 1.0-rc2/rc3):
     // `oci runtime error: container_linux.go:247: starting container process caused ...`. An exec into a
     // running container (`oci runtime error: exec failed: ...`, exec probes, kubectl exec) is not a create.
-    pattern: /(?:OCI runtime create failed|oci runtime error): (?!exec failed)(?<detail>.*)/
+    pattern: /(?:OCI runtime create failed|oci runtime error): (?!exec failed)(?<detail>.*)/.source
   },
   {
     id: "runtime.readiness-probe-structured",
     sources: [KUBELET],
-    code: "ReadinessProbeFailures",
+    reason: "ReadinessProbeFailures",
     literals: ['probeType="Readiness"'],
     // kubelet >= 1.21 (structured): `"Probe failed" probeType="Readiness" pod="ns/name" ...`; "Probe errored" is not a failure.
-    pattern: /"Probe failed" probeType="Readiness" pod="(?<pod>[^"]+)"/,
+    pattern: /"Probe failed" probeType="Readiness" pod="(?<pod>[^"]+)"/.source,
     // A token bucket of 1/s with burst 5 refuses the 6th failure within 5 s.
     minOccurrences: 6,
     windowSeconds: 5
@@ -261,47 +275,48 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "runtime.readiness-probe-legacy",
     sources: [KUBELET],
-    code: "ReadinessProbeFailures",
+    reason: "ReadinessProbeFailures",
     literals: ['Readiness probe for "'],
-    pattern: /Readiness probe for "(?<target>[^"]*)" failed/,
+    pattern: /Readiness probe for "(?<target>[^"]*)" failed/.source,
     minOccurrences: 6,
     windowSeconds: 5
   },
   {
     id: "runtime.liveness-probe-structured",
     sources: [KUBELET],
-    code: "LivenessProbeFailures",
+    reason: "LivenessProbeFailures",
     literals: ['probeType="Liveness"'],
-    pattern: /"Probe failed" probeType="Liveness" pod="(?<pod>[^"]+)"/,
+    pattern: /"Probe failed" probeType="Liveness" pod="(?<pod>[^"]+)"/.source,
     minOccurrences: 6,
     windowSeconds: 5
   },
   {
     id: "runtime.liveness-probe-legacy",
     sources: [KUBELET],
-    code: "LivenessProbeFailures",
+    reason: "LivenessProbeFailures",
     literals: ['Liveness probe for "'],
-    pattern: /Liveness probe for "(?<target>[^"]*)" failed/,
+    pattern: /Liveness probe for "(?<target>[^"]*)" failed/.source,
     minOccurrences: 6,
     windowSeconds: 5
   },
   {
     id: "runtime.service-failed-to-start",
     sources: [SYSTEMD],
-    code: "ServiceFailedToStart",
+    reason: "ServiceFailedToStart",
     literals: ["Failed to start "],
     // systemd >= 250: `Failed to start kubelet.service - Kubernetes Kubelet.`; older: `Failed to start Kubernetes Kubelet.`
-    pattern: /(?:^|: )Failed to start (?<unit>.+?)(?: - .*)?\.$/,
+    pattern: /(?:^|: )Failed to start (?<unit>.+?)(?: - .*)?\.$/.source,
     subject: "{unit}"
   },
   // ------------------------------------------------------------------ networking (VPC CNI, kube-proxy)
   {
     id: "networking.ipamd-no-sa-token",
     sources: [IPAMD_LOG],
-    code: "IPAMDNotReady",
+    reason: "IPAMDNotReady",
     literals: ["no configuration has been provided"],
     pattern:
-      /Failed to check API server connectivity: invalid configuration: no configuration has been provided/,
+      /Failed to check API server connectivity: invalid configuration: no configuration has been provided/
+        .source,
     message: "IPAM-D Missing Service Account Token and the IPAM daemon cannot connect to the API server.",
     // One boot-time line latched the NMA condition (NMA#215): require the failure to persist ~1 min.
     minOccurrences: 3,
@@ -313,18 +328,18 @@ export const LOG_RULES: readonly LogRule[] = [
     // 1.8-1.10 log nothing before exiting: IPAMDRepeatedlyRestart covers those.
     id: "networking.ipamd-create-client-failed",
     sources: [IPAMD_LOG],
-    code: "IPAMDNotReady",
+    reason: "IPAMDNotReady",
     literals: ["error communicating with apiserver"],
-    pattern: /Failed to create client: error communicating with apiserver/,
+    pattern: /Failed to create client: error communicating with apiserver/.source,
     minOccurrences: 3,
     windowSeconds: 600
   },
   {
     id: "networking.ipamd-api-unreachable",
     sources: [IPAMD_LOG],
-    code: "IPAMDNotReady",
+    reason: "IPAMDNotReady",
     literals: ["Unable to reach API Server", "Failed to check API server connectivity"],
-    pattern: /Unable to reach API Server|Failed to check API server connectivity/,
+    pattern: /Unable to reach API Server|Failed to check API server connectivity/.source,
     // ipamd retries every 5-10 s and waits up to 30 s at boot; 6 failures in 2 min is not a boot transient.
     minOccurrences: 6,
     windowSeconds: 120
@@ -334,25 +349,25 @@ export const LOG_RULES: readonly LogRule[] = [
     // condition clears instead of latching until the agent restarts (NMA#215).
     id: "networking.ipamd-api-reachable",
     sources: [IPAMD_LOG],
-    code: "IPAMDNotReady",
+    reason: "IPAMDNotReady",
     // 1.8+: `Successful communication with the Cluster! ...`; 1.5-1.7: `Communication with server successful`.
     literals: ["Successful communication with the Cluster", "Communication with server successful"],
-    pattern: /Successful communication with the Cluster|Communication with server successful/,
+    pattern: /Successful communication with the Cluster|Communication with server successful/.source,
     resolves: true
   },
   {
     id: "networking.ipamd-restart",
     sources: [IPAMD_LOG],
-    code: "IPAMDRepeatedlyRestart",
+    reason: "IPAMDRepeatedlyRestart",
     literals: ["Starting L-IPAMD"],
-    pattern: /Starting L-IPAMD/,
+    pattern: /Starting L-IPAMD/.source,
     minOccurrences: 5,
     windowSeconds: 1200
   },
   {
     id: "networking.ipamd-no-ips",
     sources: [IPAMD_LOG],
-    code: "IPAMDNoIPs",
+    reason: "IPAMDNoIPs",
     // Secondary IPs and ENIs: `InsufficientFreeAddressesInSubnet`; prefix delegation (1.9+) when no free /28 is
     // left: `InsufficientCidrBlocks`; CreateNetworkInterface in a full subnet (1.18+ logs):
     // `InvalidParameterValue: There aren't sufficient free Ipv4 addresses or prefixes`.
@@ -363,17 +378,19 @@ export const LOG_RULES: readonly LogRule[] = [
     ],
     pattern:
       /InsufficientFreeAddressesInSubnet|InsufficientCidrBlocks|There aren't sufficient free Ipv4 addresses or prefixes/
+        .source
   },
   {
     id: "networking.kube-proxy-missing-resource",
     sources: ["podlogs:kube-proxy"],
-    code: "KubeProxyNotReady",
+    reason: "KubeProxyNotReady",
     literals: ["the server could not find the requested resource"],
     // client-go >= 0.19: `Failed to watch X: failed to list X: ...` (>= 0.31 inside `"Unhandled Error" err="..."`);
     // older reflectors: `Failed to list X: ...`. The reflector's lower-case `failed to list X` warning that
     // precedes the error line is the same failure and stays silent.
     pattern:
-      /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): the server could not find the requested resource/,
+      /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): the server could not find the requested resource/
+        .source,
     subject: "{resource}"
   },
   {
@@ -381,9 +398,10 @@ export const LOG_RULES: readonly LogRule[] = [
     // connection during an API server restart this does not heal by itself. Reflectors retry every 1-30 s.
     id: "networking.kube-proxy-list-denied",
     sources: ["podlogs:kube-proxy"],
-    code: "KubeProxyNotReady",
+    reason: "KubeProxyNotReady",
     literals: [": Unauthorized", " is forbidden: "],
-    pattern: /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): (?:Unauthorized|\S+ is forbidden: )/,
+    pattern: /Failed to (?:watch \S+: failed to )?list (?<resource>\S+): (?:Unauthorized|\S+ is forbidden: )/
+      .source,
     subject: "{resource}",
     minOccurrences: 5,
     windowSeconds: 300
@@ -391,18 +409,19 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "networking.npa-bpf-state",
     sources: [NPA_LOG],
-    code: "NPABPFRecoveryError",
+    reason: "NPABPFRecoveryError",
     literals: ["Failed to recover the BPF state", "BPF State Recovery failed"],
-    pattern: /Failed to recover the BPF state|BPF State Recovery failed/,
+    pattern: /Failed to recover the BPF state|BPF State Recovery failed/.source,
     minOccurrences: 2,
     windowSeconds: 600
   },
   {
     id: "networking.npa-bpf-maps",
     sources: [NPA_LOG],
-    code: "NPABPFRecoveryError",
+    reason: "NPABPFRecoveryError",
     literals: ["failed to recover global maps", "in-mem map"],
-    pattern: /failed to recover global maps|got err for (?:cluster policy )?(?:ingress|egress) in-mem map/,
+    pattern: /failed to recover global maps|got err for (?:cluster policy )?(?:ingress|egress) in-mem map/
+      .source,
     message: "NPA eBPF map recovery/write error detected",
     minOccurrences: 2,
     windowSeconds: 600
@@ -411,43 +430,47 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "storage.etc-hosts-mount",
     sources: ["file:/var/log/messages", KUBELET],
-    code: "EtcHostsMountFailed",
+    reason: "EtcHostsMountFailed",
     literals: ["etc-hosts"],
     // runc >= 1.1: `error mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts"`; runc 1.0: `rootfs_linux.go:76:
     // mounting "<pod>/etc-hosts" to rootfs at "/etc/hosts" caused: ...` (NMA's `error mounting` misses it);
     // older: `... to rootfs "<r>" at "<r>/etc/hosts"`. Quotes arrive escaped once or twice inside error chains.
     pattern: /(?:error |\d: )mounting [\\"]*(?<source>[^"\s\\]*etc-hosts)[\\"]* to rootfs.*?\/etc\/hosts/
+      .source
   },
   {
     id: "storage.kubelet-disk-usage-slow",
     sources: [KUBELET],
-    code: "KubeletDiskUsageSlow",
+    reason: "KubeletDiskUsageSlow",
     // cAdvisor >= v0.33 (kubelet >= 1.14): `fs: disk usage and inodes count on following dirs took`;
     // older: `du and find on following dirs took`.
     literals: ["disk usage and inodes count on following dirs took", "du and find on following dirs took"],
     pattern:
       /(?:fs: disk usage and inodes count|du and find) on following dirs took (?<duration>\S+?):?(?:\s|$)/
+        .source
   },
   {
     id: "storage.block-io-error",
     sources: ["dmesg"],
-    code: "BlockDeviceIOError",
+    reason: "BlockDeviceIOError",
     literals: [" error, dev "],
     // `end_request:` (< 3.x), `print_req_error:` (4.18-5.2), `blk_update_request:` (5.3-5.15), bare (>= 5.16),
     // and `critical medium|target error` (>= 4.18). Loop, optical and floppy (VMware guests) devices are not
     // disks; `operation not supported error` is a refused discard, not an I/O error.
     pattern:
-      /(?:^|[\s:;])(?:I\/O|critical medium|critical target|critical space allocation) error, dev (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>sector \d+)/,
+      /(?:^|[\s:;])(?:I\/O|critical medium|critical target|critical space allocation) error, dev (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>sector \d+)/
+        .source,
     subject: "{device}"
   },
   {
     id: "storage.buffer-io-error",
     sources: ["dmesg"],
-    code: "BlockDeviceIOError",
+    reason: "BlockDeviceIOError",
     literals: ["Buffer I/O error on dev"],
     // `on device X` (older kernels) and `on dev X` (>= 4.x)
     pattern:
-      /Buffer I\/O error on dev(?:ice)? (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>logical block \d+)/,
+      /Buffer I\/O error on dev(?:ice)? (?!(?:loop|sr|fd)\d)(?<device>[\w-]+), (?<location>logical block \d+)/
+        .source,
     subject: "{device}"
   },
   {
@@ -457,10 +480,11 @@ export const LOG_RULES: readonly LogRule[] = [
     // are recovered from; EBUSY (-16) is a userspace driver (vfio-pci/SPDK) taking the controller over.
     id: "storage.nvme-controller-removed",
     sources: ["dmesg"],
-    code: "BlockDeviceIOError",
+    reason: "BlockDeviceIOError",
     literals: ["Removing after probe failure status: ", "Disabling device after reset failure: "],
     pattern:
-      /nvme (?<device>nvme\d+): (?:Removing after probe failure status|Disabling device after reset failure): (?!-16\b)(?<status>-\d+)/,
+      /nvme (?<device>nvme\d+): (?:Removing after probe failure status|Disabling device after reset failure): (?!-16\b)(?<status>-\d+)/
+        .source,
     message:
       "NVMe controller {device} was removed after a failed reset (status {status}): its disks are gone",
     subject: "{device}"
@@ -470,9 +494,9 @@ export const LOG_RULES: readonly LogRule[] = [
     // fs/ext4/super.c: `EXT4-fs error (device sda1): func:line: ...` and `EXT4-fs error (device sdf) in func:line: ...`.
     id: "storage.ext4-error",
     sources: ["dmesg"],
-    code: "Ext4FilesystemError",
+    reason: "Ext4FilesystemError",
     literals: ["EXT4-fs error (device "],
-    pattern: /EXT4-fs error \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/,
+    pattern: /EXT4-fs error \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/.source,
     subject: "{device}"
   },
   {
@@ -480,9 +504,9 @@ export const LOG_RULES: readonly LogRule[] = [
     // suppressed` names no device and stays silent.
     id: "storage.ext4-warning",
     sources: ["dmesg"],
-    code: "Ext4FilesystemWarning",
+    reason: "Ext4FilesystemWarning",
     literals: ["EXT4-fs warning (device "],
-    pattern: /EXT4-fs warning \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/,
+    pattern: /EXT4-fs warning \(device (?<device>[^)\s]+)\):? (?<detail>\S.*)/.source,
     subject: "{device}"
   },
   {
@@ -492,9 +516,9 @@ export const LOG_RULES: readonly LogRule[] = [
     // ...` line before it and `Please umount the filesystem and rectify the problem(s)` after it stay silent.
     id: "storage.xfs-shutdown",
     sources: ["dmesg"],
-    code: "XFSFilesystemShutdown",
+    reason: "XFSFilesystemShutdown",
     literals: ["Shutting down filesystem"],
-    pattern: /XFS \((?<device>[^)\s]+)\): (?<why>\S.*?)\.?\s+Shutting down filesystem/,
+    pattern: /XFS \((?<device>[^)\s]+)\): (?<why>\S.*?)\.?\s+Shutting down filesystem/.source,
     subject: "{device}"
   },
   {
@@ -502,22 +526,24 @@ export const LOG_RULES: readonly LogRule[] = [
     // An administrator's `mount -o remount,ro` prints `re-mounted` or nothing and stays silent.
     id: "storage.remounted-read-only",
     sources: ["dmesg"],
-    code: "FilesystemRemountedReadOnly",
+    reason: "FilesystemRemountedReadOnly",
     literals: ["Remounting filesystem read-only"],
-    pattern: /EXT[234]-fs \((?<device>[^)\s]+)\): Remounting filesystem read-only/,
+    pattern: /EXT[234]-fs \((?<device>[^)\s]+)\): Remounting filesystem read-only/.source,
     subject: "{device}"
   },
   // ------------------------------------------------------------------ nvidia (dmesg)
   {
     id: "nvidia.xid",
     sources: ["dmesg"],
-    code: "NvidiaXID{code}Error",
-    reasonOf: (groups) => xidReason(Number(groups.code)),
+    // XIDs of the catalog's fatal list are `NvidiaXID{n}Error` (Conditions), every other XID a Warning (Event).
+    reason: "NvidiaXID{code}Warning",
+    reasonByGroup: { group: "code", reasons: FATAL_XID_REASONS },
     literals: ["NVRM: Xid"],
     // Driver kernel_rc.c: `(PCI:DDDD:BB:DD)`, with MIG attribution `(PCI:DDDD:BB:DD GPU-I:gg[ GPU-CI:cc])`;
     // older drivers omit `PCI:`; a domain above 0xffff prints more than four digits.
     pattern:
-      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?: GPU-I:[0-9a-fA-F]+(?: GPU-CI:[0-9a-fA-F]+)?)?\): (?<code>\d{1,5}),/,
+      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?: GPU-I:[0-9a-fA-F]+(?: GPU-CI:[0-9a-fA-F]+)?)?\): (?<code>\d{1,5}),/
+        .source,
     subject: "{pci}"
   },
   {
@@ -525,20 +551,20 @@ export const LOG_RULES: readonly LogRule[] = [
     // One kmsg record; its embedded newlines arrive unescaped.
     id: "nvidia.fallen-off-bus",
     sources: ["dmesg"],
-    code: "NvidiaXID{code}Error",
-    reasonOf: () => xidReason(79),
+    reason: "NvidiaXID79Error",
     literals: ["fallen off the bus"],
     pattern:
-      /NVRM: The NVIDIA GPU (?<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?[\s\S]*?fallen off the bus/,
+      /NVRM: The NVIDIA GPU (?<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?[\s\S]*?fallen off the bus/
+        .source,
     message: "detected XID-79 on the instance, review kernel logs for additional information.",
     subject: "{pci}"
   },
   {
     id: "nvidia.nccl-segfault",
     sources: ["dmesg"],
-    code: "NvidiaNCCLError",
+    reason: "NvidiaNCCLError",
     literals: ["libnccl.so"],
-    pattern: /segfault at .* in libnccl\.so/
+    pattern: /segfault at .* in libnccl\.so/.source
   },
   // ------------------------------------------------------------------ neuron (dmesg)
   // The Neuron driver prints `NEURON_HW_ERR=<code> instance-id=... nd-id=N nc-id=N ...`. NMA required a space
@@ -546,33 +572,33 @@ export const LOG_RULES: readonly LogRule[] = [
   {
     id: "neuron.sram",
     sources: ["dmesg"],
-    code: "NeuronSRAMUncorrectableError",
+    reason: "NeuronSRAMUncorrectableError",
     literals: ["NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR"],
-    pattern: /NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    pattern: /NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/.source,
     subject: "nd{device}"
   },
   {
     id: "neuron.nc",
     sources: ["dmesg"],
-    code: "NeuronNCUncorrectableError",
+    reason: "NeuronNCUncorrectableError",
     literals: ["NEURON_HW_ERR=NC_UNCORRECTABLE_ERROR"],
-    pattern: /NEURON_HW_ERR=NC_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    pattern: /NEURON_HW_ERR=NC_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/.source,
     subject: "nd{device}"
   },
   {
     id: "neuron.hbm",
     sources: ["dmesg"],
-    code: "NeuronHBMUncorrectableError",
+    reason: "NeuronHBMUncorrectableError",
     literals: ["NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR"],
-    pattern: /NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    pattern: /NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/.source,
     subject: "nd{device}"
   },
   {
     id: "neuron.dma",
     sources: ["dmesg"],
-    code: "NeuronDMAError",
+    reason: "NeuronDMAError",
     literals: ["NEURON_HW_ERR=DMA_ERROR"],
-    pattern: /NEURON_HW_ERR=DMA_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/,
+    pattern: /NEURON_HW_ERR=DMA_ERROR(?:\s|$)(?:.*?\bnd-id=(?<device>\d+))?/.source,
     subject: "nd{device}"
   }
 ]
