@@ -7,6 +7,7 @@
  */
 import { type FSWatcher, statSync, watch } from "node:fs"
 import { basename, dirname } from "node:path"
+import { after, type Timer } from "./line-source.ts"
 
 export interface DirectoryAppearance {
   readonly stop: () => void
@@ -23,17 +24,16 @@ const isDirectory = (path: string): boolean => {
 /** Calls `onExists` once, as soon as `dir` is a directory (at once if it already is). */
 export const whenDirectoryExists = (dir: string, onExists: () => void, pollMs = 250): DirectoryAppearance => {
   let watcher: FSWatcher | undefined
-  let timer: NodeJS.Timeout | undefined
+  let timer: Timer | undefined
   let stopped = false
   const stop = () => {
     stopped = true
     watcher?.close()
     watcher = undefined
-    if (timer !== undefined) clearTimeout(timer)
+    timer?.stop()
   }
   const poll = () => {
-    timer = setTimeout(arm, pollMs)
-    timer.unref()
+    timer = after(pollMs, arm)
   }
   function arm(): void {
     watcher?.close()

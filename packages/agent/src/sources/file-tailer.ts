@@ -12,7 +12,14 @@
 import { type FSWatcher, promises as fsp, statSync, watch } from "node:fs"
 import { basename, dirname } from "node:path"
 import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
-import { makeLineSplitter } from "./line-splitter.ts"
+import {
+  type Coalescer,
+  type LineCounts,
+  makeCoalescer,
+  makeLineSource,
+  type Timer,
+  every
+} from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
 export interface FileTailerOptions {
@@ -21,9 +28,13 @@ export interface FileTailerOptions {
   readonly fromStart?: boolean
   readonly onLine: (line: string) => void
   readonly onTruncatedLine: () => void
+  /** Lines it rejects are neither counted nor delivered. */
+  readonly accept?: (line: string) => boolean
   /** Called with true once the file is open, false while it is missing. */
   readonly onWatching?: (watching: boolean) => void
   readonly log: SourceLog
+  /** Where the line source counts (default: its own). */
+  readonly counts?: LineCounts
 }
 
 export interface FileTailer {
@@ -32,34 +43,34 @@ export interface FileTailer {
   /** Reads whatever is new now (also runs on every watch event). */
   readonly poke: () => Promise<void>
   readonly stop: () => Promise<void>
+  readonly counts: LineCounts
 }
 
-const CHUNK = 64 * 1024
 const FALLBACK_POLL_MS = 250
 
 export const startFileTailer = (options: FileTailerOptions): FileTailer => {
   const { path, log } = options
-  const splitter = makeLineSplitter(options.onLine, options.onTruncatedLine)
-  const buffer = Buffer.allocUnsafe(CHUNK)
+  const lines = makeLineSource({
+    onLine: options.onLine,
+    onTruncatedLine: options.onTruncatedLine,
+    ...(options.accept !== undefined ? { accept: options.accept } : {}),
+    ...(options.counts !== undefined ? { counts: options.counts } : {})
+  })
   let handle: fsp.FileHandle | undefined
   let ino = -1
   let offset = 0
   let firstOpen = !(options.fromStart ?? false)
   let stopped = false
   let watcher: FSWatcher | undefined
-  let poll: NodeJS.Timeout | undefined
+  let poll: Timer | undefined
   let appearance: DirectoryAppearance | undefined
-  let running: Promise<void> | undefined
-  let again = false
 
-  const drain = async (h: fsp.FileHandle) => {
-    for (;;) {
-      const { bytesRead } = await h.read(buffer, 0, CHUNK, offset)
-      if (bytesRead === 0) return
+  const drain = (h: fsp.FileHandle) =>
+    lines.drain(async (buffer) => {
+      const { bytesRead } = await h.read(buffer, 0, buffer.length, offset)
       offset += bytesRead
-      splitter.push(buffer.subarray(0, bytesRead))
-    }
-  }
+      return bytesRead
+    })
 
   const open = async (): Promise<boolean> => {
     try {
@@ -93,7 +104,7 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     if (st.size < offset) {
       log("warn", "log file truncated; reading from its start", { path, size: st.size, offset })
       offset = 0
-      splitter.flush()
+      lines.flush()
     }
     await drain(h)
     // Rotation: the path now names another inode (or nothing). Drain the old one again first: a writer may
@@ -101,28 +112,17 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     const current = await fsp.stat(path).catch(() => undefined)
     if (current === undefined || current.ino !== ino) {
       await drain(h)
-      splitter.flush()
+      lines.flush()
       await closeHandle()
       log("info", "log file rotated; following the new file", { path })
       if (current !== undefined && (await open())) await drain(handle!)
     }
   }
 
-  const poke = (): Promise<void> => {
-    if (stopped) return Promise.resolve()
-    if (running !== undefined) {
-      again = true
-      return running
-    }
-    running = (async () => {
-      do {
-        again = false
-        await check().catch((e) => log("warn", "reading log file failed", { path, error: String(e) }))
-      } while (again && !stopped)
-      running = undefined
-    })()
-    return running
-  }
+  const reads: Coalescer = makeCoalescer(check, (e) =>
+    log("warn", "reading log file failed", { path, error: String(e) })
+  )
+  const poke = reads.poke
 
   const dir = dirname(path)
   /** The watched directory's identity (device and inode), to tell it from a new directory at the same path. */
@@ -179,14 +179,13 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
 
   const startPoll = () => {
     if (poll !== undefined || stopped) return
-    poll = setInterval(() => {
+    poll = every(FALLBACK_POLL_MS, () => {
       if (watcher === undefined && startWatch()) {
-        clearInterval(poll)
+        poll?.stop()
         poll = undefined
       }
       void poke()
-    }, FALLBACK_POLL_MS)
-    poll.unref()
+    })
   }
 
   function waitForDirectory(): void {
@@ -206,9 +205,9 @@ export const startFileTailer = (options: FileTailerOptions): FileTailer => {
     stopped = true
     watcher?.close()
     appearance?.stop()
-    if (poll !== undefined) clearInterval(poll)
-    await running
+    poll?.stop()
+    await reads.stop()
     await closeHandle()
   }
-  return { ready, poke, stop }
+  return { ready, poke, stop, counts: lines.counts }
 }

@@ -17,3 +17,12 @@ export {
 } from "./log-monitors.ts"
 export { type PodLogReader, startPodLogReader } from "./pod-log-reader.ts"
 export type { SourceLog } from "./source-log.ts"
+export {
+  type ChunkRead,
+  type Coalescer,
+  type LineCounts,
+  type LineSource,
+  type LineSourceOptions,
+  makeCoalescer,
+  makeLineSource
+} from "./line-source.ts"

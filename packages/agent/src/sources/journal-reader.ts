@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { promises as fsp, statSync } from "node:fs"
 import { join } from "node:path"
-import { makeLineSplitter } from "./line-splitter.ts"
+import { after, every, type LineCounts, makeLineSource, type Timer, zeroLineCounts } from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
 export interface JournalReaderOptions {
@@ -21,12 +21,16 @@ export interface JournalReaderOptions {
   readonly log: SourceLog
   readonly journalctl?: string
   readonly now?: () => number
+  /** Where journalctl's line sources count (default: an object of its own); one line is one entry. */
+  readonly counts?: LineCounts
 }
 
 export interface JournalReader {
   /** Pid of the running journalctl, if any (diagnostics). */
   readonly pid: () => number | undefined
   readonly stop: () => Promise<void>
+  /** journalctl's output lines (one per entry, any identifier), across restarts. */
+  readonly counts: LineCounts
 }
 
 const JOURNAL_DIRS = ["var/log/journal", "run/log/journal"]
@@ -60,7 +64,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
       hostRoot: options.hostRoot
     })
     options.onWatching(false)
-    return { pid: () => undefined, stop: async () => undefined }
+    return { pid: () => undefined, stop: async () => undefined, counts: zeroLineCounts() }
   }
   const wanted = new Set(options.identifiers)
   let startSec = Math.floor(now() / 1000)
@@ -68,7 +72,8 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
   let child: ChildProcess | undefined
   let stopped = false
   let restartDelayMs = 1000
-  let restartTimer: NodeJS.Timeout | undefined
+  let restartTimer: Timer | undefined
+  const counts = options.counts ?? zeroLineCounts()
 
   const onLine = (line: string) => {
     if (line.length === 0) return
@@ -103,11 +108,17 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
       ...position,
       ...[...wanted].map((id) => `SYSLOG_IDENTIFIER=${id}`)
     ]
-    const splitter = makeLineSplitter(onLine, options.onTruncatedLine, MAX_JSON_LINE)
+    // A line source per process (a partial line of one journalctl is not continued by the next), one count.
+    const lines = makeLineSource({
+      onLine,
+      onTruncatedLine: options.onTruncatedLine,
+      maxLineBytes: MAX_JSON_LINE,
+      counts
+    })
     const proc = spawn(options.journalctl ?? "journalctl", args, { stdio: ["ignore", "pipe", "pipe"] })
     child = proc
     let stderr = ""
-    proc.stdout.on("data", (chunk: Buffer) => splitter.push(chunk))
+    lines.attach(proc.stdout)
     proc.stderr.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString("utf8")).slice(-2000)
     })
@@ -124,7 +135,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
       log("error", "journalctl failed", { error: String(e) })
     })
     proc.on("close", (code, signal) => {
-      splitter.flush()
+      lines.flush()
       if (stopped) return
       options.onWatching(false)
       log("warn", "journalctl exited; restarting", {
@@ -133,8 +144,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
         stderr: stderr.trim(),
         inMs: restartDelayMs
       })
-      restartTimer = setTimeout(run, restartDelayMs)
-      restartTimer.unref()
+      restartTimer = after(restartDelayMs, run)
       restartDelayMs = Math.min(restartDelayMs * 2, 30_000)
     })
   }
@@ -152,7 +162,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
     }
   }
   let watched = identity()
-  const dirCheck = setInterval(() => {
+  const dirCheck = every(DIR_CHECK_MS, () => {
     const current = identity()
     if (current === watched) return
     const replaced = current !== undefined
@@ -163,15 +173,15 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
     startSec = Math.floor(now() / 1000) - DIR_CHECK_MS / 1000
     restartDelayMs = 1000
     child?.kill("SIGTERM")
-  }, DIR_CHECK_MS)
-  dirCheck.unref()
+  })
 
   return {
+    counts,
     pid: () => (child?.exitCode === null && child.signalCode === null ? child.pid : undefined),
     stop: async () => {
       stopped = true
-      clearInterval(dirCheck)
-      if (restartTimer !== undefined) clearTimeout(restartTimer)
+      dirCheck.stop()
+      restartTimer?.stop()
       const proc = child
       if (proc?.pid !== undefined && proc.exitCode === null && proc.signalCode === null) {
         const closed = new Promise<void>((resolve) => proc.once("close", () => resolve()))

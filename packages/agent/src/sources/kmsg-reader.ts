@@ -11,11 +11,12 @@
  *
  * Either way a sequence number that jumps is a gap: counted, logged, never silent.
  */
-import { close, open, read, promises as fsp } from "node:fs"
+import { promises as fsp } from "node:fs"
 import { join } from "node:path"
 import { readBootTimeMs } from "./boot-time.ts"
 import { type FileTailer, startFileTailer } from "./file-tailer.ts"
 import { parseKmsgRecord } from "./kmsg-record.ts"
+import { type ChunkRead, type LineCounts, makeLineSource } from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
 export interface KmsgReaderOptions {
@@ -29,11 +30,18 @@ export interface KmsgReaderOptions {
   /** Character device only: replay records this much older than the start (default 0). */
   readonly lookbackMs?: number
   readonly now?: () => number
+  /** Where the line source counts records (default: an object of its own). */
+  readonly counts?: LineCounts
 }
 
 export interface KmsgReader {
   readonly stop: () => Promise<void>
+  /** Records read (header lines; dictionary continuation lines are not counted). */
+  readonly counts: LineCounts
 }
+
+/** A record's header line; lines starting with a space are its dictionary (` KEY=VALUE`). */
+const isRecordLine = (line: string): boolean => line.length > 0 && !line.startsWith(" ")
 
 /** Largest record the kernel returns (printk's LOG_LINE_MAX plus the dictionary), rounded up. */
 const RECORD_BUFFER = 16 * 1024
@@ -77,61 +85,72 @@ export const startKmsgReader = async (options: KmsgReaderOptions): Promise<KmsgR
   // Regular file (or not there yet): tail it; lines starting with a space are dictionary continuations.
   const tailer: FileTailer = startFileTailer({
     path,
-    onLine: (line) => {
-      if (line.length === 0 || line.startsWith(" ")) return
-      handleRecord(line, Number.NEGATIVE_INFINITY)
-    },
+    accept: isRecordLine,
+    onLine: (line) => handleRecord(line, Number.NEGATIVE_INFINITY),
     onTruncatedLine: options.onTruncatedLine,
     onWatching: options.onWatching,
-    log: options.log
+    log: options.log,
+    ...(options.counts !== undefined ? { counts: options.counts } : {})
   })
   await tailer.ready
-  return { stop: tailer.stop }
+  return { stop: tailer.stop, counts: tailer.counts }
 }
 
-const startDevice = (
+const startDevice = async (
   path: string,
   options: KmsgReaderOptions,
   handleRecord: (raw: string, skipBeforeMs: number) => void,
   now: () => number
-): Promise<KmsgReader> =>
-  new Promise((resolve) => {
-    const skipBeforeMs = now() - (options.lookbackMs ?? 0)
-    let stopped = false
-    open(path, "r", (err, fd) => {
-      if (err !== null) {
-        options.log("error", "cannot open /dev/kmsg; kernel log not watched", { path, error: String(err) })
-        options.onWatching(false)
-        resolve({ stop: async () => undefined })
-        return
-      }
-      options.onWatching(true)
-      const buffer = Buffer.allocUnsafe(RECORD_BUFFER)
-      const next = () =>
-        read(fd, buffer, 0, RECORD_BUFFER, null, (readErr, bytes) => {
-          // The read blocks until the kernel logs something: close only once it has returned.
-          if (stopped) return close(fd, () => undefined)
-          if (readErr !== null) {
-            if (readErr.code === "EPIPE") {
-              // The next record's sequence number shows how many were lost; it is counted there.
-              options.log("warn", "kernel ring buffer overwrote records before they were read (EPIPE)")
-              return next()
-            }
-            if (readErr.code === "EAGAIN" || readErr.code === "EINTR") return next()
-            options.log("error", "reading /dev/kmsg failed; kernel log no longer watched", {
-              error: String(readErr)
-            })
-            options.onWatching(false)
-            return close(fd, () => undefined)
-          }
-          if (bytes > 0) handleRecord(buffer.toString("utf8", 0, bytes).replace(/\n$/, ""), skipBeforeMs)
-          next()
-        })
-      next()
-      resolve({
-        stop: async () => {
-          stopped = true
-        }
-      })
-    })
+): Promise<KmsgReader> => {
+  const skipBeforeMs = now() - (options.lookbackMs ?? 0)
+  // Every read() returns one whole record (header line and dictionary lines, each ending in a newline: the kernel
+  // escapes control characters in the text), so the line source's splitter never carries a partial line here.
+  const lines = makeLineSource({
+    accept: isRecordLine,
+    onLine: (line) => handleRecord(line, skipBeforeMs),
+    onTruncatedLine: options.onTruncatedLine,
+    chunkBytes: RECORD_BUFFER,
+    ...(options.counts !== undefined ? { counts: options.counts } : {})
   })
+  let handle: fsp.FileHandle
+  try {
+    handle = await fsp.open(path, "r")
+  } catch (err) {
+    options.log("error", "cannot open /dev/kmsg; kernel log not watched", { path, error: String(err) })
+    options.onWatching(false)
+    return { stop: async () => undefined, counts: lines.counts }
+  }
+  options.onWatching(true)
+  let stopped = false
+  const read: ChunkRead = async (buffer) => {
+    for (;;) {
+      try {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null)
+        if (stopped) return 0
+        if (bytesRead > 0) return bytesRead
+      } catch (e) {
+        if (stopped) return 0
+        const code = (e as NodeJS.ErrnoException).code
+        if (code === "EPIPE")
+          // The next record's sequence number shows how many were lost; it is counted there.
+          options.log("warn", "kernel ring buffer overwrote records before they were read (EPIPE)")
+        else if (code !== "EAGAIN" && code !== "EINTR") throw e
+      }
+    }
+  }
+  // The read blocks until the kernel logs something: the handle is closed only once it has returned.
+  void lines
+    .drain(read)
+    .catch((e) => {
+      options.log("error", "reading /dev/kmsg failed; kernel log no longer watched", { error: String(e) })
+      options.onWatching(false)
+    })
+    .finally(() => handle.close().catch(() => undefined))
+  return {
+    stop: async () => {
+      stopped = true
+      lines.stop()
+    },
+    counts: lines.counts
+  }
+}

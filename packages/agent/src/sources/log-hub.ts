@@ -1,21 +1,23 @@
 /**
  * One reader per log resource, shared by every subscriber: /dev/kmsg, one journalctl for all journal
  * identifiers, one tailer per file, one pod-log reader per pod name. Each keeps counters (lines read,
- * lines dropped, lines cut, malformed records, kmsg sequence gaps) and a watching/not-watching status.
+ * lines cut, bytes read, malformed records, kmsg sequence gaps) and a watching/not-watching status. Lines, cuts
+ * and bytes are counted by the readers' line sources (line-source.ts) into the source's counters. The journal is
+ * one journalctl (one line source) for several sources: its line source counts all its entries, and here each
+ * entry is attributed to its source once it names its identifier; its bytes and cut lines are reported on its
+ * first source (as the cuts were before).
  */
 import { join } from "node:path"
 import type { LogRecord, LogSourceId } from "../rules/rule.ts"
 import { startFileTailer } from "./file-tailer.ts"
 import { startJournalReader } from "./journal-reader.ts"
 import { startKmsgReader } from "./kmsg-reader.ts"
+import { type LineCounts, zeroLineCounts } from "./line-source.ts"
 import { lineTimestamp } from "./line-timestamp.ts"
 import { startPodLogReader } from "./pod-log-reader.ts"
 import type { SourceLog } from "./source-log.ts"
 
-export interface SourceCounters {
-  linesRead: number
-  /** Lines longer than the line bound, delivered cut. */
-  linesTruncated: number
+export interface SourceCounters extends LineCounts {
   malformed: number
   /** Kernel records lost before they were read (sequence gaps, EPIPE). */
   kmsgSequenceGaps: number
@@ -43,6 +45,7 @@ export interface LogHubOptions {
 const zero = (): SourceCounters => ({
   linesRead: 0,
   linesTruncated: 0,
+  bytesRead: 0,
   malformed: 0,
   kmsgSequenceGaps: 0
 })
@@ -59,24 +62,21 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
     status.set(s, "starting")
   }
   const emit = (source: LogSourceId, text: string, timestampMs: number) => {
-    counters.get(source)!.linesRead++
     const record: LogRecord = { source, text, timestampMs }
     for (const l of listeners.get(source)!) l(record)
   }
   const bump = (source: LogSourceId, key: keyof SourceCounters, by = 1) => {
     counters.get(source)![key] += by
   }
-  /** A cut line is counted and logged (the head of the line was still matched). */
-  /** A cut line is counted, and logged at most once a minute per source (with the count so far). */
+  /** A cut line (counted by the line source) is logged at most once a minute per source, with the count so far. */
   const lastTruncationLog = new Map<LogSourceId, number>()
   const truncated = (source: LogSourceId) => () => {
-    bump(source, "linesTruncated")
     const t = now()
     if (t - (lastTruncationLog.get(source) ?? Number.NEGATIVE_INFINITY) < 60_000) return
     lastTruncationLog.set(source, t)
     options.log("warn", "log line longer than the line bound; matched its head, dropped the rest", {
       source,
-      linesTruncated: counters.get(source)!.linesTruncated
+      linesTruncated: (source === journalIds[0] ? journalCounts : counters.get(source)!).linesTruncated
     })
   }
   const watching = (ids: readonly LogSourceId[]) => (on: boolean) => {
@@ -87,6 +87,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
     (level, message, fields) =>
       options.log(level, message, { source, ...fields })
 
+  const journalCounts = zeroLineCounts()
   const stops: (() => Promise<void>)[] = []
   const journalIds = sources.filter((s) => s.startsWith("journal:"))
   for (const source of sources) {
@@ -99,6 +100,7 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
         onMalformed: () => bump(source, "malformed"),
         onWatching: watching([source]),
         log: log(source),
+        counts: counters.get(source)!,
         ...(options.kmsgLookbackMs !== undefined ? { lookbackMs: options.kmsgLookbackMs } : {}),
         now
       })
@@ -109,7 +111,8 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
         onLine: (line) => emit(source, line, lineTimestamp(line, now())),
         onTruncatedLine: truncated(source),
         onWatching: watching([source]),
-        log: log(source)
+        log: log(source),
+        counts: counters.get(source)!
       })
       await tailer.ready
       stops.push(tailer.stop)
@@ -120,7 +123,8 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
         onLine: (line) => emit(source, line, lineTimestamp(line, now())),
         onTruncatedLine: truncated(source),
         onWatching: watching([source]),
-        log: log(source)
+        log: log(source),
+        counts: counters.get(source)!
       })
       stops.push(reader.stop)
     }
@@ -129,11 +133,16 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
     const reader = await startJournalReader({
       hostRoot: options.hostRoot,
       identifiers: journalIds.map((s) => s.slice("journal:".length)),
-      onEntry: (ident, message, at) => emit(`journal:${ident}`, message, at),
+      onEntry: (ident, message, at) => {
+        const source: LogSourceId = `journal:${ident}`
+        bump(source, "linesRead")
+        emit(source, message, at)
+      },
       onMalformed: () => bump(journalIds[0]!, "malformed"),
       onTruncatedLine: truncated(journalIds[0]!),
       onWatching: watching(journalIds),
       log: log("journal"),
+      counts: journalCounts,
       ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),
       now
     })
@@ -148,7 +157,15 @@ export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
       set.add(listener)
       return () => set.delete(listener)
     },
-    counters: () => Object.fromEntries([...counters].map(([k, v]) => [k, { ...v }])),
+    counters: () =>
+      Object.fromEntries(
+        [...counters].map(([k, v]) => [
+          k,
+          k === journalIds[0]
+            ? { ...v, linesTruncated: journalCounts.linesTruncated, bytesRead: journalCounts.bytesRead }
+            : { ...v }
+        ])
+      ),
     status: () => Object.fromEntries(status),
     stop: async () => {
       await Promise.all(stops.map((s) => s()))

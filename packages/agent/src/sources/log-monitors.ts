@@ -24,6 +24,9 @@ export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Co
   linesTruncated: Metric.counter("nodemend_agent_log_lines_truncated_total", {
     description: "Log lines longer than the line bound, delivered cut, per source"
   }),
+  bytesRead: Metric.counter("nodemend_agent_log_bytes_read_total", {
+    description: "Log bytes read, per source (the journal's: journalctl's JSON, on its first source)"
+  }),
   malformed: Metric.counter("nodemend_agent_log_malformed_records_total", {
     description: "Records that could not be parsed (kmsg header, journal JSON), per source"
   }),
@@ -49,6 +52,7 @@ export interface LogMonitorsOptions {
 export interface LogMetrics {
   readonly linesRead: number
   readonly linesTruncated: number
+  readonly bytesRead: number
   readonly malformed: number
   readonly kmsgSequenceGaps: number
   readonly detections: number
@@ -174,6 +178,7 @@ export const makeLogMonitors = (
       return {
         linesRead: sum("linesRead"),
         linesTruncated: sum("linesTruncated"),
+        bytesRead: sum("bytesRead"),
         malformed: sum("malformed"),
         kmsgSequenceGaps: sum("kmsgSequenceGaps"),
         detections,

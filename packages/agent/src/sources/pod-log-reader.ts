@@ -11,6 +11,7 @@ import { type FSWatcher, promises as fsp, statSync, watch } from "node:fs"
 import { basename, join } from "node:path"
 import { type DirectoryAppearance, whenDirectoryExists } from "./directory-appearance.ts"
 import { type FileTailer, startFileTailer } from "./file-tailer.ts"
+import { every, type LineCounts, makeCoalescer, type Timer, zeroLineCounts } from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
 export interface PodLogReaderOptions {
@@ -20,11 +21,15 @@ export interface PodLogReaderOptions {
   readonly onTruncatedLine: () => void
   readonly onWatching: (watching: boolean) => void
   readonly log: SourceLog
+  /** Where the line sources of all its files count (default: an object of its own). */
+  readonly counts?: LineCounts
 }
 
 export interface PodLogReader {
   readonly rescan: () => Promise<void>
   readonly stop: () => Promise<void>
+  /** Lines of all its files (their line sources count into this one object). */
+  readonly counts: LineCounts
 }
 
 const RESCAN_FALLBACK_MS = 250
@@ -43,10 +48,9 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
   const podsDir = join(options.hostRoot, "var/log/pods")
   const prefix = `kube-system_${options.name}-`
   const tailers = new Map<string, FileTailer>()
+  const counts = options.counts ?? zeroLineCounts()
   let initial = true
   let stopped = false
-  let scanning: Promise<void> | undefined
-  let again = false
 
   const listLogFiles = async (): Promise<string[]> => {
     const pods = await fsp.readdir(podsDir).catch(() => [] as string[])
@@ -109,7 +113,8 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
         fromStart: !initial,
         onLine: options.onLine,
         onTruncatedLine: options.onTruncatedLine,
-        log: options.log
+        log: options.log,
+        counts
       })
       tailers.set(file, tailer)
       await tailer.ready
@@ -123,34 +128,20 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
     options.onWatching(true)
   }
 
-  const rescan = (): Promise<void> => {
-    if (stopped) return Promise.resolve()
-    if (scanning !== undefined) {
-      again = true
-      return scanning
-    }
-    scanning = (async () => {
-      do {
-        again = false
-        await scan().catch((e) =>
-          options.log("warn", "scanning pod logs failed", { podsDir, error: String(e) })
-        )
-      } while (again && !stopped)
-      scanning = undefined
-    })()
-    return scanning
-  }
+  const scans = makeCoalescer(scan, (e) =>
+    options.log("warn", "scanning pod logs failed", { podsDir, error: String(e) })
+  )
+  const rescan = scans.poke
 
   let watcher: FSWatcher | undefined
-  let poll: NodeJS.Timeout | undefined
+  let poll: Timer | undefined
   let appearance: DirectoryAppearance | undefined
   const startPoll = () => {
     if (poll !== undefined || stopped) return
-    poll = setInterval(() => {
+    poll = every(RESCAN_FALLBACK_MS, () => {
       if (watcher === undefined) void startWatch()
       void rescan()
-    }, RESCAN_FALLBACK_MS)
-    poll.unref()
+    })
   }
   /**
    * The pods directory itself was removed or renamed (reported with its own name): rescan (its tailers stop)
@@ -197,10 +188,8 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
         if (watcher === w) watcher = undefined
         startPoll()
       })
-      if (poll !== undefined) {
-        clearInterval(poll)
-        poll = undefined
-      }
+      poll?.stop()
+      poll = undefined
       void rescan()
     } catch {
       startPoll()
@@ -212,13 +201,14 @@ export const startPodLogReader = async (options: PodLogReaderOptions): Promise<P
 
   return {
     rescan,
+    counts,
     stop: async () => {
       stopped = true
       watcher?.close()
       appearance?.stop()
       for (const { watcher: w } of dirWatchers.values()) w.close()
-      if (poll !== undefined) clearInterval(poll)
-      await scanning
+      poll?.stop()
+      await scans.stop()
       await Promise.all([...tailers.values()].map((t) => t.stop()))
     }
   }

@@ -566,6 +566,9 @@ describe("log hub", () => {
       expect(got[0]!.length).toBe(64 * 1024)
       expect(got[1]).toBe("next")
       expect(hub.counters()["file:/var/log/big.log"]?.linesTruncated).toBe(1)
+      // Counted by the tailer's line source: both lines, and every byte after the start position.
+      expect(hub.counters()["file:/var/log/big.log"]?.linesRead).toBe(2)
+      expect(hub.counters()["file:/var/log/big.log"]?.bytesRead).toBe(5 + 70 * 1024 + 1 + 5)
       expect(logs.some((l) => l.message.includes("longer than the line bound"))).toBe(true)
     } finally {
       await hub.stop()
