@@ -4,12 +4,23 @@
  * left before the deadline, so the deadline is acted on when it passes, not at the next backoff tick.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { ActionEnv } from "./ActionEnv.ts"
 import { podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan } from "../repair/drainPlan.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, nodeEvent, wait } from "./step.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { KubeShape } from "../kube/Kube.ts"
+import { nodeEvent } from "../kube/stepPorts.ts"
+import { fact, wait } from "../repair/outcome.ts"
+
+export interface DrainPorts {
+  readonly config: { readonly drain: ControllerConfig["drain"] }
+  readonly kube: Pick<KubeShape, "listPodsOnNode" | "evictPod" | "deletePod">
+  readonly events: EventRecorder
+  /** Per-repair eviction backoff attempt. */
+  readonly backoff: Map<string, number>
+}
 
 const POLL_MS = 1000
 
@@ -18,7 +29,7 @@ export const untilDeadline = (ms: number, now: number, deadline: number | undefi
   deadline === undefined || deadline <= now ? ms : Math.min(ms, deadline - now)
 
 const forceDelete = (
-  env: ActionEnv,
+  env: DrainPorts,
   r: RepairRecord,
   pods: ReadonlyArray<{ namespace: string; name: string; uid: string }>
 ) =>
@@ -38,7 +49,7 @@ const forceDelete = (
     )
     if (r.drainDeadlinePassed === true) return wait(POLL_MS)
     yield* nodeEvent(
-      env,
+      env.events,
       r,
       "Warning",
       "DrainForced",
@@ -47,7 +58,7 @@ const forceDelete = (
     return fact({ _tag: "DrainDeadlinePassed" })
   })
 
-const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
+const evict = (env: DrainPorts, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
   Effect.gen(function* () {
     const deadline = r.drainDeadline === undefined ? undefined : Date.parse(r.drainDeadline)
     const results = yield* Effect.forEach(
@@ -94,12 +105,12 @@ const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPla
     return wait(untilDeadline(backoff, now, deadline))
   })
 
-export const drain = (env: ActionEnv, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
+export const drain = (env: DrainPorts, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (deadlinePassed && !force && r.drainDeadlinePassed !== true) {
       yield* nodeEvent(
-        env,
+        env.events,
         r,
         "Warning",
         "DrainDeadlineExceeded",
@@ -110,7 +121,7 @@ export const drain = (env: ActionEnv, r: RepairRecord, deadlinePassed: boolean, 
     const plan = drainPlan((yield* env.kube.listPodsOnNode(r.node.name)).map(podView), now)
     if (plan.remaining.length === 0) {
       env.backoff.delete(r.id)
-      yield* nodeEvent(env, r, "Normal", "Drained", "all evictable pods are gone")
+      yield* nodeEvent(env.events, r, "Normal", "Drained", "all evictable pods are gone")
       return fact({ _tag: "Drained" })
     }
     if (force) return yield* forceDelete(env, r, plan.remaining)

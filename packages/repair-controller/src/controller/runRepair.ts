@@ -5,7 +5,6 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
-import { releaseReplacement } from "../actions/karpenter.ts"
 import { liveNodeMismatch } from "../decide/identity.ts"
 import { gateForRepair } from "../decide/zonalShiftGate.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
@@ -54,15 +53,6 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
 const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
-    // A replacement already made for it is ordinary capacity now: Karpenter may consolidate it again.
-    yield* releaseReplacement(env, r).pipe(
-      Effect.catch((e) =>
-        Effect.logWarning("could not lift do-not-disrupt from the replacement", {
-          node: r.node.name,
-          error: e
-        })
-      )
-    )
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
     yield* repairEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
@@ -75,9 +65,21 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
 
 const finish = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
+    // What the repair held from the owner is the owner's again: a replacement made for a failed repair is ordinary
+    // capacity (Karpenter may consolidate it), and nothing of it is asked for again.
+    yield* env.owners
+      .of(r)
+      .release(r)
+      .pipe(
+        Effect.catch((e) =>
+          Effect.logWarning("could not release the repair's hold on its owner", {
+            node: r.node.name,
+            error: e
+          })
+        )
+      )
     yield* r.phase === "Succeeded" ? succeeded(env, r) : failedRepair(env, r)
     env.backoff.delete(r.id)
-    env.launched.delete(r.id)
     env.drains.leave(r.id)
   })
 

@@ -1,0 +1,9 @@
+/** What a step reports: a Fact for the state machine, or "call me again in this long". Shared by every step. */
+import type { Fact } from "./stateMachine.ts"
+
+export type Outcome =
+  | { readonly _tag: "Fact"; readonly fact: Fact }
+  | { readonly _tag: "Wait"; readonly requeueAfterMs: number }
+
+export const fact = (f: Fact): Outcome => ({ _tag: "Fact", fact: f })
+export const wait = (ms: number): Outcome => ({ _tag: "Wait", requeueAfterMs: Math.max(0, ms) })
