@@ -3,8 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { RepairRecord } from "../src/domain/RepairRecord.ts"
-import { type Gates, NOT_THE_SAME_NODE, planStep } from "../src/repair/plan.ts"
-import { newRepairRecord } from "../src/repair/stateMachine.ts"
+import { evictionResumesAt, type Gates, NOT_THE_SAME_NODE, planStep } from "../src/repair/plan.ts"
+import { advance, newRepairRecord } from "../src/repair/stateMachine.ts"
 import { node, xid79Match } from "./fixtures.ts"
 
 const config = Result.getOrThrow(decodeConfig({}))
@@ -90,5 +90,38 @@ describe("planStep", () => {
     expect(unknown._tag === "Hold" && unknown.cause).toBe("zonalShift")
     // Taints and drains go on under a shift: only the irreversible step waits.
     expect(planStep(record("Tainting"), config, T0, { ...open, shifts: shiftAway })._tag).toBe("Act")
+  })
+})
+
+describe("the eviction backoff is the record's and the plan's (a restart keeps it)", () => {
+  const cfg = Result.getOrThrow(
+    decodeConfig({ drain: { evictionBackoffInitialMs: 1000, evictionBackoffMaxMs: 5000 } })
+  )
+  const draining = record("Draining", { drainDeadline: new Date(T0 + 600_000).toISOString() })
+
+  it("each blocked round doubles the wait, capped; evictions accepted start it afresh", () => {
+    let r = draining
+    const waits: number[] = []
+    for (let round = 0; round < 5; round++) {
+      r = advance(r, { _tag: "EvictionBlocked" }, T0)
+      const step = planStep(r, cfg, T0, open)
+      waits.push(step._tag === "Hold" && step.cause === "evictionBackoff" ? step.retryAfterMs : -1)
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 5000, 5000])
+    expect(planStep(r, cfg, T0 + 5000, open)).toEqual({
+      _tag: "Act",
+      action: { _tag: "Drain", deadlinePassed: false }
+    })
+    expect(advance(r, { _tag: "EvictionsAccepted" }, T0).evictionBlocked).toBeUndefined()
+    expect(advance(r, { _tag: "Drained" }, T0).evictionBlocked).toBeUndefined()
+  })
+
+  it("never waits past the drain deadline", () => {
+    const r = advance(
+      { ...draining, evictionBlocked: { rounds: 3, at: new Date(T0 + 599_000).toISOString() } },
+      { _tag: "EvictionBlocked" },
+      T0 + 599_000
+    )
+    expect(evictionResumesAt(r, cfg)).toBe(T0 + 600_000)
   })
 })

@@ -8,18 +8,14 @@ import { podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan } from "../repair/drainPlan.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import { nodeEvent } from "../kube/stepPorts.ts"
 import { fact, wait } from "../repair/outcome.ts"
 
 export interface DrainPorts {
-  readonly config: { readonly drain: ControllerConfig["drain"] }
   readonly kube: Pick<KubeShape, "listPodsOnNode" | "evictPod" | "deletePod">
   readonly events: EventRecorder
-  /** Per-repair eviction backoff attempt. */
-  readonly backoff: Map<string, number>
 }
 
 const POLL_MS = 1000
@@ -82,16 +78,11 @@ const evict = (env: DrainPorts, r: RepairRecord, plan: ReturnType<typeof drainPl
       { concurrency: 10 }
     )
     const blocked = results.filter((x) => x.outcome === "pdb-blocked" || x.outcome === "error")
-    if (blocked.length === 0) {
-      env.backoff.delete(r.id)
-      return wait(untilDeadline(POLL_MS, now, deadline))
-    }
-    const attempt = env.backoff.get(r.id) ?? 0
-    env.backoff.set(r.id, attempt + 1)
-    const backoff = Math.min(
-      env.config.drain.evictionBackoffInitialMs * 2 ** attempt,
-      env.config.drain.evictionBackoffMaxMs
-    )
+    if (blocked.length === 0)
+      return wait(
+        untilDeadline(POLL_MS, now, deadline),
+        r.evictionBlocked !== undefined ? { _tag: "EvictionsAccepted" } : undefined
+      )
     yield* env.events.emitDeduped(`${r.id}/EvictionBlocked`, 60_000, {
       node: { name: r.node.name, uid: r.node.uid },
       type: "Warning",
@@ -102,7 +93,8 @@ const evict = (env: DrainPorts, r: RepairRecord, plan: ReturnType<typeof drainPl
         .slice(0, 5)
         .join(", ")}; retrying with backoff`
     })
-    return wait(untilDeadline(backoff, now, deadline))
+    // The backoff is the plan's (repair/plan.ts), from the journaled rounds: a restart keeps it.
+    return fact({ _tag: "EvictionBlocked" })
   })
 
 export const drain = (env: DrainPorts, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
@@ -120,7 +112,6 @@ export const drain = (env: DrainPorts, r: RepairRecord, deadlinePassed: boolean,
     }
     const plan = drainPlan((yield* env.kube.listPodsOnNode(r.node.name)).map(podView), now)
     if (plan.remaining.length === 0) {
-      env.backoff.delete(r.id)
       yield* nodeEvent(env.events, r, "Normal", "Drained", "all evictable pods are gone")
       return fact({ _tag: "Drained" })
     }

@@ -76,7 +76,6 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
         )
       )
     yield* r.phase === "Succeeded" ? succeeded(env, r) : failedRepair(env, r)
-    env.backoff.delete(r.id)
     env.drains.leave(r.id)
   })
 
@@ -108,6 +107,7 @@ const hold = (env: ControllerEnv, r: RepairRecord, step: Extract<Step, { _tag: "
   Effect.gen(function* () {
     switch (step.cause) {
       case "taintFirst":
+      case "evictionBackoff":
         env.queue.addAfter(r.node.name, step.retryAfterMs)
         return false
       case "drainSlot":
@@ -177,8 +177,10 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       }
       const outcome = result.success
       if (outcome._tag === "Wait") {
-        // A step that worked again after failures starts its budget afresh.
-        if (r.retry !== undefined) yield* persistStep(env, withoutRetry(r))
+        // A step that worked again after failures starts its budget afresh; what it learned is journaled.
+        const learned =
+          outcome.fact === undefined ? withoutRetry(r) : advance(withoutRetry(r), outcome.fact, now)
+        if (learned !== r) yield* persistStep(env, learned)
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
         return
       }

@@ -56,6 +56,8 @@ export const RepairRecordSchema = Schema.Struct({
   drainStartedAt: Schema.optionalKey(Iso),
   drainDeadline: Schema.optionalKey(Iso),
   drainDeadlinePassed: Schema.optionalKey(Schema.Boolean),
+  /** PDB-blocked eviction rounds in a row and when the last was: the eviction backoff (repair/plan.ts). */
+  evictionBlocked: Schema.optionalKey(Schema.Struct({ rounds: Schema.Int, at: Iso })),
   captureLogs: Schema.Boolean,
   logsCaptured: Schema.optionalKey(Schema.Literals(["captured", "timed-out", "skipped", "failed"])),
   rebootRequestedAt: Schema.optionalKey(Iso),

@@ -3,7 +3,12 @@ import type { Fact } from "./stateMachine.ts"
 
 export type Outcome =
   | { readonly _tag: "Fact"; readonly fact: Fact }
-  | { readonly _tag: "Wait"; readonly requeueAfterMs: number }
+  /** Call again in this long; `fact`, when given, is journaled first (what the step learned while waiting). */
+  | { readonly _tag: "Wait"; readonly requeueAfterMs: number; readonly fact?: Fact }
 
 export const fact = (f: Fact): Outcome => ({ _tag: "Fact", fact: f })
-export const wait = (ms: number): Outcome => ({ _tag: "Wait", requeueAfterMs: Math.max(0, ms) })
+export const wait = (ms: number, f?: Fact): Outcome => ({
+  _tag: "Wait",
+  requeueAfterMs: Math.max(0, ms),
+  ...(f !== undefined ? { fact: f } : {})
+})

@@ -30,7 +30,7 @@ export type Step =
   | { readonly _tag: "Act"; readonly action: Action }
   /** The repair ends here (its Node is another object, or its phase is overdue). */
   | { readonly _tag: "End"; readonly record: RepairRecord }
-  | { readonly _tag: "Hold"; readonly cause: "taintFirst"; readonly retryAfterMs: number }
+  | { readonly _tag: "Hold"; readonly cause: "taintFirst" | "evictionBackoff"; readonly retryAfterMs: number }
   /** Parked until a drain slot is handed to it. */
   | { readonly _tag: "Hold"; readonly cause: "drainSlot" }
   /**
@@ -43,6 +43,19 @@ export type Step =
       readonly gate: Exclude<GateVerdict, { readonly _tag: "Open" }>
     }
 
+/**
+ * When evictions are tried again after blocked rounds: initial x 2^(rounds-1), capped; never past the drain
+ * deadline that falls within the backoff (the deadline is acted on when it passes, not at the next tick).
+ */
+export const evictionResumesAt = (r: RepairRecord, config: ControllerConfig): number | undefined => {
+  if (r.evictionBlocked === undefined) return undefined
+  const at = Date.parse(r.evictionBlocked.at)
+  const { evictionBackoffInitialMs: initial, evictionBackoffMaxMs: max } = config.drain
+  const resumes = at + Math.min(initial * 2 ** Math.max(0, r.evictionBlocked.rounds - 1), max)
+  const deadline = r.drainDeadline === undefined ? undefined : Date.parse(r.drainDeadline)
+  return deadline !== undefined && deadline > at ? Math.min(resumes, deadline) : resumes
+}
+
 export const planStep = (r: RepairRecord, config: ControllerConfig, now: number, gates: Gates): Step => {
   const mismatch = needsLiveNode(r) ? liveNodeMismatch(r, gates.liveNode) : undefined
   if (mismatch !== undefined)
@@ -53,6 +66,11 @@ export const planStep = (r: RepairRecord, config: ControllerConfig, now: number,
   if (action._tag === "Drain" || action._tag === "ForceDrain") {
     if (gates.taintHoldMs > 0) return { _tag: "Hold", cause: "taintFirst", retryAfterMs: gates.taintHoldMs }
     if (!gates.drainSlot) return { _tag: "Hold", cause: "drainSlot" }
+  }
+  if (action._tag === "Drain") {
+    const resumesAt = evictionResumesAt(r, config)
+    if (resumesAt !== undefined && now < resumesAt)
+      return { _tag: "Hold", cause: "evictionBackoff", retryAfterMs: resumesAt - now }
   }
   if (action._tag === "Terminate" || action._tag === "Reboot") {
     const gate = gateForRepair(config, gates.shifts, r, now)
