@@ -51,6 +51,10 @@ const ports = (
     reboot: () => Effect.void,
     launchReplacement: (_n, o) => answer(["launch", o.capacityFirst, o.avoidZones], { instanceId: "i-2" }),
     activeZonalShifts: Effect.succeed([]),
+    autoScaling: {
+      launchReplacement: (_n, o) =>
+        answer(["group", o.capacityFirst, o.avoidZones], { autoScalingGroup: "g", desiredCapacity: 4 })
+    },
     ...over.cloud
   } as CloudProvider["Service"]
   const claims = over.claims ?? {}
@@ -142,11 +146,33 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
       })
       expect(calls).toEqual([["launch", false, ["us-west-2c"]]])
       const refused = new CloudError({ operation: "SetDesiredCapacity", message: "at max", retryable: false })
-      const full = ports({ cloud: { launchReplacement: () => Effect.fail(refused) } }).ports
+      const full = ports({ cloud: { autoScaling: { launchReplacement: () => Effect.fail(refused) } } }).ports
       const first = record({ kind: "autoScaling", group: "g" }, true)
       expect(yield* makeOwners(full).of(first).addCapacity(first)).toEqual({
         _tag: "Fact",
         fact: { _tag: "ReplacementUnavailable", why: "SetDesiredCapacity: at max" }
+      })
+    })
+  )
+
+  it.effect("an Auto Scaling member is replaced through its group, a standalone one from its template", () =>
+    Effect.gen(function* () {
+      const { calls, ports: p } = ports()
+      const member = record({ kind: "autoScaling", group: "g" }, true)
+      const alone = record({ kind: "standalone" }, true)
+      yield* makeOwners(p).of(member).addCapacity(member)
+      yield* makeOwners(p).of(alone).addCapacity(alone)
+      expect(calls).toEqual([
+        ["group", true, ["us-west-2c"]],
+        ["launch", true, ["us-west-2c"]]
+      ])
+      const noGroups = ports({ cloud: { name: "kwok", autoScaling: undefined } }).ports
+      expect(yield* makeOwners(noGroups).of(member).addCapacity(member)).toEqual({
+        _tag: "Fact",
+        fact: {
+          _tag: "ReplacementUnavailable",
+          why: "launchReplacement: cloud provider kwok has no Auto Scaling groups"
+        }
       })
     })
   )
@@ -161,11 +187,25 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
         replacementRequestedAt: new Date(T0).toISOString()
       }
       const owner = makeOwners(p).of(r)
-      expect(yield* owner.awaitCapacity(r, T0 + 60_000)).toEqual({
+      const grown = { autoScalingGroup: "g", desiredCapacity: 4, instanceId: "i-2" }
+      const member = ports({
+        cloud: { autoScaling: { launchReplacement: () => Effect.succeed(grown) } }
+      }).ports
+      expect(
+        yield* makeOwners(member)
+          .of(r)
+          .awaitCapacity(r, T0 + 60_000)
+      ).toEqual({
         _tag: "Fact",
-        fact: { _tag: "ReplacementProgress", replacement: { instanceId: "i-2" } }
+        fact: { _tag: "ReplacementProgress", replacement: grown }
       })
-      expect(calls).toEqual([["launch", true, ["us-west-2c"]]])
+      // While the group has not named its member, every poll asks it again (growing nothing more).
+      expect(yield* owner.awaitCapacity(r, T0 + 60_000)).toMatchObject({ _tag: "Fact" })
+      expect(yield* owner.awaitCapacity(r, T0 + 60_000)).toMatchObject({ _tag: "Fact" })
+      expect(calls).toEqual([
+        ["group", true, ["us-west-2c"]],
+        ["group", true, ["us-west-2c"]]
+      ])
     })
   )
 })

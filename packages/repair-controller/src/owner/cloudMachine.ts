@@ -4,7 +4,7 @@
  * (autoScalingOwner, launchTemplateOwner, kwokOwner) say whom they act through and how they name what they asked for.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { CloudError } from "../cloud/CloudProvider.ts"
+import type { AutoScalingPort, CloudError } from "../cloud/CloudProvider.ts"
 import type { Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { isReady, nodeEvent, refOf } from "../kube/stepPorts.ts"
@@ -17,6 +17,8 @@ const INSTANCE_POLL_MS = 2000
 /** What differs between the cloud-removed owners. */
 export interface CloudMachine {
   readonly name: (r: RepairRecord) => string
+  /** Asks for the replacement (idempotent on the repair id; with `previous`, reports progress). */
+  readonly launch: AutoScalingPort["launchReplacement"]
   /** How the Event names the replacement just asked for. */
   readonly requested: (replacement: Replacement) => string
 }
@@ -63,12 +65,12 @@ const deleteNode = (env: Env, r: RepairRecord) =>
     Effect.as(fact({ _tag: "NodeRemoved" }))
   )
 
-const askForReplacement = (env: Env, r: RepairRecord) =>
+const askForReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
   Effect.gen(function* () {
     const avoidZones = yield* env.avoidZones
     const requestedAtMs =
       r.replacementRequestedAt === undefined ? undefined : Date.parse(r.replacementRequestedAt)
-    const replacement = yield* env.cloud.launchReplacement(refOf(r), {
+    const replacement = yield* machine.launch(refOf(r), {
       facts: r.node.instance,
       avoidZones,
       idempotencyToken: r.id,
@@ -88,12 +90,12 @@ const unavailableIfCapacityFirst = (r: RepairRecord) => (e: CloudError) =>
 
 const launchReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
   Effect.gen(function* () {
-    const replacement = yield* askForReplacement(env, r)
+    const replacement = yield* askForReplacement(env, machine, r)
     yield* nodeEvent(env.events, r, "Normal", "LaunchingReplacement", machine.requested(replacement))
     return fact({ _tag: "ReplacementLaunched", replacement })
   }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))
 
-const awaitReplacement = (env: Env, r: RepairRecord, timesOutAt: number) =>
+const awaitReplacement = (env: Env, machine: CloudMachine, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const rep = r.replacement
@@ -111,7 +113,7 @@ const awaitReplacement = (env: Env, r: RepairRecord, timesOutAt: number) =>
     // launch is idempotent on the repair id, a group's growth on its recorded target).
     const unknown = rep?.instanceId === undefined && rep?.nodeName === undefined
     if (unknown || (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined))) {
-      const update = yield* askForReplacement(env, r)
+      const update = yield* askForReplacement(env, machine, r)
       if (
         update.instanceId !== rep?.instanceId ||
         update.nodeName !== rep?.nodeName ||
@@ -128,7 +130,7 @@ export const cloudMachineOwner = (ports: OwnerPorts, machine: CloudMachine): Mac
   return {
     name: machine.name,
     addCapacity: (r) => launchReplacement(env, machine, r),
-    awaitCapacity: (r, timesOutAt) => awaitReplacement(env, r, timesOutAt),
+    awaitCapacity: (r, timesOutAt) => awaitReplacement(env, machine, r, timesOutAt),
     removeMachine: (r) => terminate(env, r),
     awaitMachineGone: (r) => awaitInstanceGone(env, r),
     removeNode: (r) => deleteNode(env, r),

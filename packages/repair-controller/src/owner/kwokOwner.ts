@@ -8,5 +8,6 @@ import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 export const kwokOwner = (ports: OwnerPorts): MachineOwner =>
   cloudMachineOwner(ports, {
     name: () => "the kwok provider",
+    launch: ports.cloud.launchReplacement,
     requested: (rep) => `replacement ${rep.nodeName ?? rep.instanceId ?? "?"} requested`
   })

@@ -8,5 +8,6 @@ import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 export const launchTemplateOwner = (ports: OwnerPorts): MachineOwner =>
   cloudMachineOwner(ports, {
     name: () => "its launch template",
+    launch: ports.cloud.launchReplacement,
     requested: (rep) => `replacement ${rep.nodeName ?? rep.instanceId ?? "?"} requested`
   })
