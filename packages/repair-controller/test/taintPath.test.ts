@@ -76,8 +76,7 @@ const envWith = (kube: KubeShape, cached: Node | undefined): TaintPorts =>
     kube,
     cache: { get: () => cached, names: () => (cached ? ["n1"] : []) },
     taintFirst: makeTaintFirst(),
-    events: { emit: () => Effect.void, emitNow: () => Effect.void, emitDeduped: () => Effect.void },
-    expiredAt: new Map([[record.id, T0]])
+    events: { emit: () => Effect.void, emitNow: () => Effect.void, emitDeduped: () => Effect.void }
   }) as unknown as TaintPorts
 
 const cachedNode = (uid: string, rv: number, taints?: Taint[]): Node => ({

@@ -16,8 +16,6 @@ export interface TaintPorts {
   readonly events: EventRecorder
   /** Drains wait while taints are written (and briefly after). */
   readonly taintFirst: TaintFirst
-  /** Toleration expiry of repairs this process started, for the decision-latency metric. */
-  readonly expiredAt: Map<string, number>
 }
 
 /** One JSON patch that fails if the Node's uid or version moved: it never lands on another object. */
@@ -92,9 +90,8 @@ export const taint = (env: TaintPorts, r: RepairRecord) =>
       )
     if (changed === "gone") return fact({ _tag: "Aborted", why: "node disappeared before it was tainted" })
     if (changed === "conflict") return wait(0)
-    const expiredAt = env.expiredAt.get(r.id)
-    if (expiredAt !== undefined) {
-      env.expiredAt.delete(r.id)
+    if (r.tolerationExpiredAt !== undefined) {
+      const expiredAt = Date.parse(r.tolerationExpiredAt)
       yield* Metric.update(
         M.decisionLatency,
         Math.max(0, (yield* Clock.currentTimeMillis) - expiredAt) / 1000

@@ -142,8 +142,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       taintFirst: makeTaintFirst(),
       shifts,
       blocked,
-      flushPoolMetrics,
-      expiredAt: new Map()
+      flushPoolMetrics
     }
     // The first Node list goes first, retried with backoff for as long as the API server is away
     // (initialSync.ts; /readyz stays 503 meanwhile): the journal read and the shift query after it then meet an

@@ -76,7 +76,6 @@ export const startRepair = (
       },
       now
     )
-    if (d.governing.expiresAt !== undefined) env.expiredAt.set(record.id, d.governing.expiresAt)
     yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(record)), 1)
     yield* Effect.logInfo("repair started", {
       node: name,

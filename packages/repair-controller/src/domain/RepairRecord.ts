@@ -45,6 +45,8 @@ export const RepairRecordSchema = Schema.Struct({
   conditionStatus: Schema.String,
   reason: Schema.String,
   startedAt: Iso,
+  /** When the governing condition's toleration ran out: the decision latency is measured from it at the taint. */
+  tolerationExpiredAt: Schema.optionalKey(Iso),
   /** capacityFirst: the replacement is Ready before the node is drained; removeFirst: drained and gone first. */
   order: Schema.Literals(["capacityFirst", "removeFirst"]),
   /** What a capacityFirst repair does when no replacement can be had (default removeFirst). */

@@ -90,6 +90,7 @@ export const newRepairRecord = (
   conditionStatus: args.match.status,
   reason: args.match.reason,
   startedAt: iso(now),
+  ...(args.match.expiresAt !== undefined ? { tolerationExpiredAt: iso(args.match.expiresAt) } : {}),
   phaseSince: iso(now),
   drainMode: args.match.drainMode,
   drainDeadlineMs: args.match.drainDeadlineMs,
