@@ -1,10 +1,11 @@
 /**
  * The steps of a machine the cloud provider removes and replaces (an Auto Scaling group member, a standalone EC2
  * instance, a kwok Node): describe before terminate, the launch idempotent on the repair id. The adapters
- * (autoScalingOwner, launchTemplateOwner, kwokOwner) say whom they act through and how they name what they asked for.
+ * (autoScalingOwner, launchTemplateOwner, kwokOwner) say whom they act through, which launch they ask, and how
+ * they name what they asked for.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { AutoScalingPort, CloudError } from "../cloud/CloudProvider.ts"
+import type { CloudError, CloudProvider } from "../cloud/CloudProvider.ts"
 import type { Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { isReady, nodeEvent, refOf } from "../kube/stepPorts.ts"
@@ -18,7 +19,7 @@ const INSTANCE_POLL_MS = 2000
 export interface CloudMachine {
   readonly name: (r: RepairRecord) => string
   /** Asks for the replacement (idempotent on the repair id; with `previous`, reports progress). */
-  readonly launch: AutoScalingPort["launchReplacement"]
+  readonly launch: CloudProvider["Service"]["launchReplacement"]
   /** How the Event names the replacement just asked for. */
   readonly requested: (replacement: Replacement) => string
 }
