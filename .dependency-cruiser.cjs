@@ -26,7 +26,10 @@ const LAYERS = [
   ["kube"],
   // Adapters: cloud providers, the Karpenter informer, the pre-termination log capture.
   ["cloud", "karpenter", "diagnostics"],
-  // The steps of a repair (taint, drain, capture logs, terminate, replace) against ActionEnv.
+  // The owner port (prove identity, add capacity, remove the machine) and its adapters: Karpenter, Auto Scaling,
+  // launch template, kwok.
+  ["owner"],
+  // The steps of a repair (taint, drain, capture logs, reboot; the owner's steps through the owner port).
   ["actions"],
   // Informers, work queue, reconcile, journal, leader election.
   ["controller"]

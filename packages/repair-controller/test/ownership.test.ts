@@ -2,7 +2,7 @@
 // registered that Node to it and the cloud does not say otherwise (issue #24: a node borrowed an unregistered claim's
 // providerID and got the claim deleted and its spec copied).
 import { describe, expect, it } from "vitest"
-import { ownershipVerdict } from "../src/controller/ownership.ts"
+import { ownershipVerdict } from "../src/owner/ownership.ts"
 import type { InstanceFacts } from "../src/domain/Instance.ts"
 import type { NodeClaim } from "../src/karpenter/NodeClaims.ts"
 import { node } from "./fixtures.ts"

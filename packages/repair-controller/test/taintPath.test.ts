@@ -7,9 +7,8 @@ import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { httpKubeError, type Node, type Taint } from "@nodemend/kube-access"
 import { REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
-import type { ActionEnv } from "../src/actions/ActionEnv.ts"
 import { makeTaintFirst } from "../src/actions/TaintFirst.ts"
-import { taint } from "../src/actions/taint.ts"
+import { type TaintPorts, taint } from "../src/actions/taint.ts"
 import { makeRepairStore } from "../src/controller/RepairStore.ts"
 import type { RepairRecord } from "../src/domain/RepairRecord.ts"
 import type { KubeShape } from "../src/kube/Kube.ts"
@@ -72,14 +71,13 @@ const apiServer = (initial: { uid: string; rv: number; taints?: Taint[] }) => {
   return { kube, calls, node: () => node }
 }
 
-const envWith = (kube: KubeShape, cached: Node | undefined): ActionEnv =>
+const envWith = (kube: KubeShape, cached: Node | undefined): TaintPorts =>
   ({
     kube,
     cache: { get: () => cached, names: () => (cached ? ["n1"] : []) },
     taintFirst: makeTaintFirst(),
-    events: { emit: () => Effect.void, emitNow: () => Effect.void, emitDeduped: () => Effect.void },
-    expiredAt: new Map([[record.id, T0]])
-  }) as unknown as ActionEnv
+    events: { emit: () => Effect.void, emitNow: () => Effect.void, emitDeduped: () => Effect.void }
+  }) as unknown as TaintPorts
 
 const cachedNode = (uid: string, rv: number, taints?: Taint[]): Node => ({
   metadata: { name: "n1", uid, resourceVersion: String(rv) },

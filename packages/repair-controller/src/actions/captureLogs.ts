@@ -1,9 +1,15 @@
 /** Pre-termination log capture: bounded by its timeout, and never a reason to keep a broken node. */
 import { Effect } from "effect"
-import type { ActionEnv } from "./ActionEnv.ts"
-import type { LogCaptureReport } from "../repair/LogCaptureHook.ts"
+import type { LogCaptureHook, LogCaptureReport } from "../repair/LogCaptureHook.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, nodeEvent } from "./step.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import { nodeEvent } from "../kube/stepPorts.ts"
+import { fact } from "../repair/outcome.ts"
+
+export interface CapturePorts {
+  readonly logCapture: LogCaptureHook["Service"]
+  readonly events: EventRecorder
+}
 
 /**
  * The LogCapture Event's note. A captured bundle's SHA-256 and size, as the node's agent reported them, go with
@@ -19,7 +25,7 @@ export const logCaptureNote = (report: LogCaptureReport): string =>
         : ""
   }`
 
-export const captureLogs = (env: ActionEnv, r: RepairRecord, timeoutMs: number) =>
+export const captureLogs = (env: CapturePorts, r: RepairRecord, timeoutMs: number) =>
   Effect.gen(function* () {
     const report = yield* env.logCapture
       .capture({
@@ -35,6 +41,6 @@ export const captureLogs = (env: ActionEnv, r: RepairRecord, timeoutMs: number) 
           orElse: () => Effect.succeed<LogCaptureReport>({ outcome: "timed-out" })
         })
       )
-    yield* nodeEvent(env, r, "Normal", "LogCapture", logCaptureNote(report))
+    yield* nodeEvent(env.events, r, "Normal", "LogCapture", logCaptureNote(report))
     return fact({ _tag: "LogCaptureFinished", outcome: report.outcome })
   })

@@ -4,12 +4,19 @@
  * left before the deadline, so the deadline is acted on when it passes, not at the next backoff tick.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { ActionEnv } from "./ActionEnv.ts"
 import { podView } from "../kube/views.ts"
 import * as M from "../observability/metrics.ts"
 import { drainPlan } from "../repair/drainPlan.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, nodeEvent, wait } from "./step.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { KubeShape } from "../kube/Kube.ts"
+import { nodeEvent } from "../kube/stepPorts.ts"
+import { fact, wait } from "../repair/outcome.ts"
+
+export interface DrainPorts {
+  readonly kube: Pick<KubeShape, "listPodsOnNode" | "evictPod" | "deletePod">
+  readonly events: EventRecorder
+}
 
 const POLL_MS = 1000
 
@@ -18,7 +25,7 @@ export const untilDeadline = (ms: number, now: number, deadline: number | undefi
   deadline === undefined || deadline <= now ? ms : Math.min(ms, deadline - now)
 
 const forceDelete = (
-  env: ActionEnv,
+  env: DrainPorts,
   r: RepairRecord,
   pods: ReadonlyArray<{ namespace: string; name: string; uid: string }>
 ) =>
@@ -38,7 +45,7 @@ const forceDelete = (
     )
     if (r.drainDeadlinePassed === true) return wait(POLL_MS)
     yield* nodeEvent(
-      env,
+      env.events,
       r,
       "Warning",
       "DrainForced",
@@ -47,7 +54,7 @@ const forceDelete = (
     return fact({ _tag: "DrainDeadlinePassed" })
   })
 
-const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
+const evict = (env: DrainPorts, r: RepairRecord, plan: ReturnType<typeof drainPlan>, now: number) =>
   Effect.gen(function* () {
     const deadline = r.drainDeadline === undefined ? undefined : Date.parse(r.drainDeadline)
     const results = yield* Effect.forEach(
@@ -71,16 +78,11 @@ const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPla
       { concurrency: 10 }
     )
     const blocked = results.filter((x) => x.outcome === "pdb-blocked" || x.outcome === "error")
-    if (blocked.length === 0) {
-      env.backoff.delete(r.id)
-      return wait(untilDeadline(POLL_MS, now, deadline))
-    }
-    const attempt = env.backoff.get(r.id) ?? 0
-    env.backoff.set(r.id, attempt + 1)
-    const backoff = Math.min(
-      env.config.drain.evictionBackoffInitialMs * 2 ** attempt,
-      env.config.drain.evictionBackoffMaxMs
-    )
+    if (blocked.length === 0)
+      return wait(
+        untilDeadline(POLL_MS, now, deadline),
+        r.evictionBlocked !== undefined ? { _tag: "EvictionsAccepted" } : undefined
+      )
     yield* env.events.emitDeduped(`${r.id}/EvictionBlocked`, 60_000, {
       node: { name: r.node.name, uid: r.node.uid },
       type: "Warning",
@@ -91,15 +93,16 @@ const evict = (env: ActionEnv, r: RepairRecord, plan: ReturnType<typeof drainPla
         .slice(0, 5)
         .join(", ")}; retrying with backoff`
     })
-    return wait(untilDeadline(backoff, now, deadline))
+    // The backoff is the plan's (repair/plan.ts), from the journaled rounds: a restart keeps it.
+    return fact({ _tag: "EvictionBlocked" })
   })
 
-export const drain = (env: ActionEnv, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
+export const drain = (env: DrainPorts, r: RepairRecord, deadlinePassed: boolean, force: boolean) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (deadlinePassed && !force && r.drainDeadlinePassed !== true) {
       yield* nodeEvent(
-        env,
+        env.events,
         r,
         "Warning",
         "DrainDeadlineExceeded",
@@ -109,8 +112,7 @@ export const drain = (env: ActionEnv, r: RepairRecord, deadlinePassed: boolean, 
     }
     const plan = drainPlan((yield* env.kube.listPodsOnNode(r.node.name)).map(podView), now)
     if (plan.remaining.length === 0) {
-      env.backoff.delete(r.id)
-      yield* nodeEvent(env, r, "Normal", "Drained", "all evictable pods are gone")
+      yield* nodeEvent(env.events, r, "Normal", "Drained", "all evictable pods are gone")
       return fact({ _tag: "Drained" })
     }
     if (force) return yield* forceDelete(env, r, plan.remaining)

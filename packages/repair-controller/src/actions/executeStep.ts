@@ -5,52 +5,57 @@
  */
 import { Effect } from "effect"
 import type { CloudError, InstanceMismatch, InvalidProviderID } from "../cloud/CloudProvider.ts"
-import type { ActionEnv } from "./ActionEnv.ts"
 import type { KubeError, ListExpired } from "@nodemend/kube-access"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
+import type { Owners } from "../owner/Owners.ts"
+import { type Outcome, wait } from "../repair/outcome.ts"
 import type { Action } from "../repair/stateMachine.ts"
-import { captureLogs } from "./captureLogs.ts"
-import { drain } from "./drain.ts"
-import * as instance from "./instance.ts"
-import * as karpenter from "./karpenter.ts"
-import { type Outcome, wait } from "./step.ts"
-import { taint, untaint } from "./taint.ts"
+import { type CapturePorts, captureLogs } from "./captureLogs.ts"
+import { type DrainPorts, drain } from "./drain.ts"
+import { awaitReboot, type RebootPorts, reboot } from "./reboot.ts"
+import { type TaintPorts, taint, untaint } from "./taint.ts"
 
 export type StepFailure = KubeError | ListExpired | CloudError | InvalidProviderID | InstanceMismatch
 
+/** The ports of every step: Kube, the informer's Nodes, Events, the machine's Owner (time is Effect's Clock). */
+export type StepPorts = TaintPorts &
+  DrainPorts &
+  CapturePorts &
+  RebootPorts & {
+    readonly owners: Owners
+  }
+
 export const executeStep = (
-  env: ActionEnv,
+  ports: StepPorts,
   r: RepairRecord,
   action: Action
 ): Effect.Effect<Outcome, StepFailure> => {
-  const viaKarpenter = r.node.instance.owner.kind === "karpenter"
+  const owner = ports.owners.of(r)
   switch (action._tag) {
     case "Taint":
-      return taint(env, r)
+      return taint(ports, r)
     case "Drain":
-      return drain(env, r, action.deadlinePassed, false)
+      return drain(ports, r, action.deadlinePassed, false)
     case "ForceDrain":
-      return drain(env, r, true, true)
+      return drain(ports, r, true, true)
     case "CaptureLogs":
-      return captureLogs(env, r, action.timeoutMs)
+      return captureLogs(ports, r, action.timeoutMs)
     case "Reboot":
-      return instance.reboot(env, r)
+      return reboot(ports, r)
     case "AwaitReboot":
-      return instance.awaitReboot(env, r, action.settledAt, action.timesOutAt)
+      return awaitReboot(ports, r, action.settledAt, action.timesOutAt)
     case "Terminate":
-      return viaKarpenter ? karpenter.terminate(env, r) : instance.terminate(env, r)
+      return owner.removeMachine(r)
     case "AwaitInstanceGone":
-      return viaKarpenter ? karpenter.awaitInstanceGone(env, r) : instance.awaitInstanceGone(env, r)
+      return owner.awaitMachineGone(r)
     case "DeleteNode":
-      return viaKarpenter ? karpenter.awaitNodeRemoved(env, r) : instance.deleteNode(env, r)
+      return owner.removeNode(r)
     case "LaunchReplacement":
-      return viaKarpenter ? karpenter.launchReplacement(env, r) : instance.launchReplacement(env, r)
+      return owner.addCapacity(r)
     case "AwaitReplacement":
-      return viaKarpenter
-        ? karpenter.awaitReplacement(env, r, action.timesOutAt)
-        : instance.awaitReplacement(env, r, action.timesOutAt)
+      return owner.awaitCapacity(r, action.timesOutAt)
     case "Untaint":
-      return untaint(env, r)
+      return untaint(ports, r)
     case "Done":
       return Effect.succeed(wait(0))
   }

@@ -1,11 +1,22 @@
 /** The repair taint on the repair's own Node: added first, removed after a reboot that healed the node. */
 import { Clock, Effect, Metric } from "effect"
-import type { ActionEnv } from "./ActionEnv.ts"
 import type { KubeError, Node, Taint } from "@nodemend/kube-access"
 import * as M from "../observability/metrics.ts"
 import { REPAIR_TAINT_EFFECT, REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, nodeEvent, wait } from "./step.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { KubeShape } from "../kube/Kube.ts"
+import { type CachedNodes, nodeEvent } from "../kube/stepPorts.ts"
+import { fact, wait } from "../repair/outcome.ts"
+import type { TaintFirst } from "./TaintFirst.ts"
+
+export interface TaintPorts {
+  readonly kube: Pick<KubeShape, "readNode" | "jsonPatchNode">
+  readonly cache: CachedNodes
+  readonly events: EventRecorder
+  /** Drains wait while taints are written (and briefly after). */
+  readonly taintFirst: TaintFirst
+}
 
 /** One JSON patch that fails if the Node's uid or version moved: it never lands on another object. */
 export const taintPatch = (
@@ -37,7 +48,7 @@ const isConflict = (e: KubeError) => e.code === 409 || e.code === 422
  * one more round trip each, issue #25). The resourceVersion guard makes a stale copy fail rather than land; then,
  * and whenever the copy would change nothing, the Node is read afresh, as every write did before.
  */
-const setTaint = (env: ActionEnv, r: RepairRecord, present: boolean) =>
+const setTaint = (env: TaintPorts, r: RepairRecord, present: boolean) =>
   Effect.gen(function* () {
     const opsFor = (node: Node) =>
       taintPatch(
@@ -64,7 +75,7 @@ const setTaint = (env: ActionEnv, r: RepairRecord, present: boolean) =>
     return "changed" as const
   })
 
-export const taint = (env: ActionEnv, r: RepairRecord) =>
+export const taint = (env: TaintPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     const changed = yield* env.taintFirst
       .tainting(setTaint(env, r, true))
@@ -79,16 +90,15 @@ export const taint = (env: ActionEnv, r: RepairRecord) =>
       )
     if (changed === "gone") return fact({ _tag: "Aborted", why: "node disappeared before it was tainted" })
     if (changed === "conflict") return wait(0)
-    const expiredAt = env.expiredAt.get(r.id)
-    if (expiredAt !== undefined) {
-      env.expiredAt.delete(r.id)
+    if (r.tolerationExpiredAt !== undefined) {
+      const expiredAt = Date.parse(r.tolerationExpiredAt)
       yield* Metric.update(
         M.decisionLatency,
         Math.max(0, (yield* Clock.currentTimeMillis) - expiredAt) / 1000
       )
     }
     yield* nodeEvent(
-      env,
+      env.events,
       r,
       "Normal",
       "Tainted",
@@ -97,7 +107,7 @@ export const taint = (env: ActionEnv, r: RepairRecord) =>
     return fact({ _tag: "Tainted" })
   })
 
-export const untaint = (env: ActionEnv, r: RepairRecord) =>
+export const untaint = (env: TaintPorts, r: RepairRecord) =>
   setTaint(env, r, false).pipe(
     Effect.catchTag("KubeError", (e) => (e.code === 404 ? Effect.succeed("gone" as const) : Effect.fail(e))),
     Effect.as(fact({ _tag: "Untainted" }))

@@ -29,6 +29,28 @@ export class CloudError extends Data.TaggedError("CloudError")<{
   readonly cause?: unknown
 }> {}
 
+/** How a replacement is asked for (see `CloudProvider.launchReplacement`). */
+export interface LaunchOptions {
+  readonly facts: InstanceFacts
+  readonly avoidZones: ReadonlyArray<string>
+  readonly idempotencyToken: string
+  readonly capacityFirst?: boolean
+  readonly previous?: Replacement
+  readonly requestedAtMs?: number
+}
+
+/**
+ * A provider's Auto Scaling groups (AWS): a member's replacement comes from its group (grown by one for capacity
+ * first, or launched by the group when the old member goes without decrement), never from RunInstances; asked
+ * again with `previous`, it reports the member the group launched and grows nothing more.
+ */
+export interface AutoScalingPort {
+  readonly launchReplacement: (
+    node: NodeRef,
+    options: LaunchOptions
+  ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
+}
+
 export class CloudProvider extends Context.Service<
   CloudProvider,
   {
@@ -52,22 +74,16 @@ export class CloudProvider extends Context.Service<
     ) => Effect.Effect<InstanceState, CloudError | InvalidProviderID>
     readonly reboot: (node: NodeRef) => Effect.Effect<void, CloudError | InvalidProviderID>
     /**
-     * Asks the instance's owner for a replacement built from the inspected `facts` (type, subnet, template,
-     * pool), avoiding `avoidZones`, and reports what is known of it; asked again with `previous`, it reports
-     * progress and launches nothing more. `capacityFirst`: the old instance is still running (an Auto Scaling
-     * group is grown by one). A replacement that cannot be had fails with a non-retryable CloudError.
+     * Launches a standalone machine's replacement from the inspected `facts` (type, subnet, template, pool),
+     * avoiding `avoidZones`, idempotent on `idempotencyToken`, and reports what is known of it; asked again with
+     * `previous`, it launches nothing more. A replacement that cannot be had fails with a non-retryable CloudError.
      */
     readonly launchReplacement: (
       node: NodeRef,
-      options: {
-        readonly facts: InstanceFacts
-        readonly avoidZones: ReadonlyArray<string>
-        readonly idempotencyToken: string
-        readonly capacityFirst?: boolean
-        readonly previous?: Replacement
-        readonly requestedAtMs?: number
-      }
+      options: LaunchOptions
     ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
+    /** Where the provider has Auto Scaling groups. */
+    readonly autoScaling?: AutoScalingPort
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */
     readonly activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError>
   }

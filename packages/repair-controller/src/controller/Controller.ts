@@ -7,9 +7,10 @@ import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { breakerVerdict, CLUSTER_SCOPE } from "../decide/breaker.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
-import { activeShifts } from "../decide/zonalShiftGate.ts"
+import { activeShifts, shiftedZones } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import * as M from "../observability/metrics.ts"
+import { makeOwners } from "../owner/Owners.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import { makeBlockedNodes } from "./BlockedNodes.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
@@ -121,6 +122,11 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       dirtyPools.clear()
       Effect.runSync(poolMetrics(env, pools))
     }
+    const shifts = yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" })
+    const events = makeEventRecorder(kube)
+    const avoidZones = Effect.gen(function* () {
+      return shiftedZones(yield* Ref.get(shifts), yield* Clock.currentTimeMillis)
+    })
     const env: ControllerEnv = {
       config,
       kube,
@@ -128,17 +134,15 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       logCapture,
       cache,
       karpenter,
+      owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones }),
       store: makeRepairStore(kube, config.namespace, cache.counter.setRepair),
-      events: makeEventRecorder(kube),
+      events,
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
       taintFirst: makeTaintFirst(),
-      shifts: yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" }),
+      shifts,
       blocked,
-      flushPoolMetrics,
-      expiredAt: new Map(),
-      backoff: new Map(),
-      launched: new Set()
+      flushPoolMetrics
     }
     // The first Node list goes first, retried with backoff for as long as the API server is away
     // (initialSync.ts; /readyz stays 503 meanwhile): the journal read and the shift query after it then meet an

@@ -1,13 +1,29 @@
 /** Everything a reconcile needs, assembled once by `Controller.ts`: the steps' ports and the controller's own. */
-import type { ActionEnv } from "../actions/ActionEnv.ts"
+import type { Ref } from "effect"
+import type { StepPorts } from "../actions/executeStep.ts"
+import type { TaintFirst } from "../actions/TaintFirst.ts"
+import type { CloudProvider } from "../cloud/CloudProvider.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
+import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
 import type { RepairStore } from "./RepairStore.ts"
 import type { WorkQueue } from "./WorkQueue.ts"
 
-export interface ControllerEnv extends ActionEnv {
+export interface ControllerEnv extends StepPorts {
+  readonly config: ControllerConfig
+  readonly kube: KubeShape
+  readonly cloud: CloudProvider["Service"]
+  readonly events: EventRecorder
+  readonly taintFirst: TaintFirst
   readonly cache: NodeCache
+  /** NodePools' facts for the breaker, when Karpenter is installed. */
+  readonly karpenter: KarpenterCache
+  readonly shifts: Ref.Ref<ShiftObservation>
   readonly store: RepairStore
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */

@@ -10,6 +10,8 @@
 export interface DrainPool {
   /** True when `id` holds a slot (now or already); otherwise it is parked and `wake(node)` runs later. */
   readonly enter: (id: string, node: string, order: number) => boolean
+  /** Whether `id` holds a slot now; changes nothing. */
+  readonly holds: (id: string) => boolean
   /** Frees `id`'s slot (or its place in line) and hands the slot to the earliest parked repair. */
   readonly leave: (id: string) => void
   readonly inFlight: () => number
@@ -49,6 +51,7 @@ export const makeDrainPool = (max: number, wake: (node: string) => void): DrainP
       fill()
       return holders.has(id)
     },
+    holds: (id) => holders.has(id),
     leave: (id) => {
       const i = parked.findIndex((p) => p.id === id)
       if (i >= 0) parked.splice(i, 1)

@@ -5,19 +5,15 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
-import { releaseReplacement } from "../actions/karpenter.ts"
-import { liveNodeMismatch } from "../decide/identity.ts"
-import { gateForRepair } from "../decide/zonalShiftGate.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
-import { afterFailure, failed, overdue } from "../repair/budget.ts"
-import { isTerminal, needsLiveNode, type RepairRecord } from "../domain/RepairRecord.ts"
-import { advance, nextAction } from "../repair/stateMachine.ts"
+import { afterFailure } from "../repair/budget.ts"
+import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
+import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
+import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
-/** The prefix of a failure that says the Node is another object now: its record is cleared, not kept. */
-export const NOT_THE_SAME_NODE = "the Node is not the one this repair started on"
 
 export const labelsOf = (r: RepairRecord) => ({
   condition: r.conditionType,
@@ -54,15 +50,6 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
 const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
-    // A replacement already made for it is ordinary capacity now: Karpenter may consolidate it again.
-    yield* releaseReplacement(env, r).pipe(
-      Effect.catch((e) =>
-        Effect.logWarning("could not lift do-not-disrupt from the replacement", {
-          node: r.node.name,
-          error: e
-        })
-      )
-    )
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
     yield* repairEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
@@ -75,9 +62,20 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
 
 const finish = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
+    // What the repair held from the owner is the owner's again: a replacement made for a failed repair is ordinary
+    // capacity (Karpenter may consolidate it), and nothing of it is asked for again.
+    yield* env.owners
+      .of(r)
+      .release(r)
+      .pipe(
+        Effect.catch((e) =>
+          Effect.logWarning("could not release the repair's hold on its owner", {
+            node: r.node.name,
+            error: e
+          })
+        )
+      )
     yield* r.phase === "Succeeded" ? succeeded(env, r) : failedRepair(env, r)
-    env.backoff.delete(r.id)
-    env.launched.delete(r.id)
     env.drains.leave(r.id)
   })
 
@@ -92,46 +90,46 @@ const persistStep = (env: ControllerEnv, next: RepairRecord) =>
     if (isTerminal(next)) yield* finish(env, next)
   })
 
-/** The record, ended as Failed, when its Node is gone wrong or its phase is overdue; undefined otherwise. */
-const endedEarly = (env: ControllerEnv, r: RepairRecord, now: number): RepairRecord | undefined => {
-  const mismatch = needsLiveNode(r) ? liveNodeMismatch(r, env.cache.view(r.node.name)) : undefined
-  if (mismatch !== undefined) return failed(r, `${NOT_THE_SAME_NODE}: ${mismatch}; not acting on it`, now)
-  return overdue(r, env.config, now)
-}
-
-/** Taints go first and drains take a slot (DrainPool); false when this drain must wait its turn. */
-const mayDrain = (env: ControllerEnv, r: RepairRecord, now: number): boolean => {
-  const hold = env.taintFirst.drainHoldMs(now)
-  if (hold > 0) {
-    env.queue.addAfter(r.node.name, hold)
-    return false
-  }
-  // Parked without a drain slot: woken (queue.add) when one is handed to it, in order of expiry.
-  return env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))
-}
-
-/**
- * A zonal shift (or a cloud that cannot say) that began after the repair started holds it before its
- * irreversible step: no termination or reboot while it lasts. The node stays tainted and drained, the phase
- * deadline still runs, and the repair goes on when the shift ends.
- */
-const heldByShift = (env: ControllerEnv, r: RepairRecord, now: number) =>
-  Effect.gen(function* () {
-    const gate = gateForRepair(env.config, yield* Ref.get(env.shifts), r, now)
-    if (gate._tag === "Open") return false
-    const why =
-      gate.cause === "shift"
-        ? `a ${gate.shift.kind} away from ${gate.shift.zone ?? gate.shift.zoneId ?? "a zone"} is active`
-        : `the cloud provider cannot say whether a zonal shift is active (${gate.error})`
-    yield* env.events.emitDeduped(`${r.id}/StandDown/${gate.cause}`, EVENT_DEDUPE_MS, {
-      node: { name: r.node.name, uid: r.node.uid },
-      type: "Warning",
-      reason: "RepairStandDown",
-      action: "Repair",
-      note: `repair held before ${r.action === "Reboot" && r.phase === "Rebooting" ? "the reboot" : "termination"}: ${why}`
+/** The gates as they stand now, for the plan (repair/plan.ts). */
+const gatesOf = (env: ControllerEnv, r: RepairRecord, now: number) =>
+  Effect.map(
+    Ref.get(env.shifts),
+    (shifts): Gates => ({
+      liveNode: env.cache.view(r.node.name),
+      taintHoldMs: env.taintFirst.drainHoldMs(now),
+      drainSlot: env.drains.holds(r.id),
+      shifts
     })
-    env.queue.addAfter(r.node.name, env.config.zonalShift.refreshSeconds * 1000)
-    return true
+  )
+
+/** Carries out a hold; true when the repair may go on at once (a drain slot was free). */
+const hold = (env: ControllerEnv, r: RepairRecord, step: Extract<Step, { _tag: "Hold" }>) =>
+  Effect.gen(function* () {
+    switch (step.cause) {
+      case "taintFirst":
+      case "evictionBackoff":
+        env.queue.addAfter(r.node.name, step.retryAfterMs)
+        return false
+      case "drainSlot":
+        // Parked without a slot: woken (queue.add) when one is handed to it, in order of expiry.
+        return env.drains.enter(r.id, r.node.name, Date.parse(r.startedAt))
+      case "zonalShift": {
+        const gate = step.gate
+        const why =
+          gate.cause === "shift"
+            ? `a ${gate.shift.kind} away from ${gate.shift.zone ?? gate.shift.zoneId ?? "a zone"} is active`
+            : `the cloud provider cannot say whether a zonal shift is active (${gate.error})`
+        yield* env.events.emitDeduped(`${r.id}/StandDown/${gate.cause}`, EVENT_DEDUPE_MS, {
+          node: { name: r.node.name, uid: r.node.uid },
+          type: "Warning",
+          reason: "RepairStandDown",
+          action: "Repair",
+          note: `repair held before ${r.action === "Reboot" && r.phase === "Rebooting" ? "the reboot" : "termination"}: ${why}`
+        })
+        env.queue.addAfter(r.node.name, env.config.zonalShift.refreshSeconds * 1000)
+        return false
+      }
+    }
   })
 
 /** A capacity-first repair that could not get its replacement says so, and what follows, where operators look. */
@@ -157,13 +155,13 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
     for (let i = 0; i < MAX_STEPS_PER_RECONCILE; i++) {
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
-      const ended = endedEarly(env, r, now)
-      if (ended !== undefined) return yield* persistStep(env, ended)
-      const action = nextAction(r, env.config, now)
-      if ((action._tag === "Drain" || action._tag === "ForceDrain") && !mayDrain(env, r, now)) return
-      if ((action._tag === "Terminate" || action._tag === "Reboot") && (yield* heldByShift(env, r, now)))
+      const step = planStep(r, env.config, now, yield* gatesOf(env, r, now))
+      if (step._tag === "End") return yield* persistStep(env, step.record)
+      if (step._tag === "Hold") {
+        if (yield* hold(env, r, step)) continue
         return
-      const result = yield* Effect.result(executeStep(env, r, action))
+      }
+      const result = yield* Effect.result(executeStep(env, r, step.action))
       if (result._tag === "Failure") {
         const verdict = afterFailure(r, stepError(result.failure), env.config, yield* Clock.currentTimeMillis)
         yield* Effect.logWarning("repair step failed", {
@@ -179,8 +177,10 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       }
       const outcome = result.success
       if (outcome._tag === "Wait") {
-        // A step that worked again after failures starts its budget afresh.
-        if (r.retry !== undefined) yield* persistStep(env, withoutRetry(r))
+        // A step that worked again after failures starts its budget afresh; what it learned is journaled.
+        const learned =
+          outcome.fact === undefined ? withoutRetry(r) : advance(withoutRetry(r), outcome.fact, now)
+        if (learned !== r) yield* persistStep(env, learned)
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
         return
       }

@@ -7,13 +7,11 @@ import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import { identityRefusal } from "../decide/identity.ts"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
-import type { Owner } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { newRepairRecord } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { ownershipOf } from "./ownership.ts"
 import { labelsOf, runRepair } from "./runRepair.ts"
 
 const newRepairId = (uid: string, now: number) => `${uid.slice(0, 8)}-${now.toString(36)}`
@@ -27,15 +25,6 @@ const refused = (env: ControllerEnv, node: NodeView, why: string) =>
     note: `not repairing: ${why}`.slice(0, 1000)
   })
 
-const ownerName = (o: Owner) =>
-  o.kind === "karpenter"
-    ? `Karpenter NodeClaim ${o.nodeClaim}`
-    : o.kind === "autoScaling"
-      ? `Auto Scaling group ${o.group}`
-      : o.kind === "standalone"
-        ? "its launch template"
-        : "nobody"
-
 export const startRepair = (
   env: ControllerEnv,
   node: NodeView,
@@ -45,7 +34,7 @@ export const startRepair = (
   Effect.gen(function* () {
     const name = node.name
     if (node.uid === undefined) return
-    const owned = yield* ownershipOf(env, node)
+    const owned = yield* env.owners.prove(node)
     switch (owned._tag) {
       case "Retry":
         yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: owned.error })
@@ -87,7 +76,6 @@ export const startRepair = (
       },
       now
     )
-    if (d.governing.expiresAt !== undefined) env.expiredAt.set(record.id, d.governing.expiresAt)
     yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(record)), 1)
     yield* Effect.logInfo("repair started", {
       node: name,
@@ -102,7 +90,7 @@ export const startRepair = (
       type: "Warning",
       reason: "RepairStarted",
       action: "Repair",
-      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${ownerName(record.node.instance.owner)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
+      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${env.owners.of(record).name(record)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
     })
     return yield* runRepair(env, record)
   })

@@ -45,6 +45,8 @@ export const RepairRecordSchema = Schema.Struct({
   conditionStatus: Schema.String,
   reason: Schema.String,
   startedAt: Iso,
+  /** When the governing condition's toleration ran out: the decision latency is measured from it at the taint. */
+  tolerationExpiredAt: Schema.optionalKey(Iso),
   /** capacityFirst: the replacement is Ready before the node is drained; removeFirst: drained and gone first. */
   order: Schema.Literals(["capacityFirst", "removeFirst"]),
   /** What a capacityFirst repair does when no replacement can be had (default removeFirst). */
@@ -56,6 +58,8 @@ export const RepairRecordSchema = Schema.Struct({
   drainStartedAt: Schema.optionalKey(Iso),
   drainDeadline: Schema.optionalKey(Iso),
   drainDeadlinePassed: Schema.optionalKey(Schema.Boolean),
+  /** PDB-blocked eviction rounds in a row and when the last was: the eviction backoff (repair/plan.ts). */
+  evictionBlocked: Schema.optionalKey(Schema.Struct({ rounds: Schema.Int, at: Iso })),
   captureLogs: Schema.Boolean,
   logsCaptured: Schema.optionalKey(Schema.Literals(["captured", "timed-out", "skipped", "failed"])),
   rebootRequestedAt: Schema.optionalKey(Iso),

@@ -37,6 +37,10 @@ export type Action =
 export type Fact =
   | { readonly _tag: "Tainted" }
   | { readonly _tag: "DrainDeadlinePassed" }
+  /** A PodDisruptionBudget (or an error) refused evictions: the drain backs off (repair/plan.ts). */
+  | { readonly _tag: "EvictionBlocked" }
+  /** Evictions went through again after a block: the backoff starts afresh. */
+  | { readonly _tag: "EvictionsAccepted" }
   | { readonly _tag: "Drained" }
   | { readonly _tag: "LogCaptureFinished"; readonly outcome: "captured" | "timed-out" | "skipped" | "failed" }
   | { readonly _tag: "RebootRequested" }
@@ -86,6 +90,7 @@ export const newRepairRecord = (
   conditionStatus: args.match.status,
   reason: args.match.reason,
   startedAt: iso(now),
+  ...(args.match.expiresAt !== undefined ? { tolerationExpiredAt: iso(args.match.expiresAt) } : {}),
   phaseSince: iso(now),
   drainMode: args.match.drainMode,
   drainDeadlineMs: args.match.drainDeadlineMs,
@@ -155,6 +160,11 @@ const applyOnNoCapacity = (r: RepairRecord, why: string, now: number): RepairRec
       }
     : draining({ ...r, order: "removeFirst", fallback: why }, now)
 
+const withoutEvictionBlock = (r: RepairRecord): RepairRecord => {
+  const { evictionBlocked: _blocked, ...rest } = r
+  return rest
+}
+
 /** After the drain (or a failed reboot): capture logs first when the policy asks, then terminate. */
 const towardsTermination = (r: RepairRecord): RepairRecord =>
   r.captureLogs && r.logsCaptured === undefined
@@ -206,8 +216,13 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       return r.order === "capacityFirst" ? { ...r, phase: "Replacing" } : draining(r, now)
     case "Draining":
       if (fact._tag === "DrainDeadlinePassed") return { ...r, drainDeadlinePassed: true }
+      if (fact._tag === "EvictionBlocked")
+        return { ...r, evictionBlocked: { rounds: (r.evictionBlocked?.rounds ?? 0) + 1, at: iso(now) } }
+      if (fact._tag === "EvictionsAccepted") return withoutEvictionBlock(r)
       if (fact._tag !== "Drained") return r
-      return r.action === "Reboot" ? { ...r, phase: "Rebooting" } : towardsTermination(r)
+      return r.action === "Reboot"
+        ? { ...withoutEvictionBlock(r), phase: "Rebooting" }
+        : towardsTermination(withoutEvictionBlock(r))
     case "CapturingLogs":
       return fact._tag === "LogCaptureFinished"
         ? { ...r, phase: "Terminating", logsCaptured: fact.outcome }

@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { CloudProvider, type NodeRef, type Replacement } from "../../src/cloud/CloudProvider.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
-import { awsConfig, clientsFor, LAUNCH_TEMPLATE, nodeRefOf } from "./support.ts"
+import { awsConfig, clientsFor, groupsOf, LAUNCH_TEMPLATE, nodeRefOf } from "./support.ts"
 
 let cloud: FakeCloud
 let admin: AdminClient
@@ -55,7 +55,7 @@ const askUntilMember = (
 ) =>
   Effect.gen(function* () {
     for (let i = 0; i < 50; i++) {
-      const r: Replacement = yield* p.launchReplacement(node, options)
+      const r: Replacement = yield* groupsOf(p).launchReplacement(node, options)
       if (r.instanceId) return r
       yield* Effect.sleep("20 millis")
     }
@@ -88,11 +88,11 @@ describe("Auto Scaling group member", () => {
           const desired = () =>
             promise(() => admin.autoScalingGroup("cf")).pipe(Effect.map((x) => x.desiredCapacity))
           // First the target, for the journal, without growing: a crash before it is recorded grows nothing.
-          const planned = yield* p.launchReplacement(node, options)
+          const planned = yield* groupsOf(p).launchReplacement(node, options)
           expect(planned).toEqual({ autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: false })
           expect(yield* desired()).toBe(2)
           // Asked with the target recorded: grown once.
-          const asked = yield* p.launchReplacement(node, { ...options, previous: planned })
+          const asked = yield* groupsOf(p).launchReplacement(node, { ...options, previous: planned })
           expect(asked).toMatchObject({ autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: true })
           expect(yield* desired()).toBe(3)
           // Asked again with the recorded target (as the repair record carries it): no second growth.
@@ -109,7 +109,7 @@ describe("Auto Scaling group member", () => {
           })
           // A restarted controller (fresh provider) with the record: the same member, still no growth.
           const again = yield* withProvider((fresh) =>
-            fresh.launchReplacement(node, {
+            groupsOf(fresh).launchReplacement(node, {
               ...options,
               previous: { autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: true }
             })
@@ -117,7 +117,7 @@ describe("Auto Scaling group member", () => {
           // A controller that crashed after growing but before recording it (groupGrown not yet in the journal):
           // the group is that large already, so it is not grown again.
           yield* withProvider((fresh) =>
-            fresh.launchReplacement(node, {
+            groupsOf(fresh).launchReplacement(node, {
               ...options,
               previous: { autoScalingGroup: "cf", desiredCapacity: 3 }
             })
@@ -148,7 +148,10 @@ describe("Auto Scaling group member", () => {
           Effect.gen(function* () {
             const facts = yield* p.inspect(node)
             const options = { facts, avoidZones: [], idempotencyToken: token, capacityFirst: true }
-            const asked = yield* p.launchReplacement(node, { ...options, requestedAtMs: Date.now() })
+            const asked = yield* groupsOf(p).launchReplacement(node, {
+              ...options,
+              requestedAtMs: Date.now()
+            })
             return yield* askUntilMember(p, node, { ...options, previous: asked })
           })
         const [ra, rb] = yield* Effect.all([ask(a!, "ra"), ask(b!, "rb")], { concurrency: 2 })
@@ -169,14 +172,14 @@ describe("Auto Scaling group member", () => {
         const runsBefore = yield* runInstancesCalls
         expect(yield* p.terminate(node, { replaced: false })).toBe("terminated")
         const options = { facts, avoidZones: [], idempotencyToken: "r-rf", capacityFirst: false }
-        const r = yield* p.launchReplacement(node, options)
+        const r = yield* groupsOf(p).launchReplacement(node, options)
         const [member] = yield* live("rf")
         expect(r).toMatchObject({
           instanceId: member!.instanceId,
           nodeName: member!.nodeName,
           autoScalingGroup: "rf"
         })
-        expect(yield* p.launchReplacement(node, options)).toEqual(r)
+        expect(yield* groupsOf(p).launchReplacement(node, options)).toEqual(r)
         expect((yield* promise(() => admin.autoScalingGroup("rf"))).desiredCapacity).toBe(1)
         expect(yield* runInstancesCalls).toBe(runsBefore)
       })
@@ -191,7 +194,7 @@ describe("Auto Scaling group member", () => {
         const facts = yield* p.inspect(node)
         const setBefore = (yield* promise(() => admin.stats())).calls.SetDesiredCapacity ?? 0
         const err = yield* Effect.flip(
-          p.launchReplacement(node, {
+          groupsOf(p).launchReplacement(node, {
             facts,
             avoidZones: [],
             idempotencyToken: "r-full",
@@ -222,9 +225,9 @@ describe("Auto Scaling group member", () => {
           capacityFirst: true,
           requestedAtMs: Date.now()
         }
-        const planned = yield* p.launchReplacement(node, options)
-        const asked = yield* p.launchReplacement(node, { ...options, previous: planned })
-        const err = yield* Effect.flip(p.launchReplacement(node, { ...options, previous: asked }))
+        const planned = yield* groupsOf(p).launchReplacement(node, options)
+        const asked = yield* groupsOf(p).launchReplacement(node, { ...options, previous: planned })
+        const err = yield* Effect.flip(groupsOf(p).launchReplacement(node, { ...options, previous: asked }))
         expect(err).toMatchObject({ _tag: "CloudError", retryable: false })
         expect(err.message).toBe(
           `Auto Scaling group short failed to launch the replacement of ${g.members[0]!.instanceId}: We currently do not have sufficient g5.xlarge capacity.`

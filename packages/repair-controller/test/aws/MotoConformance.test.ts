@@ -15,7 +15,7 @@ import { makeAwsClients } from "../../src/cloud/aws/AwsClients.ts"
 import { AwsCloudProvider } from "../../src/cloud/aws/AwsCloudProvider.ts"
 import { AwsConfig } from "../../src/config/AwsConfig.ts"
 import { AutoScalingSdk, Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
-import { credentials } from "./support.ts"
+import { credentials, groupsOf } from "./support.ts"
 
 function motoServerPath(): string | undefined {
   try {
@@ -213,8 +213,8 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
     const [state, replacement, again] = await withProvider((p) =>
       Effect.all([
         p.terminate(node, { replaced: false }),
-        p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }),
-        p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` })
+        groupsOf(p).launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }),
+        groupsOf(p).launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` })
       ])
     )
     expect(state).toBe("terminated")
@@ -235,7 +235,7 @@ describe.skipIf(!MOTO)("AWS provider against moto_server", () => {
       ).length
     const instancesBefore = await countInstances()
     const afterRestart = await withProvider((p) =>
-      Effect.result(p.launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }))
+      Effect.result(groupsOf(p).launchReplacement(node, { ...removeFirst, idempotencyToken: `asg-${old}` }))
     )
     if (Result.isSuccess(afterRestart)) expect(afterRestart.success.instanceId).toBe(replacement.instanceId)
     else

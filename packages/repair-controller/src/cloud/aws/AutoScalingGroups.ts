@@ -10,8 +10,8 @@
 import { Clock, Effect, Option, Semaphore } from "effect"
 import {
   CloudError,
-  type CloudProvider,
   type InstanceState,
+  type LaunchOptions,
   type NodeRef,
   type Replacement
 } from "../CloudProvider.ts"
@@ -21,8 +21,6 @@ import { newestReplacement, replacementCandidates, terminatedAt } from "./AutoSc
 import type { AwsInstanceRef } from "./AwsProviderId.ts"
 import type { Ec2Instances } from "./Ec2Instances.ts"
 import { replacementFrom } from "./InstanceFacts.ts"
-
-type LaunchOptions = Parameters<CloudProvider["Service"]["launchReplacement"]>[1]
 
 export interface AutoScalingGroups {
   /**

@@ -2,15 +2,16 @@
  * CloudProvider for AWS, composed of one module per operation: inspect (Inspect.ts, the owner from EC2's tags),
  * describe (Ec2Instances.ts), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
  * planned by LaunchPlan.ts for a standalone instance) and activeZonalShifts (ZonalShifts.ts, ARC). Auto Scaling group
- * members are terminated and replaced through their group (AutoScalingGroups.ts), never with RunInstances.
+ * members are terminated and replaced through their group (AutoScalingGroups.ts, the `autoScaling` port), never with
+ * RunInstances.
  *
  * Never terminate twice (ADR 0005): every terminate describes first, TerminateInstances is idempotent on EC2, and
  * RunInstances carries a ClientToken derived from the controller's idempotency token.
  */
 import { Effect, Layer } from "effect"
-import { CloudError, CloudProvider, type NodeRef } from "../CloudProvider.ts"
+import { type AutoScalingPort, CloudError, CloudProvider, type NodeRef } from "../CloudProvider.ts"
 import { makeAutoScalingApi } from "./AutoScalingApi.ts"
-import { makeAutoScalingGroups } from "./AutoScalingGroups.ts"
+import { type AutoScalingGroups, makeAutoScalingGroups } from "./AutoScalingGroups.ts"
 import { type AwsClients, closeAwsClients, makeAwsClients } from "./AwsClients.ts"
 import type { AwsConfig } from "../../config/AwsConfig.ts"
 import { awsInstanceRef } from "./AwsProviderId.ts"
@@ -30,6 +31,22 @@ const NO_CLUSTER_ARN = new CloudError({
   retryable: false
 })
 
+/** The Auto Scaling port over the groups: a member's replacement through its group. */
+const groupPort = (groups: AutoScalingGroups): AutoScalingPort => ({
+  launchReplacement: (node, options) =>
+    Effect.gen(function* () {
+      const ref = yield* awsInstanceRef(node.providerID)
+      const owner = options.facts.owner
+      if (owner.kind !== "autoScaling")
+        return yield* new CloudError({
+          operation: "SetDesiredCapacity",
+          message: `node ${node.name}: instance ${ref.instanceId} is in no Auto Scaling group`,
+          retryable: false
+        })
+      return yield* groups.replacement(node, ref, owner.group, options)
+    }).pipe(Effect.withSpan("AwsCloudProvider.autoScaling.launchReplacement"))
+})
+
 /** Builds the provider over given clients; the scope owns the terminate batcher. */
 export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* (
   config: AwsConfig,
@@ -47,7 +64,8 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
       awsInstanceRef(node.providerID).pipe(Effect.flatMap((ref) => instances.state(ref.instanceId))),
     terminate: yield* makeTerminate(ec2, instances, groups, config),
     reboot: makeReboot(ec2, instances),
-    launchReplacement: makeLaunchReplacement(ec2, launchSettings, groups),
+    launchReplacement: makeLaunchReplacement(ec2, launchSettings),
+    autoScaling: groupPort(groups),
     activeZonalShifts: !config.zonalShift.enabled
       ? Effect.succeed([])
       : config.clusterArn === undefined

@@ -1,27 +1,24 @@
 /**
- * `launchReplacement`, through the instance's owner (InstanceFacts.owner, read from EC2's tags by inspect): an Auto
- * Scaling group member through its group (AutoScalingGroups.ts), never RunInstances; a standalone instance with
- * RunInstances as planned by launchPlan (LaunchPlan.ts), the repair's idempotency token as ClientToken, so a
- * launch repeated after a crash or a retry returns the same instance instead of a second one. Karpenter's nodes
- * are replaced through NodeClaims, not here; an unknown owner gets no replacement.
+ * `launchReplacement` of a standalone instance (InstanceFacts.owner, read from EC2's tags by inspect): RunInstances
+ * as planned by launchPlan (LaunchPlan.ts), the repair's idempotency token as ClientToken, so a launch repeated
+ * after a crash or a retry returns the same instance instead of a second one. Anyone else's instance is refused:
+ * an Auto Scaling member's replacement comes from its group (the provider's `autoScaling` port), Karpenter's from
+ * a NodeClaim, and an unknown owner gets none.
  */
 import type { EC2Client } from "@aws-sdk/client-ec2"
 import { Effect, Result } from "effect"
 import {
   CloudError,
-  type CloudProvider,
   type InvalidProviderID,
+  type LaunchOptions,
   type NodeRef,
   type Replacement
 } from "../CloudProvider.ts"
-import type { AutoScalingGroups } from "./AutoScalingGroups.ts"
 import { type AwsInstanceRef, awsInstanceRef } from "./AwsProviderId.ts"
 import { Ec2Sdk } from "./awsSdk.ts"
 import { awsCall } from "./Ec2ErrorMapping.ts"
 import { replacementFrom } from "./InstanceFacts.ts"
 import { clientTokenFor, type LaunchSettings, launchPlan } from "./LaunchPlan.ts"
-
-type LaunchOptions = Parameters<CloudProvider["Service"]["launchReplacement"]>[1]
 
 const cannotLaunch = (node: NodeRef, why: string) =>
   new CloudError({ operation: "RunInstances", message: `node ${node.name}: ${why}`, retryable: false })
@@ -58,14 +55,17 @@ const runInstances = (
   })
 
 export const makeLaunchReplacement =
-  (ec2: EC2Client, settings: LaunchSettings, groups: AutoScalingGroups) =>
+  (ec2: EC2Client, settings: LaunchSettings) =>
   (node: NodeRef, options: LaunchOptions): Effect.Effect<Replacement, CloudError | InvalidProviderID> =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
       const owner = options.facts.owner
       switch (owner.kind) {
         case "autoScaling":
-          return yield* groups.replacement(node, ref, owner.group, options)
+          return yield* cannotLaunch(
+            node,
+            `instance ${ref.instanceId} is in Auto Scaling group ${owner.group}: its replacement comes from the group, never RunInstances`
+          )
         case "standalone":
           return yield* runInstances(ec2, settings, node, ref, options)
         case "karpenter":

@@ -19,7 +19,7 @@ import {
   poolOf
 } from "../karpenter/NodeClaims.ts"
 import { nodeRef } from "../kube/views.ts"
-import type { ControllerEnv } from "./ControllerEnv.ts"
+import type { OwnerPorts } from "./MachineOwner.ts"
 
 export type Ownership =
   | { readonly _tag: "Owned"; readonly facts: InstanceFacts }
@@ -105,7 +105,11 @@ export const ownershipVerdict = (args: {
   return { _tag: "Owned", facts: proven }
 }
 
-export const ownershipOf = (env: ControllerEnv, node: NodeView): Effect.Effect<Ownership> =>
+/** The one proof for every owner: the cloud vouches for the machine first, then the verdict names its owner. */
+export const proveOwner = (
+  env: Pick<OwnerPorts, "cloud" | "karpenter">,
+  node: NodeView
+): Effect.Effect<Ownership> =>
   Effect.gen(function* () {
     const inspected = yield* Effect.result(env.cloud.inspect(nodeRef(node)))
     if (inspected._tag === "Failure") {

@@ -1,14 +1,12 @@
 /**
- * The repair steps of a Karpenter-owned node, carried out through Karpenter's objects and never through the
- * cloud: the replacement is a NodeClaim nodemend creates (Karpenter launches it with its own provider and
+ * The Karpenter adapter of the owner port: a Karpenter-owned node's steps go through Karpenter's objects, never
+ * the cloud: the replacement is a NodeClaim nodemend creates (Karpenter launches it with its own provider and
  * template), removal is deleting the broken NodeClaim (Karpenter's `karpenter.sh/termination` finalizer
  * terminates the instance and deletes the Node; nodemend never touches that finalizer).
  */
-import { Clock, Effect, Ref } from "effect"
+import { Clock, Effect } from "effect"
 import { REPLACEMENT_OF_LABEL } from "@nodemend/reason-codes"
 import type { KubeError } from "@nodemend/kube-access"
-import type { ActionEnv } from "./ActionEnv.ts"
-import { shiftedZones } from "../decide/zonalShiftGate.ts"
 import {
   DO_NOT_DISRUPT_ANNOTATION,
   isInitialized,
@@ -18,7 +16,9 @@ import {
   UNREGISTERED_TAINT
 } from "../karpenter/NodeClaims.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, isReady, nodeEvent, wait } from "./step.ts"
+import { isReady, nodeEvent } from "../kube/stepPorts.ts"
+import { fact, wait } from "../repair/outcome.ts"
+import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 
 const POLL_MS = 1000
 /** A replacement NodeClaim missing this long after we created it was removed by Karpenter (it could not launch). */
@@ -33,12 +33,12 @@ const ignoring =
     e.code !== undefined && codes.includes(e.code) ? Effect.void : Effect.fail(e)
 
 /** Creates the replacement NodeClaim (a repeat finds it: 409), copied from the broken node's claim. */
-export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
+const launchReplacement = (env: OwnerPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     if (r.order === "removeFirst") {
       // Removed first, Karpenter provisions for the evicted pods itself; a NodeClaim of ours would be a second one.
       yield* nodeEvent(
-        env,
+        env.events,
         r,
         "Normal",
         "ReplacementByKarpenter",
@@ -49,7 +49,7 @@ export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
     const old = env.karpenter.claim(claimOf(r))
     if (old === undefined)
       return fact({ _tag: "ReplacementUnavailable", why: `NodeClaim ${claimOf(r)} is gone; nothing to copy` })
-    const avoidZones = shiftedZones(yield* Ref.get(env.shifts), yield* Clock.currentTimeMillis)
+    const avoidZones = yield* env.avoidZones
     const name = replacementName(claimOf(r), r.id)
     const pool = r.node.instance.owner.kind === "karpenter" ? r.node.instance.owner.nodePool : undefined
     const body = replacementNodeClaim(old, pool === undefined ? undefined : env.karpenter.nodePool(pool), {
@@ -62,7 +62,7 @@ export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
       .call("createNodeClaim", "POST", NODECLAIMS_PATH, body)
       .pipe(Effect.catchTag("KubeError", ignoring(409)))
     yield* nodeEvent(
-      env,
+      env.events,
       r,
       "Normal",
       "LaunchingReplacement",
@@ -72,7 +72,7 @@ export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
   })
 
 /** Ready = the NodeClaim is Initialized and its Node is Ready without Karpenter's unregistered taint. */
-export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: number) =>
+const awaitReplacement = (env: OwnerPorts, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
     if (r.order === "removeFirst") return yield* launchReplacement(env, r)
     const now = yield* Clock.currentTimeMillis
@@ -95,10 +95,10 @@ export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: nu
       isInitialized(claim) &&
       nodeName !== undefined &&
       registered &&
-      isReady(env, nodeName)
+      isReady(env.cache, nodeName)
     ) {
       yield* nodeEvent(
-        env,
+        env.events,
         r,
         "Normal",
         "ReplacementReady",
@@ -111,7 +111,7 @@ export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: nu
   })
 
 /** Deletes the broken node's NodeClaim: Karpenter's finalizer drains what is left and terminates the instance. */
-export const terminate = (env: ActionEnv, r: RepairRecord) =>
+const terminate = (env: OwnerPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     const name = claimOf(r)
     if (env.karpenter.claim(name) === undefined) return fact({ _tag: "InstanceGone" })
@@ -128,10 +128,10 @@ export const terminate = (env: ActionEnv, r: RepairRecord) =>
     return fact({ _tag: "TerminateRequested" })
   })
 
-export const awaitInstanceGone = (env: ActionEnv, r: RepairRecord) =>
+const awaitInstanceGone = (env: OwnerPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     if (env.karpenter.claim(claimOf(r)) !== undefined) return wait(POLL_MS)
-    yield* nodeEvent(env, r, "Normal", "InstanceTerminated", `NodeClaim ${claimOf(r)} is gone`)
+    yield* nodeEvent(env.events, r, "Normal", "InstanceTerminated", `NodeClaim ${claimOf(r)} is gone`)
     return fact({ _tag: "InstanceGone" })
   })
 
@@ -139,7 +139,7 @@ export const awaitInstanceGone = (env: ActionEnv, r: RepairRecord) =>
  * The replacement NodeClaim (and its Node) made do-not-disrupt for the repair is Karpenter's to consolidate again:
  * called on every ending, success or failure, so a failed repair never leaves capacity Karpenter may not touch.
  */
-export const releaseReplacement = (env: ActionEnv, r: RepairRecord) =>
+const releaseReplacement = (env: OwnerPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     const name = r.replacement?.nodeClaim
     if (name === undefined) return
@@ -154,9 +154,21 @@ export const releaseReplacement = (env: ActionEnv, r: RepairRecord) =>
   })
 
 /** Karpenter deletes the Node; we wait for it, then let consolidation treat the replacement like any node. */
-export const awaitNodeRemoved = (env: ActionEnv, r: RepairRecord) =>
+const awaitNodeRemoved = (env: OwnerPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     if (env.cache.get(r.node.name)?.metadata?.uid === r.node.uid) return wait(POLL_MS)
     yield* releaseReplacement(env, r)
     return fact({ _tag: "NodeRemoved" })
   })
+
+/** The Karpenter adapter of the owner port. */
+export const karpenterOwner = (ports: OwnerPorts): MachineOwner => ({
+  name: (r) => `Karpenter NodeClaim ${claimOf(r)}`,
+  addCapacity: (r) => launchReplacement(ports, r),
+  awaitCapacity: (r, timesOutAt) => awaitReplacement(ports, r, timesOutAt),
+  removeMachine: (r) => terminate(ports, r),
+  awaitMachineGone: (r) => awaitInstanceGone(ports, r),
+  removeNode: (r) => awaitNodeRemoved(ports, r),
+  // A succeeded repair released its replacement when the old Node went (awaitNodeRemoved).
+  release: (r) => (r.phase === "Succeeded" ? Effect.void : releaseReplacement(ports, r))
+})

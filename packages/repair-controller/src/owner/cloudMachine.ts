@@ -1,63 +1,35 @@
-/** The cloud steps: reboot, terminate, remove the Node, launch the replacement and wait for it. */
-import { Clock, Effect, Metric, Ref } from "effect"
-import type { CloudError } from "../cloud/CloudProvider.ts"
-import type { ActionEnv } from "./ActionEnv.ts"
-import { shiftedZones } from "../decide/zonalShiftGate.ts"
-import * as M from "../observability/metrics.ts"
+/**
+ * The steps of a machine the cloud provider removes and replaces (an Auto Scaling group member, a standalone EC2
+ * instance, a kwok Node): describe before terminate, the launch idempotent on the repair id. The adapters
+ * (autoScalingOwner, launchTemplateOwner, kwokOwner) say whom they act through, which launch they ask, and how
+ * they name what they asked for.
+ */
+import { Clock, Effect, Metric } from "effect"
+import type { CloudError, CloudProvider } from "../cloud/CloudProvider.ts"
+import type { Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
-import { fact, isReady, nodeEvent, refOf, wait } from "./step.ts"
+import { isReady, nodeEvent, refOf } from "../kube/stepPorts.ts"
+import * as M from "../observability/metrics.ts"
+import { fact, wait } from "../repair/outcome.ts"
+import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 
-const POLL_MS = 1000
 const INSTANCE_POLL_MS = 2000
 
-export const reboot = (env: ActionEnv, r: RepairRecord) =>
-  Effect.gen(function* () {
-    yield* nodeEvent(
-      env,
-      r,
-      "Warning",
-      "Rebooting",
-      `rebooting the instance for ${r.conditionType}=${r.conditionStatus} (${r.reason})`
-    )
-    yield* env.cloud.reboot(refOf(r))
-    return fact({ _tag: "RebootRequested" })
-  })
+/** What differs between the cloud-removed owners. */
+export interface CloudMachine {
+  readonly name: (r: RepairRecord) => string
+  /** Asks for the replacement (idempotent on the repair id; with `previous`, reports progress). */
+  readonly launch: CloudProvider["Service"]["launchReplacement"]
+  /** How the Event names the replacement just asked for. */
+  readonly requested: (replacement: Replacement) => string
+}
 
-export const awaitReboot = (env: ActionEnv, r: RepairRecord, settledAt: number, timesOutAt: number) =>
-  Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
-    if (now >= timesOutAt) {
-      yield* nodeEvent(
-        env,
-        r,
-        "Warning",
-        "RepairEscalated",
-        "the node did not come back from the reboot in time; replacing it"
-      )
-      yield* Metric.update(M.repairsEscalated, 1)
-      return fact({ _tag: "RebootTimedOut" })
-    }
-    if (now < settledAt || !isReady(env, r.node.name))
-      return wait(Math.min(5000, Math.max(settledAt - now, POLL_MS)))
-    const still =
-      env.cache
-        .get(r.node.name)
-        ?.status?.conditions?.some((c) => c.type === r.conditionType && c.status === r.conditionStatus) ??
-      false
-    if (still) {
-      yield* nodeEvent(
-        env,
-        r,
-        "Warning",
-        "RepairEscalated",
-        `${r.conditionType} is still ${r.conditionStatus} after the reboot; replacing`
-      )
-      yield* Metric.update(M.repairsEscalated, 1)
-    }
-    return fact({ _tag: "NodeBack", stillFailing: still })
-  })
+type Env = OwnerPorts & {
+  /** Repairs whose replacement this process has asked for (asked again once after a restart). */
+  readonly launched: Set<string>
+}
 
-export const terminate = (env: ActionEnv, r: RepairRecord) =>
+const terminate = (env: Env, r: RepairRecord) =>
   Effect.gen(function* () {
     const state = yield* env.cloud.describe(refOf(r))
     if (state === "terminated" || state === "not-found") return fact({ _tag: "InstanceGone" })
@@ -80,26 +52,26 @@ export const terminate = (env: ActionEnv, r: RepairRecord) =>
     )
   })
 
-export const awaitInstanceGone = (env: ActionEnv, r: RepairRecord) =>
+const awaitInstanceGone = (env: Env, r: RepairRecord) =>
   Effect.gen(function* () {
     const state = yield* env.cloud.describe(refOf(r))
     if (state !== "terminated" && state !== "not-found") return wait(INSTANCE_POLL_MS)
-    yield* nodeEvent(env, r, "Normal", "InstanceTerminated", "the instance is gone")
+    yield* nodeEvent(env.events, r, "Normal", "InstanceTerminated", "the instance is gone")
     return fact({ _tag: "InstanceGone" })
   })
 
-export const deleteNode = (env: ActionEnv, r: RepairRecord) =>
+const deleteNode = (env: Env, r: RepairRecord) =>
   env.kube.deleteNode(r.node.name, r.node.uid).pipe(
     Effect.catchTag("KubeError", (e) => (e.code === 404 || e.code === 409 ? Effect.void : Effect.fail(e))),
     Effect.as(fact({ _tag: "NodeRemoved" }))
   )
 
-const askForReplacement = (env: ActionEnv, r: RepairRecord) =>
+const askForReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
   Effect.gen(function* () {
-    const avoidZones = shiftedZones(yield* Ref.get(env.shifts), yield* Clock.currentTimeMillis)
+    const avoidZones = yield* env.avoidZones
     const requestedAtMs =
       r.replacementRequestedAt === undefined ? undefined : Date.parse(r.replacementRequestedAt)
-    const replacement = yield* env.cloud.launchReplacement(refOf(r), {
+    const replacement = yield* machine.launch(refOf(r), {
       facts: r.node.instance,
       avoidZones,
       idempotencyToken: r.id,
@@ -117,20 +89,14 @@ const unavailableIfCapacityFirst = (r: RepairRecord) => (e: CloudError) =>
     ? Effect.succeed(fact({ _tag: "ReplacementUnavailable", why: `${e.operation}: ${e.message}` }))
     : Effect.fail(e)
 
-export const launchReplacement = (env: ActionEnv, r: RepairRecord) =>
+const launchReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
   Effect.gen(function* () {
-    const replacement = yield* askForReplacement(env, r)
-    yield* nodeEvent(
-      env,
-      r,
-      "Normal",
-      "LaunchingReplacement",
-      `replacement ${replacement.nodeName ?? replacement.instanceId ?? `in Auto Scaling group ${replacement.autoScalingGroup ?? "?"}`} requested`
-    )
+    const replacement = yield* askForReplacement(env, machine, r)
+    yield* nodeEvent(env.events, r, "Normal", "LaunchingReplacement", machine.requested(replacement))
     return fact({ _tag: "ReplacementLaunched", replacement })
   }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))
 
-export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: number) =>
+const awaitReplacement = (env: Env, machine: CloudMachine, r: RepairRecord, timesOutAt: number) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const rep = r.replacement
@@ -139,8 +105,8 @@ export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: nu
       env.cache
         .names()
         .find((n) => env.cache.get(n)?.spec?.providerID?.includes(rep?.instanceId ?? "\u0000") === true)
-    if (name !== undefined && isReady(env, name)) {
-      yield* nodeEvent(env, r, "Normal", "ReplacementReady", `replacement ${name} is Ready`)
+    if (name !== undefined && isReady(env.cache, name)) {
+      yield* nodeEvent(env.events, r, "Normal", "ReplacementReady", `replacement ${name} is Ready`)
       return fact({ _tag: "ReplacementReady" })
     }
     if (now >= timesOutAt) return fact({ _tag: "ReplacementTimedOut" })
@@ -148,7 +114,7 @@ export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: nu
     // launch is idempotent on the repair id, a group's growth on its recorded target).
     const unknown = rep?.instanceId === undefined && rep?.nodeName === undefined
     if (unknown || (!env.launched.has(r.id) && (name === undefined || env.cache.get(name) === undefined))) {
-      const update = yield* askForReplacement(env, r)
+      const update = yield* askForReplacement(env, machine, r)
       if (
         update.instanceId !== rep?.instanceId ||
         update.nodeName !== rep?.nodeName ||
@@ -158,3 +124,17 @@ export const awaitReplacement = (env: ActionEnv, r: RepairRecord, timesOutAt: nu
     }
     return wait(Math.min(unknown ? 2000 : 5000, timesOutAt - now))
   }).pipe(Effect.catchTag("CloudError", unavailableIfCapacityFirst(r)))
+
+/** An adapter of the owner port for a machine the cloud provider removes and replaces. */
+export const cloudMachineOwner = (ports: OwnerPorts, machine: CloudMachine): MachineOwner => {
+  const env: Env = { ...ports, launched: new Set() }
+  return {
+    name: machine.name,
+    addCapacity: (r) => launchReplacement(env, machine, r),
+    awaitCapacity: (r, timesOutAt) => awaitReplacement(env, machine, r, timesOutAt),
+    removeMachine: (r) => terminate(env, r),
+    awaitMachineGone: (r) => awaitInstanceGone(env, r),
+    removeNode: (r) => deleteNode(env, r),
+    release: (r) => Effect.sync(() => env.launched.delete(r.id))
+  }
+}
