@@ -8,11 +8,13 @@ import { CONTAINERD_SOCKET, type CriRuntimeClient, criRuntimeClient } from "../c
 import type { PeriodicCheck } from "../scheduler/periodic-check.ts"
 import { clockSyncCheck } from "./clock-sync.ts"
 import type { CommandRunner } from "./command-runner.ts"
+import { conntrackCheck } from "./conntrack.ts"
 import { containerdDeprecationsCheck } from "./containerd-deprecations.ts"
 import { ebsPerformanceCheck } from "./ebs-performance.ts"
 import { efaCountersCheck } from "./efa-counters.ts"
 import { enaAllowancesCheck } from "./ena-allowances.ts"
 import type { HostFiles } from "./host-files.ts"
+import { kubeletHealthCheck, runtimeHealthCheck } from "./health-probes.ts"
 import { interfacesCheck } from "./interfaces.ts"
 import { ioDelaysCheck } from "./io-delays.ts"
 import { ipForwardCheck } from "./ip-forward.ts"
@@ -43,6 +45,7 @@ export const buildChecks = (
     environment: (i) => environmentCheck(files, m.kernel.thresholds, i),
     zram: (i) => zramCheck(files, m.kernel.thresholds, i),
     "clock-sync": (i) => clockSyncCheck(runner, i),
+    conntrack: (i) => conntrackCheck(files, m.kernel.thresholds.conntrackPercent, i),
     interfaces: (i) => interfacesCheck(files, m.networking.excludedInterfaceNameRegexps, i),
     ipamd: (i) => ipamdCheck(files, i),
     "ip-forward": (i) => ipForwardCheck(files, i),
@@ -64,7 +67,11 @@ export const buildChecks = (
     "ebs-performance": (i) => ebsPerformanceCheck(files, runner, m.storage.thresholds.ebsExceededSeconds, i),
     "systemd-restarts": (i) =>
       systemdRestartsCheck(runner, m["container-runtime"].thresholds.systemdRestarts, i),
-    "containerd-deprecations": (i) => containerdDeprecationsCheck(runner, i)
+    "containerd-deprecations": (i) => containerdDeprecationsCheck(runner, i),
+    "kubelet-health": (i) =>
+      kubeletHealthCheck(files, m["container-runtime"].thresholds.healthProbeFailures, i),
+    "runtime-health": (i) =>
+      runtimeHealthCheck(files, cri, m["container-runtime"].thresholds.healthProbeFailures, i)
   }
   const out: PeriodicCheck[] = []
   for (const [name, spec] of Object.entries(CHECKS) as [CheckName, (typeof CHECKS)[CheckName]][]) {
