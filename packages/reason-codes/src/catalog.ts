@@ -776,6 +776,21 @@ export const CATALOG = [
     recovery: "auto",
     defaultAction: "None"
   },
+  // nodemend 1.5.0: node-problem-detector v1.36's iptables-mode-monitor (issue #27).
+  {
+    code: "IPTablesVersionsMismatch",
+    conditionType: "NetworkingReady",
+    severity: "Event",
+    monitor: "networking",
+    description:
+      "The node has iptables rules in both the legacy (iptables API) and the nft (nftables) backends of iptables 1.8+: kube-proxy, the CNI and the host's tools disagree on the mode, and rules of one backend do not see the other's. node-problem-detector's IPTablesVersionsMismatch (same reason string).",
+    trigger:
+      "`ip[6]tables-legacy-save` and `ip[6]tables-nft-save` both print rule lines (lines starting with `-`)",
+    message: "Found rules from both versions, iptables-legacy: {legacy} iptables-nft: {nft}",
+    since: "1.5.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
   // ---------------------------------------------------------------- StorageReady
   {
     code: "EtcHostsMountFailed",

@@ -119,6 +119,8 @@ const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> =
   ],
   // 1.5.0: node-problem-detector's health checkers (issue #27)
   ContainerRuntimeReady: ["KubeletUnhealthy", "ContainerRuntimeUnhealthy"],
+  // 1.5.0: node-problem-detector's iptables-mode-monitor (issue #27)
+  NetworkingReady: ["IPTablesVersionsMismatch"],
   StorageReady: [
     "Ext4FilesystemError",
     "Ext4FilesystemWarning",

@@ -1,6 +1,6 @@
 /**
  * ConntrackTableNearlyFull: node-problem-detector's ConntrackFull (config/network-problem-monitor.json,
- * config/plugin/network_problem.sh at v1.36.0: `nf_conntrack_count` >= 90% of `nf_conntrack_max`, every 30 s,
+ * config/plugin/network_problem.sh at v1.36.0: `conntrack_count > conntrack_max * 9 /10`, every 30 s,
  * a temporary problem). The agent already reports the drops themselves from the kernel log
  * (ConntrackExceededKernel, `nf_conntrack: table full, dropping packet`); this says so before they start.
  *

@@ -1,12 +1,14 @@
 /**
  * KubeletUnhealthy and ContainerRuntimeUnhealthy: node-problem-detector's health checkers
  * (config/health-checker-kubelet.json and config/health-checker-containerd.json at v1.36.0, the
- * `health-checker` binary, cmd/healthchecker): every 10 s NPD GETs kubelet's `http://127.0.0.1:10248/healthz`
- * and runs `crictl pods` (CRI ListPodSandbox), each with a 10 s timeout, and sets the permanent conditions
- * KubeletUnhealthy / ContainerRuntimeUnhealthy while they fail; NPD then restarts the unit itself.
+ * `health-checker` binary, pkg/healthchecker): every 10 s NPD GETs kubelet's `http://localhost:10248/healthz`
+ * (`--health-check-timeout=10s`) and runs `crictl pods` (CRI ListPodSandbox, `--health-check-timeout=60s`), and
+ * sets the permanent conditions KubeletUnhealthy / ContainerRuntimeUnhealthy (reason ContainerdUnhealthy) on the
+ * first failure; past its cooldown (1 min, 2 min) it `systemctl kill`s the unit itself.
  *
- * Here a probe every minute (the checks' interval), a Condition after `healthProbeFailures` (3) failed probes
- * in a row, as NMA makes its other "stays broken" reasons Conditions (NPANotRunning, IPAMDNotReady), and a
+ * Here a probe every minute (the checks' interval), each within 10 s (the runtime's too: a probe runs on the
+ * checks' shared queue, and 60 s would hold every other check), a Condition after `healthProbeFailures` (3)
+ * failed probes in a row, as NMA makes its other "stays broken" reasons Conditions (NPANotRunning, IPAMDNotReady), and a
  * Resolution once the probe passes again. The agent never restarts kubelet or containerd: repair replaces
  * the node after the policy's toleration.
  *

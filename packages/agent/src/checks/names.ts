@@ -18,6 +18,7 @@ export const CHECKS = {
   "ena-allowances": { monitor: "networking", intervalSeconds: 300 },
   "efa-counters": { monitor: "networking", intervalSeconds: 60 },
   iptables: { monitor: "networking", intervalSeconds: 300 },
+  "iptables-mode": { monitor: "networking", intervalSeconds: 3600 },
   "ip-routing": { monitor: "networking", intervalSeconds: 300 },
   "ipamd-state": { monitor: "networking", intervalSeconds: 300 },
   "mac-address-policy": { monitor: "networking", intervalSeconds: 300 },

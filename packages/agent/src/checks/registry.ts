@@ -22,6 +22,7 @@ import { ipRoutingCheck } from "./ip-routing.ts"
 import { ipamdCheck } from "./ipamd.ts"
 import { ipamdStateCheck } from "./ipamd-state.ts"
 import { iptablesCheck } from "./iptables.ts"
+import { iptablesModeCheck } from "./iptables-mode.ts"
 import { environmentCheck, openFilesCheck, pidUsageCheck, zombiesCheck } from "./kernel-limits.ts"
 import { macAddressPolicyCheck } from "./mac-address-policy.ts"
 import { CHECKS, type CheckName } from "./names.ts"
@@ -52,6 +53,7 @@ export const buildChecks = (
     "ena-allowances": (i) => enaAllowancesCheck(files, runner, i),
     "efa-counters": (i) => efaCountersCheck(files, i),
     iptables: (i) => iptablesCheck(runner, m.networking.allowedIPTablesChains, i),
+    "iptables-mode": (i) => iptablesModeCheck(runner, i),
     "ip-routing": (i) => ipRoutingCheck(files, runner, i),
     "ipamd-state": (i) => ipamdStateCheck(files, cri, i),
     "mac-address-policy": (i) => macAddressPolicyCheck(files, runner, i),

@@ -43,8 +43,8 @@ export interface CriRuntimeClient {
   ) => Effect.Effect<ReadonlyMap<string, PodSandboxStatus | undefined>, GrpcError>
   /**
    * The health probe: `Status` (the runtime's conditions), then `ListPodSandbox` (what `crictl pods` calls;
-   * its answer is only awaited, not decoded), over one connection, both within twice `timeoutMs` (10 s:
-   * node-problem-detector's health-checker gives crictl 10 s).
+   * its answer is only awaited, not decoded), over one connection, both within twice `timeoutMs` (10 s; node-problem-detector's
+   * health-checker gives crictl 60 s, but a probe here holds the checks' shared queue).
    */
   readonly probe: () => Effect.Effect<readonly RuntimeCondition[], GrpcError>
 }
