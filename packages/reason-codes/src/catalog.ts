@@ -319,6 +319,20 @@ export const CATALOG = [
     recovery: "reboot",
     defaultAction: "Replace"
   },
+  // nodemend 1.5.0: node-problem-detector v1.36's custom-plugin and health-checker detections (issue #27).
+  {
+    code: "ConntrackTableNearlyFull",
+    conditionType: "KernelReady",
+    severity: "Event",
+    monitor: "kernel",
+    description:
+      "The kernel connection-tracking table is 90% full or more: new connections will soon be dropped (ConntrackExceededKernel). node-problem-detector's network-problem-monitor ConntrackFull.",
+    trigger: "`/proc/sys/net/netfilter/nf_conntrack_count` >= 90% of `nf_conntrack_max`",
+    message: "Connection tracking table is {percent}% full ({count} of {max} entries)",
+    since: "1.5.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
   // ---------------------------------------------------------------- ContainerRuntimeReady
   {
     code: "PodStuckTerminating",
@@ -424,6 +438,33 @@ export const CATALOG = [
     since: V,
     recovery: "auto",
     defaultAction: "None"
+  },
+  // nodemend 1.5.0: node-problem-detector v1.36's health-checker-kubelet and health-checker-containerd (issue #27).
+  {
+    code: "KubeletUnhealthy",
+    conditionType: "ContainerRuntimeReady",
+    severity: "Condition",
+    monitor: "container-runtime",
+    description:
+      "kubelet's health endpoint (`http://127.0.0.1:10248/healthz`) failed or did not answer on consecutive probes while the kubelet unit is meant to run. Clears when it answers `ok` again. node-problem-detector's health-checker-kubelet KubeletUnhealthy.",
+    trigger: "3 consecutive failed `GET http://127.0.0.1:10248/healthz` probes (1 min apart)",
+    message: "kubelet health check failed {failures} times in a row: {detail}",
+    since: "1.5.0",
+    recovery: "auto",
+    defaultAction: "Replace"
+  },
+  {
+    code: "ContainerRuntimeUnhealthy",
+    conditionType: "ContainerRuntimeReady",
+    severity: "Condition",
+    monitor: "container-runtime",
+    description:
+      "The container runtime's CRI endpoint failed consecutive health probes: `Status` did not answer or reported RuntimeReady false, or `ListPodSandbox` (what `crictl pods` calls) failed. Clears when both answer again. node-problem-detector's health-checker-containerd ContainerRuntimeUnhealthy.",
+    trigger: "3 consecutive failed CRI `Status` / `ListPodSandbox` probes (1 min apart)",
+    message: "Container runtime health check failed {failures} times in a row: {detail}",
+    since: "1.5.0",
+    recovery: "auto",
+    defaultAction: "Replace"
   },
   // ---------------------------------------------------------------- NetworkingReady
   {
@@ -732,6 +773,21 @@ export const CATALOG = [
     trigger: "NPA log: BPF state/map recovery errors, twice",
     message: "NPA BPF state recovery failed after restart",
     since: V,
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  // nodemend 1.5.0: node-problem-detector v1.36's iptables-mode-monitor (issue #27).
+  {
+    code: "IPTablesVersionsMismatch",
+    conditionType: "NetworkingReady",
+    severity: "Event",
+    monitor: "networking",
+    description:
+      "The node has iptables rules in both the legacy (iptables API) and the nft (nftables) backends of iptables 1.8+: kube-proxy, the CNI and the host's tools disagree on the mode, and rules of one backend do not see the other's. node-problem-detector's IPTablesVersionsMismatch (same reason string).",
+    trigger:
+      "`ip[6]tables-legacy-save` and `ip[6]tables-nft-save` both print rule lines (lines starting with `-`)",
+    message: "Found rules from both versions, iptables-legacy: {legacy} iptables-nft: {nft}",
+    since: "1.5.0",
     recovery: "auto",
     defaultAction: "None"
   },

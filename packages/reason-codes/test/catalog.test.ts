@@ -113,8 +113,14 @@ const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> =
     "HardwareErrorRecoverable",
     "HardwareErrorFatal",
     "MemoryErrorCorrected",
-    "MemoryErrorCorrectedRepeatedly"
+    "MemoryErrorCorrectedRepeatedly",
+    // 1.5.0: node-problem-detector's custom plugins and health checkers (issue #27)
+    "ConntrackTableNearlyFull"
   ],
+  // 1.5.0: node-problem-detector's health checkers (issue #27)
+  ContainerRuntimeReady: ["KubeletUnhealthy", "ContainerRuntimeUnhealthy"],
+  // 1.5.0: node-problem-detector's iptables-mode-monitor (issue #27)
+  NetworkingReady: ["IPTablesVersionsMismatch"],
   StorageReady: [
     "Ext4FilesystemError",
     "Ext4FilesystemWarning",
@@ -126,6 +132,8 @@ const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> =
 
 // NMA "Fatal" reasons (they set the condition False), and nodemend's own Conditions; everything else is an Event.
 const FATAL = new Set([
+  "KubeletUnhealthy",
+  "ContainerRuntimeUnhealthy",
   "UnregisterNetDeviceStuck",
   "HardwareErrorCorrectedRepeatedly",
   "HardwareErrorFatal",

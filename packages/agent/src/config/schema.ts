@@ -49,7 +49,8 @@ export const KernelThresholds = Schema.Struct({
   pidPercent: withDefault(Percent, 70),
   zombieCount: withDefault(PositiveInt, 20),
   environmentVariables: withDefault(PositiveInt, 1000),
-  zramPercent: withDefault(Percent, 10)
+  zramPercent: withDefault(Percent, 10),
+  conntrackPercent: withDefault(Percent, 90)
 })
 export const StorageThresholds = Schema.Struct({
   ioDelaySeconds: withDefault(Schema.Finite.check(Schema.isGreaterThan(0)), 10),
@@ -62,7 +63,9 @@ export const NetworkingThresholds = Schema.Struct({
   npaRestartsPerPoll: withDefault(PositiveInt, 5)
 })
 export const RuntimeThresholds = Schema.Struct({
-  systemdRestarts: withDefault(PositiveInt, 3)
+  systemdRestarts: withDefault(PositiveInt, 3),
+  /** Consecutive failed kubelet /healthz or CRI probes before KubeletUnhealthy / ContainerRuntimeUnhealthy. */
+  healthProbeFailures: withDefault(PositiveInt, 3)
 })
 
 /** NMA's defaults (reference 1.10): tunnels and InfiniBand devices are never "up" in the usual sense. */

@@ -18,6 +18,14 @@ import {
   POD_SANDBOX_STATUS_METHOD,
   type PodSandboxStatus
 } from "./pod-sandbox-status.ts"
+import {
+  decodeStatusResponse,
+  encodeListPodSandboxRequest,
+  encodeStatusRequest,
+  LIST_POD_SANDBOX_METHOD,
+  type RuntimeCondition,
+  STATUS_METHOD
+} from "./runtime-health.ts"
 
 export const CONTAINERD_SOCKET = "run/containerd/containerd.sock"
 export const DEFAULT_CRI_TIMEOUT_MS = 5_000
@@ -33,6 +41,12 @@ export interface CriRuntimeClient {
   readonly podSandboxStatuses: (
     ids: readonly string[]
   ) => Effect.Effect<ReadonlyMap<string, PodSandboxStatus | undefined>, GrpcError>
+  /**
+   * The health probe: `Status` (the runtime's conditions), then `ListPodSandbox` (what `crictl pods` calls;
+   * its answer is only awaited, not decoded), over one connection, both within twice `timeoutMs` (10 s; node-problem-detector's
+   * health-checker gives crictl 60 s, but a probe here holds the checks' shared queue).
+   */
+  readonly probe: () => Effect.Effect<readonly RuntimeCondition[], GrpcError>
 }
 
 const statusOf = (conn: GrpcConnection, id: string): Effect.Effect<PodSandboxStatus | undefined, GrpcError> =>
@@ -70,5 +84,22 @@ export const criRuntimeClient = (
             orElse: () =>
               Effect.fail(new GrpcTimeout({ method: POD_SANDBOX_STATUS_METHOD, timeoutMs: batchTimeoutMs }))
           })
-        )
+        ),
+  probe: () =>
+    withGrpcConnection(socket, timeoutMs, (conn) =>
+      Effect.gen(function* () {
+        const bytes = yield* conn.unary(STATUS_METHOD, encodeStatusRequest(false))
+        const conditions = yield* Effect.try({
+          try: () => decodeStatusResponse(bytes),
+          catch: (e) => new GrpcProtocolError({ method: STATUS_METHOD, detail: (e as Error).message })
+        })
+        yield* conn.unary(LIST_POD_SANDBOX_METHOD, encodeListPodSandboxRequest())
+        return conditions
+      })
+    ).pipe(
+      Effect.timeoutOrElse({
+        duration: 2 * timeoutMs,
+        orElse: () => Effect.fail(new GrpcTimeout({ method: STATUS_METHOD, timeoutMs: 2 * timeoutMs }))
+      })
+    )
 })

@@ -32,5 +32,27 @@ export const checkDurationMs = Metric.histogram("nodemend_agent_check_duration_m
   boundaries: [1, 2, 5, 10, 25, 50, 100, 250, 1000, 5000]
 })
 
-export const inc = (counter: Metric.Metric<number, unknown>, attributes: Record<string, string>) =>
-  Metric.update(Metric.withAttributes(counter, attributes), 1)
+const withAttributes = new WeakMap<
+  Metric.Metric<number, unknown>,
+  Map<string, Metric.Metric<number, unknown>>
+>()
+
+/**
+ * Adds 1 to the counter's series. The series' metric is made once per attribute set and kept (the sets are
+ * few: monitors, reasons, outcomes), not made anew for every finding of a storm.
+ */
+export const inc = (counter: Metric.Metric<number, unknown>, attributes: Record<string, string>) => {
+  let byKey = withAttributes.get(counter)
+  if (byKey === undefined) {
+    byKey = new Map()
+    withAttributes.set(counter, byKey)
+  }
+  let key = ""
+  for (const k in attributes) key += `${k}\u0000${attributes[k]}\u0001`
+  let m = byKey.get(key)
+  if (m === undefined) {
+    m = Metric.withAttributes(counter, attributes)
+    byKey.set(key, m)
+  }
+  return Metric.update(m, 1)
+}

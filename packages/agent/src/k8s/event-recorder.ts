@@ -60,6 +60,12 @@ export class EventRecorder extends Context.Service<
   }
 >()("@nodemend/agent/EventRecorder") {}
 
+/** A detection its budgets let through, with the time they judged it. */
+interface Admitted {
+  readonly d: Detection
+  readonly now: number
+}
+
 interface Series {
   name: string
   count: number
@@ -82,21 +88,31 @@ export const eventRecorderLayer = (
     EventRecorder,
     Effect.gen(function* () {
       const kube = yield* KubeApi
-      const queue = yield* Queue.unbounded<Detection>()
+      const queue = yield* Queue.unbounded<Admitted>()
       const budgets = new EventBudgets(AGGREGATION_WINDOW_MS)
       const series = new Map<string, Series>()
       const summaryIntervalMs = options.summaryIntervalMs ?? THROTTLE_SUMMARY_INTERVAL_MS
 
-      const handle = Effect.fn("EventRecorder.handle")(function* (d: Detection) {
+      // The budget judges each occurrence when it is recorded, not when the recorder's fiber gets to it: a
+      // refused one is only counted and never queued. In a storm the fiber waits on the API server for each
+      // Event it writes while the readers record thousands of findings; before, all of them waited in the queue
+      // until it caught up (at the end of the NPD side-by-side's input 7,700 of 7,954 refusals were not yet
+      // counted), and with them their messages.
+      const admit = Effect.fn("EventRecorder.admit")(function* (d: Detection) {
         const now = yield* Clock.currentTimeMillis
-        const key = `${d.reason}\u0000${d.message}`
-        const existing = series.get(key)
         if (budgets.take(d.monitor, d.reason, now, options.budgetFor(d.monitor)) === "throttled") {
+          const existing = series.get(`${d.reason}\u0000${d.message}`)
           if (existing !== undefined) existing.throttled++
           yield* inc(eventsTotal, { monitor: d.monitor, outcome: "throttled" })
           yield* inc(eventsThrottledTotal, { monitor: d.monitor, reason: d.reason })
           return
         }
+        yield* Queue.offer(queue, { d, now })
+      })
+
+      const handle = Effect.fn("EventRecorder.handle")(function* ({ d, now }: Admitted) {
+        const key = `${d.reason}\u0000${d.message}`
+        const existing = series.get(key)
         if (existing !== undefined && now - existing.lastMs < AGGREGATION_WINDOW_MS) {
           const count = existing.count + 1 + existing.throttled
           yield* kube.bumpEventSeries(existing.name, count).pipe(
@@ -181,7 +197,7 @@ export const eventRecorderLayer = (
         Effect.forkScoped
       )
       return EventRecorder.of({
-        record: (d) => Queue.offer(queue, d).pipe(Effect.asVoid)
+        record: admit
       })
     })
   )

@@ -20,6 +20,15 @@ export interface LogRuleEngine {
 
 const NONE: readonly Finding[] = []
 
+/**
+ * A copy of `s` that shares no memory with the line it came from. A line is a slice of the decoded read chunk
+ * (line-splitter.ts) and a capture group a slice of the line; V8 keeps such a slice as a view of its parent, so
+ * a subject or message that still points into the chunk keeps the whole chunk (up to 64 KiB of text) alive for
+ * as long as the finding lives: in the findings queue, the Event recorder's queue while it waits on the API
+ * server, the occurrence gate's keys, the condition state. Findings are rare next to lines, so the copy is cheap.
+ */
+export const detach = (s: string): string => Buffer.from(s, "utf8").toString("utf8")
+
 export const makeLogRuleEngine = (
   overrides: RuleOverrides = {},
   matcher?: LogMatcher,
@@ -32,7 +41,8 @@ export const makeLogRuleEngine = (
     if (matches.length === 0) return NONE
     const out: Finding[] = []
     for (const hit of matches) {
-      const key = `${hit.reason}\u0000${hit.subject ?? ""}`
+      const subject = hit.subject === undefined ? undefined : detach(hit.subject)
+      const key = `${hit.reason}\u0000${subject ?? ""}`
       if (hit.resolves) {
         gate.reset(key)
         out.push({
@@ -41,7 +51,7 @@ export const makeLogRuleEngine = (
           reason: hit.reason,
           conditionType: hit.entry.conditionType,
           observedAtMs: record.timestampMs,
-          ...(hit.subject !== undefined ? { subject: hit.subject } : {})
+          ...(subject !== undefined ? { subject } : {})
         })
         continue
       }
@@ -52,9 +62,9 @@ export const makeLogRuleEngine = (
         reason: hit.reason,
         conditionType: hit.entry.conditionType,
         severity: hit.severity,
-        message: hit.message,
+        message: detach(hit.message),
         observedAtMs: record.timestampMs,
-        ...(hit.subject !== undefined ? { subject: hit.subject } : {})
+        ...(subject !== undefined ? { subject } : {})
       })
     }
     return out

@@ -171,6 +171,27 @@ describe("iptables: rules made with iptables-legacy on an nf_tables host", () =>
   )
 })
 
+describe("iptables-mode: real iptables-legacy-save and iptables-nft-save (NPD's iptables-mode-monitor)", () => {
+  realIt(LEGACY)(
+    "nothing while one backend holds every rule; IPTablesVersionsMismatch once the other gets one too",
+    async () => {
+      const ns = await namespace()
+      await ns.build("iptables-mode")
+      await ns.sh("iptables-nft -A INPUT -s 10.8.0.0/16 -j DROP && ip6tables-nft -A INPUT -j ACCEPT")
+      expect(await ns.tick(0)).toEqual({ findings: [], logs: [] })
+      await ns.sh("iptables-legacy -A INPUT -s 10.9.0.0/16 -j DROP")
+      const { findings, logs } = await ns.tick(60 * MIN)
+      expect(logs).toEqual([])
+      expect(findings.map((f) => f.reason)).toEqual(["IPTablesVersionsMismatch"])
+      // NPD counts every line starting with `-` of both families; iptables-save prints no `-N` lines
+      expect(findings[0]).toMatchObject({
+        severity: "Event",
+        message: "Found rules from both versions, iptables-legacy: 1 iptables-nft: 2"
+      })
+    }
+  )
+})
+
 describe("interfaces: real links in a network namespace (/sys/class/net)", () => {
   realIt(VETH)(
     "a down loopback and a veth pair with one end down are reported on the second sample and resolve when up",

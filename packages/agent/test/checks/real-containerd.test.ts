@@ -371,6 +371,21 @@ describe.skipIf(WHY !== undefined)(
       expect([...answers.values()].every((s) => s === undefined)).toBe(true)
     })
 
+    it("runtime-health, built by the production registry: the agent's Status decoding agrees with the raw fields, the probe passes, no finding", async () => {
+      const conditions = await Effect.runPromise(criRuntimeClient(sock).probe())
+      expect(conditions.map((c) => [c.type, c.status])).toEqual([
+        ["RuntimeReady", true],
+        ["NetworkReady", false]
+      ])
+      expect(conditions[1]?.reason).toBe("NetworkPluginNotReady")
+      const check = await productionCheck("runtime-health")
+      for (let i = 0; i < 3; i++) {
+        const { findings, warnings } = await runCheck(check, Date.now() + i * 60_000)
+        expect(findings).toEqual([])
+        expect(warnings).toEqual([])
+      }
+    })
+
     it("containerd-deprecations, production runner and real ctr: on containerd < 2.0 ctr has no `deprecations`, so the check logs and reports nothing", async () => {
       const check = await productionCheck("containerd-deprecations")
       const before = process.env.CONTAINERD_ADDRESS

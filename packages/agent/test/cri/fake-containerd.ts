@@ -13,6 +13,12 @@ import {
   POD_SANDBOX_STATUS_METHOD,
   type PodSandboxStatus
 } from "../../src/cri/pod-sandbox-status.ts"
+import {
+  encodeStatusResponse,
+  LIST_POD_SANDBOX_METHOD,
+  type RuntimeCondition,
+  STATUS_METHOD
+} from "../../src/cri/runtime-health.ts"
 
 export interface FakeContainerd {
   readonly socket: string
@@ -24,6 +30,12 @@ export interface FakeContainerd {
   delayMs: number
   /** When set, a response body goes out in DATA frames of at most this many bytes, one per tick. */
   chunkBytes: number
+  /** What Status reports (containerd's two conditions, both true, by default). */
+  runtimeConditions: RuntimeCondition[]
+  /** When set, Status and ListPodSandbox answer with this grpc-status (e.g. 14 UNAVAILABLE). */
+  healthStatus: number
+  /** Methods called, in order. */
+  readonly methods: string[]
   /** HTTP/2 connections the server holds open now. */
   readonly openSessions: () => number
   close(): Promise<void>
@@ -51,13 +63,41 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
   const sandboxes = new Map<string, PodSandboxStatus>()
   const requests: string[] = []
   const server = http2.createServer()
-  const state = { delayMs: 0, chunkBytes: 0 }
+  const state = { delayMs: 0, chunkBytes: 0, healthStatus: 0 }
+  const methods: string[] = []
+  let runtimeConditions: RuntimeCondition[] = [
+    { type: "RuntimeReady", status: true, reason: "", message: "" },
+    { type: "NetworkReady", status: true, reason: "", message: "" }
+  ]
   server.on("stream", (stream, headers) => {
     const chunks: Buffer[] = []
     stream.on("data", (b: Buffer) => chunks.push(b))
     stream.on("end", () => {
       const answer = () => {
         if (stream.destroyed) return
+        const path = String(headers[":path"])
+        methods.push(path)
+        if (path === STATUS_METHOD || path === LIST_POD_SANDBOX_METHOD) {
+          if (state.healthStatus !== 0) {
+            stream.respond(
+              {
+                ":status": 200,
+                "content-type": "application/grpc",
+                "grpc-status": String(state.healthStatus),
+                "grpc-message": "runtime down"
+              },
+              { endStream: true }
+            )
+            return
+          }
+          stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true })
+          stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0", "grpc-message": "" }))
+          // ListPodSandbox: an empty list (the probe only awaits it)
+          stream.end(
+            frame(path === STATUS_METHOD ? encodeStatusResponse(runtimeConditions) : new Uint8Array())
+          )
+          return
+        }
         if (
           headers[":path"] !== POD_SANDBOX_STATUS_METHOD ||
           headers["content-type"] !== "application/grpc"
@@ -134,6 +174,19 @@ export const startFakeContainerd = async (socket: string): Promise<FakeContainer
     set chunkBytes(v: number) {
       state.chunkBytes = v
     },
+    get runtimeConditions() {
+      return runtimeConditions
+    },
+    set runtimeConditions(v: RuntimeCondition[]) {
+      runtimeConditions = v
+    },
+    get healthStatus() {
+      return state.healthStatus
+    },
+    set healthStatus(v: number) {
+      state.healthStatus = v
+    },
+    methods,
     openSessions: () => sessions.size,
     close: () =>
       new Promise<void>((resolve) => {

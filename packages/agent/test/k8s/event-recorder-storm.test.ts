@@ -162,6 +162,39 @@ describe("Event recorder under a storm of one reason (issue #27)", () => {
     }).pipe(Effect.provide(recorder(api.layer)), Effect.scoped)
   })
 
+  it.effect(
+    "a refused occurrence is counted when recorded, never queued behind an API server that does not answer",
+    () => {
+      const calls: string[] = []
+      const stuck = Layer.succeed(
+        KubeApi,
+        KubeApi.of({
+          nodeName: "n1",
+          http: undefined as never,
+          readNode: Effect.die("unused"),
+          patchConditions: () => Effect.die("unused"),
+          bumpEventSeries: () => Effect.never,
+          // The first create never returns: the recorder's fiber is stuck on it for the whole storm.
+          createEvent: (_uid, event) =>
+            Effect.sync(() => calls.push(event.reason)).pipe(Effect.andThen(Effect.never))
+        })
+      )
+      return Effect.gen(function* () {
+        const events = yield* EventRecorder
+        const throttled = Metric.withAttributes(eventsThrottledTotal, {
+          monitor: "kernel",
+          reason: "SoftLockup"
+        })
+        const before = yield* Metric.value(throttled)
+        for (let i = 0; i < 2000; i++) yield* events.record(softLockup(i))
+        // No settling: the budget judged each occurrence as it was recorded; the reason's bucket holds 13.
+        expect((yield* Metric.value(throttled)).count - before.count).toBe(2000 - 13)
+        yield* settle
+        expect(calls).toEqual(["SoftLockup"])
+      }).pipe(Effect.provide(recorder(stuck)), Effect.scoped)
+    }
+  )
+
   it("the summary's note stays within the 1 kB an Event note may hold", () => {
     const many = Array.from({ length: 200 }, (_, i) => ({
       monitor: "nvidia",
