@@ -8,6 +8,8 @@ export const sourceResolve = {
 
 // Unit tests of a package whose cluster tests live in test/integration (run by its vitest.integration.config.ts).
 export const unitTestSettings = {
+  // A test that asserts nothing passes unless something throws: refused (issue #26).
+  expect: { requireAssertions: true },
   testTimeout: 30_000,
   hookTimeout: 60_000,
   include: ["test/**/*.test.ts"],

@@ -3,5 +3,5 @@ import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
   ...sourceResolve,
-  test: { testTimeout: 30_000, include: ["test/*.test.mjs"] }
+  test: { expect: { requireAssertions: true }, testTimeout: 30_000, include: ["test/*.test.mjs"] }
 })

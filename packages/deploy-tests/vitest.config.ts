@@ -5,6 +5,7 @@ import { sourceResolve } from "../../vitest.shared.ts"
 export default defineConfig({
   ...sourceResolve,
   test: {
+    expect: { requireAssertions: true },
     include: ["test/**/*.test.ts"],
     exclude: ["test/cluster/**", "test/realnode/**", "**/node_modules/**"],
     globalSetup: ["./test/helmSetup.ts"],

@@ -6,6 +6,7 @@ import { sourceResolve } from "../../vitest.shared.ts"
 export default defineConfig({
   ...sourceResolve,
   test: {
+    expect: { requireAssertions: true },
     include: ["test/cluster/**/*.test.ts"],
     globalSetup: [
       "./test/helmSetup.ts",

@@ -8,6 +8,7 @@ import { sourceResolve } from "../../vitest.shared.ts"
 export default defineConfig({
   ...sourceResolve,
   test: {
+    expect: { requireAssertions: true },
     include: ["test/realnode/**/*.test.ts"],
     ...timingReport(["test/realnode/**/*.test.ts"]),
     globalSetup: [

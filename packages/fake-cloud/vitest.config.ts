@@ -3,5 +3,10 @@ import { sourceResolve } from "../../vitest.shared.ts"
 
 export default defineConfig({
   ...sourceResolve,
-  test: { testTimeout: 30_000, hookTimeout: 60_000, include: ["test/**/*.test.ts"] }
+  test: {
+    expect: { requireAssertions: true },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    include: ["test/**/*.test.ts"]
+  }
 })

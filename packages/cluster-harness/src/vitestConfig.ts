@@ -34,6 +34,8 @@ export const timingReport = (include: string[]) => {
 
 export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: ClusterTestOptions) => ({
   include,
+  // A test that asserts nothing passes unless something times out: refused (issue #26).
+  expect: { requireAssertions: true },
   ...timingReport(include),
   // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
   globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],

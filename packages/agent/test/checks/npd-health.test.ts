@@ -74,10 +74,8 @@ describe("conntrack (NPD ConntrackFull)", () => {
       fc.property(fc.nat({ max: 4_194_304 }), fc.nat({ max: 4_194_304 }), (count, max) => {
         const fs = conntrackFindings(`${count}\n`, `${max}\n`, 90, 0)
         const expected = max > 0 && 100 * count >= 90 * max
-        return (
-          fs.length === (expected ? 1 : 0) &&
-          (conntrackUsage(`${count}`, `${max}`) === undefined) === (max === 0)
-        )
+        expect(fs.length).toBe(expected ? 1 : 0)
+        expect(conntrackUsage(`${count}`, `${max}`) === undefined).toBe(max === 0)
       }),
       { numRuns: 1000 }
     )

@@ -174,6 +174,7 @@ describe("LogMonitorsService layer", () => {
         timeoutMs: 5000,
         intervalMs: 10
       })
+      expect(opened.value.metrics().detections).toBe(1)
     } finally {
       await opened.close()
       host.cleanup()
