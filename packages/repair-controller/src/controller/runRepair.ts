@@ -29,12 +29,19 @@ const repairEvent = (
   note: string
 ) => env.events.emit({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: "Repair", note })
 
+/** A terminal Event, written before the journal entry goes: a crash in between repeats it, never loses it. */
+const terminalEvent = (
+  env: ControllerEnv,
+  r: RepairRecord,
+  type: "Normal" | "Warning",
+  reason: string,
+  note: string
+) =>
+  env.events.emitNow({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: "Repair", note })
+
 const succeeded = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
-    yield* env.store.finish(r)
-    env.flushPoolMetrics()
-    yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
-    yield* repairEvent(
+    yield* terminalEvent(
       env,
       r,
       "Normal",
@@ -43,16 +50,19 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
         ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})`
         : `healthy after reboot (${r.conditionType}, ${r.reason})`
     )
+    yield* env.store.finish(r)
+    env.flushPoolMetrics()
+    yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })
   })
 
 /** A failed repair keeps its taint and journal entry for an operator, unless the Node is another object now. */
 const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
+    yield* terminalEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
-    yield* repairEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
     yield* Effect.logError("repair failed; record kept for an operator", {
       node: r.node.name,
       id: r.id,

@@ -348,7 +348,8 @@ describe("repair controller on a real cluster", () => {
   describe("SIGKILL mid-repair: a restarted controller completes with exactly one termination", () => {
     const killAndResume = async (
       prefix: string,
-      killWhen: (ctx: { target: string; pdb: string }) => Promise<void>
+      killWhen: (ctx: { target: string; pdb: string }) => Promise<void>,
+      over: Record<string, unknown> = {}
     ) => {
       const s = scenario(prefix)
       const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
@@ -360,7 +361,7 @@ describe("repair controller on a real cluster", () => {
       for (const p of pods) await waitForPodPhase(core, ns, p.metadata!.name!)
       // minAvailable 1 of 2: one eviction passes, the second is held until the test lifts the PDB.
       const pdb = await createPdb(policy, ns, app, 1)
-      const config = testConfig(ns, s)
+      const config = testConfig(ns, s, over)
       const first = await start(config, `${s.tag}-a`)
       await setKernelReady(core, target, "False")
       await killWhen({ target, pdb })
@@ -397,10 +398,19 @@ describe("repair controller on a real cluster", () => {
     })
 
     it("killed right after the instance was terminated", async () => {
-      await killAndResume("k-term", async ({ target, pdb }) => {
-        await policy.deleteNamespacedPodDisruptionBudget({ name: pdb, namespace: ns })
-        await waitForNodeGone(core, target)
-      })
+      // Remove first, with a replacement that takes 5 s: the kill lands while the repair waits for it (capacity
+      // first ends the repair within milliseconds of the Node going: the kill raced its last step).
+      await killAndResume(
+        "k-term",
+        async ({ target, pdb }) => {
+          await policy.deleteNamespacedPodDisruptionBudget({ name: pdb, namespace: ns })
+          await waitForNodeGone(core, target)
+        },
+        {
+          replacement: { timeoutSeconds: 90, capacityFirst: false },
+          kwok: { replacementDelaySeconds: 5, zonalShiftConfigMap: "shifts-k-term" }
+        }
+      )
     })
   })
 
