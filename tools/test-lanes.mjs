@@ -8,7 +8,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync }
 import { join } from "node:path"
 import { REPO_ROOT } from "./cluster/versions.mjs"
 
-/** [workspace, npm script] steps per lane; figures (warm, this machine) in docs/performance.md. */
+/**
+ * [workspace, npm script] steps per lane, balanced by their times on this machine (docs/performance.md, "The test
+ * suite's wall time").
+ */
 export const CLUSTER_LANES = [
   [
     ["@nodemend/cluster-harness", "test:cluster:karpenter"],
@@ -17,6 +20,7 @@ export const CLUSTER_LANES = [
   [
     ["@nodemend/cluster-harness", "test:cluster:control-plane"],
     ["@nodemend/repair-controller", "test:reliability"],
+    ["@nodemend/repair-controller", "test:cluster:aws"],
     ["@nodemend/reason-codes", "test:cluster"]
   ],
   [
