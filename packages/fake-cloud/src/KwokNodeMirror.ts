@@ -82,6 +82,22 @@ export function kwokNodeMirror(
   const patchStatus = (name: string, status: object) =>
     run(kube.call("patch node status", "PATCH", `${nodePath(name)}/status`, { status }, SMP))
   const rebootDelayMs = options.rebootDelayMs ?? 1000
+  /**
+   * kwok's initialize stage writes the whole `nodeInfo` from the Node it last saw: when that copy predates the
+   * boot-id patch (kwok behind under load), the boot id is wiped. Until kwok has initialized the Node (Ready), the
+   * boot id is put back (at most 30 s; a CI run lost it once, and with it every reboot's proof).
+   */
+  const keepBootId = async (i: FakeInstance) => {
+    for (let n = 0; n < 60; n++) {
+      const node = (await run(kube.call("read node", "GET", nodePath(i.nodeName)), 404)) as Node | undefined
+      if (node === undefined) return
+      const ready = node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
+      if ((node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID !== i.bootId)
+        await patchStatus(i.nodeName, { nodeInfo: { bootID: i.bootId } })
+      else if (ready) return
+      await new Promise((r) => setTimeout(r, 500))
+    }
+  }
   return {
     async create(i: FakeInstance) {
       const capacity = capacityOf(i.instanceType)
@@ -118,6 +134,8 @@ export function kwokNodeMirror(
       )
       // kwok's initialize stage only patches status; seed capacity and the boot id as a kubelet would.
       await patchStatus(i.nodeName, { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } })
+      // In the background: the instance is running once its Node exists, as before.
+      void keepBootId(i).catch(() => undefined)
     },
     async delete(i: FakeInstance) {
       await run(kube.call("delete node", "DELETE", nodePath(i.nodeName)), 404)
