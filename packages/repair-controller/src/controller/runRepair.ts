@@ -21,34 +21,37 @@ export const labelsOf = (r: RepairRecord) => ({
   action: r.action
 })
 
+/**
+ * An Event about the repair's Node. A terminal one (`now`) is written before returning, ahead of the journal
+ * delete: a crash in between repeats it on resume, never loses it.
+ */
 const repairEvent = (
   env: ControllerEnv,
   r: RepairRecord,
   type: "Normal" | "Warning",
   reason: string,
-  note: string
-) => env.events.emit({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: "Repair", note })
-
-/** A terminal Event, written before the journal entry goes: a crash in between repeats it, never loses it. */
-const terminalEvent = (
-  env: ControllerEnv,
-  r: RepairRecord,
-  type: "Normal" | "Warning",
-  reason: string,
-  note: string
+  note: string,
+  write: "queued" | "now" = "queued"
 ) =>
-  env.events.emitNow({ node: { name: r.node.name, uid: r.node.uid }, type, reason, action: "Repair", note })
+  (write === "now" ? env.events.emitNow : env.events.emit)({
+    node: { name: r.node.name, uid: r.node.uid },
+    type,
+    reason,
+    action: "Repair",
+    note
+  })
 
 const succeeded = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
-    yield* terminalEvent(
+    yield* repairEvent(
       env,
       r,
       "Normal",
       "RepairSucceeded",
       r.action === "Replace"
         ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})`
-        : `healthy after reboot (${r.conditionType}, ${r.reason})`
+        : `healthy after reboot (${r.conditionType}, ${r.reason})`,
+      "now"
     )
     yield* env.store.finish(r)
     env.flushPoolMetrics()
@@ -59,7 +62,14 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
 /** A failed repair keeps its taint and journal entry for an operator, unless the Node is another object now. */
 const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
   Effect.gen(function* () {
-    yield* terminalEvent(env, r, "Warning", "RepairFailed", (r.failure ?? "repair failed").slice(0, 1000))
+    yield* repairEvent(
+      env,
+      r,
+      "Warning",
+      "RepairFailed",
+      (r.failure ?? "repair failed").slice(0, 1000),
+      "now"
+    )
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)

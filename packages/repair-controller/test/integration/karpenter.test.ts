@@ -88,8 +88,9 @@ const poolOf = async (prefix: string, size: number, annotations?: Record<string,
   return { pool, nodes: launched.map((l) => l.node.metadata?.name ?? "") }
 }
 
-const kernelFalse = (node: string) =>
-  patchNodeCondition(core, node, {
+/** KernelReady=False on `node`, written with `client`'s credentials (the node's own, for an impostor). */
+const kernelFalse = (node: string, client = core) =>
+  patchNodeCondition(client, node, {
     type: "KernelReady",
     status: "False",
     reason: "ForkFailedOutOfPIDs",
@@ -327,14 +328,7 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
               spec: { providerID }
             }
           })
-          await patchNodeCondition(asNode, impostor, {
-            type: "KernelReady",
-            status: "False",
-            reason: "ForkFailedOutOfPIDs",
-            message: "fork failed: out of PIDs (test)",
-            lastHeartbeatTime: new Date(),
-            lastTransitionTime: new Date()
-          })
+          await kernelFalse(impostor, asNode)
           const refused = await waitForEvent(core, impostor, "RepairRefused", 60_000)
           expect(refused[0]?.message).toMatch(
             providerID === `kwok://${impostor}` ? /NodeClaim .* registered no Node/ : /is not kwok:\/\//
