@@ -55,6 +55,8 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 export const condition = (node, type) => node?.status?.conditions?.find((c) => c.type === type)
 export const isReady = (node) => condition(node, "Ready")?.status === "True"
+/** The node's agent has written its conditions (every agent owns KernelReady), so it reads its sources. */
+export const agentPublished = (node, type = "KernelReady") => condition(node, type) !== undefined
 
 const freePort = () =>
   new Promise((resolve, reject) => {
@@ -368,7 +370,24 @@ export const startFleet = async ({
       saveState()
     }
     await syncAgents()
-    say(`agents: ${Object.keys(state.hosts).length} (bundle ${agentBundle.replace(`${REPO_ROOT}/`, "")})`)
+    // An agent opens its log sources (a file source at its end) before its first condition write, so a node that
+    // shows the agent's conditions is one whose faults are read. Before that, lines written into its host are
+    // history to it: a fault injected too early is never seen (CI's scenario once waited 60 s for one).
+    await waitFor(
+      "every agent's first condition write",
+      async (seen) => {
+        const nodes = (await core.listNode({ labelSelector: selector })).items
+        const silent = Object.keys(state.hosts).filter(
+          (name) => !agentPublished(nodes.find((n) => n.metadata.name === name))
+        )
+        seen({ silent })
+        return silent.length === 0
+      },
+      { timeoutMs: 120_000, intervalMs: 250 }
+    )
+    say(
+      `agents: ${Object.keys(state.hosts).length}, each writing its conditions (bundle ${agentBundle.replace(`${REPO_ROOT}/`, "")})`
+    )
 
     return {
       id,

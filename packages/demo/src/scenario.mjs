@@ -16,6 +16,7 @@
  *   4. a node with the do-not-repair annotation -> never repaired, and the view says so.
  */
 import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { PatchStrategy, PolicyV1Api, setHeaderOptions } from "@kubernetes/client-node"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
@@ -23,7 +24,16 @@ import { DO_NOT_REPAIR_ANNOTATION, REPAIR_TAINT_KEY, ZONE_LABEL } from "@nodemen
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 import { capacityFirstViolation, eventMicros, firstInFlightExcess } from "./checks.mjs"
 import { faultNamed, writeFault } from "./faults.mjs"
-import { condition, isReady, POOL_LABEL, REGION, sleep, startFleet, TOLERATIONS } from "./fleet.mjs"
+import {
+  agentPublished,
+  condition,
+  isReady,
+  POOL_LABEL,
+  REGION,
+  sleep,
+  startFleet,
+  TOLERATIONS
+} from "./fleet.mjs"
 import { takeSnapshot } from "./snapshot.mjs"
 import { render } from "./view.mjs"
 
@@ -63,10 +73,20 @@ const journal = (node) =>
     .then((cm) => JSON.parse(cm.data?.record ?? "{}"))
     .catch(() => undefined)
 const tainted = (node) => (node?.spec?.taints ?? []).some((t) => t.key === REPAIR_TAINT_KEY)
-const inject = (node, name) => {
+/**
+ * Writes fault `name` into `node`'s host once its agent shows the fault's condition (it then reads the source:
+ * see startFleet; a replacement's agent starts seconds after its node is Ready). Returns when it was written.
+ */
+const inject = async (node, name) => {
   const host = fleet.state.hosts[node]
   if (!host) throw new Error(`${node} has no agent (no simulated host) to inject into`)
-  writeFault(host, faultNamed(name))
+  const fault = faultNamed(name)
+  await waitFor(
+    `${node}'s agent writing ${fault.conditionType}`,
+    async () => agentPublished(await readNode(node), fault.conditionType),
+    { timeoutMs: 60_000, intervalMs: 250 }
+  )
+  writeFault(host, fault)
   return Date.now()
 }
 /** Waits for a Ready node in `pool` that is not one of `known`; returns it. */
@@ -77,15 +97,32 @@ const replacementIn = (pool, known, what, timeoutMs = 300_000) =>
   })
 const gone = (node, what, timeoutMs = 240_000) =>
   waitFor(what, async () => (await readNode(node)) === undefined, { timeoutMs, intervalMs: 500 })
+/** The end of `node`'s agent log, for an error: CI shows the output, not the logs folder. */
+const agentLogTail = (node, lines = 15) => {
+  try {
+    const text = readFileSync(join(fleet.dir, "logs", `agent-${node}.log`), "utf8")
+      .trimEnd()
+      .split("\n")
+    return `\n  the end of ${node}'s agent log:\n${text
+      .slice(-lines)
+      .map((l) => `  | ${l.slice(0, 400)}`)
+      .join("\n")}`
+  } catch (e) {
+    return `\n  (no agent log for ${node}: ${e?.message ?? e})`
+  }
+}
 const failedCondition = (node, type, reason, what) =>
   waitFor(
     what,
-    async () => {
+    async (seen) => {
       const c = condition(await readNode(node), type)
+      seen(c)
       return c?.status === "False" && c.reason === reason ? c : undefined
     },
     { timeoutMs: 60_000, intervalMs: 100 }
-  )
+  ).catch((e) => {
+    throw new Error(`${e.message}${agentLogTail(node)}`)
+  })
 
 /** Two pods of `app` bound to `node` and a PodDisruptionBudget (minAvailable 1) over them; Running before it returns. */
 const protectedWorkload = async (node, app) => {
@@ -128,7 +165,7 @@ const storyGpu = async () => {
   const victim = nodes[0].metadata.name
   await protectedWorkload(victim, "trainer")
   mark(S, `${victim}: 2 trainer pods Running, PDB minAvailable 1`)
-  const at = inject(victim, "xid79")
+  const at = await inject(victim, "xid79")
   mark(S, "kernel log: NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.")
   await failedCondition(
     victim,
@@ -243,8 +280,8 @@ const storyBreaker = async () => {
   const [g3, g4] = inZone("b")
   const four = [g1, g2, g3, g4]
   const at = Date.now()
-  for (const n of [g1, g2]) inject(n, "pids-exhausted")
-  for (const n of [g3, g4]) inject(n, "ipamd-no-token")
+  for (const n of [g1, g2]) await inject(n, "pids-exhausted")
+  for (const n of [g3, g4]) await inject(n, "ipamd-no-token")
   mark(
     S,
     `4 of 10 fail at once: kubelet fork failures on ${g1}, ${g2}; ipamd without its token on ${g3}, ${g4} (breaker ${settings.maxUnhealthyPercent}%: allowed 4; maxInFlight "${settings.maxInFlight}")`
@@ -409,7 +446,7 @@ const storyZonalShift = async () => {
     { timeoutMs: 60_000, intervalMs: 500 }
   )
   mark(S, "the controller sees the shift (zonal_shift_stand_down{cause=shift} 1)")
-  const at = inject(victim, "pids-exhausted")
+  const at = await inject(victim, "pids-exhausted")
   mark(S, `kubelet journal fork failure on ${victim} in ${zone}`)
   await failedCondition(victim, "KernelReady", "ForkFailedOutOfPIDs", `${victim} KernelReady=False`)
   const sd = await waitFor("RepairStandDown", () => hasEvent(victim, "RepairStandDown"), {
@@ -447,7 +484,7 @@ const storyVeto = async () => {
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
   )
   mark(S, `${victim}: annotated ${DO_NOT_REPAIR_ANNOTATION}=true`)
-  const at = inject(victim, "ipamd-no-token")
+  const at = await inject(victim, "ipamd-no-token")
   await failedCondition(victim, "NetworkingReady", "IPAMDNotReady", `${victim} NetworkingReady=False`)
   mark(S, `NetworkingReady=False IPAMDNotReady, ${since(at)} after the ipamd lines`)
   const vetoed = await waitFor("RepairVetoed", () => hasEvent(victim, "RepairVetoed"), {
