@@ -243,7 +243,7 @@ export class GroupStore {
     }
     const surplus = live().length - group.desiredCapacity
     if (surplus > 0) {
-      for (const m of this.#scaleInOrder(group, live()).slice(0, surplus)) {
+      for (const m of this.#scaleInOrder(live()).slice(0, surplus)) {
         m.terminating = true
         this.#store.terminate([m.instance.instanceId])
         this.#record(
@@ -285,7 +285,7 @@ export class GroupStore {
   }
 
   /** AWS's default termination policy, simplified: the zone with the most members first, then the oldest. */
-  #scaleInOrder(group: FakeGroup, live: ReadonlyArray<FakeMember>): FakeMember[] {
+  #scaleInOrder(live: ReadonlyArray<FakeMember>): FakeMember[] {
     const count = (z: string) => live.filter((m) => m.instance.zone.name === z).length
     return [...live].sort(
       (a, b) =>
