@@ -131,7 +131,7 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
     return [...view.values()]
   }
 
-  /** The answer to `old`'s repair, held (see `unjournaled`) until it asks again. */
+  /** The answer to `old`'s repair, held (see `unjournaled`) until its record carries it. */
   const answer = (old: string, group: string, replacement: Replacement) => {
     unjournaled.set(old, { group, replacement })
     return replacement
