@@ -53,7 +53,8 @@ const ports = (
     activeZonalShifts: Effect.succeed([]),
     autoScaling: {
       launchReplacement: (_n, o) =>
-        answer(["group", o.capacityFirst, o.avoidZones], { autoScalingGroup: "g", desiredCapacity: 4 })
+        answer(["group", o.capacityFirst, o.avoidZones], { autoScalingGroup: "g", desiredCapacity: 4 }),
+      membersBeforeRemoval: () => answer(["members"], { group: "g", members: ["i-1", "i-9"] })
     },
     ...over.cloud
   } as CloudProvider["Service"]
@@ -76,7 +77,8 @@ const ports = (
     events: { emit: () => Effect.void, emitNow: () => Effect.void, emitDeduped: () => Effect.void },
     cloud,
     karpenter,
-    avoidZones: Effect.succeed(["us-west-2c"])
+    avoidZones: Effect.succeed(["us-west-2c"]),
+    repairs: () => []
   }
   return { calls, ports: p }
 }
@@ -146,7 +148,14 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
       })
       expect(calls).toEqual([["launch", false, ["us-west-2c"]]])
       const refused = new CloudError({ operation: "SetDesiredCapacity", message: "at max", retryable: false })
-      const full = ports({ cloud: { autoScaling: { launchReplacement: () => Effect.fail(refused) } } }).ports
+      const full = ports({
+        cloud: {
+          autoScaling: {
+            launchReplacement: () => Effect.fail(refused),
+            membersBeforeRemoval: () => Effect.succeed(undefined)
+          }
+        }
+      }).ports
       const first = record({ kind: "autoScaling", group: "g" }, true)
       expect(yield* makeOwners(full).of(first).addCapacity(first)).toEqual({
         _tag: "Fact",
@@ -189,7 +198,12 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
       const owner = makeOwners(p).of(r)
       const grown = { autoScalingGroup: "g", desiredCapacity: 4, instanceId: "i-2" }
       const member = ports({
-        cloud: { autoScaling: { launchReplacement: () => Effect.succeed(grown) } }
+        cloud: {
+          autoScaling: {
+            launchReplacement: () => Effect.succeed(grown),
+            membersBeforeRemoval: () => Effect.succeed(undefined)
+          }
+        }
       }).ports
       expect(
         yield* makeOwners(member)

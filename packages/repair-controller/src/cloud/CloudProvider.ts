@@ -37,6 +37,22 @@ export interface LaunchOptions {
   readonly capacityFirst?: boolean
   readonly previous?: Replacement
   readonly requestedAtMs?: number
+  /** Auto Scaling, remove first: the group's members before the old one was terminated (the repair's record). */
+  readonly membersBefore?: ReadonlyArray<string>
+  /**
+   * Auto Scaling: the other repairs of the same group as their records stand, read when the group is locked:
+   * the members they claimed and the sizes they planned (the cross-repair view, never kept by the provider).
+   */
+  readonly others?: () => ReadonlyArray<GroupRepair>
+}
+
+/** Another repair of the same Auto Scaling group, from its journal record. */
+export interface GroupRepair {
+  /** The instance it replaces. */
+  readonly replaces: string
+  readonly replacement: Replacement | undefined
+  /** Succeeded or Failed: a size it planned and did not set is no longer wanted; a member it claimed stays its. */
+  readonly ended: boolean
 }
 
 /**
@@ -49,6 +65,16 @@ export interface AutoScalingPort {
     node: NodeRef,
     options: LaunchOptions
   ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
+  /**
+   * Remove first: the group and its members before `node`'s instance is terminated without decrement, for the
+   * record (journaled before `terminate`); none when it is in no group or already leaving it (nothing to record).
+   */
+  readonly membersBeforeRemoval: (
+    node: NodeRef
+  ) => Effect.Effect<
+    { readonly group: string; readonly members: ReadonlyArray<string> } | undefined,
+    CloudError | InvalidProviderID
+  >
 }
 
 export class CloudProvider extends Context.Service<

@@ -127,6 +127,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const avoidZones = Effect.gen(function* () {
       return shiftedZones(yield* Ref.get(shifts), yield* Clock.currentTimeMillis)
     })
+    const store = makeRepairStore(kube, config.namespace, cache.counter.setRepair)
     const env: ControllerEnv = {
       config,
       kube,
@@ -134,8 +135,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       logCapture,
       cache,
       karpenter,
-      owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones }),
-      store: makeRepairStore(kube, config.namespace, cache.counter.setRepair),
+      owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records }),
+      store,
       events,
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),

@@ -28,6 +28,8 @@ export interface RepairStore {
   /** Forgets a kept (failed) record whose journal entry an operator has deleted; true when it did. */
   readonly forgetIfCleared: (nodeName: string) => Effect.Effect<boolean, KubeError>
   readonly journalNodeNames: () => ReadonlyArray<string>
+  /** Every readable record, as journaled (in flight, and failed ones kept for an operator). */
+  readonly records: () => ReadonlyArray<RepairRecord>
   /** The repaired node whose replacement is `replacementName`. */
   readonly originalOf: (replacementName: string) => string | undefined
   readonly active: () => number
@@ -121,6 +123,7 @@ export const makeRepairStore = (
         )
       ),
     journalNodeNames: () => [...records.keys()],
+    records: () => [...records.values()],
     originalOf: (name) => replacementOf.get(name),
     active: () => [...records.values()].filter((r) => r.phase !== "Succeeded" && r.phase !== "Failed").length,
     failedIn: (pool) =>

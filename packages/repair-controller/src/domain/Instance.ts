@@ -24,6 +24,11 @@ export interface Replacement {
   readonly desiredCapacity?: number
   /** The group was grown to `desiredCapacity` (set once, recorded before: a crash never grows it twice). */
   readonly groupGrown?: boolean
+  /**
+   * The group's members when the growth was planned, journaled with `desiredCapacity` before the group is grown:
+   * the replacement is a member not among them, also after a restart.
+   */
+  readonly membersBefore?: ReadonlyArray<string>
   /** The NodeClaim nodemend created for it (Karpenter owner). */
   readonly nodeClaim?: string
 }

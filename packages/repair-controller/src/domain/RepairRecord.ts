@@ -74,8 +74,18 @@ export const RepairRecordSchema = Schema.Struct({
       autoScalingGroup: Schema.optionalKey(Schema.String),
       desiredCapacity: Schema.optionalKey(Schema.Int),
       groupGrown: Schema.optionalKey(Schema.Boolean),
+      /** Absent in records written before #25: the member is then told by its launch time alone. */
+      membersBefore: Schema.optionalKey(Schema.Array(Schema.String)),
       nodeClaim: Schema.optionalKey(Schema.String)
     })
+  ),
+  /**
+   * Remove first through an Auto Scaling group: the group's members just before its member was terminated without
+   * decrement, journaled before the call (the group launches the replacement: a member not among them). Absent in
+   * records written before #25, and for any other removal: the member is then told by its launch time alone.
+   */
+  removedFromGroup: Schema.optionalKey(
+    Schema.Struct({ group: Schema.String, membersBefore: Schema.Array(Schema.String) })
   ),
   finishedAt: Schema.optionalKey(Iso),
   failure: Schema.optionalKey(Schema.String),

@@ -48,4 +48,6 @@ export interface OwnerPorts {
   readonly karpenter: KarpenterCache
   /** The zones a replacement avoids now (active zonal shifts). */
   readonly avoidZones: Effect.Effect<ReadonlyArray<string>>
+  /** The journal's records as they stand (in flight and kept failed): what other repairs of a group hold. */
+  readonly repairs: () => ReadonlyArray<RepairRecord>
 }

@@ -5,12 +5,13 @@
  * they name what they asked for.
  */
 import { Clock, Effect, Metric } from "effect"
-import type { CloudError, CloudProvider } from "../cloud/CloudProvider.ts"
+import type { CloudError, InvalidProviderID, LaunchOptions, NodeRef } from "../cloud/CloudProvider.ts"
 import type { Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { isReady, nodeEvent, refOf } from "../kube/stepPorts.ts"
 import * as M from "../observability/metrics.ts"
 import { fact, wait } from "../repair/outcome.ts"
+import type { Fact } from "../repair/stateMachine.ts"
 import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 
 const INSTANCE_POLL_MS = 2000
@@ -18,10 +19,21 @@ const INSTANCE_POLL_MS = 2000
 /** What differs between the cloud-removed owners. */
 export interface CloudMachine {
   readonly name: (r: RepairRecord) => string
-  /** Asks for the replacement (idempotent on the repair id; with `previous`, reports progress). */
-  readonly launch: CloudProvider["Service"]["launchReplacement"]
+  /** Asks for the replacement of `r` (idempotent on the repair id; with `previous`, reports progress). */
+  readonly launch: (
+    node: NodeRef,
+    options: LaunchOptions,
+    r: RepairRecord
+  ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
   /** How the Event names the replacement just asked for. */
   readonly requested: (replacement: Replacement) => string
+  /**
+   * What the owner must have in the record before the old machine is terminated (journaled first, then
+   * `removeMachine` is asked again), if anything.
+   */
+  readonly beforeRemoval?: (
+    r: RepairRecord
+  ) => Effect.Effect<Fact | undefined, CloudError | InvalidProviderID>
 }
 
 type Env = OwnerPorts & {
@@ -29,11 +41,17 @@ type Env = OwnerPorts & {
   readonly launched: Set<string>
 }
 
-const terminate = (env: Env, r: RepairRecord) =>
+/** Capacity first (or a group already grown for it): the replacement is up, so a group shrinks back. */
+export const replacedFirst = (r: RepairRecord): boolean =>
+  r.order === "capacityFirst" || r.replacement?.desiredCapacity !== undefined
+
+const terminate = (env: Env, machine: CloudMachine, r: RepairRecord) =>
   Effect.gen(function* () {
     const state = yield* env.cloud.describe(refOf(r))
     if (state === "terminated" || state === "not-found") return fact({ _tag: "InstanceGone" })
     if (state === "shutting-down") return fact({ _tag: "TerminateRequested" })
+    const first = machine.beforeRemoval === undefined ? undefined : yield* machine.beforeRemoval(r)
+    if (first !== undefined) return fact(first)
     yield* env.events.emitNow({
       node: { name: r.node.name, uid: r.node.uid },
       type: "Warning",
@@ -42,9 +60,7 @@ const terminate = (env: Env, r: RepairRecord) =>
       note: `terminating ${r.node.instance.instanceId} through ${env.cloud.name}`
     })
     yield* Metric.update(Metric.withAttributes(M.terminations, { provider: env.cloud.name }), 1)
-    // Capacity first (or a group already grown for it): the replacement is up, so a group shrinks back.
-    const replaced = r.order === "capacityFirst" || r.replacement?.desiredCapacity !== undefined
-    const after = yield* env.cloud.terminate(refOf(r), { replaced })
+    const after = yield* env.cloud.terminate(refOf(r), { replaced: replacedFirst(r) })
     return fact(
       after === "terminated" || after === "not-found"
         ? { _tag: "InstanceGone" }
@@ -71,14 +87,18 @@ const askForReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
     const avoidZones = yield* env.avoidZones
     const requestedAtMs =
       r.replacementRequestedAt === undefined ? undefined : Date.parse(r.replacementRequestedAt)
-    const replacement = yield* machine.launch(refOf(r), {
-      facts: r.node.instance,
-      avoidZones,
-      idempotencyToken: r.id,
-      capacityFirst: r.order === "capacityFirst",
-      ...(r.replacement !== undefined ? { previous: r.replacement } : {}),
-      ...(requestedAtMs !== undefined ? { requestedAtMs } : {})
-    })
+    const replacement = yield* machine.launch(
+      refOf(r),
+      {
+        facts: r.node.instance,
+        avoidZones,
+        idempotencyToken: r.id,
+        capacityFirst: r.order === "capacityFirst",
+        ...(r.replacement !== undefined ? { previous: r.replacement } : {}),
+        ...(requestedAtMs !== undefined ? { requestedAtMs } : {})
+      },
+      r
+    )
     env.launched.add(r.id)
     return replacement
   })
@@ -132,7 +152,7 @@ export const cloudMachineOwner = (ports: OwnerPorts, machine: CloudMachine): Mac
     name: machine.name,
     addCapacity: (r) => launchReplacement(env, machine, r),
     awaitCapacity: (r, timesOutAt) => awaitReplacement(env, machine, r, timesOutAt),
-    removeMachine: (r) => terminate(env, r),
+    removeMachine: (r) => terminate(env, machine, r),
     awaitMachineGone: (r) => awaitInstanceGone(env, r),
     removeNode: (r) => deleteNode(env, r),
     release: (r) => Effect.sync(() => env.launched.delete(r.id))

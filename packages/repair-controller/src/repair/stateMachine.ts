@@ -47,6 +47,12 @@ export type Fact =
   /** The node is back after the reboot; `stillFailing` when the governing condition still matches. */
   | { readonly _tag: "NodeBack"; readonly stillFailing: boolean }
   | { readonly _tag: "RebootTimedOut" }
+  /** Remove first through a group: its members before the termination, journaled before the terminate call. */
+  | {
+      readonly _tag: "RemovalRecorded"
+      readonly group: string
+      readonly membersBefore: ReadonlyArray<string>
+    }
   | { readonly _tag: "TerminateRequested" }
   | { readonly _tag: "InstanceGone" }
   | { readonly _tag: "NodeRemoved" }
@@ -241,6 +247,8 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
           : towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
       return r
     case "Terminating":
+      if (fact._tag === "RemovalRecorded")
+        return { ...r, removedFromGroup: { group: fact.group, membersBefore: [...fact.membersBefore] } }
       if (fact._tag === "TerminateRequested") return { ...r, terminateRequestedAt: iso(now) }
       if (fact._tag === "InstanceGone")
         return {

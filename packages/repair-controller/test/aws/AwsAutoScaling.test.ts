@@ -51,12 +51,20 @@ const runInstancesCalls = promise(() => admin.stats()).pipe(Effect.map((s) => s.
 const askUntilMember = (
   p: CloudProvider["Service"],
   node: NodeRef,
-  options: Parameters<CloudProvider["Service"]["launchReplacement"]>[1]
+  options: Parameters<CloudProvider["Service"]["launchReplacement"]>[1],
+  journal?: Map<string, Replacement>
 ) =>
   Effect.gen(function* () {
+    // Each answer is journaled as the repair's record, and the next ask carries it (`previous`), as the runner does.
+    let previous = options.previous
     for (let i = 0; i < 50; i++) {
-      const r: Replacement = yield* groupsOf(p).launchReplacement(node, options)
+      const r: Replacement = yield* groupsOf(p).launchReplacement(node, {
+        ...options,
+        ...(previous !== undefined ? { previous } : {})
+      })
+      journal?.set(options.facts.instanceId, r)
       if (r.instanceId) return r
+      previous = r
       yield* Effect.sleep("20 millis")
     }
     throw new Error("the group launched no member")
@@ -89,7 +97,12 @@ describe("Auto Scaling group member", () => {
             promise(() => admin.autoScalingGroup("cf")).pipe(Effect.map((x) => x.desiredCapacity))
           // First the target, for the journal, without growing: a crash before it is recorded grows nothing.
           const planned = yield* groupsOf(p).launchReplacement(node, options)
-          expect(planned).toEqual({ autoScalingGroup: "cf", desiredCapacity: 3, groupGrown: false })
+          expect(planned).toEqual({
+            autoScalingGroup: "cf",
+            desiredCapacity: 3,
+            groupGrown: false,
+            membersBefore: g.members.map((m) => m.instanceId)
+          })
           expect(yield* desired()).toBe(2)
           // Asked with the target recorded: grown once.
           const asked = yield* groupsOf(p).launchReplacement(node, { ...options, previous: planned })
@@ -105,7 +118,8 @@ describe("Auto Scaling group member", () => {
             zone: newcomer.zone,
             autoScalingGroup: "cf",
             desiredCapacity: 3,
-            groupGrown: true
+            groupGrown: true,
+            membersBefore: planned.membersBefore
           })
           // A restarted controller (fresh provider) with the record: the same member, still no growth.
           const again = yield* withProvider((fresh) =>
@@ -144,15 +158,28 @@ describe("Auto Scaling group member", () => {
       Effect.gen(function* () {
         const g = yield* group("two", 0, 6, 2)
         const [a, b] = yield* Effect.forEach(g.members, (m) => nodeOf(m.instanceId))
+        // The two records, as the journal holds them: each repair sees the other's plan and member there.
+        const journal = new Map<string, Replacement>()
+        const others = (self: string) => () =>
+          [...journal].flatMap(([replaces, replacement]) =>
+            replaces === self ? [] : [{ replaces, replacement, ended: false }]
+          )
         const ask = (node: NodeRef, token: string) =>
           Effect.gen(function* () {
             const facts = yield* p.inspect(node)
-            const options = { facts, avoidZones: [], idempotencyToken: token, capacityFirst: true }
+            const options = {
+              facts,
+              avoidZones: [],
+              idempotencyToken: token,
+              capacityFirst: true,
+              others: others(facts.instanceId)
+            }
             const asked = yield* groupsOf(p).launchReplacement(node, {
               ...options,
               requestedAtMs: Date.now()
             })
-            return yield* askUntilMember(p, node, { ...options, previous: asked })
+            journal.set(facts.instanceId, asked)
+            return yield* askUntilMember(p, node, { ...options, previous: asked }, journal)
           })
         const [ra, rb] = yield* Effect.all([ask(a!, "ra"), ask(b!, "rb")], { concurrency: 2 })
         expect((yield* promise(() => admin.autoScalingGroup("two"))).desiredCapacity).toBe(4)

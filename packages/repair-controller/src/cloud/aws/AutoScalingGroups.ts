@@ -3,13 +3,23 @@
  * Capacity first: the group is grown by one to an absolute size (AutoScalingGrowth.ts) and the member it launches
  * for the repair is reported once it exists; the old member is then terminated with ShouldDecrementDesiredCapacity
  * so the group returns to its size. Remove first: the old member is terminated without decrement and the group
- * launches its replacement (AutoScalingReplacement.ts). Which member replaces which is remembered, so asking again
- * gives the same answer and no member is reported for two repairs; after a restart the repair's record (`previous`)
- * stands in.
+ * launches its replacement (AutoScalingReplacement.ts).
+ *
+ * The repair record is the only state (#25). What a repair needs to resume is in its own record, journaled before
+ * the cloud call it guards: the size it planned (`previous.desiredCapacity`, with the group's members then,
+ * `previous.membersBefore`) before SetDesiredCapacity, whether it was set (`groupGrown`), the member it claimed
+ * (`previous.instanceId`), and for remove first the members before the termination (`membersBefore`). What the
+ * other repairs of a group planned and claimed is read from their records (`others`), never kept here. Kept in
+ * process memory, both only mutual exclusion among the repairs this process runs at once: a lock per group (two
+ * repairs must not both read desired N and set N + 1, nor both claim one new member), and, under it, each repair's
+ * last answer until its record carries it: the one journal write between an answer and its record is the only
+ * moment another repair of the group could not read it from the record. A crash loses no more than an answer not
+ * yet journaled; the repair asks again and is answered from the group and its record.
  */
-import { Clock, Effect, Option, Semaphore } from "effect"
+import { Effect, Option, Semaphore } from "effect"
 import {
   CloudError,
+  type GroupRepair,
   type InstanceState,
   type LaunchOptions,
   type NodeRef,
@@ -31,6 +41,16 @@ export interface AutoScalingGroups {
     instanceId: string,
     replaced: boolean
   ) => Effect.Effect<Option.Option<InstanceState>, CloudError>
+  /**
+   * Remove first, before `terminate`: the member's group and its members now, for the repair's record; none when
+   * the instance is in no group or already leaving it.
+   */
+  readonly membersBeforeRemoval: (
+    instanceId: string
+  ) => Effect.Effect<
+    { readonly group: string; readonly members: ReadonlyArray<string> } | undefined,
+    CloudError
+  >
   /** The group's replacement of `old` (see the module comment); a non-retryable CloudError when there is none. */
   readonly replacement: (
     node: NodeRef,
@@ -43,29 +63,39 @@ export interface AutoScalingGroups {
 const notRetryable = (operation: string, message: string) =>
   new CloudError({ operation, message, retryable: false })
 
-export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instances): AutoScalingGroups => {
-  /** The group's members when we terminated an instance without decrement (remove first). */
-  const terminations = new Map<string, ReadonlySet<string>>()
-  /** The group's members, and when, when we grew it for an instance (capacity first). */
-  const growths = new Map<
-    string,
-    {
-      readonly group: string
-      readonly before: ReadonlySet<string>
-      readonly atMs: number
-      readonly target: number
-      applied: boolean
-    }
-  >()
-  /** The highest size another repair planned for `group` but has not set yet (0 when none). */
-  const pendingTarget = (group: string, old: string) =>
-    Math.max(
-      0,
-      ...[...growths].flatMap(([o, x]) => (o !== old && x.group === group && !x.applied ? [x.target] : []))
+const LEAVING = /^Terminating/
+
+type View = Pick<GroupRepair, "replacement" | "ended">
+
+/** The highest size another repair planned for the group and has not set yet (0 when none). */
+const pendingTarget = (others: ReadonlyArray<View>) =>
+  Math.max(
+    0,
+    ...others.flatMap((o) =>
+      !o.ended && o.replacement?.desiredCapacity !== undefined && o.replacement.groupGrown !== true
+        ? [o.replacement.desiredCapacity]
+        : []
     )
-  /** The replacement reported for each old instance. */
-  const claims = new Map<string, Replacement>()
-  /** One growth at a time per group: two repairs must not both read desired N and both set N + 1. */
+  )
+
+/** The members other repairs claimed (also repairs that ended: their member is theirs). */
+const claimedBy = (others: ReadonlyArray<View>) =>
+  new Set(others.flatMap((o) => (o.replacement?.instanceId ? [o.replacement.instanceId] : [])))
+
+/** Whether a record carries an answer: the same planned size, growth and member. */
+const sameAnswer = (a: Replacement | undefined, b: Replacement | undefined) =>
+  a?.desiredCapacity === b?.desiredCapacity &&
+  a?.groupGrown === b?.groupGrown &&
+  a?.instanceId === b?.instanceId
+
+const membersOf = (instancesOfGroup: ReadonlyArray<{ InstanceId?: string | undefined }> | undefined) =>
+  (instancesOfGroup ?? []).flatMap((i) => i.InstanceId ?? [])
+
+export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instances): AutoScalingGroups => {
+  /**
+   * One ask at a time per group, in this process. Mutual exclusion only: what it serializes (planned sizes,
+   * claimed members) is read from the records, so a restarted controller needs none of it.
+   */
   const locks = new Map<string, Semaphore.Semaphore>()
   const lockOf = (group: string) => {
     let lock = locks.get(group)
@@ -75,12 +105,37 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
     }
     return lock
   }
+  /**
+   * Under the group's lock, each repair's (keyed by the instance it replaces) last answer until its record carries
+   * it: in between, the runner journals it, and another repair locked in that instant must see it all the same.
+   */
+  const unjournaled = new Map<string, { readonly group: string; readonly replacement: Replacement }>()
 
-  const claimedByOthers = (old: string) =>
-    new Set([...claims].flatMap(([o, r]) => (o !== old && r.instanceId ? [r.instanceId] : [])))
+  /** The other repairs of `group` as their records say, each overlaid by its answer not yet journaled. */
+  const othersOf = (group: string, old: string, options: LaunchOptions): ReadonlyArray<View> => {
+    const recorded = options.others?.()
+    const view = new Map<string, View>(
+      (recorded ?? []).flatMap((o) => (o.replaces === old ? [] : [[o.replaces, o] as const]))
+    )
+    for (const [o, u] of unjournaled) {
+      if (o === old || u.group !== group) continue
+      const known = view.get(o)
+      // Journaled by now, or its repair has ended or left the journal (its record is final): no longer needed.
+      if (
+        recorded !== undefined &&
+        (known === undefined || known.ended || sameAnswer(known.replacement, u.replacement))
+      )
+        unjournaled.delete(o)
+      else view.set(o, { replacement: u.replacement, ended: false })
+    }
+    return [...view.values()]
+  }
 
-  const membersOf = (instancesOfGroup: ReadonlyArray<{ InstanceId?: string | undefined }> | undefined) =>
-    new Set((instancesOfGroup ?? []).flatMap((i) => i.InstanceId ?? []))
+  /** The answer to `old`'s repair, held (see `unjournaled`) until its record carries it. */
+  const answer = (old: string, group: string, replacement: Replacement) => {
+    unjournaled.set(old, { group, replacement })
+    return replacement
+  }
 
   const describeGroup = (group: string, old: string) =>
     api
@@ -103,23 +158,28 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
       const member = yield* api.membership(instanceId)
       if (!member?.AutoScalingGroupName) return Option.none<InstanceState>()
       // Already leaving (a repeat after a crash, or lifecycle hooks holding it): a second call could shrink twice.
-      if (/^Terminating/.test(member.LifecycleState ?? "")) return Option.some<InstanceState>("shutting-down")
-      if (!replaced) {
-        const g = yield* api.describeGroup(member.AutoScalingGroupName)
-        terminations.set(instanceId, membersOf(g?.Instances))
-      }
+      if (LEAVING.test(member.LifecycleState ?? "")) return Option.some<InstanceState>("shutting-down")
       yield* api.terminateInGroup(instanceId, replaced)
       return Option.some<InstanceState>("shutting-down")
     })
 
+  const membersBeforeRemoval = (instanceId: string) =>
+    Effect.gen(function* () {
+      const member = yield* api.membership(instanceId)
+      const group = member?.AutoScalingGroupName
+      // In no group (EC2 terminates it), or leaving already: the group may be launching its replacement, which a
+      // snapshot taken now would count as there before.
+      if (!group || LEAVING.test(member.LifecycleState ?? "")) return undefined
+      const g = yield* api.describeGroup(group)
+      return { group, members: membersOf(g?.Instances) }
+    })
+
   /** A claimed replacement, with the Node name EC2 gives it once it has one. */
-  const refreshed = (old: string, r: Replacement) =>
+  const refreshed = (r: Replacement) =>
     Effect.gen(function* () {
       if (r.nodeName || !r.instanceId) return r
       const now = replacementFrom(yield* instances.describe(r.instanceId), r.zone)
-      const merged = now ? { ...r, ...now } : r
-      claims.set(old, merged)
-      return merged
+      return now ? { ...r, ...now } : r
     })
 
   const failedLaunch = (group: string, old: string, sinceMs: number | undefined) =>
@@ -135,70 +195,57 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
 
   /**
    * Capacity first, in two asks so that a crash never grows a group twice: the first plans the target (the
-   * group's desired capacity, or another repair's planned size, + 1) and returns it for the journal without
-   * growing; the next, with the target recorded (`previous`), sets it unless the group is that large already
-   * (grown before a crash), and reports `groupGrown`; after that it is never set again.
+   * group's desired capacity, or another repair's planned size, + 1) and returns it, with the group's members now,
+   * for the journal without growing; the next, with the target recorded (`previous`), sets it unless the group is
+   * that large already (grown before a crash), and reports `groupGrown`; after that it is never set again, and
+   * later asks look for the member: launched since the request, none of the members before, claimed by no other.
    */
   const capacityFirst = (old: string, group: string, options: LaunchOptions) =>
     Effect.gen(function* () {
-      const growth = yield* lockOf(group).withPermits(1)(
-        Effect.gen(function* () {
-          const g = yield* describeGroup(group, old)
-          const mine = growths.get(old)
-          const recorded = options.previous?.desiredCapacity ?? mine?.target
-          const floor = Math.max(g.DesiredCapacity ?? 0, pendingTarget(group, old))
-          const plan = growthFor({ ...g, DesiredCapacity: floor }, old, recorded)
-          if (plan.kind === "full") return yield* notRetryable("SetDesiredCapacity", plan.message)
-          if (plan.kind === "grow") {
-            growths.set(old, {
-              group,
-              before: membersOf(g.Instances),
-              atMs: yield* Clock.currentTimeMillis,
-              target: plan.target,
-              applied: false
-            })
-            return { target: plan.target, grown: false, members: undefined }
-          }
-          const applied = options.previous?.groupGrown === true || mine?.applied === true
-          if (applied) return { target: plan.target, grown: true, members: g.Instances }
-          if ((g.DesiredCapacity ?? 0) < plan.target) {
-            yield* api.setDesiredCapacity(group, plan.target).pipe(
-              Effect.mapError(
-                (e) =>
-                  new CloudError({
-                    ...e,
-                    message: `cannot grow Auto Scaling group ${group} to ${plan.target} for the replacement of ${old}: ${e.message}`
-                  })
-              )
-            )
-            yield* Effect.logInfo("grew Auto Scaling group for a replacement", {
-              group,
-              replaces: old,
-              desiredCapacity: plan.target
-            })
-          }
-          growths.set(old, {
-            group,
-            before: mine?.before ?? membersOf(g.Instances),
-            atMs: mine?.atMs ?? (yield* Clock.currentTimeMillis),
-            target: plan.target,
-            applied: true
-          })
-          return { target: plan.target, grown: true, members: undefined }
+      const g = yield* describeGroup(group, old)
+      const others = othersOf(group, old, options)
+      const previous = options.previous
+      const floor = Math.max(g.DesiredCapacity ?? 0, pendingTarget(others))
+      const plan = growthFor({ ...g, DesiredCapacity: floor }, old, previous?.desiredCapacity)
+      if (plan.kind === "full") return yield* notRetryable("SetDesiredCapacity", plan.message)
+      if (plan.kind === "grow")
+        return answer(old, group, {
+          autoScalingGroup: group,
+          desiredCapacity: plan.target,
+          groupGrown: false,
+          membersBefore: membersOf(g.Instances)
         })
-      )
       const asked: Replacement = {
+        ...previous,
         autoScalingGroup: group,
-        desiredCapacity: growth.target,
-        groupGrown: growth.grown
+        desiredCapacity: plan.target,
+        groupGrown: true
       }
-      // Just planned or just grown: the group launches within seconds; a later ask finds the member.
-      if (growth.members === undefined) return asked
-      const since = options.requestedAtMs ?? growths.get(old)?.atMs
-      const candidates = replacementCandidates(growth.members, {
+      if (previous?.groupGrown !== true) {
+        if ((g.DesiredCapacity ?? 0) < plan.target) {
+          yield* api.setDesiredCapacity(group, plan.target).pipe(
+            Effect.mapError(
+              (e) =>
+                new CloudError({
+                  ...e,
+                  message: `cannot grow Auto Scaling group ${group} to ${plan.target} for the replacement of ${old}: ${e.message}`
+                })
+            )
+          )
+          yield* Effect.logInfo("grew Auto Scaling group for a replacement", {
+            group,
+            replaces: old,
+            desiredCapacity: plan.target
+          })
+        }
+        // Just grown: the group launches within seconds; a later ask finds the member.
+        return answer(old, group, asked)
+      }
+      const since = options.requestedAtMs
+      const candidates = replacementCandidates(g.Instances ?? [], {
         old,
-        before: growths.get(old)?.before,
-        claimed: claimedByOthers(old),
+        before: previous.membersBefore === undefined ? undefined : new Set(previous.membersBefore),
+        claimed: claimedBy(others),
         terminatedAtMs: undefined
       })
       const found =
@@ -210,9 +257,7 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
         yield* failedLaunch(group, old, since)
         return asked
       }
-      const claimed = { ...asked, ...replacement }
-      claims.set(old, claimed)
-      return claimed
+      return answer(old, group, { ...asked, ...replacement })
     })
 
   const removeFirst = (old: string, group: string, options: LaunchOptions) =>
@@ -222,8 +267,8 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
       const terminatedAtMs = terminatedAt(gone?.StateTransitionReason)
       const search = {
         old,
-        before: terminations.get(old),
-        claimed: claimedByOthers(old),
+        before: options.membersBefore === undefined ? undefined : new Set(options.membersBefore),
+        claimed: claimedBy(othersOf(group, old, options)),
         terminatedAtMs
       }
       const candidates = replacementCandidates(g.Instances ?? [], search)
@@ -240,22 +285,18 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
           retryable: true
         })
       }
-      const claimed = { ...replacement, autoScalingGroup: group }
-      claims.set(old, claimed)
-      return claimed
+      return answer(old, group, { ...replacement, autoScalingGroup: group })
     })
 
   const replacement = (node: NodeRef, old: AwsInstanceRef, group: string, options: LaunchOptions) =>
     Effect.gen(function* () {
       const id = old.instanceId
-      const known = claims.get(id) ?? (options.previous?.instanceId ? options.previous : undefined)
-      if (known) {
-        claims.set(id, known)
-        return yield* refreshed(id, known)
-      }
-      const r = options.capacityFirst
-        ? yield* capacityFirst(id, group, options)
-        : yield* removeFirst(id, group, options)
+      if (sameAnswer(unjournaled.get(id)?.replacement, options.previous)) unjournaled.delete(id)
+      const known = options.previous
+      if (known?.instanceId) return yield* refreshed(known)
+      const r = yield* lockOf(group).withPermits(1)(
+        options.capacityFirst ? capacityFirst(id, group, options) : removeFirst(id, group, options)
+      )
       if (r.instanceId) {
         yield* Effect.logInfo("Auto Scaling group launched the replacement", {
           node: node.name,
@@ -267,5 +308,5 @@ export const makeAutoScalingGroups = (api: AutoScalingApi, instances: Ec2Instanc
       return r
     })
 
-  return { terminate, replacement }
+  return { terminate, membersBeforeRemoval, replacement }
 }

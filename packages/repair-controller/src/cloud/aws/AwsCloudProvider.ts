@@ -44,7 +44,12 @@ const groupPort = (groups: AutoScalingGroups): AutoScalingPort => ({
           retryable: false
         })
       return yield* groups.replacement(node, ref, owner.group, options)
-    }).pipe(Effect.withSpan("AwsCloudProvider.autoScaling.launchReplacement"))
+    }).pipe(Effect.withSpan("AwsCloudProvider.autoScaling.launchReplacement")),
+  membersBeforeRemoval: (node) =>
+    awsInstanceRef(node.providerID).pipe(
+      Effect.flatMap((ref) => groups.membersBeforeRemoval(ref.instanceId)),
+      Effect.withSpan("AwsCloudProvider.autoScaling.membersBeforeRemoval")
+    )
 })
 
 /** Builds the provider over given clients; the scope owns the terminate batcher. */
