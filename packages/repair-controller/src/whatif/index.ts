@@ -2,3 +2,4 @@
 export * from "./history.ts"
 export * from "./replay.ts"
 export * from "./summary.ts"
+export { ConfigFileError, readConfigFile } from "../config/ConfigFile.ts"
