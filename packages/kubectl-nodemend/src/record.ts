@@ -97,6 +97,8 @@ export interface RecordOptions {
   readonly selector: string | undefined
   /** Stop after this long; undefined: until interrupted (SIGINT, SIGTERM). */
   readonly forMs: number | undefined
+  /** Stop when this settles, too (tests). */
+  readonly until?: Promise<unknown>
 }
 
 /** Records until `--for` has passed or a signal comes; the file ends with an `end` mark either way. */
@@ -144,15 +146,20 @@ export const recordCommand = async (
     onFailure: (end, _pause, detail) =>
       Effect.sync(() => io.err(`watch of nodes ended (${end._tag}${detail ? `: ${detail}` : ""}); resuming`))
   })
+  let done = () => {}
   const stop = new Promise<void>((resolve) => {
-    const done = () => resolve()
-    process.once("SIGINT", done)
-    process.once("SIGTERM", done)
-    if (opts.forMs !== undefined) setTimeout(done, opts.forMs).unref()
+    done = () => resolve()
   })
+  process.once("SIGINT", done)
+  process.once("SIGTERM", done)
+  const timer = opts.forMs !== undefined ? setTimeout(done, opts.forMs) : undefined
+  opts.until?.then(done, done)
   const controller = new AbortController()
   const running = Effect.runPromise(watch, { signal: controller.signal }).catch(() => undefined)
   await stop
+  process.off("SIGINT", done)
+  process.off("SIGTERM", done)
+  if (timer !== undefined) clearTimeout(timer)
   controller.abort()
   await running
   write([{ v: 1, kind: "mark", at: isoTime(Date.now()), mark: "end" }])

@@ -111,6 +111,25 @@ describe("whatif replay (decide over a recording)", () => {
     expect(r.holds[0]!.detail).toBe('1 in flight, allowed 1 by maxInFlight "1"')
   })
 
+  it("a recorded deletion of a node under repair ends its repair there (a live controller's own repair)", () => {
+    const r = replay(
+      config({ maxInFlight: "1" }),
+      history(
+        10,
+        [
+          ready("n1", 10, "False"),
+          ready("n2", 11, "False"),
+          { v: 1, kind: "deleted", at: at(44), node: "n1" }
+        ],
+        180
+      )
+    )
+    expect(r.repairs.map((x) => [x.node, x.startedAt, x.endsAt])).toEqual([
+      ["n1", T0 + 40 * MIN, T0 + 44 * MIN],
+      ["n2", T0 + 44 * MIN, T0 + 59 * MIN]
+    ])
+  })
+
   it("never repairs a vetoed node and reports its hold and its recovery after the toleration", () => {
     const r = replay(
       config(),

@@ -120,8 +120,8 @@ interface SimNode {
   /** Ms of the next scheduled look (stale heap entries are skipped). */
   nextLook: number | undefined
   hold: { cause: string; detail: string; from: number; m: PolicyMatch } | undefined
-  /** A repair the replay started and has not finished. */
-  repair: { m: PolicyMatch; endsAt: number } | undefined
+  /** A repair the replay started and has not finished (`index`: its entry in the result's repairs). */
+  repair: { m: PolicyMatch; endsAt: number; index: number } | undefined
   /** Replaced in the replay: the recording's later lines are about a machine that is gone. */
   replaced: boolean
   /** The replay's last repair of it: a recovery the recording shows later is reported (`afterRepair`). */
@@ -323,7 +323,7 @@ export const replay = (
       closeHold(n, now, "started")
       const duration = options.repairDurationMs ?? defaultRepairDurationMs(config, d.governing)
       counter.setRepair(n.name, { pool: d.pool, failed: false })
-      n.repair = { m: d.governing, endsAt: now + duration }
+      n.repair = { m: d.governing, endsAt: now + duration, index: repairs.length }
       n.repaired = {
         conditionType: d.governing.conditionType,
         reason: reasonOf(d.governing),
@@ -390,12 +390,15 @@ export const replay = (
     }
   }
 
-  const endRepair = (n: SimNode, now: number) => {
+  /** A repair ends: as modeled (`gone` false), or because the recording shows the node deleted first. */
+  const endRepair = (n: SimNode, now: number, gone: boolean) => {
     const r = n.repair
     if (r === undefined) return
     n.repair = undefined
+    const entry = repairs[r.index]
+    if (entry !== undefined && now < entry.endsAt) repairs[r.index] = { ...entry, endsAt: now }
     counter.setRepair(n.name, undefined)
-    if (r.m.action === "Reboot") {
+    if (r.m.action === "Reboot" && !gone) {
       // Back healthy: the conditions that made it unhealthy are gone; the recording applies again from here.
       for (const p of config.policies) {
         const c = n.conditions.get(p.conditionType)
@@ -406,6 +409,7 @@ export const replay = (
       return
     }
     n.replaced = true
+    nodesReplaced.set(n.name, n)
     nodes.delete(n.name)
     counter.remove(n.name)
     if (!(r.m.capacityFirst && r.m.action === "Replace")) replacementOf(n)
@@ -468,7 +472,9 @@ export const replay = (
       if (live === undefined) return
       closeHold(live, e.atMs, "deleted")
       if (live.repair !== undefined) {
-        // Gone under the replay's repair (another actor removed it): the repair ends as planned, nothing to apply.
+        // Gone under the replay's repair: in a recording of a live controller, its own repair removing the node.
+        // The replay's repair ends here (its slot frees as the controller's did), not at the modeled duration.
+        endRepair(live, e.atMs, true)
         return
       }
       nodes.delete(e.node)
@@ -504,8 +510,7 @@ export const replay = (
     const n = nodes.get(t.node)
     if (n === undefined) return
     if (t.kind === "repairEnd") {
-      endRepair(n, t.at)
-      if (n.replaced) nodesReplaced.set(n.name, n)
+      endRepair(n, t.at, false)
       return
     }
     if (n.nextLook !== t.at) return
