@@ -2,7 +2,8 @@
  * What-if replay: the controller's own decision (`decide/decide.ts`, and through it toleration, reason policies,
  * vetoes, the zonal-shift gate, the breaker, the in-flight budget, dry-run) and its own pool counts
  * (`controller/PoolCounter.ts`) and wake-ups (`controller/BlockedNodes.ts`), run over a recorded history on a
- * simulated clock. Nothing here decides: every verdict is `decide`'s, so a gate added to it is replayed as it is.
+ * simulated clock. Nothing here decides: every verdict is `decide`'s, so a gate added to it that reads the config,
+ * the node and the pool counts is replayed as it is (one that needs more input needs the replay to keep it).
  * A decision this module does not know by name is reported as a hold under its tag, and its `requeueAfterMs`
  * (when it has one) schedules the next look, as the Reconciler's requeue does.
  *
