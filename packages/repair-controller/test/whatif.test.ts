@@ -130,6 +130,35 @@ describe("whatif replay (decide over a recording)", () => {
     ])
   })
 
+  it("weighs a Karpenter NodePool's recorded facts: its disruption budget and its veto", () => {
+    const pool = (min: number, over: object) =>
+      ({ v: 1, kind: "nodepool", at: at(min), pool: "gpu", claims: 10, ...over }) as const
+    const r = replay(
+      config(),
+      history(
+        10,
+        [
+          pool(0, { budgets: [{ nodes: "0", reasons: ["Drifted"] }, { nodes: "1" }] }),
+          ready("n1", 10, "False"),
+          ready("n2", 10, "False"),
+          pool(100, { doNotRepair: true }),
+          ready("n3", 100, "False")
+        ],
+        200
+      ),
+      { repairDurationMs: 30 * MIN }
+    )
+    // The budget that applies to repair (no reasons) allows 1; the Drifted one does not apply.
+    expect(r.repairs.map((x) => [x.node, x.startedAt])).toEqual([
+      ["n1", T0 + 40 * MIN],
+      ["n2", T0 + 70 * MIN]
+    ])
+    expect(r.holds.map((h) => [h.node, h.cause, h.detail])).toEqual([
+      ["n2", "budget", '1 in flight, allowed 1 by nodepool gpu disruption budget "1"'],
+      ["n3", "veto", "nodepool-annotation"]
+    ])
+  })
+
   it("never repairs a vetoed node and reports its hold and its recovery after the toleration", () => {
     const r = replay(
       config(),

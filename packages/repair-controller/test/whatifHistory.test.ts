@@ -40,6 +40,22 @@ const line: fc.Arbitrary<HistoryLine> = fc.oneof(
     .map((r) => defined({ v: 1 as const, kind: "condition" as const, ...r })),
   fc.record({ at: time, node: name }).map((r) => ({ v: 1 as const, kind: "deleted" as const, ...r })),
   fc
+    .record({
+      at: time,
+      pool: name,
+      claims: fc.nat(),
+      doNotRepair: opt(fc.boolean()),
+      budgets: opt(
+        fc.array(
+          fc
+            .record({ nodes: fc.string(), reasons: opt(fc.array(fc.string())), schedule: opt(fc.string()) })
+            .map((b) => defined(b))
+        )
+      ),
+      deleted: opt(fc.boolean())
+    })
+    .map((r) => defined({ v: 1 as const, kind: "nodepool" as const, ...r })),
+  fc
     .record({ at: time, mark: fc.constantFrom("start" as const, "end" as const), note: opt(fc.string()) })
     .map((r) => defined({ v: 1 as const, kind: "mark" as const, ...r }))
 )
@@ -114,7 +130,7 @@ describe("history format", () => {
       error: "format version 3 is not supported (this replay reads v1)"
     })
     expect(parseHistoryLine('{"v":1,"kind":"pod"}', 3)).toMatchObject({
-      error: expect.stringMatching(/^kind: expected one of node, condition, deleted, mark/)
+      error: expect.stringMatching(/^kind: expected one of node, condition, deleted, nodepool, mark/)
     })
     expect(parseHistoryLine("   ", 4)).toBeUndefined()
   })
@@ -125,6 +141,7 @@ describe("history format", () => {
       { type: "string", enum: ["node"] },
       { type: "string", enum: ["condition"] },
       { type: "string", enum: ["deleted"] },
+      { type: "string", enum: ["nodepool"] },
       { type: "string", enum: ["mark"] }
     ])
   })

@@ -7,6 +7,8 @@
  * - `condition`: a condition of a node changed status or reason. `at` is the condition's lastTransitionTime when it
  *   changed status (the toleration counts from it), else when the change was seen.
  * - `deleted`: the Node object is gone.
+ * - `nodepool`: a Karpenter NodePool's facts changed (its NodeClaims, the do-not-repair annotation, its disruption
+ *   budgets), or it is gone (`deleted: true`). A pool without such a line is not a Karpenter NodePool.
  * - `mark`: the recording started or ended (`end` lets the replay run its clock to the end of the recording).
  *
  * Pure: parsing a file's text gives the events and, for every bad line, its number and why; a bad line loses
@@ -50,6 +52,31 @@ export const ConditionLine = Schema.Struct({
 
 export const DeletedLine = Schema.Struct({ v: V, kind: Schema.Literal("deleted"), at: Time, node: Name })
 
+export const NodePoolLine = Schema.Struct({
+  v: V,
+  kind: Schema.Literal("nodepool"),
+  at: Time,
+  /** The NodePool's name: the pool of the nodes labelled with it. */
+  pool: Name,
+  /** Its NodeClaims, registered or not (they size the pool, as Karpenter counts it). */
+  claims: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  /** The NodePool carries nodemend.io/do-not-repair=true. */
+  doNotRepair: Schema.optionalKey(Schema.Boolean),
+  /** `spec.disruption.budgets` as written. */
+  budgets: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        nodes: Schema.String,
+        reasons: Schema.optionalKey(Schema.Array(Schema.String)),
+        schedule: Schema.optionalKey(Schema.String),
+        duration: Schema.optionalKey(Schema.String)
+      })
+    )
+  ),
+  /** The NodePool is gone. */
+  deleted: Schema.optionalKey(Schema.Boolean)
+})
+
 export const MarkLine = Schema.Struct({
   v: V,
   kind: Schema.Literal("mark"),
@@ -59,7 +86,7 @@ export const MarkLine = Schema.Struct({
   note: Schema.optionalKey(Schema.String)
 })
 
-export const HistoryLine = Schema.Union([NodeLine, ConditionLine, DeletedLine, MarkLine])
+export const HistoryLine = Schema.Union([NodeLine, ConditionLine, DeletedLine, NodePoolLine, MarkLine])
 export type HistoryLine = typeof HistoryLine.Type
 
 /** A decoded line with its time as epoch ms and its line number (1-based) in the file. */
@@ -82,10 +109,11 @@ type Decoder = (
   options: { readonly errors: "all" }
 ) => Result.Result<HistoryLine, Schema.SchemaError>
 /** One decoder per kind: a line is checked against its own kind only, so its error names its own fields. */
-const decoders: Readonly<Record<"node" | "condition" | "deleted" | "mark", Decoder>> = {
+const decoders: Readonly<Record<"node" | "condition" | "deleted" | "nodepool" | "mark", Decoder>> = {
   node: Schema.decodeUnknownResult(NodeLine),
   condition: Schema.decodeUnknownResult(ConditionLine),
   deleted: Schema.decodeUnknownResult(DeletedLine),
+  nodepool: Schema.decodeUnknownResult(NodePoolLine),
   mark: Schema.decodeUnknownResult(MarkLine)
 }
 const KINDS = Object.keys(decoders) as ReadonlyArray<keyof typeof decoders>

@@ -23,6 +23,7 @@ import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { matchPolicies, type PolicyMatch } from "../decide/policyMatch.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
+import type { NodePoolFacts } from "../domain/NodePool.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
 import type { HistoryEvent } from "./history.ts"
 
@@ -240,6 +241,8 @@ export const replay = (
     if (eased) blocked.eased(scope)
   })
   const repairs: WhatIfRepair[] = []
+  /** Karpenter NodePools' facts, by pool, as the recording last gave them (`decide` weighs them as live). */
+  const nodePools = new Map<string, NodePoolFacts>()
   const holds: WhatIfHold[] = []
   const flaps: WhatIfFlap[] = []
   let ignored = 0
@@ -316,7 +319,15 @@ export const replay = (
   /** The controller's reconcile of one node not under repair, at `now`. */
   const look = (n: SimNode, now: number) => {
     if (n.repair !== undefined || n.replaced || !nodes.has(n.name)) return
-    const d = decide({ config, node: n.view, stats: counter.stats(), shifts: NO_SHIFTS, now })
+    const facts = n.pool !== undefined ? nodePools.get(n.pool) : undefined
+    const d = decide({
+      config,
+      node: n.view,
+      stats: counter.stats(),
+      shifts: NO_SHIFTS,
+      now,
+      ...(facts !== undefined ? { nodePool: facts } : {})
+    })
     const m = governingOf(d)
     const requeue = requeueOf(d)
     if (requeue !== undefined) schedule(n, now + requeue)
@@ -460,6 +471,14 @@ export const replay = (
 
   const apply = (e: HistoryEvent) => {
     if (e.kind === "mark") return
+    if (e.kind === "nodepool") {
+      if (e.deleted === true) nodePools.delete(e.pool)
+      else
+        nodePools.set(e.pool, { claims: e.claims, vetoed: e.doNotRepair === true, budgets: e.budgets ?? [] })
+      // A pool's nodes may be decided otherwise now (veto, budgets): held ones are looked at again.
+      blocked.eased(e.pool)
+      return
+    }
     const live = nodes.get(e.node)
     const gone = live === undefined ? nodesReplaced.get(e.node) : undefined
     const repaired = gone ?? (live?.repair !== undefined ? live : undefined)
@@ -539,7 +558,7 @@ export const replay = (
   return {
     from: first,
     to: until,
-    nodes: new Set(events.filter((e) => e.kind !== "mark").map((e) => (e as { node: string }).node)).size,
+    nodes: new Set(events.flatMap((e) => ("node" in e ? [e.node] : []))).size,
     events: events.length,
     ignored,
     repairs,
