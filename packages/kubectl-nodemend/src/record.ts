@@ -1,13 +1,17 @@
 /**
  * `kubectl nodemend record -o history.jsonl`: list and watch Nodes and write every change of the agent's condition
  * types (and Ready), with the node's pool and zone, in the what-if history format (docs/operations.md, "What-if
- * replay"), until interrupted or `--for` has passed. `makeRecorder` is pure: Node objects in, history lines out.
+ * replay"), until interrupted or `--for` has passed; where Karpenter's CRDs are installed, its NodePools' facts too
+ * (NodeClaims per NodePool, the do-not-repair annotation, disruption budgets), as the controller weighs them.
+ * `makeRecorder` and `makePoolRecorder` are pure: API objects in, history lines out.
  */
 import { closeSync, openSync, writeSync } from "node:fs"
 import { type KubeHttp, listWatch, NODES_PATH, type Node } from "@nodemend/kube-access"
 import { CONDITION_TYPES, DO_NOT_REPAIR_ANNOTATION, ZONE_LABEL } from "@nodemend/reason-codes"
 import { type HistoryLine, historyLine, isoTime } from "@nodemend/repair-controller/whatif"
 import { Effect } from "effect"
+
+const KARPENTER_API = "/apis/karpenter.sh/v1"
 
 /** The condition types recorded: the agent's and Ready. */
 export const RECORDED_TYPES: ReadonlyArray<string> = ["Ready", ...CONDITION_TYPES]
@@ -90,6 +94,103 @@ export const makeRecorder = (poolLabels: ReadonlyArray<string>): Recorder => {
   }
 }
 
+interface PoolFacts {
+  readonly claims: number
+  readonly doNotRepair: boolean
+  readonly budgets: ReadonlyArray<{ nodes: string; reasons?: string[]; schedule?: string; duration?: string }>
+}
+
+interface KarpenterObject {
+  readonly metadata?: {
+    readonly name?: string
+    readonly labels?: Record<string, string>
+    readonly annotations?: Record<string, string>
+  }
+  readonly spec?: { readonly disruption?: { readonly budgets?: ReadonlyArray<Record<string, unknown>> } }
+}
+
+export const KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+
+const budgetsOf = (np: KarpenterObject): PoolFacts["budgets"] =>
+  (np.spec?.disruption?.budgets ?? []).flatMap((b) =>
+    typeof b.nodes === "string"
+      ? [
+          {
+            nodes: b.nodes,
+            ...(Array.isArray(b.reasons) ? { reasons: b.reasons.map(String) } : {}),
+            ...(typeof b.schedule === "string" ? { schedule: b.schedule } : {}),
+            ...(typeof b.duration === "string" ? { duration: b.duration } : {})
+          }
+        ]
+      : []
+  )
+
+export interface PoolRecorder {
+  readonly nodePool: (np: KarpenterObject, now: number) => ReadonlyArray<HistoryLine>
+  readonly nodePoolDeleted: (name: string, now: number) => ReadonlyArray<HistoryLine>
+  readonly nodeClaim: (claim: KarpenterObject, now: number) => ReadonlyArray<HistoryLine>
+  readonly nodeClaimDeleted: (name: string, now: number) => ReadonlyArray<HistoryLine>
+}
+
+/**
+ * Karpenter NodePools' facts as the controller's KarpenterCache gives them to `decide`: a `nodepool` line whenever
+ * one of them changes (NodeClaims counted per `karpenter.sh/nodepool` label, registered or not).
+ */
+export const makePoolRecorder = (): PoolRecorder => {
+  const pools = new Map<string, { doNotRepair: boolean; budgets: PoolFacts["budgets"] }>()
+  const claimPool = new Map<string, string>()
+  const written = new Map<string, string>()
+  const claimsOf = (pool: string) => [...claimPool.values()].filter((p) => p === pool).length
+  const emit = (pool: string, now: number): ReadonlyArray<HistoryLine> => {
+    const p = pools.get(pool)
+    if (p === undefined) return []
+    const line: HistoryLine = {
+      v: 1,
+      kind: "nodepool",
+      at: isoTime(now),
+      pool,
+      claims: claimsOf(pool),
+      ...(p.doNotRepair ? { doNotRepair: true } : {}),
+      ...(p.budgets.length > 0 ? { budgets: p.budgets } : {})
+    }
+    const { at: _at, ...facts } = line
+    const key = JSON.stringify(facts)
+    if (written.get(pool) === key) return []
+    written.set(pool, key)
+    return [line]
+  }
+  return {
+    nodePool: (np, now) => {
+      const name = np.metadata?.name
+      if (name === undefined || name === "") return []
+      pools.set(name, {
+        doNotRepair: np.metadata?.annotations?.[DO_NOT_REPAIR_ANNOTATION] === "true",
+        budgets: budgetsOf(np)
+      })
+      return emit(name, now)
+    },
+    nodePoolDeleted: (name, now) => {
+      if (!pools.delete(name)) return []
+      written.delete(name)
+      return [{ v: 1, kind: "nodepool", at: isoTime(now), pool: name, claims: 0, deleted: true }]
+    },
+    nodeClaim: (claim, now) => {
+      const name = claim.metadata?.name
+      const pool = claim.metadata?.labels?.[KARPENTER_NODEPOOL_LABEL]
+      if (name === undefined || pool === undefined) return []
+      const before = claimPool.get(name)
+      claimPool.set(name, pool)
+      return before === pool ? [] : [...(before !== undefined ? emit(before, now) : []), ...emit(pool, now)]
+    },
+    nodeClaimDeleted: (name, now) => {
+      const pool = claimPool.get(name)
+      if (pool === undefined) return []
+      claimPool.delete(name)
+      return emit(pool, now)
+    }
+  }
+}
+
 export interface RecordOptions {
   /** The history file; undefined: standard output. */
   readonly out: string | undefined
@@ -147,6 +248,29 @@ export const recordCommand = async (
       Effect.sync(() => io.err(`watch of nodes ended (${end._tag}${detail ? `: ${detail}` : ""}); resuming`))
   })
   let done = () => {}
+  // Karpenter's NodePools and NodeClaims, where its CRDs are installed (a 404: no Karpenter, nothing watched).
+  const pools = makePoolRecorder()
+  const karpenterWatch = (path: string, kind: "pool" | "claim") =>
+    listWatch({
+      http: kube,
+      path,
+      query: {},
+      onObject: (type, object) => {
+        const o = object as KarpenterObject
+        const name = o.metadata?.name ?? ""
+        const now = Date.now()
+        if (kind === "pool")
+          write(type === "DELETED" ? pools.nodePoolDeleted(name, now) : pools.nodePool(o, now))
+        else write(type === "DELETED" ? pools.nodeClaimDeleted(name, now) : pools.nodeClaim(o, now))
+      }
+    })
+  const karpenter = await Effect.runPromise(
+    kube.call("find Karpenter's NodePools", "GET", `${KARPENTER_API}/nodepools?limit=1`).pipe(
+      Effect.as(true),
+      Effect.catch(() => Effect.succeed(false))
+    )
+  )
+  if (!karpenter) io.err("no Karpenter NodePools readable here: recording Nodes only")
   const stop = new Promise<void>((resolve) => {
     done = () => resolve()
   })
@@ -155,7 +279,21 @@ export const recordCommand = async (
   const timer = opts.forMs !== undefined ? setTimeout(done, opts.forMs) : undefined
   opts.until?.then(done, done)
   const controller = new AbortController()
-  const running = Effect.runPromise(watch, { signal: controller.signal }).catch(() => undefined)
+  const running = Effect.runPromise(
+    karpenter
+      ? Effect.all(
+          [
+            watch,
+            karpenterWatch(`${KARPENTER_API}/nodepools`, "pool"),
+            karpenterWatch(`${KARPENTER_API}/nodeclaims`, "claim")
+          ],
+          {
+            concurrency: "unbounded"
+          }
+        )
+      : watch,
+    { signal: controller.signal }
+  ).catch(() => undefined)
   await stop
   process.off("SIGINT", done)
   process.off("SIGTERM", done)

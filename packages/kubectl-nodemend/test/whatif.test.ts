@@ -5,7 +5,7 @@ import type { Node } from "@nodemend/kube-access"
 import { historyLine, parseHistory } from "@nodemend/repair-controller/whatif"
 import { describe, expect, it } from "vitest"
 import { run } from "../src/cli.ts"
-import { makeRecorder } from "../src/record.ts"
+import { makePoolRecorder, makeRecorder } from "../src/record.ts"
 
 const T0 = Date.parse("2026-11-23T00:00:00Z")
 const MIN = 60_000
@@ -125,6 +125,50 @@ describe("kubectl nodemend record (the recorder)", () => {
     const parsed = parseHistory(lines.map(historyLine).join("\n"))
     expect(parsed.bad).toEqual([])
     expect(parsed.events.map((e) => e.kind)).toEqual(["node", "condition", "deleted"])
+  })
+})
+
+describe("kubectl nodemend record (Karpenter NodePools)", () => {
+  it("writes a NodePool's facts when its NodeClaims, veto or budgets change, and when it goes", () => {
+    const r = makePoolRecorder()
+    const claim = (name: string, pool: string) => ({
+      metadata: { name, labels: { "karpenter.sh/nodepool": pool } }
+    })
+    // Claims of a pool not seen yet are counted, and written with it.
+    expect(r.nodeClaim(claim("c1", "gpu"), T0)).toEqual([])
+    expect(
+      r.nodePool(
+        {
+          metadata: { name: "gpu" },
+          spec: { disruption: { budgets: [{ nodes: "10%", reasons: ["Drifted"] }] } }
+        },
+        T0
+      )
+    ).toEqual([
+      {
+        v: 1,
+        kind: "nodepool",
+        at: "2026-11-23T00:00:00Z",
+        pool: "gpu",
+        claims: 1,
+        budgets: [{ nodes: "10%", reasons: ["Drifted"] }]
+      }
+    ])
+    expect(r.nodeClaim(claim("c2", "gpu"), T0 + MIN)).toEqual([expect.objectContaining({ claims: 2 })])
+    // The same claim seen again (a status update) changes nothing.
+    expect(r.nodeClaim(claim("c2", "gpu"), T0 + MIN)).toEqual([])
+    expect(r.nodeClaimDeleted("c1", T0 + 2 * MIN)).toEqual([expect.objectContaining({ claims: 1 })])
+    expect(
+      r.nodePool(
+        { metadata: { name: "gpu", annotations: { "nodemend.io/do-not-repair": "true" } } },
+        T0 + 3 * MIN
+      )
+    ).toEqual([
+      { v: 1, kind: "nodepool", at: "2026-11-23T00:03:00Z", pool: "gpu", claims: 1, doNotRepair: true }
+    ])
+    expect(r.nodePoolDeleted("gpu", T0 + 4 * MIN)).toEqual([
+      { v: 1, kind: "nodepool", at: "2026-11-23T00:04:00Z", pool: "gpu", claims: 0, deleted: true }
+    ])
   })
 })
 
