@@ -239,7 +239,15 @@ describe("whatif replay (decide over a recording)", () => {
   })
 
   it("reports a decision it has no name for under its tag (a gate added to decide later)", () => {
-    const d = { _tag: "ZoneStandDown", governing: {}, requeueAfterMs: 1000 } as unknown as Decision
-    expect(holdOf(d)).toEqual({ cause: "zone-stand-down", detail: "ZoneStandDown" })
+    const d = {
+      _tag: "ZoneStandDown",
+      governing: {},
+      zone: { cause: "concentrated", zone: { zone: "a", unhealthy: 5, size: 10 } },
+      requeueAfterMs: 1000
+    } as unknown as Decision
+    expect(holdOf(d)).toEqual({
+      cause: "zone-stand-down",
+      detail: 'ZoneStandDown {"zone":{"cause":"concentrated","zone":{"zone":"a","unhealthy":5,"size":10}}}'
+    })
   })
 })

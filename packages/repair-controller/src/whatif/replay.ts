@@ -208,8 +208,22 @@ export const holdOf = (d: Decision): { cause: string; detail: string } | undefin
       }
     default: {
       // A gate added to decide after this replay was written: reported under its own tag.
-      const tag = (d as { readonly _tag: string })._tag
-      return { cause: tag.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase(), detail: tag }
+      const {
+        _tag: tag,
+        governing: _g,
+        requeueAfterMs: _r,
+        ...rest
+      } = d as {
+        readonly _tag: string
+        readonly governing?: unknown
+        readonly requeueAfterMs?: unknown
+      }
+      // Its own figures, as it gives them (JSON, shortened): this replay knows no words for them.
+      const figures = JSON.stringify(rest)
+      return {
+        cause: tag.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase(),
+        detail: `${tag}${figures === "{}" ? "" : ` ${figures.length > 240 ? `${figures.slice(0, 239)}…` : figures}`}`
+      }
     }
   }
 }
