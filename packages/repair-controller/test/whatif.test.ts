@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import fc from "fast-check"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
 import type { Decision } from "../src/decide/decide.ts"
@@ -249,5 +250,56 @@ describe("whatif replay (decide over a recording)", () => {
       cause: "zone-stand-down",
       detail: 'ZoneStandDown {"zone":{"cause":"concentrated","zone":{"zone":"a","unhealthy":5,"size":10}}}'
     })
+  })
+
+  it("keeps the controller's guarantees over any recording: budget, toleration, determinism", () => {
+    const transition = fc.record({
+      node: fc.integer({ min: 0, max: 19 }),
+      min: fc.integer({ min: 1, max: 360 }),
+      status: fc.constantFrom("True" as const, "False" as const, "Unknown" as const),
+      type: fc.constantFrom("Ready", "KernelReady")
+    })
+    fc.assert(
+      fc.property(
+        fc.array(transition, { maxLength: 60 }),
+        fc.integer({ min: 10, max: 100 }),
+        (ts, percent) => {
+          const lines = [
+            historyLine({ v: 1, kind: "mark", at: at(0), mark: "start" }),
+            ...Array.from({ length: 20 }, (_, i) =>
+              historyLine({ v: 1, kind: "node", at: at(0), node: `n${i}`, pool: `p${i % 2}` })
+            ),
+            ...ts.map((t) =>
+              historyLine({
+                v: 1,
+                kind: "condition",
+                at: at(t.min),
+                node: `n${t.node}`,
+                type: t.type,
+                status: t.status,
+                reason: t.status === "True" ? "Fine" : "Broken"
+              })
+            ),
+            historyLine({ v: 1, kind: "mark", at: at(480), mark: "end" })
+          ]
+          const events = parseHistory(lines.join("\n")).events
+          const c = config({ maxInFlight: "2", maxUnhealthyPercent: percent })
+          const r = replay(c, events)
+          for (const x of r.repairs) {
+            // Never before its toleration ran out.
+            expect(x.dueAt).toBeDefined()
+            expect(x.startedAt).toBeGreaterThanOrEqual(x.dueAt!)
+            // Never more than maxInFlight at once in a pool.
+            const overlapping = r.repairs.filter(
+              (y) => y.pool === x.pool && y.startedAt <= x.startedAt && x.startedAt < y.endsAt
+            )
+            expect(overlapping.length).toBeLessThanOrEqual(2)
+          }
+          for (const h of r.holds) expect(h.to).toBeGreaterThanOrEqual(h.from)
+          expect(replay(c, events)).toEqual(r)
+        }
+      ),
+      { numRuns: 150 }
+    )
   })
 })
