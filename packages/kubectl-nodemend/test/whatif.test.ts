@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Node } from "@nodemend/kube-access"
+import { KubeError, type KubeHttp, type Node } from "@nodemend/kube-access"
+import { Effect } from "effect"
 import { historyLine, parseHistory } from "@nodemend/repair-controller/whatif"
 import { describe, expect, it } from "vitest"
 import { run } from "../src/cli.ts"
-import { makePoolRecorder, makeRecorder } from "../src/record.ts"
+import { makePoolRecorder, makeRecorder, recordCommand } from "../src/record.ts"
 
 const T0 = Date.parse("2026-11-23T00:00:00Z")
 const MIN = 60_000
@@ -169,6 +170,94 @@ describe("kubectl nodemend record (Karpenter NodePools)", () => {
     expect(r.nodePoolDeleted("gpu", T0 + 4 * MIN)).toEqual([
       { v: 1, kind: "nodepool", at: "2026-11-23T00:04:00Z", pool: "gpu", claims: 0, deleted: true }
     ])
+  })
+})
+
+describe("kubectl nodemend record (the command, over a scripted API server)", () => {
+  const node = (name: string, status: string, reason: string) => ({
+    metadata: { name, resourceVersion: "1", labels: { "karpenter.sh/nodepool": "gpu" } },
+    status: {
+      conditions: [{ type: "KernelReady", status, reason, lastTransitionTime: "2026-11-23T00:00:00Z" }]
+    }
+  })
+  /** Lists per collection; each watch sends its events once, then stays open. */
+  const fakeKube = (karpenter: boolean): KubeHttp => {
+    const lists: Record<string, unknown[]> = {
+      "/api/v1/nodes": [node("n1", "True", "KernelIsReady"), node("n2", "True", "KernelIsReady")],
+      "/apis/karpenter.sh/v1/nodepools": [{ metadata: { name: "gpu", resourceVersion: "1" } }],
+      "/apis/karpenter.sh/v1/nodeclaims": [
+        { metadata: { name: "c1", resourceVersion: "1", labels: { "karpenter.sh/nodepool": "gpu" } } }
+      ]
+    }
+    const watches: Record<string, unknown[]> = {
+      "/api/v1/nodes": [
+        { type: "MODIFIED", object: node("n1", "False", "HardwareErrorFatal") },
+        { type: "DELETED", object: node("n2", "True", "KernelIsReady") }
+      ]
+    }
+    const collection = (path: string) => new URL(path, "https://x").pathname
+    return {
+      server: "https://x",
+      stream: () => Promise.reject(new Error("not scripted")),
+      call: (_op, _method, path) =>
+        Effect.suspend(() => {
+          const items = lists[collection(path)]
+          if (items === undefined || (!karpenter && path.includes("karpenter")))
+            return Effect.fail(
+              new KubeError({ operation: "list", code: 404, reason: "NotFound", message: "not found" })
+            )
+          return Effect.succeed({ metadata: { resourceVersion: "1" }, items })
+        }),
+      watch: (_op, path, onEvent) =>
+        Effect.suspend(() => {
+          for (const e of watches[collection(path)] ?? []) onEvent(e)
+          watches[collection(path)] = []
+          return Effect.never
+        }),
+      close: () => undefined
+    }
+  }
+  const recordWith = async (karpenter: boolean) => {
+    const file = join(mkdtempSync(join(tmpdir(), "record-")), "h.jsonl")
+    const err: string[] = []
+    const code = await recordCommand(
+      fakeKube(karpenter),
+      {
+        out: file,
+        poolLabels: ["karpenter.sh/nodepool"],
+        selector: undefined,
+        forMs: undefined,
+        until: sleep(300)
+      },
+      { out: () => {}, err: (t) => err.push(t) }
+    )
+    return { code, err, parsed: parseHistory(readFileSync(file, "utf8")) }
+  }
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+  it("writes the start, the listed nodes, the watched changes, the NodePool's facts and the end", async () => {
+    const { code, parsed } = await recordWith(true)
+    expect(code).toBe(0)
+    expect(parsed.bad).toEqual([])
+    const lines = [...parsed.events].sort((a, b) => a.line - b.line)
+    expect(lines[0]).toMatchObject({ kind: "mark", mark: "start" })
+    expect(lines.at(-1)).toMatchObject({ kind: "mark", mark: "end" })
+    expect(
+      lines.filter((e) => e.kind === "condition").map((e) => [e.node, "status" in e ? e.status : ""])
+    ).toEqual([
+      ["n1", "True"],
+      ["n2", "True"],
+      ["n1", "False"]
+    ])
+    expect(lines.filter((e) => e.kind === "deleted").map((e) => e.node)).toEqual(["n2"])
+    expect(lines.filter((e) => e.kind === "nodepool").at(-1)).toMatchObject({ pool: "gpu", claims: 1 })
+  })
+
+  it("records Nodes only where Karpenter's CRDs cannot be read, and says so", async () => {
+    const { parsed, err } = await recordWith(false)
+    expect(parsed.events.some((e) => e.kind === "nodepool")).toBe(false)
+    expect(parsed.events.some((e) => e.kind === "deleted")).toBe(true)
+    expect(err).toContain("no Karpenter NodePools readable here: recording Nodes only")
   })
 })
 
