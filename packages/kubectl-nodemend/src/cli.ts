@@ -62,7 +62,7 @@ Usage:
   kubectl nodemend record [-o history.jsonl] [-l <selector>] [--pool-label <label>]... [--for 24h]
       Watch Nodes and write every change of the agent's conditions and Ready, with each node's pool and zone,
       as JSON lines (the what-if history format, docs/operations.md), until interrupted or --for has passed.
-      Without -o: standard output.
+      Without -o: standard output (made terminal-safe; -o keeps the cluster's text exactly).
   kubectl nodemend whatif --config controller.yaml [--compare other.yaml] [-o json] [--repair-duration 15m]
                           [--limit 50] history.jsonl
       Replay a recorded history through the repair controller's own decision code on a simulated clock: per
