@@ -32,7 +32,9 @@ const LAYERS = [
   // The steps of a repair (taint, drain, capture logs, reboot; the owner's steps through the owner port).
   ["actions"],
   // Informers, work queue, reconcile, journal, leader election.
-  ["controller"]
+  ["controller"],
+  // What-if replay: decide, the pool counts and the wake-ups of the controller over a recorded history (pure).
+  ["whatif"]
 ]
 
 const folders = (names) => `${RC}/(${names.join("|")})/`

@@ -15,6 +15,9 @@ import { LOG_CATEGORIES, LogCategory } from "@nodemend/kube-access/NodeDiagnosti
 import { Effect, Schema } from "effect"
 import { parseDurationMs } from "./duration.ts"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
+import { recordCommand } from "./record.ts"
+import { historyJsonSchema } from "@nodemend/repair-controller/whatif"
+import { whatifCommand } from "./whatif.ts"
 import {
   DEFAULT_POOL_LABELS,
   HELD_POOL_HEADERS,
@@ -56,6 +59,17 @@ Usage:
   kubectl nodemend timeline <node>
       What happened to a node, and why, in time order, with who wrote each entry: "verified" only for the
       repair controller's own Events (its identity is checked on write); everything else is "unverified".
+  kubectl nodemend record [-o history.jsonl] [-l <selector>] [--pool-label <label>]... [--for 24h]
+      Watch Nodes and write every change of the agent's conditions and Ready, with each node's pool and zone,
+      as JSON lines (the what-if history format, docs/operations.md), until interrupted or --for has passed.
+      Without -o: standard output (made terminal-safe; -o keeps the cluster's text exactly).
+  kubectl nodemend whatif --config controller.yaml [--compare other.yaml] [-o json] [--repair-duration 15m]
+                          [--limit 50] history.jsonl
+      Replay a recorded history through the repair controller's own decision code on a simulated clock: per
+      pool and reason, the repairs it would have started and when, what it would have held and why (breaker,
+      budget, veto), and the conditions that recovered by themselves. --compare puts two policy sets side by
+      side. Bad lines are named with their line number and skipped. --print-schema prints the history format's
+      JSON Schema.
   kubectl nodemend retry <node>
       For a Failed repair only: delete its journal record so that the controller repairs the node afresh if it
       is still unhealthy. The node keeps its taint. Recorded as a RepairRetryRequested Event on the Node.
@@ -85,6 +99,12 @@ const parse = (args: string[]) =>
       region: { type: "string" },
       categories: { type: "string", default: "All" },
       "pool-label": { type: "string", multiple: true },
+      config: { type: "string" },
+      compare: { type: "string" },
+      "repair-duration": { type: "string" },
+      limit: { type: "string", default: "50" },
+      for: { type: "string" },
+      "print-schema": { type: "boolean" },
       "controller-namespace": { type: "string", default: DEFAULT_CONTROLLER_NAMESPACE },
       kubeconfig: { type: "string" },
       context: { type: "string" },
@@ -289,6 +309,56 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
         if (!name || extra.length > 0) throw new PluginError("usage: kubectl nodemend timeline <node>")
         await timelineCommand(kube(), name, values["controller-namespace"], io)
         return 0
+      }
+      case "record": {
+        if (positionals.length > 0) throw new PluginError("usage: kubectl nodemend record [-o history.jsonl]")
+        const forMs = values.for !== undefined ? parseDurationMs(values.for) : undefined
+        if (values.for !== undefined && (forMs === undefined || forMs <= 0))
+          throw new PluginError(`invalid --for ${values.for} (e.g. 30m, 24h)`)
+        return await recordCommand(
+          kube(),
+          {
+            out: values.output === "." || values.output === "-" ? undefined : values.output,
+            poolLabels: values["pool-label"] ?? DEFAULT_POOL_LABELS,
+            selector: values.selector,
+            forMs
+          },
+          io
+        )
+      }
+      case "whatif": {
+        if (values["print-schema"]) {
+          io.out(JSON.stringify(historyJsonSchema(), null, 2))
+          return 0
+        }
+        const [history, ...extra] = positionals
+        if (!history || extra.length > 0 || !values.config)
+          throw new PluginError(
+            "usage: kubectl nodemend whatif --config controller.yaml [--compare other.yaml] [-o json] history.jsonl"
+          )
+        const output = values.output === "." ? "text" : values.output
+        if (output !== "text" && output !== "json")
+          throw new PluginError(`invalid -o ${output} (text or json)`)
+        const repairDurationMs =
+          values["repair-duration"] !== undefined ? parseDurationMs(values["repair-duration"]) : undefined
+        if (
+          values["repair-duration"] !== undefined &&
+          (repairDurationMs === undefined || repairDurationMs <= 0)
+        )
+          throw new PluginError(`invalid --repair-duration ${values["repair-duration"]} (e.g. 15m)`)
+        const limit = Number(values.limit)
+        if (!Number.isInteger(limit) || limit < 0) throw new PluginError(`invalid --limit ${values.limit}`)
+        return await whatifCommand(
+          {
+            history,
+            config: values.config,
+            compare: values.compare,
+            json: output === "json",
+            repairDurationMs,
+            limit
+          },
+          io
+        )
       }
       case "retry":
       case "abandon": {

@@ -74,8 +74,11 @@ const providerProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> => 
   return Result.isFailure(r) ? configProblems(r.failure.issue, ["aws"]) : []
 }
 
-/** Reads and validates the YAML file at `path`, as a start needs it: complete for its cloud provider. */
-export const loadConfigFile = (path: string): Effect.Effect<ControllerConfig, ConfigFileError> =>
+/**
+ * Reads and validates the YAML file at `path` as every reader of the file needs it: the schema and the rules across
+ * fields, not the cloud provider's own settings (a what-if replay reads the file of a controller that runs elsewhere).
+ */
+export const readConfigFile = (path: string): Effect.Effect<ControllerConfig, ConfigFileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.try({
       try: () => readFileSync(path, "utf8"),
@@ -89,7 +92,14 @@ export const loadConfigFile = (path: string): Effect.Effect<ControllerConfig, Co
     })
     const decoded = decodeConfig(raw, path)
     if (Result.isFailure(decoded)) return yield* Effect.fail(decoded.failure)
-    const missing = providerProblems(decoded.success)
-    if (missing.length > 0) return yield* Effect.fail(invalid(path, missing))
     return decoded.success
+  })
+
+/** Reads and validates the YAML file at `path`, as a start needs it: complete for its cloud provider. */
+export const loadConfigFile = (path: string): Effect.Effect<ControllerConfig, ConfigFileError> =>
+  Effect.gen(function* () {
+    const config = yield* readConfigFile(path)
+    const missing = providerProblems(config)
+    if (missing.length > 0) return yield* Effect.fail(invalid(path, missing))
+    return config
   })

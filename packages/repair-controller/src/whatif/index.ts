@@ -1,0 +1,5 @@
+/** What-if replay (`kubectl nodemend record` / `whatif`): the history format and the replay of `decide` over it. */
+export * from "./history.ts"
+export * from "./replay.ts"
+export * from "./summary.ts"
+export { ConfigFileError, readConfigFile } from "../config/ConfigFile.ts"
