@@ -39,6 +39,11 @@ export const ITEMS = {
   cc: { command: "cc", apt: "gcc", why: "builds the DCGM/NVML test doubles" },
   openssl: { command: "openssl", apt: "openssl", why: "makes the local cluster's PKI" },
   git: { command: "git", apt: "git", why: "the reason-code contract check, the fresh-clone test" },
+  promtool: {
+    command: "promtool",
+    apt: "prometheus",
+    why: "checks and unit-tests the alert and recording rules and the dashboard's queries"
+  },
   "systemd-journal-remote": {
     files: ["/lib/systemd/systemd-journal-remote", "/usr/lib/systemd/systemd-journal-remote"],
     apt: "systemd-journal-remote",
@@ -97,7 +102,7 @@ export const ITEMS = {
 export const PHASES = {
   unit: {
     title: "lint, typecheck, unit tests",
-    items: ["go", "cc", "git", "systemd-journal-remote", "journalctl"]
+    items: ["go", "cc", "git", "systemd-journal-remote", "journalctl", "promtool"]
   },
   hostCommands: {
     title: "the agent's checks against the real host commands",
