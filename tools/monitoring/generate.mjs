@@ -1,19 +1,28 @@
-// The chart's monitoring files are generated from deploy/monitoring, their one source:
+// The chart's monitoring files are generated from deploy/monitoring, their one source, and the dashboard from its
+// description:
 //   deploy/monitoring/nodemend-alerts.yaml -> deploy/helm/nodemend/templates/prometheusrule.yaml (the same groups,
-//     each inside the `if` of the binary it watches, `{{` escaped for Helm).
-// A unit test (packages/deploy-tests/test/monitoringSources.test.ts) fails when a committed copy differs from what
-// this prints, so an edit to deploy/monitoring that was not regenerated cannot ship.
+//     each inside the `if` of the binary it watches, `{{` escaped for Helm);
+//   tools/monitoring/dashboard.mjs -> deploy/monitoring/nodemend-dashboard.json -> the chart's
+//     dashboards/nodemend-dashboard.json (the same bytes; templates/grafana-dashboard.yaml reads it).
+// A unit test (packages/deploy-tests/test/promtool.test.ts, "one source") fails when a committed file differs from
+// what this prints, so an edit that was not regenerated cannot ship.
 //
 //   node tools/monitoring/generate.mjs          write the chart's copies
 //   node tools/monitoring/generate.mjs --check  exit 1 (naming the files) when a copy is out of date
-import { readFileSync, writeFileSync } from "node:fs"
-import { join, relative } from "node:path"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
 import { REPO_ROOT } from "../cluster/versions.mjs"
+import { dashboard } from "./dashboard.mjs"
 
 export const MONITORING_DIR = join(REPO_ROOT, "deploy", "monitoring")
 export const CHART_DIR = join(REPO_ROOT, "deploy", "helm", "nodemend")
 export const ALERTS_SOURCE = join(MONITORING_DIR, "nodemend-alerts.yaml")
 export const RULE_TEMPLATE = join(CHART_DIR, "templates", "prometheusrule.yaml")
+export const DASHBOARD_FILE = join(MONITORING_DIR, "nodemend-dashboard.json")
+export const CHART_DASHBOARD_FILE = join(CHART_DIR, "dashboards", "nodemend-dashboard.json")
+
+/** The dashboard as written: two-space JSON, a final newline. */
+export const dashboardText = () => `${JSON.stringify(dashboard(), null, 2)}\n`
 
 const HEADER = `{{- if .Values.monitoring.prometheusRule.enabled }}
 # GENERATED from deploy/monitoring/nodemend-alerts.yaml by tools/monitoring/generate.mjs: edit that file and run
@@ -70,7 +79,11 @@ export function ruleTemplate(source) {
 
 /** Every generated file: its path and the text it must have. */
 export function generated() {
-  return [{ path: RULE_TEMPLATE, text: ruleTemplate(readFileSync(ALERTS_SOURCE, "utf8")) }]
+  return [
+    { path: RULE_TEMPLATE, text: ruleTemplate(readFileSync(ALERTS_SOURCE, "utf8")) },
+    { path: DASHBOARD_FILE, text: dashboardText() },
+    { path: CHART_DASHBOARD_FILE, text: dashboardText() }
+  ]
 }
 
 /** The generated files whose committed text differs (repository-relative paths). */
@@ -95,6 +108,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     }
   } else
     for (const { path, text } of generated()) {
+      mkdirSync(dirname(path), { recursive: true })
       writeFileSync(path, text)
       console.log(`wrote ${relative(REPO_ROOT, path)}`)
     }
