@@ -44,6 +44,11 @@ export const ITEMS = {
     apt: "prometheus",
     why: "checks and unit-tests the alert and recording rules and the dashboard's queries"
   },
+  prometheus: {
+    command: "prometheus",
+    apt: "prometheus",
+    why: "the cluster tests' Prometheus: scrapes the binaries, evaluates the alert rules"
+  },
   "systemd-journal-remote": {
     files: ["/lib/systemd/systemd-journal-remote", "/usr/lib/systemd/systemd-journal-remote"],
     apt: "systemd-journal-remote",
@@ -132,7 +137,7 @@ export const PHASES = {
   },
   cluster: {
     title: "the cluster tests",
-    items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl"]
+    items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl", "prometheus"]
   },
   realnode: {
     title: "the real-node phase (images, a kubelet node, the chart as shipped)",

@@ -8,9 +8,7 @@
 // - the agent on a kwok Node with a temporary host root, with a soft lockup in its kernel log (a finding,
 //   an Event).
 // A metric renamed in the code, or in the rules, fails here.
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -30,7 +28,6 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { stringify } from "yaml"
-import { REPO_ROOT } from "../../../../tools/cluster/versions.mjs"
 import {
   exposedTypes,
   missingFromExposition,
@@ -42,8 +39,8 @@ import {
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
 import { DEPLOY_DIR, find, type KubeObject, parseObjects } from "../../src/index.ts"
 import { documentedMetrics } from "../../src/operationsDoc.ts"
+import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
 
-const NODE = join(REPO_ROOT, "node_modules", ".bin", "node")
 const IT_LABEL = "nodemend.io/alerts-it"
 const POOL_LABEL = "karpenter.sh/nodepool"
 
@@ -82,47 +79,8 @@ const scraped = (served: ReadonlyMap<string, ReadonlySet<string>>, labels: Reado
   new Map([...served].map(([name, own]) => [name, new Set([...own, ...labels])]))
 let namespace = ""
 const running: Binary[] = []
-
-interface Binary {
-  readonly proc: ChildProcess
-  readonly port: number
-  readonly output: () => string
-  readonly stop: () => Promise<void>
-}
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
-    })
-    s.on("error", reject)
-  })
-
-/** The binary from its sources (Node's type stripping), as the packages' own integration tests run it. */
-const spawnBinary = (main: string, args: ReadonlyArray<string>, port: number): Binary => {
-  const proc = spawn(NODE, ["--conditions=source", join(REPO_ROOT, main), ...args], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()))
-  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
-  const binary: Binary = {
-    proc,
-    port,
-    output: () => out,
-    // SIGKILL: a kwok replacement still waiting in the controller must never be created after the test.
-    stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL")
-      await exited
-    }
-  }
-  running.push(binary)
-  return binary
-}
+const spawnBinary = (main: string, args: ReadonlyArray<string>, port: number) =>
+  spawnSourceBinary(running, main, args, port)
 
 const scrape = async (b: Binary): Promise<string> => {
   const res = await fetch(`http://127.0.0.1:${b.port}/metrics`)
