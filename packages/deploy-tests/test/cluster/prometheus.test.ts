@@ -81,10 +81,25 @@ const alertsUntil = async (
       return ok(last) ? true : undefined
     },
     { timeoutMs, intervalMs: 500 }
-  ).catch((e: unknown) => {
-    throw new Error(`${(e as Error).message}\nactive alerts:\n${show(last)}\n--- binaries ---\n${outputs()}`)
+  ).catch(async (e: unknown) => {
+    throw new Error(
+      `${(e as Error).message}\nactive alerts:\n${show(last)}\n--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`
+    )
   })
   return last
+}
+/** What the alerts read, for a failure message. */
+const series = async () => {
+  const out: string[] = []
+  for (const expr of [
+    "nodemend_controller_pool_failed_repairs",
+    "nodemend_controller_pool_repairs_in_flight",
+    "nodemend_controller_breaker_open",
+    "nodemend_controller_zonal_shift_stand_down",
+    "nodemend_controller_repairs_failed_total"
+  ])
+    out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
+  return out.join("\n")
 }
 const outputs = () => running.map((b) => b.output().slice(-2000)).join("\n---\n")
 const has = (
@@ -122,6 +137,8 @@ beforeAll(async () => {
   namespace = await createTestNamespace(core, "prom")
 })
 afterAll(async () => {
+  const dump = process.env.NODEMEND_TEST_DUMP_DIR
+  if (dump) running.forEach((b, i) => writeFileSync(join(dump, `prometheus-test-binary-${i}.log`), b.output()))
   for (const b of running.splice(0)) await b.stop()
   if (prometheus !== undefined) {
     writeTargets(prometheus.targetsDir, "nodemend-controller", [])

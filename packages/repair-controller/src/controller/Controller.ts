@@ -209,9 +209,11 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))
       )
     )
+    // Every pool every 15 s: a change that moves no node count (a repair that failed and keeps its slot) marks no
+    // pool dirty. The pools are read afresh each round (a keys() iterator built once is spent after the first).
     yield* Effect.forkScoped(
       Effect.forever(
-        poolMetrics(env, env.cache.counter.stats().pools.keys()).pipe(
+        Effect.suspend(() => poolMetrics(env, [...env.cache.counter.stats().pools.keys()])).pipe(
           Effect.andThen(processMetrics),
           Effect.andThen(Effect.sleep("15 seconds"))
         )
