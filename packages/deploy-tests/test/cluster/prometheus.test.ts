@@ -137,9 +137,6 @@ beforeAll(async () => {
   namespace = await createTestNamespace(core, "prom")
 })
 afterAll(async () => {
-  const dump = process.env.NODEMEND_TEST_DUMP_DIR
-  if (dump)
-    running.forEach((b, i) => writeFileSync(join(dump, `prometheus-test-binary-${i}.log`), b.output()))
   for (const b of running.splice(0)) await b.stop()
   if (prometheus !== undefined) {
     writeTargets(prometheus.targetsDir, "nodemend-controller", [])
