@@ -2,15 +2,18 @@
 // starts it): the controller and an agent are scraped as deploy/monitoring/podmonitors.yaml describes (their
 // targets listed with the pods' meta labels, the PodMonitors' relabelings applied), nodemend-alerts.yaml loaded
 // as shipped. The story, asserted through Prometheus' HTTP API:
+// 0. no controller scraped: NodemendNoLeader is active (pending, or firing once the cluster is 5 minutes old);
 // 1. a healthy fleet (a controller that leads, an agent): no alert pending or firing;
 // 2. faults: in pool A (two nodes, one in flight at a time) a repair fails and keeps its slot while the other node
 //    is queued: NodemendRepairsFailing fires, NodemendPoolHeldByFailedRepair is pending; pool B's only node is
-//    unhealthy with maxUnhealthyPercent 0: NodemendBreakerOpen is pending;
+//    unhealthy with maxUnhealthyPercent 0: NodemendBreakerOpen is pending; the agent's kernel log skips records:
+//    NodemendAgentKmsgSequenceGaps fires; a second agent whose service account may read its Node but not write its
+//    status: NodemendAgentNotReady is pending for that node;
 // 3. an active zonal shift: NodemendStoodDownForZonalShift pending; a shift list the provider cannot read:
 //    NodemendStoodDownProviderUnknown pending instead;
 // 4. every panel query of nodemend-dashboard.json returns data.
 // `for` is as shipped (15 or 30 minutes): those alerts are asserted pending, the ones without `for` firing.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
@@ -27,8 +30,9 @@ import {
   uniqueName,
   waitFor
 } from "@nodemend/cluster-harness"
+import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { stringify } from "yaml"
+import { parse as parseYaml, stringify } from "yaml"
 import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
 import { writeTargets } from "../../../../tools/cluster/prometheus.mjs"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
@@ -41,7 +45,8 @@ const ZONE = "test-zone-a"
 
 const info = JSON.parse(readFileSync(join(dirname(kubeconfigPath()), "cluster.json"), "utf8")) as ClusterInfo
 const prometheus = info.prometheus
-const { core } = clients()
+const { kc, core } = clients()
+const rbac = kc.makeApiClient(RbacAuthorizationV1Api)
 const tag = uniqueName("prom").slice(0, 40)
 const poolA = `${tag}-a`
 const poolB = `${tag}-b`
@@ -49,6 +54,51 @@ const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-"))
 const running: Binary[] = []
 let namespace = ""
 let host: ReturnType<typeof makeFakeHost> | undefined
+let readOnlyHost: ReturnType<typeof makeFakeHost> | undefined
+const readOnlyRole = `${tag}-agent-read-only`
+
+/**
+ * A kubeconfig for a service account that may GET Nodes and nothing else (the agent reads its Node, then every
+ * status patch is refused): the admin kubeconfig's cluster, the account's token.
+ */
+const readOnlyKubeconfig = async (): Promise<string> => {
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: "agent-read-only" } } })
+  await rbac.createClusterRole({
+    body: {
+      metadata: { name: readOnlyRole },
+      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }]
+    }
+  })
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: readOnlyRole },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: readOnlyRole },
+      subjects: [{ kind: "ServiceAccount", name: "agent-read-only", namespace }]
+    }
+  })
+  const token = await core.createNamespacedServiceAccountToken({
+    name: "agent-read-only",
+    namespace,
+    body: { spec: { expirationSeconds: 3600 } }
+  })
+  const admin = parseYaml(readFileSync(kubeconfigPath(), "utf8")) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[]
+  }
+  const cluster = admin.clusters[0]!
+  const path = join(scratch, "read-only.kubeconfig")
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [cluster],
+      users: [{ name: "read-only", user: { token: token.status!.token } }],
+      contexts: [{ name: "read-only", context: { cluster: cluster.name, user: "read-only" } }],
+      "current-context": "read-only"
+    })
+  )
+  return path
+}
 
 interface ActiveAlert {
   readonly labels: Record<string, string>
@@ -143,6 +193,10 @@ afterAll(async () => {
     writeTargets(prometheus.targetsDir, "nodemend-agent", [])
   }
   host?.cleanup()
+  readOnlyHost?.cleanup()
+  const ignore = () => undefined
+  await rbac.deleteClusterRoleBinding({ name: readOnlyRole }).catch(ignore)
+  await rbac.deleteClusterRole({ name: readOnlyRole }).catch(ignore)
   await deleteRunNodes(core)
   if (namespace) await deleteNamespace(core, namespace)
   rmSync(scratch, { recursive: true, force: true })
@@ -223,21 +277,25 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       agentPort
     )
     // Listed as the pods the PodMonitors select would be: namespace, pod, node, the named port.
+    const agentTarget = {
+      address: `127.0.0.1:${agentPort}`,
+      namespace: "kube-system",
+      pod: `nodemend-agent-${tag}`,
+      node: agentNode,
+      port: "health"
+    }
+    writeTargets(prometheus!.targetsDir, "nodemend-agent", [agentTarget])
+
+    // 0. The agent scraped, no controller: no leader.
+    await alertsUntil("NoLeader while no controller is scraped", (alerts) =>
+      alerts.some((a) => a.labels.alertname === "NodemendNoLeader")
+    )
     writeTargets(prometheus!.targetsDir, "nodemend-controller", [
       {
         address: `127.0.0.1:${ctlPort}`,
         namespace: "nodemend-system",
         pod: `nodemend-controller-${tag}`,
         port: "http"
-      }
-    ])
-    writeTargets(prometheus!.targetsDir, "nodemend-agent", [
-      {
-        address: `127.0.0.1:${agentPort}`,
-        namespace: "kube-system",
-        pod: `nodemend-agent-${tag}`,
-        node: agentNode,
-        port: "health"
       }
     ])
 
@@ -264,12 +322,51 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     await new Promise((r) => setTimeout(r, 3000))
     expect(show(await activeAlerts())).toBe("(none)")
 
-    // 2. Faults: pool A's repair fails and holds its slot (the other node queued); pool B's breaker opens.
+    // 2. Faults: pool A's repair fails and holds its slot (the other node queued); pool B's breaker opens; the
+    // agent's kernel log skips 1000 records; a second agent cannot write its conditions.
     for (const n of [a1, a2, b1]) await unhealthy(n)
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+    appendFileSync(join(host.root, "dev/kmsg"), "6,1000000,3700000000,-;records before this one were lost\n")
+    const readOnlyNode = await node(`${tag}-agent-ro`, {})
+    readOnlyHost = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b3")
+    const readOnlyPort = await freePort()
+    spawnSourceBinary(
+      running,
+      "packages/agent/src/main.ts",
+      [
+        "--node-name",
+        readOnlyNode,
+        "--kubeconfig",
+        await readOnlyKubeconfig(),
+        "--host-root",
+        readOnlyHost.root,
+        "--health-address",
+        `127.0.0.1:${readOnlyPort}`
+      ],
+      readOnlyPort
+    )
+    writeTargets(prometheus!.targetsDir, "nodemend-agent", [
+      agentTarget,
+      {
+        address: `127.0.0.1:${readOnlyPort}`,
+        namespace: "kube-system",
+        pod: `nodemend-agent-${tag}-ro`,
+        node: readOnlyNode,
+        port: "health"
+      }
+    ])
+    const expected = [
+      "NodemendRepairsFailing",
+      "NodemendPoolHeldByFailedRepair",
+      "NodemendBreakerOpen",
+      "NodemendAgentKmsgSequenceGaps",
+      "NodemendAgentNotReady"
+    ]
     const raised = await alertsUntil(
-      "a failed repair, a held slot, an open breaker",
+      "a failed repair, a held slot, an open breaker, kernel log gaps, an agent that cannot write",
       (alerts) =>
+        has(alerts, "NodemendAgentKmsgSequenceGaps", "firing", { node: agentNode, severity: "warning" }) &&
+        has(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
         has(alerts, "NodemendRepairsFailing", "firing", {
           condition: "KernelReady",
           reason: "ForkFailedOutOfPIDs",
@@ -279,15 +376,12 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
         has(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
         has(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
     )
-    // Nothing else: not pool A's breaker (100%), not the other pool's slot, no leader trouble, no agent alert.
+    // Nothing else: not pool A's breaker (100%), not the other pool's slot, no leader trouble, nothing of the first
+    // agent's condition writes.
+    expect(raised.map((a) => a.labels.alertname).filter((n) => !expected.includes(n!))).toEqual([])
     expect(
-      raised
-        .map((a) => a.labels.alertname)
-        .filter(
-          (n) =>
-            !["NodemendRepairsFailing", "NodemendPoolHeldByFailedRepair", "NodemendBreakerOpen"].includes(n!)
-        )
-    ).toEqual([])
+      raised.filter((a) => a.labels.alertname === "NodemendAgentNotReady").map((a) => a.labels.node)
+    ).toEqual([readOnlyNode])
     expect(
       raised.filter((a) => a.labels.alertname === "NodemendBreakerOpen").map((a) => a.labels.pool)
     ).toEqual([poolB])
