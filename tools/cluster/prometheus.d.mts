@@ -30,6 +30,7 @@ export interface ScrapeTarget {
   /** The container port's name (the PodMonitor endpoint's `port`). */
   readonly port: string
 }
+export declare function deleteAllSeries(url: string): Promise<void>
 export declare function writeTargets(
   targetsDir: string,
   monitor: string,

@@ -34,7 +34,7 @@ import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml, stringify } from "yaml"
 import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
-import { writeTargets } from "../../../../tools/cluster/prometheus.mjs"
+import { deleteAllSeries, writeTargets } from "../../../../tools/cluster/prometheus.mjs"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
 import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
@@ -184,6 +184,10 @@ const writeShifts = async (shifts: string) => {
 
 beforeAll(async () => {
   if (prometheus === undefined) return
+  // An earlier run on this cluster left series in the alerts' windows (an hour for failed repairs): none of it counts.
+  writeTargets(prometheus.targetsDir, "nodemend-controller", [])
+  writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+  await deleteAllSeries(prometheus.url)
   namespace = await createTestNamespace(core, "prom")
 })
 afterAll(async () => {
