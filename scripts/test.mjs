@@ -89,7 +89,8 @@ if (!failed && (only === "all" || only === "cluster"))
     try {
       if (ours) {
         await build()
-        kubeconfig = (await up({ stateDir })).kubeconfig
+        // With a real Prometheus (nodemend's rules, the PodMonitors' scrape jobs): prometheus.test.ts.
+        kubeconfig = (await up({ stateDir, prometheus: true })).kubeconfig
       }
       mkdirSync(timesDir, { recursive: true })
       // The workspaces' builds the cluster tests import (cached), then the tests in lanes (tools/test-lanes.mjs).

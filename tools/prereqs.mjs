@@ -39,6 +39,16 @@ export const ITEMS = {
   cc: { command: "cc", apt: "gcc", why: "builds the DCGM/NVML test doubles" },
   openssl: { command: "openssl", apt: "openssl", why: "makes the local cluster's PKI" },
   git: { command: "git", apt: "git", why: "the reason-code contract check, the fresh-clone test" },
+  promtool: {
+    command: "promtool",
+    apt: "prometheus",
+    why: "checks and unit-tests the alert and recording rules and the dashboard's queries"
+  },
+  prometheus: {
+    command: "prometheus",
+    apt: "prometheus",
+    why: "the cluster tests' Prometheus: scrapes the binaries, evaluates the alert rules"
+  },
   "systemd-journal-remote": {
     files: ["/lib/systemd/systemd-journal-remote", "/usr/lib/systemd/systemd-journal-remote"],
     apt: "systemd-journal-remote",
@@ -97,7 +107,7 @@ export const ITEMS = {
 export const PHASES = {
   unit: {
     title: "lint, typecheck, unit tests",
-    items: ["go", "cc", "git", "systemd-journal-remote", "journalctl"]
+    items: ["go", "cc", "git", "systemd-journal-remote", "journalctl", "promtool"]
   },
   hostCommands: {
     title: "the agent's checks against the real host commands",
@@ -127,7 +137,7 @@ export const PHASES = {
   },
   cluster: {
     title: "the cluster tests",
-    items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl"]
+    items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl", "prometheus"]
   },
   realnode: {
     title: "the real-node phase (images, a kubelet node, the chart as shipped)",

@@ -28,6 +28,8 @@ export interface ClusterInfo {
   nodeBinDir?: string
   node?: { name: string; ip: string; phases: Record<string, number>; images: string[] }
   karpenter?: KarpenterInfo
+  /** The cluster's Prometheus (`--prometheus`; prometheus.mjs): its URL and the directory of its target files. */
+  prometheus?: { url: string; targetsDir: string }
 }
 export declare function defaultStateDir(): string
 export declare function up(opts?: {
@@ -39,6 +41,8 @@ export declare function up(opts?: {
    * built nor started, and a running cluster is reused whether it runs Karpenter or not (the demo).
    */
   karpenter?: boolean | "unused"
+  /** Start a real Prometheus with nodemend's rules (default: NODEMEND_PROMETHEUS=1); prometheus.mjs. */
+  prometheus?: boolean
 }): Promise<ClusterInfo>
 export declare function importBuiltImages(stateDir?: string): string[]
 export declare function down(opts?: {

@@ -4,8 +4,10 @@
 // NODEMEND_REAL_NODE=1): one real node (kubelet, kube-proxy, containerd, runc, CNI bridge; realnode.mjs) next to
 // the kwok nodes; the API server then listens on the node's bridge address instead of loopback. Karpenter's kwok
 // provider (karpenter.mjs) runs out of cluster next to them unless `--no-karpenter` / NODEMEND_KARPENTER=0.
+// `--prometheus` (or NODEMEND_PROMETHEUS=1; npm test's cluster phase) also starts a real Prometheus with nodemend's
+// alert rules, scraping what tests list as the PodMonitors' targets (prometheus.mjs; cluster.json `prometheus`).
 //
-//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter]
+//   node tools/cluster/cluster.mjs up     [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter] [--prometheus]
 //   node tools/cluster/cluster.mjs down   [--state-dir DIR] [--purge]
 //   node tools/cluster/cluster.mjs status [--state-dir DIR]
 //
@@ -48,6 +50,7 @@ import {
   karpenterCrdFiles,
   karpenterDir
 } from "./karpenter.mjs"
+import { PROMETHEUS_BIN_DIR, prepare as preparePrometheus } from "./prometheus.mjs"
 import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir, cacheRoot } from "./versions.mjs"
 
 /** Label (and annotation) that marks a Node as a kwok fake node managed by this cluster's kwok. */
@@ -65,6 +68,7 @@ export const KARPENTER_FEATURE_GATES = "NodeRepair=true"
 export const KARPENTER_NODE_CLASS = "default"
 /** Stop order (reverse of start order). */
 const STOP_ORDER = [
+  "prometheus",
   "karpenter",
   "kwok",
   "kube-scheduler",
@@ -90,6 +94,7 @@ function paths(stateDir) {
     etcdData: join(stateDir, "etcd-data"),
     logs: join(stateDir, "logs"),
     pids: join(stateDir, "pids"),
+    prometheus: join(stateDir, "prometheus"),
     info: join(stateDir, "cluster.json")
   }
 }
@@ -312,7 +317,7 @@ function strays(stateDir) {
 }
 
 /** What a cluster keeps in its state dir; another cluster's state dir may sit below it (`.nodemend/<name>`). */
-const STATE_SUBDIRS = ["config", "etcd-data", "kubeconfig", "logs", "node", "pids", "pki"]
+const STATE_SUBDIRS = ["config", "etcd-data", "kubeconfig", "logs", "node", "pids", "pki", "prometheus"]
 
 /** Whether an argument names a path of this state dir's own cluster, not of one in a directory below it. */
 function ownPath(arg, stateDir) {
@@ -429,6 +434,7 @@ function startProcess(p, bin, name, args, env = {}) {
 
 /** The binary a component runs from: the control plane's bin dir, or Karpenter's cache (cluster.json `karpenter.dir`). */
 function binaryOf(name, bin, karpenter) {
+  if (name === "prometheus") return join(PROMETHEUS_BIN_DIR, "prometheus")
   return name === "karpenter"
     ? join(karpenterBinDir(karpenter ?? karpenterDir()), "karpenter")
     : join(bin, name)
@@ -444,8 +450,11 @@ function runningPids(p, bin, karpenter) {
     )
 }
 
-/** Number of processes a healthy cluster runs: the five control-plane components, plus Karpenter when it runs. */
-const expectedProcesses = (info) => 5 + (info?.karpenter ? 1 : 0)
+/**
+ * Number of processes a healthy cluster runs: the five control-plane components, plus Karpenter and Prometheus
+ * when they run.
+ */
+const expectedProcesses = (info) => 5 + (info?.karpenter ? 1 : 0) + (info?.prometheus ? 1 : 0)
 
 // ----------------------------------------------------------------------------------------- karpenter
 
@@ -534,7 +543,8 @@ export async function up({
   stateDir = defaultStateDir(),
   noBuild = false,
   realNode = process.env.NODEMEND_REAL_NODE === "1",
-  karpenter: withKarpenter = karpenterByDefault()
+  karpenter: withKarpenter = karpenterByDefault(),
+  prometheus: withPrometheus = process.env.NODEMEND_PROMETHEUS === "1"
 } = {}) {
   const t0 = Date.now()
   const p = paths(stateDir)
@@ -564,6 +574,7 @@ export async function up({
     prev.binDir === bin &&
     (karpenterUnused || (prev.karpenter?.dir ?? null) === karpenterHome) &&
     Boolean(prev.realNode) === realNode &&
+    Boolean(prev.prometheus) === withPrometheus &&
     existsSync(p.kubeconfig)
   ) {
     const r = await httpsGet(`${prev.server}/readyz`, p.pki).catch((e) => ({ status: 0, body: e.message }))
@@ -581,7 +592,8 @@ export async function up({
     await down({ stateDir })
   }
 
-  for (const d of [p.pki, p.config, p.etcdData, p.pids]) rmSync(d, { recursive: true, force: true })
+  for (const d of [p.pki, p.config, p.etcdData, p.pids, p.prometheus])
+    rmSync(d, { recursive: true, force: true })
   for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
   for (const d of [p.config, p.logs, p.pids]) mkdirSync(d, { recursive: true })
   mkdirSync(p.etcdData, { recursive: true, mode: 0o700 })
@@ -613,6 +625,7 @@ export async function up({
   const phases = { pki: (Date.now() - t0) / 1000 }
   let realNodeInfo = null
   let karpenterInfo = null
+  let prometheusInfo = null
   const pki = (f) => join(p.pki, f)
   const cfg = (f) => join(p.config, f)
 
@@ -749,8 +762,24 @@ export async function up({
           })
           .then(mark("karpenter"))
       : Promise.resolve()
+    // Prometheus: its config, rules and (empty) target files from deploy/monitoring, then the process.
+    const prometheusUp = withPrometheus
+      ? freePorts(1)
+          .then(([port]) => {
+            mkdirSync(join(p.prometheus, "targets"), { recursive: true })
+            const prepared = preparePrometheus(p.prometheus, port)
+            startProcess(p, PROMETHEUS_BIN_DIR, "prometheus", prepared.args)
+            prometheusInfo = { url: `http://127.0.0.1:${port}`, targetsDir: prepared.targetsDir }
+            return waitFor("prometheus /-/ready", p, "prometheus", async () => {
+              const r = await httpGetStatus(`${prometheusInfo.url}/-/ready`)
+              return r.status === 200 || `${r.status} ${r.body}`
+            })
+          })
+          .then(mark("prometheus"))
+      : Promise.resolve()
     await Promise.all([
       karpenterUp,
+      prometheusUp,
       waitFor("kube-controller-manager /healthz", p, "kube-controller-manager", async () => {
         const r = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, p.pki, insecure)
         return r.status === 200 || `${r.status} ${r.body}`
@@ -799,6 +828,7 @@ export async function up({
     binDir: bin,
     ports: { etcdClient, etcdPeer, apiserver: apiPort, kcm: kcmPort, scheduler: schedPort, kwok: kwokPort },
     ...(karpenterInfo ? { karpenter: karpenterInfo } : {}),
+    ...(prometheusInfo ? { prometheus: prometheusInfo } : {}),
     fakeNodeLabel: `${FAKE_NODE_LABEL}=${FAKE_NODE_VALUE}`,
     startedAt: new Date().toISOString(),
     startupSeconds: (Date.now() - t0) / 1000
@@ -865,7 +895,8 @@ export async function down({ stateDir = defaultStateDir(), purge = false, quiet 
   // and with that address gone (or kubelet's watches still open) its graceful shutdown hangs until SIGKILL
   // (10 s). Nothing of the node's teardown needs the API server.
   await stopRealNode(stateDir, nodeBin, { quiet })
-  for (const d of [p.pids, p.pki, p.config, p.etcdData]) rmSync(d, { recursive: true, force: true })
+  for (const d of [p.pids, p.pki, p.config, p.etcdData, p.prometheus])
+    rmSync(d, { recursive: true, force: true })
   for (const f of [p.kubeconfig, p.info]) rmSync(f, { force: true })
   if (purge) rmSync(p.logs, { recursive: true, force: true })
   if (!quiet) log(stopped.length ? `stopped ${stopped.join(" ")}` : "nothing was running")
@@ -906,6 +937,7 @@ function parseArgs(argv) {
     else if (a === "--purge") opts.purge = true
     else if (a === "--real-node") opts.realNode = true
     else if (a === "--no-karpenter") opts.karpenter = false
+    else if (a === "--prometheus") opts.prometheus = true
     else throw new Error(`unknown argument ${a}`)
   }
   return opts
@@ -928,7 +960,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       process.exit(s.running.length === expectedProcesses(s.info) ? 0 : 1)
     } else {
       throw new Error(
-        "usage: cluster.mjs up|down|status|load-images [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter] [--purge]"
+        "usage: cluster.mjs up|down|status|load-images [--state-dir DIR] [--no-build] [--real-node] [--no-karpenter] [--prometheus] [--purge]"
       )
     }
   }

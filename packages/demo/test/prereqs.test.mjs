@@ -158,6 +158,16 @@ describe("plan", () => {
     expect(p.errors).toEqual([`${PHASES.realnodeCluster.title}: it needs root on Linux`])
   })
 
+  it("the unit phase needs promtool (the rules' and dashboard's tests): Debian's prometheus package", () => {
+    expect(PHASES.unit.items).toContain("promtool")
+    const p = plan({ phases: ["unit"], present: allBut("promtool"), root: true, apt: true })
+    expect(p.aptCommand).toBe(
+      "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus"
+    )
+    const user = plan({ phases: ["unit"], present: allBut("promtool"), root: false, apt: true })
+    expect(user.fix).toEqual(["sudo apt-get update && sudo apt-get install -y prometheus"])
+  })
+
   it("every phase names known items, and every item has a way to get it", () => {
     for (const phase of Object.values(PHASES)) for (const id of phase.items) expect(ITEMS[id]).toBeDefined()
     for (const item of Object.values(ITEMS)) expect(Boolean(item.apt || item.howto || item.venv)).toBe(true)

@@ -19,9 +19,28 @@ export interface AlertRule {
   readonly annotations?: Record<string, string>
 }
 
+/** A recording rule: `record` names the series its expression's result is stored as. */
+export interface RecordingRule {
+  readonly record: string
+  readonly expr: string
+  readonly labels?: Record<string, string>
+}
+
+export type Rule = AlertRule | RecordingRule
+
+/** Anything with a PromQL expression and a name to report it by (a rule, a dashboard panel's query). */
+export interface NamedExpr {
+  readonly alert?: string
+  readonly record?: string
+  readonly name?: string
+  readonly expr: string
+}
+
+export const exprName = (e: NamedExpr): string => e.alert ?? e.record ?? e.name ?? e.expr
+
 export interface RuleGroup {
   readonly name: string
-  readonly rules: ReadonlyArray<AlertRule>
+  readonly rules: ReadonlyArray<Rule>
 }
 
 export interface PrometheusRuleObject {
@@ -34,7 +53,13 @@ export interface PrometheusRuleObject {
 export const readAlertsFile = (path = ALERTS_FILE): PrometheusRuleObject =>
   parseYaml(readFileSync(path, "utf8")) as PrometheusRuleObject
 
-export const alertsOf = (rule: PrometheusRuleObject): AlertRule[] => rule.spec.groups.flatMap((g) => g.rules)
+export const isAlert = (r: Rule): r is AlertRule => "alert" in r
+export const isRecord = (r: Rule): r is RecordingRule => "record" in r
+
+export const alertsOf = (rule: PrometheusRuleObject): AlertRule[] =>
+  rule.spec.groups.flatMap((g) => g.rules).filter(isAlert)
+export const recordsOf = (rule: PrometheusRuleObject): RecordingRule[] =>
+  rule.spec.groups.flatMap((g) => g.rules).filter(isRecord)
 
 /** PromQL functions and aggregation operators these rules may call (a subset of Prometheus 2.x/3.x). */
 const FUNCTIONS = new Set([
@@ -221,20 +246,63 @@ export const parseExposition = (text: string): Map<string, Set<string>> => {
 export const exposedTypes = (text: string): Map<string, string> =>
   new Map([...text.matchAll(/^# TYPE ([A-Za-z_:][A-Za-z0-9_:]*) (\w+)$/gm)].map((m) => [m[1]!, m[2]!]))
 
-/** What an alert uses that the scraped binaries do not serve: unknown metric names and matcher labels. */
+/**
+ * `served` with the series the recording rules make: each recorded name "served" with the labels of the served
+ * series its expression selects (a recording rule whose own metrics are not served records nothing), in order, so
+ * a record built on another record counts too. Approximate: an aggregation's dropped labels are not taken away.
+ */
+export const withRecorded = (
+  served: ReadonlyMap<string, ReadonlySet<string>>,
+  records: ReadonlyArray<RecordingRule>
+): Map<string, ReadonlySet<string>> => {
+  const out = new Map(served)
+  for (const r of records) {
+    const sources = inspectExpr(r.expr).metrics
+    if (!sources.every((m) => out.has(m))) continue
+    out.set(r.record, new Set([...sources.flatMap((m) => [...out.get(m)!]), ...Object.keys(r.labels ?? {})]))
+  }
+  return out
+}
+
+/** The served metrics a rule or query reads, through the recording rules it uses (recorded names resolved). */
+export const sourceMetrics = (expr: string, records: ReadonlyArray<RecordingRule>): string[] => {
+  const byName = new Map(records.map((r) => [r.record, r]))
+  const seen = new Set<string>()
+  const walk = (e: string): string[] =>
+    inspectExpr(e).metrics.flatMap((m) => {
+      const r = byName.get(m)
+      if (r === undefined) return [m]
+      if (seen.has(m)) return []
+      seen.add(m)
+      return walk(r.expr)
+    })
+  return [...new Set(walk(expr))]
+}
+
+/**
+ * What rules (or dashboard queries) use that the scraped binaries do not serve: unknown metric names and matcher
+ * labels. Names recorded by the recording rules among `exprs` and in `records` count as served when their own
+ * expressions' metrics are.
+ */
 export const missingFromExposition = (
-  alerts: ReadonlyArray<AlertRule>,
-  served: ReadonlyMap<string, ReadonlySet<string>>
-): string[] =>
-  alerts.flatMap((a) => {
+  exprs: ReadonlyArray<NamedExpr>,
+  served: ReadonlyMap<string, ReadonlySet<string>>,
+  records: ReadonlyArray<RecordingRule> = []
+): string[] => {
+  const all = withRecorded(served, [
+    ...records,
+    ...exprs.filter((e): e is RecordingRule => e.record !== undefined)
+  ])
+  return exprs.flatMap((a) => {
     const info = inspectExpr(a.expr)
     return [
-      ...info.metrics.filter((m) => !served.has(m)).map((m) => `${a.alert}: metric ${m} is not served`),
+      ...info.metrics.filter((m) => !all.has(m)).map((m) => `${exprName(a)}: metric ${m} is not served`),
       ...info.matcherLabels
-        .filter(({ metric, label }) => served.has(metric) && !served.get(metric)!.has(label))
-        .map(({ metric, label }) => `${a.alert}: ${metric} has no label ${label}`)
+        .filter(({ metric, label }) => all.has(metric) && !all.get(metric)!.has(label))
+        .map(({ metric, label }) => `${exprName(a)}: ${metric} has no label ${label}`)
     ]
   })
+}
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 export const markdownAnchors = (markdown: string): Set<string> =>

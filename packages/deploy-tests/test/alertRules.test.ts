@@ -11,7 +11,9 @@ import {
   markdownAnchors,
   missingFromExposition,
   parseExposition,
-  readAlertsFile
+  readAlertsFile,
+  recordsOf,
+  sourceMetrics
 } from "../src/alertRules.ts"
 import {
   AWS_REQUIRED_VALUES,
@@ -27,6 +29,7 @@ import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
 
 const file = readAlertsFile()
 const alerts = alertsOf(file)
+const records = recordsOf(file)
 
 describe("nodemend-alerts.yaml", () => {
   it("is a PrometheusRule with one controller and one agent group", () => {
@@ -36,8 +39,33 @@ describe("nodemend-alerts.yaml", () => {
     expect(new Set(alerts.map((a) => a.alert)).size).toBe(alerts.length)
   })
 
-  it.each(alerts.map((a) => [a.alert, a] as const))("%s: expression passes the syntax check", (_, a) => {
-    expect(inspectExpr(a.expr).errors).toEqual([])
+  it.each([...records, ...alerts].map((a) => ["alert" in a ? a.alert : a.record, a] as const))(
+    "%s: expression passes the syntax check",
+    (_, a) => {
+      expect(inspectExpr(a.expr).errors).toEqual([])
+    }
+  )
+
+  it("recording rules: level:metric:operations names, each defined once, before the rules of its group that use it", () => {
+    expect(records.length).toBeGreaterThan(0)
+    expect(new Set(records.map((r) => r.record)).size).toBe(records.length)
+    for (const g of file.spec.groups) {
+      const defined = new Set<string>()
+      for (const r of g.rules) {
+        for (const m of inspectExpr(r.expr).metrics)
+          if (m.includes(":")) expect(defined, `${g.name}: ${m} used before it is recorded`).toContain(m)
+        if ("record" in r) {
+          expect(r.record).toMatch(/^[a-z_]+:nodemend_(controller|agent)_[a-z_]+:[a-z0-9_]+$/)
+          expect(Object.keys(r).filter((k) => !["record", "expr", "labels"].includes(k))).toEqual([])
+          defined.add(r.record)
+        }
+      }
+    }
+  })
+
+  it("every recording rule is read by an alert (the dashboard reads them too: dashboard.test.ts)", () => {
+    const used = new Set(alerts.flatMap((a) => inspectExpr(a.expr).metrics))
+    for (const r of records) expect(used, r.record).toContain(r.record)
   })
 
   it("every rule has only the fields of the PrometheusRule CRD's rule schema, with its duration format", () => {
@@ -94,6 +122,22 @@ describe("the PromQL check", () => {
     expect(inspectExpr("rate(a[5 minutes])").errors.join()).toMatch(/bad range/)
     expect(inspectExpr('a{b="c}').errors.join()).toMatch(/unterminated string/)
     expect(inspectExpr("max by pool (a)").errors.join()).toMatch(/without a label list/)
+  })
+
+  it("a recorded name counts as served when what it records is, with that series' labels", () => {
+    const served = parseExposition('a_total{outcome="x"} 1\n')
+    const record = { record: "outcome:a:increase5m", expr: "sum by (outcome) (increase(a_total[5m]))" }
+    const alert = { alert: "A", expr: 'outcome:a:increase5m{outcome="x"} > 0' }
+    expect(missingFromExposition([record, alert], served)).toEqual([])
+    expect(missingFromExposition([alert], served, [record])).toEqual([])
+    expect(
+      missingFromExposition([{ ...alert, expr: 'outcome:a:increase5m{result="x"} > 0' }], served, [record])
+    ).toEqual(["A: outcome:a:increase5m has no label result"])
+    // What it records is not served: neither is the record.
+    expect(missingFromExposition([alert], new Map(), [record])).toEqual([
+      "A: metric outcome:a:increase5m is not served"
+    ])
+    expect(sourceMetrics(alert.expr, [record])).toEqual(["a_total"])
   })
 
   it("a renamed metric or label is reported against an exposition", () => {

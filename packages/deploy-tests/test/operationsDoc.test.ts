@@ -44,9 +44,11 @@ describe("docs/operations.md", () => {
     expect(tableNames("Agent").sort()).toEqual([...new Set(agentMetrics)].sort())
   })
 
-  it("every metric name in the text is declared", () => {
+  it("every metric name in the text is declared (a recording rule's level:metric:operations name aside)", () => {
     const known = new Set([...agentMetrics, ...controllerMetrics])
-    const mentioned = [...doc.matchAll(/\bnodemend_(?:agent|controller)_[a-z_]+/g)].map((m) => m[0])
+    const mentioned = [...doc.matchAll(/(?<!:)\bnodemend_(?:agent|controller)_[a-z_]+(?![a-z_:])/g)].map(
+      (m) => m[0]
+    )
     expect(mentioned.filter((m) => !known.has(m))).toEqual([])
   })
 

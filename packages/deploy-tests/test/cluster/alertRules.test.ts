@@ -1,15 +1,14 @@
-// Every metric (and matcher label) the alert rules in deploy/monitoring/nodemend-alerts.yaml use is one the real
-// binaries serve on /metrics. Effect registers a series on its first update, so each binary is driven through
-// what its alerts watch before it is scraped:
+// Every metric (and matcher label) the alert rules in deploy/monitoring/nodemend-alerts.yaml and the panels of
+// nodemend-dashboard.json use is one the real binaries serve on /metrics (the agent's with the labels its
+// PodMonitor adds). Effect registers a series on its first update, so each binary is driven through what its
+// alerts and panels watch before it is scraped:
 // - the controller (kwok provider, scoped to this run's Nodes) first in dry-run (WouldRepair), then acting on
-//   one Node with a pod: eviction, terminate, and a replacement that cannot come up in time, so the repair
-//   fails;
+//   two Nodes of a pool with a pod each and an in-flight budget of 1: one repair (eviction, terminate, a
+//   replacement that cannot come up in time, so it fails and keeps its slot) while the other is queued;
 // - the agent on a kwok Node with a temporary host root, with a soft lockup in its kernel log (a finding,
 //   an Event).
 // A metric renamed in the code, or in the rules, fails here.
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -29,17 +28,19 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { stringify } from "yaml"
-import { REPO_ROOT } from "../../../../tools/cluster/versions.mjs"
 import {
   exposedTypes,
-  inspectExpr,
   missingFromExposition,
   parseExposition,
-  readAlertsFile
+  readAlertsFile,
+  recordsOf,
+  sourceMetrics
 } from "../../src/alertRules.ts"
+import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
+import { DEPLOY_DIR, find, type KubeObject, parseObjects } from "../../src/index.ts"
 import { documentedMetrics } from "../../src/operationsDoc.ts"
+import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
 
-const NODE = join(REPO_ROOT, "node_modules", ".bin", "node")
 const IT_LABEL = "nodemend.io/alerts-it"
 const POOL_LABEL = "karpenter.sh/nodepool"
 
@@ -47,51 +48,39 @@ const { core } = clients()
 const kubeconfig = kubeconfigPath()
 const tag = uniqueName("alerts").slice(0, 40)
 const scratch = mkdtempSync(join(tmpdir(), "nodemend-alerts-"))
-const groups = readAlertsFile().spec.groups
+const rulesFile = readAlertsFile()
+const groups = rulesFile.spec.groups
+const records = recordsOf(rulesFile)
 const alertsOfGroup = (name: string) => groups.filter((g) => g.name === name).flatMap((g) => g.rules)
+const dashboard = readDashboard()
+const dashboardQueries = [...panelQueries(dashboard), ...variableQueries(dashboard)]
+/** The dashboard's queries that read one binary's metrics (through the recording rules). */
+const queriesOf = (prefix: string) =>
+  dashboardQueries.filter((q) => sourceMetrics(q.expr, records).every((m) => m.startsWith(prefix)))
+
+/**
+ * The labels a PodMonitor's scrape adds to every series of its pods: Prometheus' target labels and the
+ * relabelings' target labels (the agent's `node`).
+ */
+const podMonitorLabels = (name: string): string[] => {
+  type PodMonitor = KubeObject & {
+    spec: { podMetricsEndpoints: { relabelings?: { targetLabel?: string }[] }[] }
+  }
+  const monitors = parseObjects(readFileSync(join(DEPLOY_DIR, "monitoring", "podmonitors.yaml"), "utf8"))
+  const monitor = find(monitors, "PodMonitor", name) as PodMonitor
+  return [
+    ...["job", "instance", "namespace", "pod", "container", "endpoint"],
+    ...monitor.spec.podMetricsEndpoints.flatMap((e) =>
+      (e.relabelings ?? []).flatMap((r) => r.targetLabel ?? [])
+    )
+  ]
+}
+const scraped = (served: ReadonlyMap<string, ReadonlySet<string>>, labels: ReadonlyArray<string>) =>
+  new Map([...served].map(([name, own]) => [name, new Set([...own, ...labels])]))
 let namespace = ""
 const running: Binary[] = []
-
-interface Binary {
-  readonly proc: ChildProcess
-  readonly port: number
-  readonly output: () => string
-  readonly stop: () => Promise<void>
-}
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
-    })
-    s.on("error", reject)
-  })
-
-/** The binary from its sources (Node's type stripping), as the packages' own integration tests run it. */
-const spawnBinary = (main: string, args: ReadonlyArray<string>, port: number): Binary => {
-  const proc = spawn(NODE, ["--conditions=source", join(REPO_ROOT, main), ...args], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()))
-  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
-  const binary: Binary = {
-    proc,
-    port,
-    output: () => out,
-    // SIGKILL: a kwok replacement still waiting in the controller must never be created after the test.
-    stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL")
-      await exited
-    }
-  }
-  running.push(binary)
-  return binary
-}
+const spawnBinary = (main: string, args: ReadonlyArray<string>, port: number) =>
+  spawnSourceBinary(running, main, args, port)
 
 const scrape = async (b: Binary): Promise<string> => {
   const res = await fetch(`http://127.0.0.1:${b.port}/metrics`)
@@ -156,21 +145,33 @@ afterAll(async () => {
 })
 
 describe("alert rules use only metrics the binaries serve", () => {
-  it("nodemend-controller: dry-run, then a repair that drains, terminates and fails", async () => {
-    const node = (
-      await createFakeNode(core, {
-        name: `${tag}-ctl`,
-        labels: { [IT_LABEL]: tag, [POOL_LABEL]: `${tag}-pool`, "topology.kubernetes.io/zone": "test-zone-a" }
-      })
-    ).metadata!.name!
-    // A pod to drain (its phase does not matter: kwok may be slow to start it on a loaded cluster).
+  it("nodemend-controller: dry-run, then a repair that drains, terminates and fails while another is queued", async () => {
+    const fakeNode = async (suffix: string) =>
+      (
+        await createFakeNode(core, {
+          name: `${tag}-${suffix}`,
+          labels: {
+            [IT_LABEL]: tag,
+            [POOL_LABEL]: `${tag}-pool`,
+            "topology.kubernetes.io/zone": "test-zone-a"
+          }
+        })
+      ).metadata!.name!
+    const node = await fakeNode("ctl")
+    const second = await fakeNode("ctl2")
+    // A pod to drain on each (its phase does not matter: kwok may be slow to start it on a loaded cluster): either
+    // may be the one repaired.
     await createTestPod(core, namespace, { bindTo: node, tolerations: [] })
+    await createTestPod(core, namespace, { bindTo: second, tolerations: [] })
     const config = (dryRun: boolean) => ({
       cloudProvider: "kwok",
       namespace,
       dryRun,
       nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 1 }],
+      // Both nodes are due; the breaker lets them through, the budget lets one in flight: the other is queued.
+      maxUnhealthyPercent: 100,
+      maxInFlight: "1",
       drain: {
         deadlineSeconds: 3,
         onDeadline: "force",
@@ -205,6 +206,7 @@ describe("alert rules use only metrics the binaries serve", () => {
       )
     }
     await setKernelReadyFalse(node)
+    await setKernelReadyFalse(second)
 
     const dry = await start(true)
     const dryText = await scrapeUntil(
@@ -228,20 +230,37 @@ describe("alert rules use only metrics the binaries serve", () => {
         "nodemend_controller_repairs_started_total",
         "nodemend_controller_evictions_total",
         "nodemend_controller_instance_terminations_total",
-        "nodemend_controller_repairs_failed_total"
+        "nodemend_controller_repairs_failed_total",
+        "nodemend_controller_repairs_queued_total",
+        "nodemend_controller_repair_phase_seconds_bucket",
+        "nodemend_controller_repair_duration_seconds_bucket",
+        "nodemend_controller_pool_in_flight_budget"
       ],
-      "repair started, drained, terminated, failed"
+      "repair started, drained, terminated, failed; the other queued"
     )
     await acting.stop()
 
     const served = merge(dryText, actText)
     expectDocumented("Controller", [dryText, actText])
     expect(missingFromExposition(alertsOfGroup("nodemend-controller"), served)).toEqual([])
+    // The dashboard's controller panels, through the same recording rules.
+    const controllerQueries = queriesOf("nodemend_controller_")
+    expect(controllerQueries.length).toBeGreaterThan(8)
+    expect(missingFromExposition(controllerQueries, served, records)).toEqual([])
+    const withoutBudget = new Map(served)
+    withoutBudget.delete("nodemend_controller_pool_in_flight_budget")
+    expect(missingFromExposition(controllerQueries, withoutBudget, records)).toEqual([
+      'panel "Repairs in flight vs budget" B: metric nodemend_controller_pool_in_flight_budget is not served'
+    ])
     // The check bites: the same rules against a scrape without one of their metrics report it.
     const renamed = new Map(served)
     renamed.delete("nodemend_controller_breaker_open")
-    expect(missingFromExposition(alertsOfGroup("nodemend-controller"), renamed)).toContain(
-      "NodemendBreakerOpen: metric nodemend_controller_breaker_open is not served"
+    // The check bites through a recording rule: the record names the metric, the alert the record.
+    expect(missingFromExposition(alertsOfGroup("nodemend-controller"), renamed)).toEqual(
+      expect.arrayContaining([
+        "pool:nodemend_controller_breaker_open:max: metric nodemend_controller_breaker_open is not served",
+        "NodemendBreakerOpen: metric pool:nodemend_controller_breaker_open:max is not served"
+      ])
     )
   }, 300_000)
 
@@ -280,7 +299,8 @@ describe("alert rules use only metrics the binaries serve", () => {
       [
         "nodemend_agent_findings_total",
         "nodemend_agent_events_total",
-        "nodemend_agent_condition_writes_total"
+        "nodemend_agent_condition_writes_total",
+        "nodemend_agent_condition_false"
       ],
       "agent finding and event"
     )
@@ -291,18 +311,33 @@ describe("alert rules use only metrics the binaries serve", () => {
     const served = parseExposition(text)
     expectDocumented("Agent", [text])
     expect(missingFromExposition(alertsOfGroup("nodemend-agent"), served)).toEqual([])
+    // The dashboard's agent panels filter by the `node` label the PodMonitor adds: as Prometheus stores them.
+    const agentQueries = queriesOf("nodemend_agent_")
+    expect(agentQueries.length).toBeGreaterThan(4)
+    const asScraped = scraped(served, podMonitorLabels("nodemend-agent"))
+    expect(missingFromExposition(agentQueries, asScraped, records)).toEqual([])
+    expect(missingFromExposition(agentQueries, served, records).join("\n")).toMatch(/has no label node/)
     const renamed = new Map(served)
     renamed.delete("nodemend_agent_kmsg_sequence_gaps_total")
-    expect(missingFromExposition(alertsOfGroup("nodemend-agent"), renamed)).toContain(
-      "NodemendAgentKmsgSequenceGaps: metric nodemend_agent_kmsg_sequence_gaps_total is not served"
+    expect(missingFromExposition(alertsOfGroup("nodemend-agent"), renamed)).toEqual(
+      expect.arrayContaining([
+        "node:nodemend_agent_kmsg_sequence_gaps:increase10m: metric nodemend_agent_kmsg_sequence_gaps_total is not served",
+        "NodemendAgentKmsgSequenceGaps: metric node:nodemend_agent_kmsg_sequence_gaps:increase10m is not served"
+      ])
     )
   }, 360_000)
+
+  it("every dashboard query reads the metrics of exactly one binary", () => {
+    expect(queriesOf("nodemend_controller_").length + queriesOf("nodemend_agent_").length).toBe(
+      dashboardQueries.length
+    )
+  })
 
   it("every metric the rules use belongs to one of the two binaries", () => {
     for (const g of groups) {
       const prefix = g.name === "nodemend-controller" ? "nodemend_controller_" : "nodemend_agent_"
       for (const a of g.rules)
-        for (const m of inspectExpr(a.expr).metrics) expect(m, a.alert).toMatch(new RegExp(`^${prefix}`))
+        for (const m of sourceMetrics(a.expr, records)) expect(m, a.expr).toMatch(new RegExp(`^${prefix}`))
     }
   })
 })

@@ -6,6 +6,7 @@ import { Clock, Effect, Metric, Ref, Schedule } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { breakerVerdict, CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { inFlightOf } from "../decide/decide.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import { activeShifts, shiftedZones } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
@@ -63,15 +64,23 @@ const refreshShifts = (env: ControllerEnv) =>
     }
   })
 
-/** The breaker and pool gauges of `pools`, and the process-wide gauges. */
+/**
+ * The breaker and pool gauges of `pools`, and the process-wide gauges. The breaker and the in-flight budget are
+ * computed as `decide` computes them (a Karpenter NodePool's claims and disruption budgets included).
+ */
 const poolMetrics = (env: ControllerEnv, pools: Iterable<string>) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
     for (const pool of pools) {
-      const v = breakerVerdict(env.config, stats, pool)
+      const nodePool = env.karpenter.poolFacts(pool)
+      const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
+      const { count, budget } = inFlightOf(env.config, stats, pool, nodePool)
       yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
       yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
+      yield* Metric.update(Metric.withAttributes(M.poolUnhealthyAllowed, { pool }), v.allowed)
       yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
+      yield* Metric.update(Metric.withAttributes(M.poolRepairsInFlight, { pool }), count.repairing)
+      yield* Metric.update(Metric.withAttributes(M.poolInFlightBudget, { pool }), budget.allowed)
       yield* Metric.update(
         Metric.withAttributes(M.poolFailedRepairs, { pool }),
         stats.pools.get(pool)?.failed ?? 0
@@ -201,9 +210,11 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))
       )
     )
+    // Every pool every 15 s: a change that moves no node count (a repair that failed and keeps its slot) marks no
+    // pool dirty. The pools are read afresh each round (a keys() iterator built once is spent after the first).
     yield* Effect.forkScoped(
       Effect.forever(
-        poolMetrics(env, env.cache.counter.stats().pools.keys()).pipe(
+        Effect.suspend(() => poolMetrics(env, [...env.cache.counter.stats().pools.keys()])).pipe(
           Effect.andThen(processMetrics),
           Effect.andThen(Effect.sleep("15 seconds"))
         )

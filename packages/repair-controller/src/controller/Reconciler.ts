@@ -96,7 +96,7 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "RepairQueued",
           `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
         )
-        yield* Metric.update(M.repairsQueued, 1)
+        yield* Metric.update(Metric.withAttributes(M.repairsQueued, { pool: d.scope }), 1)
         // Woken when a repair in its pool ends (the count eases); the requeue is the backstop.
         env.blocked.block(name, d.scope)
         env.queue.addAfter(name, d.requeueAfterMs)

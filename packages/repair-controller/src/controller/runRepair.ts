@@ -104,10 +104,36 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
  * entry is deleted instead, so a crash in between leaves the previous step's record, which a restart resumes
  * (a written Succeeded record would never be read again and would hold the node's name for good).
  */
-const persistStep = (env: ControllerEnv, next: RepairRecord) =>
+const persistStep = (env: ControllerEnv, prev: RepairRecord, next: RepairRecord) =>
   Effect.gen(function* () {
     if (next.phase !== "Succeeded") yield* env.store.persist(next)
+    yield* observeStep(prev, next)
     if (isTerminal(next)) yield* finish(env, next)
+  })
+
+/**
+ * When a step moves a repair on: the time it spent in the phase it leaves (from the journal's phaseSince, so a
+ * failover does not restart the clock), and, when it ends, the time since it started.
+ */
+const observeStep = (prev: RepairRecord, next: RepairRecord) =>
+  Effect.gen(function* () {
+    if (next.phase === prev.phase) return
+    const now = yield* Clock.currentTimeMillis
+    const seconds = (iso: string | undefined) =>
+      iso === undefined ? Number.NaN : Math.max(0, now - Date.parse(iso)) / 1000
+    // A record journaled before phaseSince existed: counted from the repair's start (an upper bound).
+    const since = seconds(prev.phaseSince ?? prev.startedAt)
+    if (Number.isFinite(since))
+      yield* Metric.update(
+        Metric.withAttributes(M.repairPhaseSeconds, { phase: prev.phase, action: prev.action }),
+        since
+      )
+    const total = seconds(prev.startedAt)
+    if (isTerminal(next) && !isTerminal(prev) && Number.isFinite(total))
+      yield* Metric.update(
+        Metric.withAttributes(M.repairDuration, { action: next.action, outcome: next.phase }),
+        total
+      )
   })
 
 /** The gates as they stand now, for the plan (repair/plan.ts). */
@@ -176,7 +202,7 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       if (isTerminal(r)) return
       const now = yield* Clock.currentTimeMillis
       const step = planStep(r, env.config, now, yield* gatesOf(env, r, now))
-      if (step._tag === "End") return yield* persistStep(env, step.record)
+      if (step._tag === "End") return yield* persistStep(env, r, step.record)
       if (step._tag === "Hold") {
         if (yield* hold(env, r, step)) continue
         return
@@ -191,7 +217,7 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
           error: stepError(result.failure).message,
           outcome: verdict._tag
         })
-        yield* persistStep(env, verdict.record)
+        yield* persistStep(env, r, verdict.record)
         if (verdict._tag === "Retry") env.queue.addAfter(r.node.name, verdict.delayMs)
         return
       }
@@ -200,7 +226,7 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
         // A step that worked again after failures starts its budget afresh; what it learned is journaled.
         const learned =
           outcome.fact === undefined ? withoutRetry(r) : advance(withoutRetry(r), outcome.fact, now)
-        if (learned !== r) yield* persistStep(env, learned)
+        if (learned !== r) yield* persistStep(env, r, learned)
         env.queue.addAfter(r.node.name, Math.max(outcome.requeueAfterMs, 50))
         return
       }
@@ -214,7 +240,7 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
         yield* Effect.logInfo("repair step", { node: r.node.name, id: r.id, from: r.phase, to: next.phase })
       if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
         yield* reportNoCapacity(env, next)
-      yield* persistStep(env, next)
+      yield* persistStep(env, r, next)
       r = next
       if (isTerminal(r)) return
       // Take turns: with other nodes waiting (a burst of expiries), one step each, so every taint lands early.

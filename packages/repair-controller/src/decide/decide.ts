@@ -7,7 +7,15 @@ import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { NodePoolFacts } from "../domain/NodePool.ts"
-import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf, scopeCount } from "./breaker.ts"
+import {
+  type BreakerVerdict,
+  breakerVerdict,
+  CLUSTER_SCOPE,
+  type PoolStats,
+  poolOf,
+  type ScopeCount,
+  scopeCount
+} from "./breaker.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
 import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
@@ -61,6 +69,27 @@ export type Decision =
       readonly pool: string | undefined
     }
 
+/**
+ * A scope's repairs in flight and the budget they are held to: what `decide` queues by, and what the pool gauges
+ * (`pool_repairs_in_flight`, `pool_in_flight_budget`) show, so the two cannot differ.
+ */
+export const inFlightOf = (
+  config: ControllerConfig,
+  stats: PoolStats,
+  pool: string | undefined,
+  nodePool?: NodePoolFacts
+): { readonly count: ScopeCount; readonly budget: InFlightBudget } => {
+  const count = scopeCount(stats, pool, nodePool?.claims)
+  const budget = inFlightBudget({
+    scope: pool ?? CLUSTER_SCOPE,
+    // A node under repair and its replacement (up before the drain) are one node of the pool, not two.
+    size: Math.max(0, count.size - count.repairing),
+    maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
+    ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
+  })
+  return { count, budget }
+}
+
 export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInput): Decision => {
   const t = tolerationVerdict(matchPolicies(config, node), now)
   if (t._tag !== "Expired") return t
@@ -74,14 +103,7 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
   const breaker = breakerVerdict(config, stats, pool, nodePool?.claims)
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
-  const count = scopeCount(stats, pool, nodePool?.claims)
-  const budget = inFlightBudget({
-    scope: breaker.scope,
-    // A node under repair and its replacement (up before the drain) are one node of the pool, not two.
-    size: Math.max(0, count.size - count.repairing),
-    maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
-    ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
-  })
+  const { count, budget } = inFlightOf(config, stats, pool, nodePool)
   if (count.repairing >= budget.allowed)
     return {
       _tag: "Queued",

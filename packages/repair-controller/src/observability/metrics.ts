@@ -39,6 +39,16 @@ export const breakerOpen = Metric.gauge("breaker_open", {
   description: "1 while the pool's breaker blocks repairs"
 })
 export const poolUnhealthy = Metric.gauge("pool_unhealthy_nodes", { description: "Unhealthy nodes per pool" })
+export const poolUnhealthyAllowed = Metric.gauge("pool_unhealthy_allowed", {
+  description: "Unhealthy nodes the pool's breaker allows (maxUnhealthyPercent of its size, rounded up)"
+})
+export const poolRepairsInFlight = Metric.gauge("pool_repairs_in_flight", {
+  description: "Repairs in flight per pool, failed ones holding their slot included"
+})
+export const poolInFlightBudget = Metric.gauge("pool_in_flight_budget", {
+  description:
+    "Repairs the pool may have in flight (maxInFlight, or its Karpenter NodePool's disruption budget)"
+})
 export const poolSize = Metric.gauge("pool_nodes", { description: "Nodes per pool" })
 export const poolFailedRepairs = Metric.gauge("pool_failed_repairs", {
   description:
@@ -69,6 +79,15 @@ export const evictions = Metric.counter("evictions_total", {
 export const terminations = Metric.counter("instance_terminations_total", {
   description: "terminate calls made to the cloud provider",
   incremental: true
+})
+export const repairPhaseSeconds = Metric.histogram("repair_phase_seconds", {
+  description:
+    "Time a repair spent in a phase (Tainting, Draining, Replacing, Terminating, ...), observed as it leaves it",
+  boundaries: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600]
+})
+export const repairDuration = Metric.histogram("repair_duration_seconds", {
+  description: "Repair start (record written) to its end, by action and outcome (Succeeded, Failed)",
+  boundaries: [30, 60, 120, 300, 600, 1200, 1800, 3600, 7200]
 })
 export const decisionLatency = Metric.histogram("decision_latency_seconds", {
   description: "Toleration expiry to repair taint",

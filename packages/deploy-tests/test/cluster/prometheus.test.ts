@@ -1,0 +1,423 @@
+// The alert rules and the dashboard through a real Prometheus (the cluster's, `cluster:up --prometheus`; npm test
+// starts it): the controller and an agent are scraped as deploy/monitoring/podmonitors.yaml describes (their
+// targets listed with the pods' meta labels, the PodMonitors' relabelings applied), nodemend-alerts.yaml loaded
+// as shipped. The story, asserted through Prometheus' HTTP API:
+// 0. no controller scraped: NodemendNoLeader is active (pending, or firing once the cluster is 5 minutes old);
+// 1. a healthy fleet (a controller that leads, an agent): no alert pending or firing;
+// 2. faults: in pool A (two nodes, one in flight at a time) a repair fails and keeps its slot while the other node
+//    is queued: NodemendRepairsFailing fires, NodemendPoolHeldByFailedRepair is pending; pool B's only node is
+//    unhealthy with maxUnhealthyPercent 0: NodemendBreakerOpen is pending; the agent's kernel log skips records:
+//    NodemendAgentKmsgSequenceGaps fires; a second agent whose service account may read its Node but not write its
+//    status: NodemendAgentNotReady is pending for that node;
+// 3. an active zonal shift: NodemendStoodDownForZonalShift pending; a shift list the provider cannot read:
+//    NodemendStoodDownProviderUnknown pending instead;
+// 4. every panel query of nodemend-dashboard.json returns data.
+// `for` is as shipped (15 or 30 minutes): those alerts are asserted pending, the ones without `for` firing.
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import {
+  clients,
+  createFakeNode,
+  createTestNamespace,
+  createTestPod,
+  deleteNamespace,
+  deleteRunNodes,
+  kubeconfigPath,
+  patchNodeCondition,
+  RUN_ID,
+  TEST_RUN_LABEL,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parse as parseYaml, stringify } from "yaml"
+import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
+import { deleteAllSeries, writeTargets } from "../../../../tools/cluster/prometheus.mjs"
+import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
+import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
+import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
+
+const IT_LABEL = "nodemend.io/prometheus-it"
+const POOL_LABEL = "karpenter.sh/nodepool"
+const ZONE = "test-zone-a"
+
+const info = JSON.parse(readFileSync(join(dirname(kubeconfigPath()), "cluster.json"), "utf8")) as ClusterInfo
+const prometheus = info.prometheus
+const { kc, core } = clients()
+const rbac = kc.makeApiClient(RbacAuthorizationV1Api)
+const tag = uniqueName("prom").slice(0, 40)
+const poolA = `${tag}-a`
+const poolB = `${tag}-b`
+const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-"))
+const running: Binary[] = []
+let namespace = ""
+let host: ReturnType<typeof makeFakeHost> | undefined
+let readOnlyHost: ReturnType<typeof makeFakeHost> | undefined
+const readOnlyRole = `${tag}-agent-read-only`
+
+/**
+ * A kubeconfig for a service account that may GET Nodes and nothing else (the agent reads its Node, then every
+ * status patch is refused): the admin kubeconfig's cluster, the account's token.
+ */
+const readOnlyKubeconfig = async (): Promise<string> => {
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: "agent-read-only" } } })
+  await rbac.createClusterRole({
+    body: {
+      metadata: { name: readOnlyRole },
+      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }]
+    }
+  })
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: readOnlyRole },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: readOnlyRole },
+      subjects: [{ kind: "ServiceAccount", name: "agent-read-only", namespace }]
+    }
+  })
+  const token = await core.createNamespacedServiceAccountToken({
+    name: "agent-read-only",
+    namespace,
+    body: { spec: { expirationSeconds: 3600 } }
+  })
+  const admin = parseYaml(readFileSync(kubeconfigPath(), "utf8")) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[]
+  }
+  const cluster = admin.clusters[0]!
+  const path = join(scratch, "read-only.kubeconfig")
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [cluster],
+      users: [{ name: "read-only", user: { token: token.status!.token } }],
+      contexts: [{ name: "read-only", context: { cluster: cluster.name, user: "read-only" } }],
+      "current-context": "read-only"
+    })
+  )
+  return path
+}
+
+interface ActiveAlert {
+  readonly labels: Record<string, string>
+  readonly state: "pending" | "firing"
+}
+
+const api = async <T>(path: string): Promise<T> => {
+  const res = await fetch(`${prometheus!.url}${path}`)
+  const body = (await res.json()) as { status: string; data: T; error?: string }
+  if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`)
+  return body.data
+}
+const activeAlerts = () => api<{ alerts: ActiveAlert[] }>("/api/v1/alerts").then((d) => d.alerts)
+const instant = (expr: string) =>
+  api<{ result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result)
+const show = (alerts: ReadonlyArray<ActiveAlert>) =>
+  alerts.map((a) => `${a.labels.alertname}${JSON.stringify(a.labels)} ${a.state}`).join("\n") || "(none)"
+
+/** Waits until the active alerts satisfy `ok`; fails naming what was active last. */
+const alertsUntil = async (
+  what: string,
+  ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean,
+  timeoutMs = 120_000
+) => {
+  let last: ActiveAlert[] = []
+  await waitFor(
+    what,
+    async () => {
+      last = await activeAlerts()
+      return ok(last) ? true : undefined
+    },
+    { timeoutMs, intervalMs: 500 }
+  ).catch(async (e: unknown) => {
+    throw new Error(
+      `${(e as Error).message}\nactive alerts:\n${show(last)}\n--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`
+    )
+  })
+  return last
+}
+/** What the alerts read, for a failure message. */
+const series = async () => {
+  const out: string[] = []
+  for (const expr of [
+    "nodemend_controller_pool_failed_repairs",
+    "nodemend_controller_pool_repairs_in_flight",
+    "nodemend_controller_breaker_open",
+    "nodemend_controller_zonal_shift_stand_down",
+    "nodemend_controller_repairs_failed_total"
+  ])
+    out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
+  return out.join("\n")
+}
+const outputs = () => running.map((b) => b.output().slice(-2000)).join("\n---\n")
+const has = (
+  alerts: ReadonlyArray<ActiveAlert>,
+  name: string,
+  state: string,
+  labels: Record<string, string> = {}
+) =>
+  alerts.some(
+    (a) =>
+      a.labels.alertname === name &&
+      a.state === state &&
+      Object.entries(labels).every(([k, v]) => a.labels[k] === v)
+  )
+
+const unhealthy = (name: string) =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status: "False",
+    reason: "ForkFailedOutOfPIDs",
+    message: "fork failed: out of PIDs (prometheus test)",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+const writeShifts = async (shifts: string) => {
+  const body = { metadata: { name: `shifts-${tag}`, namespace }, data: { shifts } }
+  await core
+    .replaceNamespacedConfigMap({ name: `shifts-${tag}`, namespace, body })
+    .catch(() => core.createNamespacedConfigMap({ namespace, body }))
+}
+
+beforeAll(async () => {
+  if (prometheus === undefined) return
+  // An earlier run on this cluster left series in the alerts' windows (an hour for failed repairs): none of it counts.
+  writeTargets(prometheus.targetsDir, "nodemend-controller", [])
+  writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+  await deleteAllSeries(prometheus.url)
+  namespace = await createTestNamespace(core, "prom")
+})
+afterAll(async () => {
+  for (const b of running.splice(0)) await b.stop()
+  if (prometheus !== undefined) {
+    writeTargets(prometheus.targetsDir, "nodemend-controller", [])
+    writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+  }
+  host?.cleanup()
+  readOnlyHost?.cleanup()
+  const ignore = () => undefined
+  await rbac.deleteClusterRoleBinding({ name: readOnlyRole }).catch(ignore)
+  await rbac.deleteClusterRole({ name: readOnlyRole }).catch(ignore)
+  await deleteRunNodes(core)
+  if (namespace) await deleteNamespace(core, namespace)
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the dashboard's queries", () => {
+  it("a healthy fleet raises nothing; faults, a breaker, a stand-down raise their alerts; every panel has data", async () => {
+    const node = async (name: string, labels: Record<string, string>) =>
+      (await createFakeNode(core, { name, labels })).metadata!.name!
+    const nodeLabels = (pool: string) => ({
+      [IT_LABEL]: tag,
+      [POOL_LABEL]: pool,
+      "topology.kubernetes.io/zone": ZONE
+    })
+    const a1 = await node(`${tag}-a1`, nodeLabels(poolA))
+    const a2 = await node(`${tag}-a2`, nodeLabels(poolA))
+    const b1 = await node(`${tag}-b1`, nodeLabels(poolB))
+    for (const n of [a1, a2, b1]) await createTestPod(core, namespace, { bindTo: n, tolerations: [] })
+    const agentNode = await node(`${tag}-agent`, {})
+    await writeShifts("[]")
+
+    // The controller: kwok provider, this run's Nodes; a replacement that cannot come up in time (the repair fails).
+    const config = {
+      cloudProvider: "kwok",
+      namespace,
+      nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
+      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 1 }],
+      maxUnhealthyPercent: 100,
+      maxInFlight: "1",
+      pools: { [poolB]: { maxUnhealthyPercent: 0 } },
+      drain: {
+        deadlineSeconds: 3,
+        onDeadline: "force",
+        evictionBackoffInitialMs: 200,
+        evictionBackoffMaxMs: 500
+      },
+      zonalShift: { refreshSeconds: 1 },
+      breaker: { requeueSeconds: 2 },
+      leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+      kwok: { replacementDelaySeconds: 600, zonalShiftConfigMap: `shifts-${tag}` },
+      replacement: { timeoutSeconds: 2 },
+      resyncSeconds: 30
+    }
+    const configPath = join(scratch, "controller.yaml")
+    writeFileSync(configPath, stringify(config))
+    const ctlPort = await freePort()
+    const kubeconfig = kubeconfigPath()
+    spawnSourceBinary(
+      running,
+      "packages/repair-controller/src/main.ts",
+      [
+        "--config",
+        configPath,
+        "--kubeconfig",
+        kubeconfig,
+        "--identity",
+        `${tag}-ctl`,
+        "--port",
+        String(ctlPort)
+      ],
+      ctlPort
+    )
+    host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b2")
+    const agentPort = await freePort()
+    spawnSourceBinary(
+      running,
+      "packages/agent/src/main.ts",
+      [
+        "--node-name",
+        agentNode,
+        "--kubeconfig",
+        kubeconfig,
+        "--host-root",
+        host.root,
+        "--health-address",
+        `127.0.0.1:${agentPort}`
+      ],
+      agentPort
+    )
+    // Listed as the pods the PodMonitors select would be: namespace, pod, node, the named port.
+    const agentTarget = {
+      address: `127.0.0.1:${agentPort}`,
+      namespace: "kube-system",
+      pod: `nodemend-agent-${tag}`,
+      node: agentNode,
+      port: "health"
+    }
+    writeTargets(prometheus!.targetsDir, "nodemend-agent", [agentTarget])
+
+    // 0. The agent scraped, no controller: no leader.
+    await alertsUntil("NoLeader while no controller is scraped", (alerts) =>
+      alerts.some((a) => a.labels.alertname === "NodemendNoLeader")
+    )
+    writeTargets(prometheus!.targetsDir, "nodemend-controller", [
+      {
+        address: `127.0.0.1:${ctlPort}`,
+        namespace: "nodemend-system",
+        pod: `nodemend-controller-${tag}`,
+        port: "http"
+      }
+    ])
+
+    // 1. Healthy: both scraped, the controller leads, nothing pending or firing (NoLeader clears once it leads).
+    await waitFor(
+      "both targets up, the controller leading",
+      async () => {
+        const up = (await instant("sum(up)")) as { value: [number, string] }[]
+        const leader = (await instant("cluster:nodemend_controller_leader:sum")) as {
+          value: [number, string]
+        }[]
+        return up[0]?.value[1] === "2" && leader[0]?.value[1] === "1" ? true : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 500 }
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n--- binaries ---\n${outputs()}`)
+    })
+    // The agent series carry the node label the PodMonitor's relabeling adds.
+    expect(
+      await instant(`nodemend_agent_condition_writes_total{node="${agentNode}", namespace="kube-system"}`)
+    ).not.toEqual([])
+    await alertsUntil("no alert on a healthy fleet", (alerts) => alerts.length === 0)
+    // Still none a few evaluations later.
+    await new Promise((r) => setTimeout(r, 3000))
+    expect(show(await activeAlerts())).toBe("(none)")
+
+    // 2. Faults: pool A's repair fails and holds its slot (the other node queued); pool B's breaker opens; the
+    // agent's kernel log skips 1000 records; a second agent cannot write its conditions.
+    for (const n of [a1, a2, b1]) await unhealthy(n)
+    host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
+    appendFileSync(join(host.root, "dev/kmsg"), "6,1000000,3700000000,-;records before this one were lost\n")
+    const readOnlyNode = await node(`${tag}-agent-ro`, {})
+    readOnlyHost = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b3")
+    const readOnlyPort = await freePort()
+    spawnSourceBinary(
+      running,
+      "packages/agent/src/main.ts",
+      [
+        "--node-name",
+        readOnlyNode,
+        "--kubeconfig",
+        await readOnlyKubeconfig(),
+        "--host-root",
+        readOnlyHost.root,
+        "--health-address",
+        `127.0.0.1:${readOnlyPort}`
+      ],
+      readOnlyPort
+    )
+    writeTargets(prometheus!.targetsDir, "nodemend-agent", [
+      agentTarget,
+      {
+        address: `127.0.0.1:${readOnlyPort}`,
+        namespace: "kube-system",
+        pod: `nodemend-agent-${tag}-ro`,
+        node: readOnlyNode,
+        port: "health"
+      }
+    ])
+    const expected = [
+      "NodemendRepairsFailing",
+      "NodemendPoolHeldByFailedRepair",
+      "NodemendBreakerOpen",
+      "NodemendAgentKmsgSequenceGaps",
+      "NodemendAgentNotReady"
+    ]
+    const raised = await alertsUntil(
+      "a failed repair, a held slot, an open breaker, kernel log gaps, an agent that cannot write",
+      (alerts) =>
+        has(alerts, "NodemendAgentKmsgSequenceGaps", "firing", { node: agentNode, severity: "warning" }) &&
+        has(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
+        has(alerts, "NodemendRepairsFailing", "firing", {
+          condition: "KernelReady",
+          reason: "ForkFailedOutOfPIDs",
+          action: "Replace",
+          severity: "critical"
+        }) &&
+        has(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
+        has(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
+    )
+    // Nothing else: not pool A's breaker (100%), not the other pool's slot, no leader trouble, nothing of the first
+    // agent's condition writes.
+    expect(raised.map((a) => a.labels.alertname).filter((n) => !expected.includes(n!))).toEqual([])
+    expect(
+      raised.filter((a) => a.labels.alertname === "NodemendAgentNotReady").map((a) => a.labels.node)
+    ).toEqual([readOnlyNode])
+    expect(
+      raised.filter((a) => a.labels.alertname === "NodemendBreakerOpen").map((a) => a.labels.pool)
+    ).toEqual([poolB])
+
+    // 3. A zonal shift (in a zone none of these nodes is in: the stand-down gauge is the controller's), then a
+    // shift list the provider cannot read: it fails closed.
+    await writeShifts(
+      JSON.stringify([
+        { kind: "zonal-shift", zone: "test-zone-z", expiresAt: "2099-01-01T00:00:00Z", applied: true }
+      ])
+    )
+    await alertsUntil("stood down for a zonal shift", (alerts) =>
+      has(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
+    )
+    await writeShifts("not json")
+    await alertsUntil(
+      "stood down, provider unknown",
+      (alerts) =>
+        has(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
+        !alerts.some((a) => a.labels.alertname === "NodemendStoodDownForZonalShift")
+    )
+
+    // 4. Every panel's query (and variable) returns data now.
+    await waitFor(
+      "the agent's finding and event scraped",
+      async () => ((await instant("nodemend_agent_events_total")).length > 0 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 500 }
+    )
+    const dashboard = readDashboard()
+    const empty: string[] = []
+    for (const q of [...panelQueries(dashboard), ...variableQueries(dashboard)])
+      if ((await instant(q.expr)).length === 0) empty.push(`${q.name}: ${q.expr}`)
+    expect(empty).toEqual([])
+  }, 420_000)
+})
