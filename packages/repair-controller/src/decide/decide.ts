@@ -1,16 +1,26 @@
 /**
  * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
- * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, breaker,
- * in-flight budget, dry-run. "When in doubt the controller does nothing."
+ * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, zone breaker,
+ * relapse hold, breaker, in-flight budget, dry-run. "When in doubt the controller does nothing."
  */
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { NodePoolFacts } from "../domain/NodePool.ts"
-import { type BreakerVerdict, breakerVerdict, type PoolStats, poolOf, scopeCount } from "./breaker.ts"
+import {
+  type BreakerVerdict,
+  breakerVerdict,
+  CLUSTER_SCOPE,
+  type PoolStats,
+  poolOf,
+  scopeCount
+} from "./breaker.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
+import { type HoldVerdict, holdVerdict, type RelapsePolicy, relapsePolicy } from "./relapse.ts"
 import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
+import type { RelapseLedger } from "../domain/RelapseLedger.ts"
+import { type ZoneVerdict, zoneVerdict } from "./zoneBreaker.ts"
 import type { Veto } from "./veto.ts"
 import { vetoOf } from "./veto.ts"
 import { type GateVerdict, gateVerdict, type ShiftObservation } from "./zonalShiftGate.ts"
@@ -23,6 +33,8 @@ export interface DecideInput {
   readonly now: number
   /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
   readonly nodePool?: NodePoolFacts
+  /** The relapse ledger of a pool (scope name) and reason, if one is kept (decide/relapse.ts). */
+  readonly ledger?: (scope: string, reason: string) => RelapseLedger | undefined
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */
@@ -35,6 +47,20 @@ export type Decision =
       readonly _tag: "StandDown"
       readonly governing: PolicyMatch
       readonly gate: Exclude<GateVerdict, { _tag: "Open" }>
+      readonly requeueAfterMs: number
+    }
+  | {
+      readonly _tag: "ZoneStandDown"
+      readonly governing: PolicyMatch
+      readonly zone: Exclude<ZoneVerdict, { _tag: "Open" }>
+      readonly requeueAfterMs: number
+    }
+  | {
+      readonly _tag: "Held"
+      readonly governing: PolicyMatch
+      readonly scope: string
+      readonly held: Extract<HoldVerdict, { _tag: "Held" }>
+      readonly policy: RelapsePolicy
       readonly requeueAfterMs: number
     }
   | {
@@ -61,7 +87,7 @@ export type Decision =
       readonly pool: string | undefined
     }
 
-export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInput): Decision => {
+export const decide = ({ config, node, stats, shifts, now, nodePool, ledger }: DecideInput): Decision => {
   const t = tolerationVerdict(matchPolicies(config, node), now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
@@ -70,7 +96,22 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
   const gate = gateVerdict(config, shifts, node, now)
   if (gate._tag === "StandDown")
     return { _tag: "StandDown", governing, gate, requeueAfterMs: config.zonalShift.refreshSeconds * 1000 }
+  const zone = zoneVerdict(config, stats.zones, node)
+  if (zone._tag === "StandDown")
+    return { _tag: "ZoneStandDown", governing, zone, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
   const pool = poolOf(config, node)
+  const policy = relapsePolicy(config, pool, governing.reason)
+  const held = holdVerdict(ledger?.(pool ?? CLUSTER_SCOPE, governing.reason), policy, now)
+  if (held._tag === "Held")
+    return {
+      _tag: "Held",
+      governing,
+      scope: pool ?? CLUSTER_SCOPE,
+      held,
+      policy,
+      // Looked at again when the quiet period ends, or sooner (a release wakes the pool).
+      requeueAfterMs: Math.max(1000, Math.min(held.until - now, config.breaker.requeueSeconds * 1000))
+    }
   const breaker = breakerVerdict(config, stats, pool, nodePool?.claims)
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
