@@ -11,6 +11,7 @@ import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
+import type { RelapseStore } from "./RelapseStore.ts"
 import type { RepairStore } from "./RepairStore.ts"
 import type { WorkQueue } from "./WorkQueue.ts"
 
@@ -25,6 +26,8 @@ export interface ControllerEnv extends StepPorts {
   readonly karpenter: KarpenterCache
   readonly shifts: Ref.Ref<ShiftObservation>
   readonly store: RepairStore
+  /** Relapse ledgers per pool and reason, and their holds (journal: RelapseStore.ts). */
+  readonly relapse: RelapseStore
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

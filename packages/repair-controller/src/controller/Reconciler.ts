@@ -3,7 +3,10 @@
  * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
+import { matchPolicies } from "../decide/policyMatch.ts"
+import { evidenceText, holdText } from "../decide/relapse.ts"
+import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
@@ -68,6 +71,31 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
+      case "ZoneStandDown":
+        yield* event(
+          `StandDown/zone/${d.zone.cause}`,
+          "Warning",
+          "RepairStandDown",
+          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) stands down: ${zoneText(d.zone)}`
+        )
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      case "Held": {
+        const scope = d.scope === CLUSTER_SCOPE ? "the cluster" : `pool ${d.scope}`
+        const release = `kubectl nodemend release ${d.scope === CLUSTER_SCOPE ? "'<cluster>'" : d.scope} ${d.held.reason}`
+        yield* event(
+          `Held/${d.scope}/${d.held.reason}`,
+          "Warning",
+          "RepairHeld",
+          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) in ${scope} is held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
+        )
+        yield* Metric.update(
+          Metric.withAttributes(M.repairsHeld, { pool: d.scope, reason: d.held.reason }),
+          1
+        )
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      }
       case "Blocked": {
         const b = d.breaker
         yield* event(
@@ -124,6 +152,46 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
+/**
+ * A node with actionable matches, not under repair: is it a relapse of a repair of its pool (a replacement, or a
+ * node that came up after it, with the same condition and reason)? A relapse is counted, logged and kept in the
+ * ledger; the one that crosses the threshold engages the hold. A ledger that cannot be written costs the evidence
+ * of this sighting (seen again at the next reconcile), never the decision.
+ */
+const sight = (env: ControllerEnv, node: NodeView, now: number) =>
+  Effect.gen(function* () {
+    const matches = matchPolicies(env.config, node).filter((m) => m.action !== "None")
+    if (matches.length === 0) return
+    const scope = poolOf(env.config, node) ?? CLUSTER_SCOPE
+    const seen = yield* env.relapse
+      .sighted(node, scope, matches, now)
+      .pipe(
+        Effect.catch((e) =>
+          Effect.logWarning("could not record a relapse", { node: node.name, error: e.message }).pipe(
+            Effect.as([])
+          )
+        )
+      )
+    for (const s of seen) {
+      yield* Metric.update(Metric.withAttributes(M.relapses, { pool: scope, reason: s.ledger.reason }), 1)
+      yield* Effect.logWarning("relapse: a repaired fault came back", {
+        node: node.name,
+        pool: scope,
+        reason: s.ledger.reason,
+        kind: s.relapse.kind,
+        repair: s.relapse.repairId,
+        repairedNode: s.relapse.repairedNode,
+        afterMs: s.relapse.afterMs
+      })
+      if (s.engaged !== undefined)
+        yield* Effect.logWarning("relapse hold engaged: new repairs of the reason in the pool are held", {
+          pool: scope,
+          reason: s.ledger.reason,
+          evidence: evidenceText(s.engaged.evidence)
+        })
+    }
+  })
+
 /** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
 export const FAILED_RECHECK_MS = 10_000
 
@@ -157,13 +225,15 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     if (node === undefined || node.deleting) return
     const now = yield* Clock.currentTimeMillis
+    yield* sight(env, node, now)
     const d = decide({
       config: env.config,
       node,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
       now,
-      ...nodePoolOf(env, node)
+      ...nodePoolOf(env, node),
+      ledger: env.relapse.ledger
     })
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair

@@ -53,7 +53,23 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
         : `healthy after reboot (${r.conditionType}, ${r.reason})`,
       "now"
     )
+    // The relapse ledger first (it keeps a repair once, by id): a crash before the journal entry goes repeats it.
+    // Its failure costs evidence, not the repair.
+    yield* env.relapse.repaired(r, yield* Clock.currentTimeMillis).pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("could not record the repair in its relapse ledger", {
+          node: r.node.name,
+          error: e.message
+        })
+      )
+    )
     yield* env.store.finish(r)
+    // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
+    // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too.
+    if (r.replacement?.nodeName !== undefined) env.queue.add(r.replacement.nodeName)
+    for (const n of env.cache.counter.unhealthyNames())
+      if (n !== r.node.name && env.cache.view(n)?.labels[env.config.poolLabel] === r.node.pool)
+        env.queue.add(n)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })

@@ -102,11 +102,7 @@ export const sightingOf = (node: NodeView, since: number): Sighting => ({
 })
 
 /** Which of the ledger's repairs a sighting follows, and how; undefined when it follows none. */
-export const relapseOf = (
-  ledger: RelapseLedger,
-  s: Sighting,
-  policy: RelapsePolicy
-): Relapse | undefined => {
+export const relapseOf = (ledger: RelapseLedger, s: Sighting, policy: RelapsePolicy): Relapse | undefined => {
   if (ledger.relapses.some((r) => r.node === s.node && (r.uid === undefined || r.uid === s.uid)))
     return undefined
   const within = (r: LedgerRepair) => s.since >= r.startedAt && s.since <= r.finishedAt + policy.windowMs
@@ -116,8 +112,7 @@ export const relapseOf = (
     (r) => r.action === "Reboot" && r.node === s.node && s.since > r.finishedAt && within(r)
   )
   const asFresh = newest.find(
-    (r) =>
-      r.node !== s.node && s.createdAt !== undefined && s.createdAt >= r.startedAt && within(r)
+    (r) => r.node !== s.node && s.createdAt !== undefined && s.createdAt >= r.startedAt && within(r)
   )
   const [repair, kind] =
     asReplacement !== undefined
@@ -156,12 +151,7 @@ export interface Observed {
 }
 
 /** A node seen with the ledger's condition and reason: a relapse or not, and whether it engages the hold. */
-export const observe = (
-  ledger: RelapseLedger,
-  s: Sighting,
-  policy: RelapsePolicy,
-  now: number
-): Observed => {
+export const observe = (ledger: RelapseLedger, s: Sighting, policy: RelapsePolicy, now: number): Observed => {
   if (!policy.enabled) return { ledger }
   const relapse = relapseOf(ledger, s, policy)
   if (relapse === undefined) return { ledger }
@@ -169,7 +159,12 @@ export const observe = (
   if (next.hold !== undefined) return { ledger: next, relapse }
   const counting = countingRelapses(next, policy, now)
   if (counting.length < policy.threshold) return { ledger: next, relapse }
-  const hold: Hold = { since: now, evidence: counting, threshold: policy.threshold, windowMs: policy.windowMs }
+  const hold: Hold = {
+    since: now,
+    evidence: counting,
+    threshold: policy.threshold,
+    windowMs: policy.windowMs
+  }
   return { ledger: { ...next, hold }, relapse, engaged: hold }
 }
 

@@ -28,7 +28,9 @@ export const nodeView = (n: Node): NodeView => ({
     })
   ),
   deleting: n.metadata?.deletionTimestamp !== undefined && n.metadata.deletionTimestamp !== null,
-  ...(toMs(n.metadata?.creationTimestamp) !== undefined ? { createdAt: toMs(n.metadata?.creationTimestamp)! } : {})
+  ...(toMs(n.metadata?.creationTimestamp) !== undefined
+    ? { createdAt: toMs(n.metadata?.creationTimestamp)! }
+    : {})
 })
 
 export const nodeRef = (n: {
