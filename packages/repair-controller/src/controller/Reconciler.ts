@@ -3,9 +3,8 @@
  * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
-import { matchPolicies } from "../decide/policyMatch.ts"
-import { evidenceText, holdText } from "../decide/relapse.ts"
+import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { holdText } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import type { NodeView } from "../domain/NodeView.ts"
@@ -13,6 +12,7 @@ import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
 
@@ -152,46 +152,6 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
-/**
- * A node with actionable matches, not under repair: is it a relapse of a repair of its pool (a replacement, or a
- * node that came up after it, with the same condition and reason)? A relapse is counted, logged and kept in the
- * ledger; the one that crosses the threshold engages the hold. A ledger that cannot be written costs the evidence
- * of this sighting (seen again at the next reconcile), never the decision.
- */
-const sight = (env: ControllerEnv, node: NodeView, now: number) =>
-  Effect.gen(function* () {
-    const matches = matchPolicies(env.config, node).filter((m) => m.action !== "None")
-    if (matches.length === 0) return
-    const scope = poolOf(env.config, node) ?? CLUSTER_SCOPE
-    const seen = yield* env.relapse
-      .sighted(node, scope, matches, now)
-      .pipe(
-        Effect.catch((e) =>
-          Effect.logWarning("could not record a relapse", { node: node.name, error: e.message }).pipe(
-            Effect.as([])
-          )
-        )
-      )
-    for (const s of seen) {
-      yield* Metric.update(Metric.withAttributes(M.relapses, { pool: scope, reason: s.ledger.reason }), 1)
-      yield* Effect.logWarning("relapse: a repaired fault came back", {
-        node: node.name,
-        pool: scope,
-        reason: s.ledger.reason,
-        kind: s.relapse.kind,
-        repair: s.relapse.repairId,
-        repairedNode: s.relapse.repairedNode,
-        afterMs: s.relapse.afterMs
-      })
-      if (s.engaged !== undefined)
-        yield* Effect.logWarning("relapse hold engaged: new repairs of the reason in the pool are held", {
-          pool: scope,
-          reason: s.ledger.reason,
-          evidence: evidenceText(s.engaged.evidence)
-        })
-    }
-  })
-
 /** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
 export const FAILED_RECHECK_MS = 10_000
 
@@ -225,7 +185,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     if (node === undefined || node.deleting) return
     const now = yield* Clock.currentTimeMillis
-    yield* sight(env, node, now)
+    yield* sightRelapse(env, node, now)
     const d = decide({
       config: env.config,
       node,

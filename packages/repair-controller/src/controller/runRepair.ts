@@ -12,6 +12,7 @@ import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
 import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { sightRelapse } from "./relapseSighting.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -65,11 +66,16 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
     )
     yield* env.store.finish(r)
     // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
-    // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too.
-    if (r.replacement?.nodeName !== undefined) env.queue.add(r.replacement.nodeName)
-    for (const n of env.cache.counter.unhealthyNames())
-      if (n !== r.node.name && env.cache.view(n)?.labels[env.config.poolLabel] === r.node.pool)
-        env.queue.add(n)
+    // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too. Sighted
+    // now, under repair or not: a replacement that relapsed while this repair ran may be under repair already.
+    const now = yield* Clock.currentTimeMillis
+    for (const n of [r.replacement?.nodeName, ...env.cache.counter.unhealthyNames()]) {
+      if (n === undefined || n === r.node.name) continue
+      const view = env.cache.view(n)
+      if (view === undefined || view.labels[env.config.poolLabel] !== r.node.pool) continue
+      yield* sightRelapse(env, view, now)
+      env.queue.add(n)
+    }
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })
