@@ -21,6 +21,7 @@ import { makeKarpenterCache } from "../karpenter/KarpenterCache.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
 import { makeRelapseStore } from "./RelapseStore.ts"
+import { makeWaitingRoom } from "./WaitingRoom.ts"
 import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
 import { stoodDownZones } from "../decide/zoneBreaker.ts"
 import { makeRepairStore } from "./RepairStore.ts"
@@ -169,6 +170,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones }),
       store: makeRepairStore(kube, config.namespace, cache.counter.setRepair),
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),

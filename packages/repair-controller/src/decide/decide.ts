@@ -17,6 +17,7 @@ import {
 } from "./breaker.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
+import { type Place, placeOf, rankOf, type Waiting } from "./order.ts"
 import { type HoldVerdict, holdVerdict, type RelapsePolicy, relapsePolicy } from "./relapse.ts"
 import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
 import type { RelapseLedger } from "../domain/RelapseLedger.ts"
@@ -35,6 +36,10 @@ export interface DecideInput {
   readonly nodePool?: NodePoolFacts
   /** The relapse ledger of a pool (scope name) and reason, if one is kept (decide/relapse.ts). */
   readonly ledger?: (scope: string, reason: string) => RelapseLedger | undefined
+  /** The pool's other due repairs waiting for a slot (decide/order.ts orders them with this one). */
+  readonly waiting?: (scope: string) => ReadonlyArray<Waiting>
+  /** Relapses and failed repairs of a pool and reason: the queue's backoff. */
+  readonly setbacks?: (scope: string, reason: string) => number
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */
@@ -77,6 +82,9 @@ export type Decision =
       /** Of `inFlight`, failed repairs holding their slot until an operator acts. */
       readonly failed: number
       readonly budget: InFlightBudget
+      /** This repair as the queue orders it, and its place: `place.position` repairs of the pool go first. */
+      readonly waiting: Waiting
+      readonly place: Place
       readonly requeueAfterMs: number
     }
   | { readonly _tag: "WouldRepair"; readonly governing: PolicyMatch; readonly breaker: BreakerVerdict }
@@ -87,7 +95,17 @@ export type Decision =
       readonly pool: string | undefined
     }
 
-export const decide = ({ config, node, stats, shifts, now, nodePool, ledger }: DecideInput): Decision => {
+export const decide = ({
+  config,
+  node,
+  stats,
+  shifts,
+  now,
+  nodePool,
+  ledger,
+  waiting,
+  setbacks
+}: DecideInput): Decision => {
   const t = tolerationVerdict(matchPolicies(config, node), now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
@@ -123,7 +141,16 @@ export const decide = ({ config, node, stats, shifts, now, nodePool, ledger }: D
     maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
     ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
   })
-  if (count.repairing >= budget.allowed)
+  const me: Waiting = {
+    node: node.name,
+    reason: governing.reason,
+    rank: rankOf(governing),
+    dueSince: governing.expiresAt ?? now,
+    setbacks: setbacks?.(breaker.scope, governing.reason) ?? 0
+  }
+  const place = placeOf(me, waiting?.(breaker.scope) ?? [], now)
+  // A free slot goes to the first waiting repairs of the pool in the queue's order, not to whoever asks first.
+  if (count.repairing + place.position >= budget.allowed)
     return {
       _tag: "Queued",
       governing,
@@ -131,6 +158,8 @@ export const decide = ({ config, node, stats, shifts, now, nodePool, ledger }: D
       inFlight: count.repairing,
       failed: count.failed,
       budget,
+      waiting: me,
+      place,
       requeueAfterMs: config.breaker.requeueSeconds * 1000
     }
   if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
