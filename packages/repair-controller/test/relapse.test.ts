@@ -115,6 +115,18 @@ describe("relapse detection (pure)", () => {
     expect(o.engaged).toBeUndefined()
   })
 
+  it("a replacement known only by its instance id (the AWS owners) is matched by its providerID", () => {
+    let l = emptyLedger("p", REASON, "KernelReady")
+    l = recordRepair(
+      l,
+      repair(0, T0, { replacement: undefined, replacementInstance: "i-0abc" } as never),
+      policy,
+      T0
+    )
+    const s = { ...sighting("ip-10-0-0-1", T0 - MIN, T0 + MIN), providerID: "aws:///us-west-2a/i-0abc" }
+    expect(observe(l, s, policy, T0 + MIN).relapse?.kind).toBe("replacement")
+  })
+
   it("a fresh node of the pool (created after the repair started) counts; an older node does not", () => {
     const l = ledgerWith(1)
     expect(observe(l, sighting("other", T0 - MIN, T0 + MIN), policy, T0 + MIN).relapse?.kind).toBe("fresh")
@@ -125,6 +137,13 @@ describe("relapse detection (pure)", () => {
     const l = ledgerWith(1)
     expect(observe(l, sighting("n0-r", T0, T0 + 61 * MIN), policy, T0 + 61 * MIN).relapse).toBeUndefined()
     expect(observe(l, sighting("n0-r", T0, T0 - 6 * MIN), policy, T0).relapse).toBeUndefined()
+  })
+
+  it("a replacement that fails within the second its repair started counts (timestamps are whole seconds)", () => {
+    const l = ledgerWith(1)
+    const started = T0 - 5 * MIN
+    const o = observe(l, sighting("n0-r", started - 400, started - 400), policy, T0)
+    expect(o.relapse?.kind).toBe("replacement")
   })
 
   it("a rebooted node whose condition comes back after the repair ended relapses on itself", () => {

@@ -139,6 +139,9 @@ export const makeRelapseStore = (
               node: r.node.name,
               action: r.escalatedFrom !== undefined ? "Replace" : r.action,
               ...(r.replacement?.nodeName !== undefined ? { replacement: r.replacement.nodeName } : {}),
+              ...(r.replacement?.instanceId !== undefined
+                ? { replacementInstance: r.replacement.instanceId }
+                : {}),
               startedAt: Date.parse(r.startedAt),
               finishedAt: r.finishedAt !== undefined ? Date.parse(r.finishedAt) : now
             },

@@ -19,6 +19,9 @@ export interface RelapsePolicy {
   readonly quietMs: number
 }
 
+/** The resolution of the API's timestamps. */
+const SECOND = 1000
+
 /** How many repairs and relapses a ledger keeps at most (the newest): evidence, not history. */
 export const LEDGER_CAP = 50
 
@@ -88,6 +91,7 @@ export const recordRepair = (
 export interface Sighting {
   readonly node: string
   readonly uid?: string | undefined
+  readonly providerID?: string | undefined
   /** The Node's creationTimestamp. */
   readonly createdAt?: number | undefined
   /** The condition's lastTransitionTime. */
@@ -97,6 +101,7 @@ export interface Sighting {
 export const sightingOf = (node: NodeView, since: number): Sighting => ({
   node: node.name,
   uid: node.uid,
+  providerID: node.providerID,
   createdAt: node.createdAt,
   since
 })
@@ -105,14 +110,20 @@ export const sightingOf = (node: NodeView, since: number): Sighting => ({
 export const relapseOf = (ledger: RelapseLedger, s: Sighting, policy: RelapsePolicy): Relapse | undefined => {
   if (ledger.relapses.some((r) => r.node === s.node && (r.uid === undefined || r.uid === s.uid)))
     return undefined
-  const within = (r: LedgerRepair) => s.since >= r.startedAt && s.since <= r.finishedAt + policy.windowMs
+  // Kubernetes writes lastTransitionTime and creationTimestamp in whole seconds: a replacement that comes up (and
+  // fails) within the second its repair started reads as before it.
+  const within = (r: LedgerRepair) =>
+    s.since >= r.startedAt - SECOND && s.since <= r.finishedAt + policy.windowMs
   const newest = [...ledger.repairs].sort((a, b) => b.finishedAt - a.finishedAt)
-  const asReplacement = newest.find((r) => r.replacement === s.node && within(r))
+  const isReplacement = (r: LedgerRepair) =>
+    r.replacement === s.node ||
+    (r.replacementInstance !== undefined && s.providerID?.endsWith(`/${r.replacementInstance}`) === true)
+  const asReplacement = newest.find((r) => isReplacement(r) && within(r))
   const asSameNode = newest.find(
     (r) => r.action === "Reboot" && r.node === s.node && s.since > r.finishedAt && within(r)
   )
   const asFresh = newest.find(
-    (r) => r.node !== s.node && s.createdAt !== undefined && s.createdAt >= r.startedAt && within(r)
+    (r) => r.node !== s.node && s.createdAt !== undefined && s.createdAt >= r.startedAt - SECOND && within(r)
   )
   const [repair, kind] =
     asReplacement !== undefined

@@ -18,6 +18,8 @@ export const LedgerRepairSchema = Schema.Struct({
   action: Schema.Literals(["Replace", "Reboot"]),
   /** The replacement's Node name, when the owner said it. */
   replacement: Schema.optionalKey(Schema.String),
+  /** The replacement's instance id, when the cloud said it (its Node is matched by providerID). */
+  replacementInstance: Schema.optionalKey(Schema.String),
   startedAt: Ms,
   finishedAt: Ms
 })
