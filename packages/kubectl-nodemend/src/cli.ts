@@ -53,8 +53,9 @@ Usage:
       URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist. --s3 presigns
       PUT and GET URLs for <prefix>/<node>-logs.tar.gz with your AWS credentials.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
-      The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, and the pools held
-      by a failed repair (each counts against its pool's in-flight budget until an operator acts).
+      The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, the pools held
+      by a failed repair (each counts against its pool's in-flight budget until an operator acts), and the
+      repairs held for relapse (pool and reason, with the evidence and the release command).
   kubectl nodemend timeline <node>
       What happened to a node, and why, in time order, with who wrote each entry: "verified" only for the
       repair controller's own Events (its identity is checked on write); everything else is "unverified".
