@@ -100,6 +100,19 @@ export const ROWS = [
         ]
       },
       {
+        title: "Relapse holds and zone stand-downs",
+        type: "timeseries",
+        w: 12,
+        h: 8,
+        alert: "NodemendRepairsHeldForRelapse, NodemendZoneStoodDown",
+        description:
+          "Pool and reason pairs whose new repairs are held because the nodes repaired for that reason came back with it (kubectl nodemend status lists them; kubectl nodemend release POOL REASON lifts one); above 0 fires NodemendRepairsHeldForRelapse. Per zone, 1 while the failure-domain breaker stands its repairs down (its unhealthy share is over zoneBreaker.maxUnhealthyPercent while the other zones' is not); 15 minutes fires NodemendZoneStoodDown.",
+        queries: [
+          q("max(nodemend_controller_relapse_holds)", "pool and reason pairs held for relapse"),
+          q("max by (zone) (nodemend_controller_zone_stand_down)", "{{zone}} stood down")
+        ]
+      },
+      {
         title: "Failed repairs in the last hour, by cause",
         type: "timeseries",
         w: 12,

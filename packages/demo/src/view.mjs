@@ -44,7 +44,12 @@ export const nodeState = (node, snap) => {
   if (left > 0) return `${c.type} ${safe(c.reason)}: toleration ${secs(left)} left`
   if (last?.reason === "RepairQueued") {
     const q = /(\d+) repairs? in flight in [^,]*, allowed (\d+)/.exec(last.message)
-    return `${c.type} ${safe(c.reason)}: QUEUED: ${q ? `${q[1]} in flight, allowed ${q[2]}` : safe(last.message)}`
+    const pos = /queue position (\d+ of \d+) \(rank (\w+)/.exec(last.message)
+    return `${c.type} ${safe(c.reason)}: QUEUED: ${q ? `${q[1]} in flight, allowed ${q[2]}` : safe(last.message)}${pos ? `; ${pos[1]} in line (${pos[2]})` : ""}`
+  }
+  if (last?.reason === "RepairHeld") {
+    const h = /(\d+) nodes of .* came back with .* within (\S+) of a repair/.exec(last.message)
+    return `${c.type} ${safe(c.reason)}: HELD for relapse (${h ? `${h[1]} replacements relapsed within ${h[2]}` : safe(last.message)}; kubectl nodemend release ${safe(node.pool)} ${safe(c.reason)})`
   }
   if (last?.reason === "RepairBlocked")
     return `${c.type} ${safe(c.reason)}: HELD by breaker (${safe(/\((\d+ of \d+, allowed \d+)\)/.exec(last.message)?.[1] ?? last.message)})`

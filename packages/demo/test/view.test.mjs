@@ -44,6 +44,40 @@ describe("view", () => {
     )
   })
 
+  it("a node held for relapse says so, with the count and the release command", () => {
+    const n = node("h", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")])
+    const events = [
+      {
+        uid: "3",
+        at,
+        node: "h",
+        reason: "RepairHeld",
+        message:
+          "repair of KernelReady=False (ForkFailedOutOfPIDs) in pool general is held since 2026-12-01T12:00:20.000Z: 3 nodes of pool general came back with ForkFailedOutOfPIDs within 60m of a repair (threshold 3), so repairing more will not help: ..."
+      }
+    ]
+    expect(nodeState(n, snap([n], { events }))).toBe(
+      "KernelReady ForkFailedOutOfPIDs: HELD for relapse (3 replacements relapsed within 60m; kubectl nodemend release general ForkFailedOutOfPIDs)"
+    )
+  })
+
+  it("a queued node shows its place in line when RepairQueued says it", () => {
+    const n = node("p", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")])
+    const events = [
+      {
+        uid: "4",
+        at,
+        node: "p",
+        reason: "RepairQueued",
+        message:
+          'KernelReady=False (ForkFailedOutOfPIDs) is due; waiting for a slot: 1 repairs in flight in pool general, allowed 1 by maxInFlight "1"; queue position 2 of 3 (rank fatal +90m, waiting 0m, backoff -0m)'
+      }
+    ]
+    expect(nodeState(n, snap([n], { events }))).toBe(
+      "KernelReady ForkFailedOutOfPIDs: QUEUED: 1 in flight, allowed 1; 2 of 3 in line (fatal)"
+    )
+  })
+
   it("a node waiting for a repair slot says so, with the counts from RepairQueued", () => {
     const n = node("q", [cond("KernelReady", "False", "ForkFailedOutOfPIDs")])
     const events = [

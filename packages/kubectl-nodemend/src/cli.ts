@@ -34,6 +34,8 @@ import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { connect } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
 import { namespaceFlag, type RepairCommand, runRepairAction } from "./repairActions.ts"
+import { HOLD_HEADERS, holdRows, holdsOf, runRelease } from "./relapseHolds.ts"
+import { RELAPSE_LEDGER_LABEL } from "@nodemend/repair-controller"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { DEFAULT_CONTROLLER_NAMESPACE, journalName, journalOf, repairOf } from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
@@ -54,8 +56,9 @@ Usage:
       URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist. --s3 presigns
       PUT and GET URLs for <prefix>/<node>-logs.tar.gz with your AWS credentials.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
-      The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, and the pools held
-      by a failed repair (each counts against its pool's in-flight budget until an operator acts).
+      The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, the pools held
+      by a failed repair (each counts against its pool's in-flight budget until an operator acts), and the
+      repairs held for relapse (pool and reason, with the evidence and the release command).
   kubectl nodemend timeline <node>
       What happened to a node, and why, in time order, with who wrote each entry: "verified" only for the
       repair controller's own Events (its identity is checked on write); everything else is "unverified".
@@ -77,7 +80,12 @@ Usage:
       For a Failed repair only: annotate the Node nodemend.io/do-not-repair=true (never repaired automatically
       again) and delete its journal record. The node keeps its taint: fix it by hand, then uncordon it.
       Recorded as a RepairAbandoned Event on the Node.
-      retry and abandon check every permission they need first (get/delete the journal ConfigMap in the
+  kubectl nodemend release <pool> <reason>
+      Lift a relapse hold: the controller holds new repairs of a reason in a pool when the nodes it repaired
+      for it keep coming back with it (RepairHeld). Deletes the hold's ledger in the controller namespace (it
+      starts over) and records a RepairHoldReleased Event; the controller repairs again within about 10 s.
+      Nodes without a pool label are in the pool '<cluster>'.
+      retry, abandon and release check every permission they need first (get/delete the journal ConfigMap in the
       controller namespace, get (abandon: patch) the Node, create events.k8s.io Events in default), refuse a
       repair that is in flight, and delete the record only as it was read (uid and resourceVersion).
 
@@ -184,6 +192,27 @@ const statusCommand = async (
       ])
     )
   )
+  const ledgers = (
+    await get<List<ConfigMap>>(
+      kube,
+      "list relapse ledgers",
+      `/api/v1/namespaces/${enc(controllerNamespace)}/configmaps?labelSelector=${enc(`${RELAPSE_LEDGER_LABEL}=true`)}`
+    )
+  ).items
+  const holds = holdsOf(ledgers)
+  io.out("")
+  if (holds.length === 0) io.out("No repairs are held for relapse.")
+  else {
+    io.out(
+      "Held for relapse (nodes repaired for the reason came back with it; new repairs of it in the pool wait):"
+    )
+    io.out(renderTable(HOLD_HEADERS, holdRows(holds)))
+    io.out("Lift a hold once the cause is fixed (or let it lift by itself after its quiet period):")
+    for (const h of holds)
+      io.out(
+        `  kubectl nodemend release ${h.pool === "<cluster>" ? "'<cluster>'" : h.pool} ${h.reason}${namespaceFlag(controllerNamespace)}`
+      )
+  }
   const held = heldPools(nodes, journal, poolLabels, selector !== undefined)
   io.out("")
   if (held.length === 0) io.out("No pool is held by a failed repair.")
@@ -371,6 +400,12 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
           values["controller-namespace"],
           io.out
         )
+      }
+      case "release": {
+        const [pool, reason, ...extra] = positionals
+        if (!pool || !reason || extra.length > 0)
+          throw new PluginError("usage: kubectl nodemend release <pool> <reason>")
+        return await runRelease(kube(), pool, reason, values["controller-namespace"], io.out)
       }
       default:
         throw new PluginError(`unknown command ${command}\n\n${USAGE}`)

@@ -174,11 +174,11 @@ const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
 
 /** The error for missing permissions: each named as `kubectl auth can-i` would ask for it. */
 export const missingPermissionsMessage = (
-  command: RepairCommand,
+  command: RepairCommand | "release",
   user: string | undefined,
   missing: ReadonlyArray<{ readonly permission: Permission; readonly reason?: string }>
 ): string =>
-  `${user ?? "you"} may not ${command} a repair: missing ${plural(missing.length, "permission", "permissions")} ${missing
+  `${user ?? "you"} may not ${command === "release" ? "release a relapse hold" : `${command} a repair`}: missing ${plural(missing.length, "permission", "permissions")} ${missing
     .map((m) => `${describePermission(m.permission)}${m.reason ? ` (${m.reason})` : ""}`)
     .join("; ")}. Nothing was changed.`
 
@@ -188,7 +188,7 @@ export const namespaceFlag = (controllerNamespace: string): string =>
 
 const MERGE = "application/merge-patch+json"
 
-const call = <A>(
+export const call = <A>(
   kube: KubeHttp,
   operation: string,
   method: Parameters<KubeHttp["call"]>[1],
@@ -197,7 +197,7 @@ const call = <A>(
   contentType?: string
 ) => Effect.runPromise(kube.call(operation, method, path, body, contentType)) as Promise<A>
 
-const orNotFound = <A>(p: Promise<A>): Promise<A | undefined> =>
+export const orNotFound = <A>(p: Promise<A>): Promise<A | undefined> =>
   p.catch((e: unknown) => {
     if (k8sCode(e) === 404) return undefined
     throw e
@@ -215,7 +215,7 @@ export const whoAmI = async (kube: KubeHttp): Promise<string | undefined> => {
   return r?.status?.userInfo?.username || undefined
 }
 
-const missingPermissions = async (kube: KubeHttp, permissions: ReadonlyArray<Permission>) => {
+export const missingPermissions = async (kube: KubeHttp, permissions: ReadonlyArray<Permission>) => {
   const answers = await Promise.all(
     permissions.map((permission) =>
       call<{ status?: { allowed?: boolean; reason?: string } }>(

@@ -83,10 +83,28 @@ const IntOrPercent = Schema.String.check(
   )
 )
 
+/** Relapse settings at one level; each key left out falls back to the level below. */
+const RelapseKnobs = {
+  enabled: Schema.optionalKey(Schema.Boolean),
+  /** A relapse is the same condition and reason within this of a repair's end (and counts for this long). */
+  windowSeconds: Schema.optionalKey(PositiveSeconds),
+  /** Relapses (distinct nodes) within the window that hold new repairs of the reason in the pool. */
+  threshold: Schema.optionalKey(Count),
+  /** A hold lifts by itself after this long without a relapse. */
+  quietSeconds: Schema.optionalKey(PositiveSeconds)
+}
+export const RelapseReasonFile = Schema.Struct(RelapseKnobs)
+export const RelapseFile = Schema.Struct({
+  ...RelapseKnobs,
+  /** Keyed by exact reason or catalog template, as `reasons:`. */
+  reasons: Schema.optionalKey(Schema.Record(Schema.String, RelapseReasonFile).check(knownTemplates))
+})
+
 export const PoolFile = Schema.Struct({
   maxUnhealthyPercent: Schema.optionalKey(Percent),
   maxInFlight: Schema.optionalKey(IntOrPercent),
-  doNotRepair: Schema.optionalKey(Schema.Boolean)
+  doNotRepair: Schema.optionalKey(Schema.Boolean),
+  relapse: Schema.optionalKey(RelapseFile)
 })
 
 const decodeAwsSection = Schema.decodeUnknownResult(AwsConfigSection)
@@ -139,6 +157,17 @@ export const ConfigFileSchema = Schema.Struct({
     })
   ),
   breaker: Schema.optionalKey(Schema.Struct({ requeueSeconds: Schema.optionalKey(PositiveSeconds) })),
+  /** Relapse holds (decide/relapse.ts): per pool in `pools.<p>.relapse`, per reason in `reasons`. */
+  relapse: Schema.optionalKey(RelapseFile),
+  /** The failure-domain breaker (decide/zoneBreaker.ts). */
+  zoneBreaker: Schema.optionalKey(
+    Schema.Struct({
+      enabled: Schema.optionalKey(Schema.Boolean),
+      maxUnhealthyPercent: Schema.optionalKey(Percent),
+      minUnhealthyNodes: Schema.optionalKey(Count),
+      onUnknownZone: Schema.optionalKey(Schema.Literals(["standDown", "proceed"]))
+    })
+  ),
   /** A step whose call fails with a retryable error is tried again with backoff, at most `maxAttempts` times. */
   retry: Schema.optionalKey(
     Schema.Struct({

@@ -22,6 +22,34 @@ export interface RepairKnobs {
 
 export type NoCapacity = "removeFirst" | "fail"
 
+/** Relapse tracking (decide/relapse.ts), as resolved for one pool and reason. */
+export interface RelapseSettings {
+  readonly enabled: boolean
+  /** A relapse is the same condition and reason within this of a repair's end; `threshold` of them within it hold. */
+  readonly windowSeconds: number
+  /** Relapses (distinct nodes) within the window that hold new repairs of the reason in the pool. */
+  readonly threshold: number
+  /** A hold lifts by itself after this long without a relapse. */
+  readonly quietSeconds: number
+}
+
+/** A level of relapse settings (`relapse:` or `pools.<p>.relapse:`): each key overrides the level below. */
+export interface RelapseOverrides extends Partial<RelapseSettings> {
+  /** Per reason (exact or catalog template). */
+  readonly reasons?: Readonly<Record<string, Partial<RelapseSettings>>>
+}
+
+/** The failure-domain breaker (decide/zoneBreaker.ts). */
+export interface ZoneBreakerConfig {
+  readonly enabled: boolean
+  /** A zone whose unhealthy share is above this while every other zone's is at or below it stands down. */
+  readonly maxUnhealthyPercent: number
+  /** ... and only with at least this many unhealthy nodes in it (one bad node in a small zone is not a pattern). */
+  readonly minUnhealthyNodes: number
+  /** A node without a zone label while a zone stands down: `standDown` (fail closed, default) or `proceed`. */
+  readonly onUnknownZone: "standDown" | "proceed"
+}
+
 export interface PolicyConfig extends RepairKnobs {
   readonly conditionType: string
   readonly status: "False" | "Unknown"
@@ -41,7 +69,12 @@ export interface ControllerConfig {
   readonly pools: Readonly<
     Record<
       string,
-      { readonly maxUnhealthyPercent?: number; readonly doNotRepair?: boolean; readonly maxInFlight?: string }
+      {
+        readonly maxUnhealthyPercent?: number
+        readonly doNotRepair?: boolean
+        readonly maxInFlight?: string
+        readonly relapse?: RelapseOverrides
+      }
     >
   >
   readonly doNotRepairPools: ReadonlyArray<string>
@@ -61,6 +94,8 @@ export interface ControllerConfig {
     readonly refreshSeconds: number
   }
   readonly breaker: { readonly requeueSeconds: number }
+  readonly relapse: RelapseSettings & { readonly reasons: Readonly<Record<string, Partial<RelapseSettings>>> }
+  readonly zoneBreaker: ZoneBreakerConfig
   readonly retry: {
     readonly maxAttempts: number
     readonly initialBackoffSeconds: number
@@ -164,6 +199,19 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     refreshSeconds: f.zonalShift?.refreshSeconds ?? 30
   },
   breaker: { requeueSeconds: f.breaker?.requeueSeconds ?? 300 },
+  relapse: {
+    enabled: f.relapse?.enabled ?? true,
+    windowSeconds: f.relapse?.windowSeconds ?? 3600,
+    threshold: f.relapse?.threshold ?? 3,
+    quietSeconds: f.relapse?.quietSeconds ?? 6 * 3600,
+    reasons: f.relapse?.reasons ?? {}
+  },
+  zoneBreaker: {
+    enabled: f.zoneBreaker?.enabled ?? true,
+    maxUnhealthyPercent: f.zoneBreaker?.maxUnhealthyPercent ?? 20,
+    minUnhealthyNodes: f.zoneBreaker?.minUnhealthyNodes ?? 3,
+    onUnknownZone: f.zoneBreaker?.onUnknownZone ?? "standDown"
+  },
   retry: {
     maxAttempts: f.retry?.maxAttempts ?? 8,
     initialBackoffSeconds: f.retry?.initialBackoffSeconds ?? 1,

@@ -21,6 +21,10 @@ import { initialListFailed, retryInitialList } from "./initialSync.ts"
 import { makeKarpenterCache } from "../karpenter/KarpenterCache.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
+import { makeRelapseStore } from "./RelapseStore.ts"
+import { makeWaitingRoom } from "./WaitingRoom.ts"
+import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
+import { stoodDownZones } from "../decide/zoneBreaker.ts"
 import { makeRepairStore } from "./RepairStore.ts"
 import { makeTaintFirst } from "../actions/TaintFirst.ts"
 import { makeWorkQueue } from "./WorkQueue.ts"
@@ -62,6 +66,35 @@ const refreshShifts = (env: ControllerEnv) =>
       // Nodes standing down (or newly affected) look again now rather than at their next requeue.
       for (const n of env.cache.counter.unhealthyNames()) env.queue.add(n)
     }
+  })
+
+/** How often held relapse ledgers are looked at: released by an operator (deleted), or quiet long enough. */
+export const RELAPSE_RECHECK_MS = 10_000
+
+/** The relapse-hold and zone stand-down gauges; the zones standing down, as a key that changes when they do. */
+const guardMetrics = (env: ControllerEnv, now: number) =>
+  Effect.gen(function* () {
+    let holds = 0
+    for (const l of env.relapse.ledgers()) {
+      const held =
+        holdVerdict(
+          l,
+          relapsePolicy(env.config, l.pool === CLUSTER_SCOPE ? undefined : l.pool, l.reason),
+          now
+        )._tag === "Held"
+      if (held) holds++
+      yield* Metric.update(
+        Metric.withAttributes(M.relapseHold, { pool: l.pool, reason: l.reason }),
+        held ? 1 : 0
+      )
+    }
+    yield* Metric.update(M.relapseHolds, holds)
+    const zones = env.cache.counter.stats().zones ?? new Map()
+    const down = new Set(stoodDownZones(env.config, zones).map((d) => d.zone.zone))
+    for (const zone of zones.keys())
+      yield* Metric.update(Metric.withAttributes(M.zoneStandDown, { zone }), down.has(zone) ? 1 : 0)
+    yield* Metric.update(M.zonesStoodDown, down.size)
+    return [...down].sort().join(",")
   })
 
 /**
@@ -146,6 +179,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       karpenter,
       owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records }),
       store,
+      relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
@@ -169,6 +204,15 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     yield* env.store.loadJournal.pipe(
       Effect.tapError((e) =>
         Effect.logWarning("could not read repair journals; retrying before any repair starts", {
+          error: e.message
+        })
+      ),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
+    )
+    // Relapse holds before any repair starts, too: a restart must not repair what a hold held.
+    yield* env.relapse.load.pipe(
+      Effect.tapError((e) =>
+        Effect.logWarning("could not read relapse ledgers; retrying before any repair starts", {
           error: e.message
         })
       ),
@@ -210,12 +254,49 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))
       )
     )
+    const wakeScope = (scope: string) => {
+      if (scope !== CLUSTER_SCOPE) return wakePool(scope)
+      for (const n of env.cache.counter.unhealthyNames()) queue.add(n)
+    }
+    // Held relapse ledgers: an operator's release (the ledger deleted) or a quiet period lifts the hold.
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(RELAPSE_RECHECK_MS).pipe(
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.flatMap((now) => env.relapse.recheck(now)),
+          Effect.tap((lifted) =>
+            Effect.forEach(
+              lifted,
+              (l) =>
+                Effect.logInfo("relapse hold lifted", { pool: l.pool, reason: l.reason, by: l.by }).pipe(
+                  Effect.andThen(Effect.sync(() => wakeScope(l.pool)))
+                ),
+              { discard: true }
+            )
+          ),
+          Effect.catch((e) => Effect.logWarning("could not recheck relapse holds", { error: e.message }))
+        )
+      )
+    )
+    let zonesDown = ""
     // Every pool every 15 s: a change that moves no node count (a repair that failed and keeps its slot) marks no
     // pool dirty. The pools are read afresh each round (a keys() iterator built once is spent after the first).
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.suspend(() => poolMetrics(env, [...env.cache.counter.stats().pools.keys()])).pipe(
           Effect.andThen(processMetrics),
+          Effect.andThen(Clock.currentTimeMillis),
+          Effect.flatMap((now) => guardMetrics(env, now)),
+          Effect.tap((key) =>
+            Effect.suspend(() => {
+              if (key === zonesDown) return Effect.void
+              const from = zonesDown
+              zonesDown = key
+              // Nodes standing down (or newly in a stood-down zone) look again now, not at their next requeue.
+              for (const n of env.cache.counter.unhealthyNames()) queue.add(n)
+              return Effect.logInfo("zone stand-down changed", { from, to: key })
+            })
+          ),
           Effect.andThen(Effect.sleep("15 seconds"))
         )
       )

@@ -11,7 +11,9 @@ import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
+import type { RelapseStore } from "./RelapseStore.ts"
 import type { RepairStore } from "./RepairStore.ts"
+import type { WaitingRoom } from "./WaitingRoom.ts"
 import type { WorkQueue } from "./WorkQueue.ts"
 
 export interface ControllerEnv extends StepPorts {
@@ -25,6 +27,10 @@ export interface ControllerEnv extends StepPorts {
   readonly karpenter: KarpenterCache
   readonly shifts: Ref.Ref<ShiftObservation>
   readonly store: RepairStore
+  /** Relapse ledgers per pool and reason, and their holds (journal: RelapseStore.ts). */
+  readonly relapse: RelapseStore
+  /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */
+  readonly waiting: WaitingRoom
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

@@ -10,10 +10,13 @@
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE, isUnhealthy, type PoolStats, poolOf } from "../decide/breaker.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import { ZONE_LABEL } from "@nodemend/reason-codes"
 
 interface Entry {
   /** The pool label the node carries now. */
   readonly labelPool: string | undefined
+  /** Its zone label (the failure-domain breaker's count). */
+  readonly zone: string | undefined
   /** Where it counts: its repair's pool while it has one, else its label. */
   readonly pool: string | undefined
   readonly matching: boolean
@@ -48,6 +51,7 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
   const entries = new Map<string, Entry>()
   const pools = new Map<string, { size: number; unhealthy: number; repairing: number; failed: number }>()
   const cluster = { size: 0, unhealthy: 0, repairing: 0, failed: 0 }
+  const zones = new Map<string, { size: number; unhealthy: number }>()
   const repairing = new Map<string, RepairSlot>()
   /** Nodes whose Node object is gone while their repair still runs: counted until the repair ends. */
   const departed = new Set<string>()
@@ -73,6 +77,13 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     if (e.repairing) cluster.repairing += sign
     if (e.failed) cluster.failed += sign
     track(CLUSTER_SCOPE, sign, e.unhealthy ? sign : 0)
+    if (e.zone !== undefined) {
+      const z = zones.get(e.zone) ?? { size: 0, unhealthy: 0 }
+      z.size += sign
+      if (e.unhealthy) z.unhealthy += sign
+      if (z.size === 0) zones.delete(e.zone)
+      else zones.set(e.zone, z)
+    }
     if (e.pool === undefined) return
     track(e.pool, sign, e.unhealthy ? sign : 0)
     const p = pools.get(e.pool) ?? { size: 0, unhealthy: 0, repairing: 0, failed: 0 }
@@ -89,12 +100,13 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     apply(old, -1)
     entries.delete(name)
   }
-  const put = (name: string, labelPool: string | undefined, matching: boolean) => {
+  const put = (name: string, labelPool: string | undefined, zone: string | undefined, matching: boolean) => {
     remove(name)
     const r = repairing.get(name)
     const pool = r === undefined || "byLabel" in r ? labelPool : r.pool
     const e = {
       labelPool,
+      zone,
       pool,
       matching,
       unhealthy: matching || r !== undefined,
@@ -108,7 +120,8 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
     upsert: (node) =>
       settle(() => {
         departed.delete(node.name)
-        put(node.name, poolOf(config, node), isUnhealthy(config, node))
+        const zone = node.labels[ZONE_LABEL]
+        put(node.name, poolOf(config, node), zone === "" ? undefined : zone, isUnhealthy(config, node))
       }),
     remove: (name) =>
       settle(() => {
@@ -127,9 +140,9 @@ export const makePoolCounter = (config: ControllerConfig): PoolCounter => {
         else repairing.set(name, slot)
         if (slot === undefined && departed.delete(name)) return remove(name)
         const e = entries.get(name)
-        if (e !== undefined) put(name, e.labelPool, e.matching)
+        if (e !== undefined) put(name, e.labelPool, e.zone, e.matching)
       }),
-    stats: () => ({ pools, cluster: { ...cluster } }),
+    stats: () => ({ pools, cluster: { ...cluster }, zones }),
     unhealthyNames: () => [...entries].filter(([, e]) => e.unhealthy).map(([n]) => n),
     onChange: (l) => {
       listener = l

@@ -4,12 +4,16 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { placeText } from "../decide/order.ts"
+import { countingRelapses, holdText, relapsePolicy } from "../decide/relapse.ts"
+import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
 
@@ -68,6 +72,31 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
+      case "ZoneStandDown":
+        yield* event(
+          `StandDown/zone/${d.zone.cause}`,
+          "Warning",
+          "RepairStandDown",
+          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) stands down: ${zoneText(d.zone)}`
+        )
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      case "Held": {
+        const scope = d.scope === CLUSTER_SCOPE ? "the cluster" : `pool ${d.scope}`
+        const release = `kubectl nodemend release ${d.scope === CLUSTER_SCOPE ? "'<cluster>'" : d.scope} ${d.held.reason}`
+        yield* event(
+          `Held/${d.scope}/${d.held.reason}`,
+          "Warning",
+          "RepairHeld",
+          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) in ${scope} is held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
+        )
+        yield* Metric.update(
+          Metric.withAttributes(M.repairsHeld, { pool: d.scope, reason: d.held.reason }),
+          1
+        )
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      }
       case "Blocked": {
         const b = d.breaker
         yield* event(
@@ -94,9 +123,10 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           d.failed > 0 ? "Queued/failed" : "Queued",
           d.failed > 0 ? "Warning" : "Normal",
           "RepairQueued",
-          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
+          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}; queue ${placeText(d.waiting, d.place)}`
         )
         yield* Metric.update(Metric.withAttributes(M.repairsQueued, { pool: d.scope }), 1)
+        env.waiting.put(d.scope, d.waiting, yield* Clock.currentTimeMillis)
         // Woken when a repair in its pool ends (the count eases); the requeue is the backstop.
         env.blocked.block(name, d.scope)
         env.queue.addAfter(name, d.requeueAfterMs)
@@ -122,6 +152,19 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
 const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
   const facts = env.karpenter.poolFacts(node.labels[env.config.poolLabel])
   return facts !== undefined ? { nodePool: facts } : {}
+}
+
+/** Relapses (within their window) and failed repairs of a pool and reason: the queue's backoff (decide/order.ts). */
+const setbacksOf = (env: ControllerEnv, scope: string, reason: string, now: number): number => {
+  const pool = scope === CLUSTER_SCOPE ? undefined : scope
+  const ledger = env.relapse.ledger(scope, reason)
+  const relapses =
+    ledger === undefined ? 0 : countingRelapses(ledger, relapsePolicy(env.config, pool, reason), now).length
+  const failed = env.store.failedIn(pool).filter((n) => {
+    const r = env.store.get(n)
+    return r._tag === "Record" && r.record.reason === reason
+  }).length
+  return relapses + failed
 }
 
 /** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
@@ -155,15 +198,21 @@ export const reconcile = (env: ControllerEnv, name: string) =>
 
     const node = env.cache.view(name)
     env.blocked.unblock(name)
+    // Back in the pool's queue only if this decision queues it again.
+    env.waiting.remove(name)
     if (node === undefined || node.deleting) return
     const now = yield* Clock.currentTimeMillis
+    yield* sightRelapse(env, node, now)
     const d = decide({
       config: env.config,
       node,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
       now,
-      ...nodePoolOf(env, node)
+      ...nodePoolOf(env, node),
+      ledger: env.relapse.ledger,
+      waiting: (scope) => env.waiting.of(scope, now),
+      setbacks: (scope, reason) => setbacksOf(env, scope, reason, now)
     })
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair

@@ -12,6 +12,7 @@ import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
 import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { sightRelapse } from "./relapseSighting.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -53,7 +54,28 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
         : `healthy after reboot (${r.conditionType}, ${r.reason})`,
       "now"
     )
+    // The relapse ledger first (it keeps a repair once, by id): a crash before the journal entry goes repeats it.
+    // Its failure costs evidence, not the repair.
+    yield* env.relapse.repaired(r, yield* Clock.currentTimeMillis).pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("could not record the repair in its relapse ledger", {
+          node: r.node.name,
+          error: e.message
+        })
+      )
+    )
     yield* env.store.finish(r)
+    // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
+    // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too. Sighted
+    // now, under repair or not: a replacement that relapsed while this repair ran may be under repair already.
+    const now = yield* Clock.currentTimeMillis
+    for (const n of [r.replacement?.nodeName, ...env.cache.counter.unhealthyNames()]) {
+      if (n === undefined || n === r.node.name) continue
+      const view = env.cache.view(n)
+      if (view === undefined || view.labels[env.config.poolLabel] !== r.node.pool) continue
+      yield* sightRelapse(env, view, now)
+      env.queue.add(n)
+    }
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })

@@ -23,6 +23,8 @@ export interface ScopeCount {
 export interface PoolStats {
   readonly pools: ReadonlyMap<string, ScopeCount>
   readonly cluster: ScopeCount
+  /** Per zone (`topology.kubernetes.io/zone`), across pools: the failure-domain breaker's counts. */
+  readonly zones?: ReadonlyMap<string, { readonly size: number; readonly unhealthy: number }>
 }
 
 export const poolOf = (config: ControllerConfig, node: NodeView): string | undefined => {

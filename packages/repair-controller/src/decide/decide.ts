@@ -1,7 +1,7 @@
 /**
  * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
- * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, breaker,
- * in-flight budget, dry-run. "When in doubt the controller does nothing."
+ * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, zone breaker,
+ * relapse hold, breaker, in-flight budget, dry-run. "When in doubt the controller does nothing."
  */
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
@@ -18,7 +18,11 @@ import {
 } from "./breaker.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
+import { type Place, placeOf, rankOf, type Waiting } from "./order.ts"
+import { type HoldVerdict, holdVerdict, type RelapsePolicy, relapsePolicy } from "./relapse.ts"
 import { type TolerationVerdict, tolerationVerdict } from "./toleration.ts"
+import type { RelapseLedger } from "../domain/RelapseLedger.ts"
+import { type ZoneVerdict, zoneVerdict } from "./zoneBreaker.ts"
 import type { Veto } from "./veto.ts"
 import { vetoOf } from "./veto.ts"
 import { type GateVerdict, gateVerdict, type ShiftObservation } from "./zonalShiftGate.ts"
@@ -31,6 +35,12 @@ export interface DecideInput {
   readonly now: number
   /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
   readonly nodePool?: NodePoolFacts
+  /** The relapse ledger of a pool (scope name) and reason, if one is kept (decide/relapse.ts). */
+  readonly ledger?: (scope: string, reason: string) => RelapseLedger | undefined
+  /** The pool's other due repairs waiting for a slot (decide/order.ts orders them with this one). */
+  readonly waiting?: (scope: string) => ReadonlyArray<Waiting>
+  /** Relapses and failed repairs of a pool and reason: the queue's backoff. */
+  readonly setbacks?: (scope: string, reason: string) => number
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */
@@ -43,6 +53,20 @@ export type Decision =
       readonly _tag: "StandDown"
       readonly governing: PolicyMatch
       readonly gate: Exclude<GateVerdict, { _tag: "Open" }>
+      readonly requeueAfterMs: number
+    }
+  | {
+      readonly _tag: "ZoneStandDown"
+      readonly governing: PolicyMatch
+      readonly zone: Exclude<ZoneVerdict, { _tag: "Open" }>
+      readonly requeueAfterMs: number
+    }
+  | {
+      readonly _tag: "Held"
+      readonly governing: PolicyMatch
+      readonly scope: string
+      readonly held: Extract<HoldVerdict, { _tag: "Held" }>
+      readonly policy: RelapsePolicy
       readonly requeueAfterMs: number
     }
   | {
@@ -59,6 +83,9 @@ export type Decision =
       /** Of `inFlight`, failed repairs holding their slot until an operator acts. */
       readonly failed: number
       readonly budget: InFlightBudget
+      /** This repair as the queue orders it, and its place: `place.position` repairs of the pool go first. */
+      readonly waiting: Waiting
+      readonly place: Place
       readonly requeueAfterMs: number
     }
   | { readonly _tag: "WouldRepair"; readonly governing: PolicyMatch; readonly breaker: BreakerVerdict }
@@ -90,7 +117,17 @@ export const inFlightOf = (
   return { count, budget }
 }
 
-export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInput): Decision => {
+export const decide = ({
+  config,
+  node,
+  stats,
+  shifts,
+  now,
+  nodePool,
+  ledger,
+  waiting,
+  setbacks
+}: DecideInput): Decision => {
   const t = tolerationVerdict(matchPolicies(config, node), now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
@@ -99,12 +136,36 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
   const gate = gateVerdict(config, shifts, node, now)
   if (gate._tag === "StandDown")
     return { _tag: "StandDown", governing, gate, requeueAfterMs: config.zonalShift.refreshSeconds * 1000 }
+  const zone = zoneVerdict(config, stats.zones, node)
+  if (zone._tag === "StandDown")
+    return { _tag: "ZoneStandDown", governing, zone, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
   const pool = poolOf(config, node)
+  const policy = relapsePolicy(config, pool, governing.reason)
+  const held = holdVerdict(ledger?.(pool ?? CLUSTER_SCOPE, governing.reason), policy, now)
+  if (held._tag === "Held")
+    return {
+      _tag: "Held",
+      governing,
+      scope: pool ?? CLUSTER_SCOPE,
+      held,
+      policy,
+      // Looked at again when the quiet period ends, or sooner (a release wakes the pool).
+      requeueAfterMs: Math.max(1000, Math.min(held.until - now, config.breaker.requeueSeconds * 1000))
+    }
   const breaker = breakerVerdict(config, stats, pool, nodePool?.claims)
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
   const { count, budget } = inFlightOf(config, stats, pool, nodePool)
-  if (count.repairing >= budget.allowed)
+  const me: Waiting = {
+    node: node.name,
+    reason: governing.reason,
+    rank: rankOf(governing),
+    dueSince: governing.expiresAt ?? now,
+    setbacks: setbacks?.(breaker.scope, governing.reason) ?? 0
+  }
+  const place = placeOf(me, waiting?.(breaker.scope) ?? [], now)
+  // A free slot goes to the first waiting repairs of the pool in the queue's order, not to whoever asks first.
+  if (count.repairing + place.position >= budget.allowed)
     return {
       _tag: "Queued",
       governing,
@@ -112,6 +173,8 @@ export const decide = ({ config, node, stats, shifts, now, nodePool }: DecideInp
       inFlight: count.repairing,
       failed: count.failed,
       budget,
+      waiting: me,
+      place,
       requeueAfterMs: config.breaker.requeueSeconds * 1000
     }
   if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }

@@ -20,6 +20,8 @@ export interface NodeView {
   readonly conditions: ReadonlyArray<ConditionView>
   /** `metadata.deletionTimestamp` is set. */
   readonly deleting: boolean
+  /** `metadata.creationTimestamp`, epoch ms: whether a node came up after a repair (decide/relapse.ts). */
+  readonly createdAt?: number
 }
 
 /** The parts of a Node the cloud provider needs. */

@@ -27,7 +27,10 @@ export const nodeView = (n: Node): NodeView => ({
       ...(toMs(c.lastTransitionTime) !== undefined ? { lastTransitionTime: toMs(c.lastTransitionTime)! } : {})
     })
   ),
-  deleting: n.metadata?.deletionTimestamp !== undefined && n.metadata.deletionTimestamp !== null
+  deleting: n.metadata?.deletionTimestamp !== undefined && n.metadata.deletionTimestamp !== null,
+  ...(toMs(n.metadata?.creationTimestamp) !== undefined
+    ? { createdAt: toMs(n.metadata?.creationTimestamp)! }
+    : {})
 })
 
 export const nodeRef = (n: {

@@ -58,6 +58,29 @@ export const standDown = Metric.gauge("zonal_shift_stand_down", {
   description:
     "1 while repairs stand down for a zonal shift (cause=shift) or an unanswered query (cause=unknown)"
 })
+export const relapses = Metric.counter("relapses_total", {
+  description:
+    "Nodes that came up with the condition and reason a repair in their pool had just fixed (a replacement, a fresh node, a rebooted node), by pool and reason",
+  incremental: true
+})
+export const relapseHold = Metric.gauge("relapse_hold", {
+  description: "1 while new repairs of the reason in the pool are held because repairs of it relapse"
+})
+export const relapseHolds = Metric.gauge("relapse_holds", {
+  description:
+    "Pool and reason pairs whose repairs are held for relapse now (kubectl nodemend status lists them)"
+})
+export const repairsHeld = Metric.counter("repairs_held_total", {
+  description: "Due repairs not started because their pool and reason are held for relapse",
+  incremental: true
+})
+export const zoneStandDown = Metric.gauge("zone_stand_down", {
+  description:
+    "1 while repairs in the zone stand down: its unhealthy share crossed zoneBreaker.maxUnhealthyPercent and the other zones' did not"
+})
+export const zonesStoodDown = Metric.gauge("zones_stood_down", {
+  description: "Zones whose repairs stand down now for the failure-domain breaker"
+})
 export const zonalShiftQueryFailures = Metric.counter("zonal_shift_query_failures_total", {
   description: "activeZonalShifts calls that failed",
   incremental: true

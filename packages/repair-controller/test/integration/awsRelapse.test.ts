@@ -1,0 +1,219 @@
+// Relapse holds on the AWS path (#28 part 1): the real controller with `cloudProvider: aws` (composed as main.ts
+// composes it) against the fake cloud, whose instances are kwok Nodes. The pool's launch template is broken: every
+// instance nodemend launches from it (RunInstances, the replacement of a repaired node) comes up Ready and then
+// with the fault its original was repaired for (this test plays that part: it watches the fake cloud's store for
+// replacement instances of the template and writes the condition on their Nodes, as their agent would). After 2
+// relapses the controller holds the next repair of that reason in the pool: no more terminations or launches;
+// `kubectl nodemend release` (the plugin, run as a user would) lifts it once the template is fixed.
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import {
+  clients,
+  createTestNamespace,
+  deleteNamespace,
+  kubeconfigPath,
+  patchNodeCondition,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { Effect, Fiber, Layer, Result } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
+import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
+import { decodeConfig } from "../../src/config/ConfigFile.ts"
+import { startController } from "../../src/controller/Controller.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
+import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
+import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { isReady, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
+
+const { core } = clients()
+const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
+const NODE = join(ROOT, "node_modules/.bin/node")
+const PLUGIN = join(ROOT, "packages/kubectl-nodemend/src/main.ts")
+const POOL_LABEL = "karpenter.sh/nodepool"
+const POOL = uniqueName("awsrelapse").slice(0, 40)
+const BROKEN_LT = "lt-0badbadbadbadbad0"
+const REASON = "ForkFailedOutOfPIDs"
+let ns = ""
+let cloud: ClusterFakeCloud
+let controller: Fiber.Fiber<unknown, unknown> | undefined
+const nodes: string[] = []
+
+const setKernelReady = (name: string, status: "True" | "False") =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status,
+    reason: status === "False" ? REASON : "KernelIsReady",
+    message: "aws relapse e2e",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+beforeAll(async () => {
+  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
+  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  ns = await createTestNamespace(core, "awsrelapse")
+  cloud = await startClusterFakeCloud(core)
+  const ec2 = new Ec2Sdk.EC2Client({
+    region: "us-west-2",
+    endpoint: cloud.url,
+    credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
+  })
+  // The pool: 4 instances from the (broken) launch template, in one zone.
+  for (let i = 0; i < 4; i++) {
+    const out = await ec2.send(
+      new Ec2Sdk.RunInstancesCommand({
+        MinCount: 1,
+        MaxCount: 1,
+        LaunchTemplate: { LaunchTemplateId: BROKEN_LT, Version: "1" },
+        InstanceType: "p5.48xlarge",
+        SubnetId: "subnet-0fake00000000000a",
+        TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: POOL }] }]
+      })
+    )
+    nodes.push(out.Instances![0]!.PrivateDnsName!)
+  }
+  ec2.destroy()
+  await waitFor(
+    "the pool's 4 kwok Nodes Ready",
+    async () => {
+      const ready = await Promise.all(nodes.map(async (n) => isReady(await readNodeOrUndefined(core, n))))
+      return ready.every(Boolean) ? true : undefined
+    },
+    { timeoutMs: 100_000 }
+  )
+  const r = decodeConfig({
+    cloudProvider: "aws",
+    namespace: ns,
+    poolLabel: POOL_LABEL,
+    nodeSelector: `${POOL_LABEL}=${POOL}`,
+    // The toleration outlasts a repair, so each relapse is on record before the relapsed node falls due.
+    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 12 }],
+    maxUnhealthyPercent: 100,
+    maxInFlight: "100%",
+    relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 },
+    drain: {
+      deadlineSeconds: 30,
+      onDeadline: "force",
+      evictionBackoffInitialMs: 200,
+      evictionBackoffMaxMs: 1000
+    },
+    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
+    breaker: { requeueSeconds: 2 },
+    leaderElection: { enabled: false },
+    replacement: { timeoutSeconds: 90 },
+    resyncSeconds: 30,
+    aws: {
+      region: "us-west-2",
+      clusterArn: CLUSTER_ARN,
+      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
+      zonalShift: { enabled: true, cacheSeconds: 1 },
+      terminationWaitSeconds: 20,
+      requestTimeoutSeconds: 5
+    }
+  })
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  const config = r.success
+  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
+  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `aws-relapse-${process.pid}`)
+  controller = Effect.runFork(
+    startController(config, kube).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(
+        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+        )
+      ),
+      Effect.scoped
+    )
+  )
+}, 120_000)
+
+afterAll(async () => {
+  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  if (cloud) await cloud.stop()
+  await deleteNamespace(core, ns)
+})
+
+describe("relapse hold with cloudProvider: aws", () => {
+  it("replacements launched from a broken launch template relapse: held after 2, no more launches; released by kubectl nodemend release", async () => {
+    const faulted: string[] = []
+    let broken = true
+    const injector = (async () => {
+      while (broken) {
+        const replacements = cloud.store
+          .describe([])
+          .filter(
+            (i) =>
+              i.tags["nodemend.io/replaces"] !== undefined &&
+              i.launchTemplate?.id === BROKEN_LT &&
+              i.state === "running" &&
+              !faulted.includes(i.nodeName)
+          )
+        for (const i of replacements) {
+          if (!broken || !isReady(await readNodeOrUndefined(core, i.nodeName))) continue
+          faulted.push(i.nodeName)
+          await setKernelReady(i.nodeName, "False")
+        }
+        await sleep(250)
+      }
+    })()
+    try {
+      await setKernelReady(nodes[0]!, "False")
+      const held = await waitFor(
+        "a RepairHeld event on a faulted replacement",
+        async () => {
+          for (const n of faulted) {
+            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
+            if (e !== undefined) return { node: n, message: e.message ?? "" }
+          }
+          return undefined
+        },
+        { timeoutMs: 180_000, intervalMs: 500 }
+      )
+      expect(held.message).toMatch(
+        new RegExp(
+          `2 nodes of pool ${POOL} came back with ${REASON} within 10m of a repair \\(threshold 2\\)`
+        )
+      )
+      // The first relapse is the first repair's own replacement, known to the ledger by its instance id.
+      expect(held.message).toMatch(/replacement ip-\S+ of ip-\S+ relapsed \d+s after it came up \(repair /)
+      // Held: the controller launches and terminates nothing more.
+      const before = await cloud.admin.stats()
+      await sleep(6000)
+      const after = await cloud.admin.stats()
+      expect(after.launches).toBe(before.launches)
+      expect(Object.keys(after.terminationsStarted).length).toBe(
+        Object.keys(before.terminationsStarted).length
+      )
+      expect((await nodeEvents(core, held.node, "RepairStarted")).length).toBe(0)
+
+      // The launch template is fixed; an operator releases the hold.
+      broken = false
+      await injector
+      const out = await promisify(execFile)(
+        NODE,
+        [
+          "--conditions=source",
+          PLUGIN,
+          "release",
+          POOL,
+          REASON,
+          "--kubeconfig",
+          kubeconfigPath(),
+          "--controller-namespace",
+          ns
+        ],
+        { cwd: ROOT }
+      )
+      expect(out.stdout).toContain(`deleted the relapse ledger of ${REASON} in ${POOL}`)
+      await waitForEvent(core, held.node, "RepairSucceeded", 120_000)
+    } finally {
+      broken = false
+      await injector
+    }
+  }, 300_000)
+})
