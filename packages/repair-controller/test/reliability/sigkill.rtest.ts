@@ -173,14 +173,18 @@ const round = async (poolCount: number, maxKills: number, tally: Record<string, 
 }
 
 describe("controller SIGKILL at random times during repairs (cloudProvider: aws, fake cloud)", () => {
-  it("every repair ends; no double or healthy termination, no orphan, no stray taint", async () => {
+  it("every repair ends; no double or healthy termination, no orphan, no stray taint", {
+    timeout: pick(600_000, 3_600_000)
+  }, async () => {
     const rounds = pick(1, 3)
     const totals: Record<string, number> = {}
     let kills = 0
     let repairs = 0
     const violations: string[] = []
     const perRepair: Array<Record<string, number>> = []
-    for (let r = 0; r < rounds; r++) {
+    // A loaded machine can keep a round's kills within two or three steps (every restart slow, the repairs barely
+    // moving between kills): another round then, up to three, before the coverage check below judges the trial.
+    for (let r = 0; r < rounds || (r < 3 && Object.keys(totals).length < 4); r++) {
       const res = await round(pick(6, 12), pick(10, 50), totals)
       kills += res.kills
       repairs += res.repairs
@@ -195,7 +199,7 @@ describe("controller SIGKILL at random times during repairs (cloudProvider: aws,
       })
     }
     recordFigures("sigkill", {
-      rounds,
+      rounds: perRepair.length,
       repairs,
       kills,
       killsLandedInStep: totals,
