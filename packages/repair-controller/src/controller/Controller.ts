@@ -11,6 +11,8 @@ import { activeShifts, shiftedZones } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import * as M from "../observability/metrics.ts"
 import { makeOwners } from "../owner/Owners.ts"
+import { basisOf, makePreProofs } from "../owner/PreProofs.ts"
+import { nodeRef } from "../kube/views.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import { makeBlockedNodes } from "./BlockedNodes.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
@@ -127,6 +129,20 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const avoidZones = Effect.gen(function* () {
       return shiftedZones(yield* Ref.get(shifts), yield* Clock.currentTimeMillis)
     })
+    const preProofs = yield* makePreProofs({
+      poolLabel: config.poolLabel,
+      inspect: (node) => cloud.inspect(nodeRef(node)),
+      live: (name) => {
+        const n = cache.get(name)
+        return n === undefined
+          ? undefined
+          : basisOf(config.poolLabel, {
+              uid: n.metadata?.uid,
+              providerID: n.spec?.providerID,
+              labels: n.metadata?.labels
+            })
+      }
+    })
     const env: ControllerEnv = {
       config,
       kube,
@@ -135,6 +151,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       cache,
       karpenter,
       owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones }),
+      preProofs,
       store: makeRepairStore(kube, config.namespace, cache.counter.setRepair),
       events,
       queue,

@@ -7,6 +7,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { PreProofs } from "../owner/PreProofs.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
@@ -25,6 +26,8 @@ export interface ControllerEnv extends StepPorts {
   readonly karpenter: KarpenterCache
   readonly shifts: Ref.Ref<ShiftObservation>
   readonly store: RepairStore
+  /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */
+  readonly preProofs: PreProofs
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

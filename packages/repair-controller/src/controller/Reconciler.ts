@@ -5,7 +5,9 @@
 import { Clock, Effect, Metric, Ref } from "effect"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
+import { vetoOf } from "../decide/veto.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
@@ -42,9 +44,18 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
     switch (d._tag) {
       case "Healthy":
         return
-      case "Tolerating":
-        if (d.requeueAfterMs !== undefined) env.queue.addAfter(name, d.requeueAfterMs)
+      case "Tolerating": {
+        if (d.requeueAfterMs === undefined) return
+        // Shortly before the expiry the cloud is asked who the machine is (PreProofs.ts), so the decision at the
+        // expiry need not wait for it: woken PRE_PROOF_LEAD_MS early for that, then again at the expiry.
+        if (d.requeueAfterMs > PRE_PROOF_LEAD_MS) {
+          env.queue.addAfter(name, d.requeueAfterMs - PRE_PROOF_LEAD_MS)
+          return
+        }
+        if (wouldAct(env, node)) yield* env.preProofs.prepare(node)
+        env.queue.addAfter(name, d.requeueAfterMs)
         return
+      }
       case "ReportOnly":
         return yield* event(
           `ReportOnly/${d.matches.map((m) => m.reason).join(",")}`,
@@ -124,6 +135,12 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
+/** Whether an expiry of this node could start a repair at all (not dry-run, not vetoed): worth asking the cloud. */
+const wouldAct = (env: ControllerEnv, node: NodeView) =>
+  !env.config.dryRun &&
+  vetoOf(env.config, node) === undefined &&
+  nodePoolOf(env, node).nodePool?.vetoed !== true
+
 /** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
 export const FAILED_RECHECK_MS = 10_000
 
@@ -155,7 +172,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
 
     const node = env.cache.view(name)
     env.blocked.unblock(name)
-    if (node === undefined || node.deleting) return
+    if (node === undefined || node.deleting) return env.preProofs.forget(name)
     const now = yield* Clock.currentTimeMillis
     const d = decide({
       config: env.config,
@@ -177,5 +194,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
         )
       )
     }
+    // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
+    if (d._tag !== "Tolerating") env.preProofs.forget(name)
     return yield* report(env, node, d)
   })
