@@ -122,6 +122,9 @@ async function main() {
   )
   const runId = REUSE?.[0] ?? RUN_ID
   const ns = REUSE?.[1] ?? (await createTestNamespace(core, "bench"))
+  // The controller's own namespace (its journal, lease, shifts): a new one each run, so no earlier run's repairs
+  // are resumed into this one.
+  const controllerNs = REUSE !== undefined ? await createTestNamespace(core, "bench") : ns
   const names = Array.from({ length: NODES }, (_, i) => `bench-${runId}-${i}`)
   let t = Date.now()
   if (REUSE !== undefined) {
@@ -159,7 +162,7 @@ async function main() {
     kubeconfig,
     {
       cloudProvider: "kwok",
-      namespace: ns,
+      namespace: controllerNs,
       nodeSelector: `${TEST_RUN_LABEL}=${runId},${TAG}=${runId}`,
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
       drain: { deadlineSeconds: 30, onDeadline: "force" },
