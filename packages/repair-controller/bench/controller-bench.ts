@@ -194,9 +194,12 @@ async function main() {
     return m
   }
   t = Date.now()
+  // "synced", not just 200: a replica standing by for the lease is ready too, and the leader lists its Nodes only
+  // after taking the lease (a wave written before that list ends would wait for it, not for the controller).
   await waitFor(
-    "controller ready",
-    async () => ((await ctl.get("/readyz").catch(() => ({ status: 0 }))).status === 200 ? true : undefined),
+    "controller synced",
+    async () =>
+      (await ctl.get("/readyz").catch(() => ({ status: 0, body: "" }))).body === "synced" ? true : undefined,
     {
       timeoutMs: 600_000,
       intervalMs: 200
