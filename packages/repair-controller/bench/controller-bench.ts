@@ -3,7 +3,8 @@
  * default <repo>/.nodemend/kubeconfig), with the shipped bundle (built from the current sources) in a child
  * process, run with the Deployment's V8 flags. `HEAP_SNAPSHOT=1` sends SIGUSR2 at the burst's peak (the
  * controller then writes a .heapsnapshot into the package directory; --heap-snapshot-signal is added);
- * `CONTROLLER_LOG=<file>` keeps the controller's log.
+ * `CONTROLLER_LOG=<file>` keeps the controller's log; `CPU_PROF=<dir>` runs it with --cpu-prof (the profile is
+ * written into <dir> when it exits).
  *
  *   NODES=5000 PODS=50000 LATENCY_REPAIRS=50 FAILURES=1000 npm run bench -w @nodemend/repair-controller
  *
@@ -39,6 +40,18 @@ const TOLERATION_S = env("TOLERATION_SECONDS", 5)
 const CONCURRENCY = env("CONCURRENCY", 32)
 const BURST_FOLLOW_S = env("BURST_FOLLOW_SECONDS", 240)
 const HEAP_SNAPSHOT = process.env.HEAP_SNAPSHOT === "1"
+/** A directory: the controller runs with --cpu-prof and writes its profile there when it exits. */
+const CPU_PROF = process.env.CPU_PROF
+/**
+ * `REUSE=<run id>:<namespace>`: measure again on the Nodes and pods a `KEEP=1` run (or one that stopped early) left:
+ * nothing is created, every node of that run with KernelReady=False is set back to True first, and the latency
+ * repairs start at node `LATENCY_OFFSET` (use nodes no earlier run failed). With `LATENCY_ONLY=1` the bench stops
+ * once every latency node is tainted (no wait for the repairs to finish: no requests per repair, no burst) and
+ * leaves the objects.
+ */
+const REUSE = process.env.REUSE?.split(":")
+const LATENCY_OFFSET = env("LATENCY_OFFSET", 0)
+const LATENCY_ONLY = process.env.LATENCY_ONLY === "1"
 
 const REPO = fileURLToPath(new URL("../../..", import.meta.url))
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? join(REPO, ".nodemend/kubeconfig")
@@ -93,10 +106,10 @@ const metric = (text: string, name: string) =>
     .filter((l) => l.startsWith(name))
     .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
 
-const setKernelFalse = (name: string) =>
+const setKernel = (name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {
     type: "KernelReady",
-    status: "False",
+    status,
     reason: "ForkFailedOutOfPIDs",
     message: "bench",
     lastHeartbeatTime: new Date(),
@@ -107,32 +120,50 @@ async function main() {
   log(
     `scale: ${NODES} nodes, ${PODS} pods; ${LATENCY_REPAIRS} latency repairs; ${FAILURES} simultaneous failures`
   )
-  const ns = await createTestNamespace(core, "bench")
-  const names = Array.from({ length: NODES }, (_, i) => `bench-${RUN_ID}-${i}`)
+  const runId = REUSE?.[0] ?? RUN_ID
+  const ns = REUSE?.[1] ?? (await createTestNamespace(core, "bench"))
+  // The controller's own namespace (its journal, lease, shifts): a new one each run, so no earlier run's repairs
+  // are resumed into this one.
+  const controllerNs = REUSE !== undefined ? await createTestNamespace(core, "bench") : ns
+  const names = Array.from({ length: NODES }, (_, i) => `bench-${runId}-${i}`)
   let t = Date.now()
-  await pool(names, CONCURRENCY, (name) =>
-    createFakeNode(core, {
-      name,
-      labels: { "karpenter.sh/nodepool": POOL, [TAG]: RUN_ID, "topology.kubernetes.io/zone": "test-zone-a" }
-    })
-  )
-  log(`created ${NODES} nodes in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+  if (REUSE !== undefined) {
+    const failed = names.slice(0, LATENCY_OFFSET)
+    // A node an earlier controller already removed is simply gone.
+    await pool(failed, CONCURRENCY, (name) => setKernel(name, "True").catch(() => undefined))
+    log(
+      `reusing ${NODES} nodes and ${PODS} pods of run ${runId}; ${failed.length} earlier latency nodes healed`
+    )
+  }
+  if (REUSE === undefined)
+    await pool(names, CONCURRENCY, (name) =>
+      createFakeNode(core, {
+        name,
+        labels: { "karpenter.sh/nodepool": POOL, [TAG]: RUN_ID, "topology.kubernetes.io/zone": "test-zone-a" }
+      })
+    )
+  if (REUSE === undefined) log(`created ${NODES} nodes in ${((Date.now() - t) / 1000).toFixed(1)} s`)
   t = Date.now()
-  await pool(
-    Array.from({ length: PODS }, (_, i) => i),
-    CONCURRENCY,
-    (i) => createTestPod(core, ns, { bindTo: names[i % NODES]!, tolerations: [], labels: { app: "bench" } })
-  )
-  log(`created ${PODS} pods in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+  if (REUSE === undefined)
+    await pool(
+      Array.from({ length: PODS }, (_, i) => i),
+      CONCURRENCY,
+      (i) => createTestPod(core, ns, { bindTo: names[i % NODES]!, tolerations: [], labels: { app: "bench" } })
+    )
+  if (REUSE === undefined) log(`created ${PODS} pods in ${((Date.now() - t) / 1000).toFixed(1)} s`)
 
-  const nodeFlags = [...deployedNodeFlags(), ...(HEAP_SNAPSHOT ? ["--heap-snapshot-signal=SIGUSR2"] : [])]
+  const nodeFlags = [
+    ...deployedNodeFlags(),
+    ...(HEAP_SNAPSHOT ? ["--heap-snapshot-signal=SIGUSR2"] : []),
+    ...(CPU_PROF !== undefined ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [])
+  ]
   log(`controller: bundle, node ${nodeFlags.join(" ")}`)
   const ctl = await startControllerProcess(
     kubeconfig,
     {
       cloudProvider: "kwok",
-      namespace: ns,
-      nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${TAG}=${RUN_ID}`,
+      namespace: controllerNs,
+      nodeSelector: `${TEST_RUN_LABEL}=${runId},${TAG}=${runId}`,
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
       drain: { deadlineSeconds: 30, onDeadline: "force" },
       zonalShift: { refreshSeconds: 5 },
@@ -163,9 +194,12 @@ async function main() {
     return m
   }
   t = Date.now()
+  // "synced", not just 200: a replica standing by for the lease is ready too, and the leader lists its Nodes only
+  // after taking the lease (a wave written before that list ends would wait for it, not for the controller).
   await waitFor(
-    "controller ready",
-    async () => ((await ctl.get("/readyz").catch(() => ({ status: 0 }))).status === 200 ? true : undefined),
+    "controller synced",
+    async () =>
+      (await ctl.get("/readyz").catch(() => ({ status: 0, body: "" }))).body === "synced" ? true : undefined,
     {
       timeoutMs: 600_000,
       intervalMs: 200
@@ -206,15 +240,48 @@ async function main() {
   const backgroundPerS = (q1 - q0) / quietS
 
   // Latency repairs: LATENCY_REPAIRS nodes (within the breaker budget) fail at once.
-  const latencyNodes = names.slice(0, Math.min(LATENCY_REPAIRS, Math.ceil(NODES * 0.2)))
+  const latencyNodes = names.slice(
+    LATENCY_OFFSET,
+    LATENCY_OFFSET + Math.min(LATENCY_REPAIRS, Math.ceil(NODES * 0.2))
+  )
   const a0 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
   const l0 = Date.now()
   const expiry = new Map<string, number>()
   await pool(latencyNodes, CONCURRENCY, async (name) => {
-    const n = await setKernelFalse(name)
+    const n = await setKernel(name, "False")
     const ltt = n.status?.conditions?.find((c) => c.type === "KernelReady")?.lastTransitionTime
     expiry.set(name, new Date(ltt ?? Date.now()).getTime() + TOLERATION_S * 1000)
   })
+  if (LATENCY_ONLY) {
+    await waitFor(
+      "latency nodes tainted",
+      async () => {
+        const tainted = await firstEvents("Tainted")
+        return latencyNodes.every((n) => tainted.has(n)) ? true : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 }
+    ).catch(() => log("not every latency node was tainted within 120 s"))
+    const tainted = await firstEvents("Tainted")
+    const lat = latencyNodes
+      .filter((n) => tainted.has(n))
+      .map((n) => (tainted.get(n)! - expiry.get(n)!) / 1000)
+    const text = (await ctl.get("/metrics")).body
+    const mean =
+      metric(text, "nodemend_controller_decision_latency_seconds_sum") /
+      metric(text, "nodemend_controller_decision_latency_seconds_count")
+    console.log(
+      [
+        `scale: ${NODES} kwok nodes, ${PODS} pods (one pool), toleration ${TOLERATION_S} s; latency nodes ${LATENCY_OFFSET}..${LATENCY_OFFSET + latencyNodes.length - 1}`,
+        `toleration expiry -> taint (${lat.length} of ${latencyNodes.length} repairs; controller's own histogram mean ${mean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
+        `owner proofs: ${metric(text, 'nodemend_controller_owner_proofs_total{asked="ahead"}')} with the cloud's answer asked ahead of the expiry, ${metric(text, 'nodemend_controller_owner_proofs_total{asked="decision"}')} asked at the decision`,
+        `controller RSS max: ${maxRss.toFixed(0)} MiB`
+      ].join("\n")
+    )
+    clearInterval(sampler)
+    await ctl.kill("SIGTERM")
+    if (process.env.CONTROLLER_LOG) writeFileSync(process.env.CONTROLLER_LOG, ctl.logs())
+    return
+  }
   await waitFor(
     "latency repairs completed",
     async () => {
@@ -232,6 +299,8 @@ async function main() {
   const lat = latencyNodes.filter((n) => tainted.has(n)).map((n) => (tainted.get(n)! - expiry.get(n)!) / 1000)
   const text = (await ctl.get("/metrics")).body
   const latencyPeak = phasePeak()
+  const provenAhead = metric(text, 'nodemend_controller_owner_proofs_total{asked="ahead"}')
+  const provenAtDecision = metric(text, 'nodemend_controller_owner_proofs_total{asked="decision"}')
   const internalMean =
     metric(text, "nodemend_controller_decision_latency_seconds_sum") /
     metric(text, "nodemend_controller_decision_latency_seconds_count")
@@ -240,7 +309,7 @@ async function main() {
   const burst = names.slice(latencyNodes.length, latencyNodes.length + FAILURES)
   const allowed = Math.ceil(0.2 * NODES)
   const startedBefore = metric((await ctl.get("/metrics")).body, "nodemend_controller_repairs_started_total")
-  await pool(burst, CONCURRENCY, (name) => setKernelFalse(name))
+  await pool(burst, CONCURRENCY, (name) => setKernel(name, "False"))
   await new Promise((r) => setTimeout(r, (TOLERATION_S + 15) * 1000))
   const started = await firstEvents("RepairStarted")
   const body = (await ctl.get("/metrics")).body
@@ -276,6 +345,7 @@ async function main() {
     `controller RSS max: ${maxRss.toFixed(0)} MiB (goal <= 256 MiB; at the peak ${peakSplit}); V8 heap in use at the end: ${heapMiB.toFixed(0)} MiB`,
     `RSS by phase: at sync ${syncRss.toFixed(0)} MiB (max while syncing ${syncPeak.toFixed(0)}), latency repairs max ${latencyPeak.toFixed(0)}, burst max ${burstPeak.toFixed(0)} MiB`,
     `toleration expiry -> taint (${lat.length} repairs, from the Tainted events' eventTime; controller's own histogram mean ${internalMean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
+    `owner proofs: ${provenAhead} with the cloud's answer asked ahead of the expiry, ${provenAtDecision} asked at the decision`,
     `API requests per repair (taint, drain ${Math.round(PODS / NODES)} pods, terminate, replace; background ${backgroundPerS.toFixed(1)}/s subtracted): ${perRepair.toFixed(1)}`,
     `${latencyNodes.length} repairs completed in ${repairSeconds.toFixed(1)} s`,
     `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked}; ${withEvent} with a RepairStarted event, ${metric(end, "nodemend_controller_events_dropped_total")} events dropped); ${burstCompleted} of them completed within ${burstSeconds.toFixed(0)} s of the failures`

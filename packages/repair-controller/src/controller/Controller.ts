@@ -12,6 +12,8 @@ import { activeShifts, shiftedZones } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import * as M from "../observability/metrics.ts"
 import { makeOwners } from "../owner/Owners.ts"
+import { basisOf, makePreProofs } from "../owner/PreProofs.ts"
+import { nodeRef } from "../kube/views.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import { makeBlockedNodes } from "./BlockedNodes.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
@@ -170,6 +172,20 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       return shiftedZones(yield* Ref.get(shifts), yield* Clock.currentTimeMillis)
     })
     const store = makeRepairStore(kube, config.namespace, cache.counter.setRepair)
+    const preProofs = yield* makePreProofs({
+      poolLabel: config.poolLabel,
+      inspect: (node) => cloud.inspect(nodeRef(node)),
+      live: (name) => {
+        const n = cache.get(name)
+        return n === undefined
+          ? undefined
+          : basisOf(config.poolLabel, {
+              uid: n.metadata?.uid,
+              providerID: n.spec?.providerID,
+              labels: n.metadata?.labels
+            })
+      }
+    })
     const env: ControllerEnv = {
       config,
       kube,
@@ -178,6 +194,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       cache,
       karpenter,
       owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records }),
+      preProofs,
       store,
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),

@@ -7,6 +7,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { PreProofs } from "../owner/PreProofs.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
@@ -31,6 +32,8 @@ export interface ControllerEnv extends StepPorts {
   readonly relapse: RelapseStore
   /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */
   readonly waiting: WaitingRoom
+  /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */
+  readonly preProofs: PreProofs
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

@@ -8,7 +8,9 @@ import { placeText } from "../decide/order.ts"
 import { countingRelapses, holdText, relapsePolicy } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
+import { vetoOf } from "../decide/veto.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
@@ -46,9 +48,18 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
     switch (d._tag) {
       case "Healthy":
         return
-      case "Tolerating":
-        if (d.requeueAfterMs !== undefined) env.queue.addAfter(name, d.requeueAfterMs)
+      case "Tolerating": {
+        if (d.requeueAfterMs === undefined) return
+        // Shortly before the expiry the cloud is asked who the machine is (PreProofs.ts), so the decision at the
+        // expiry need not wait for it: woken PRE_PROOF_LEAD_MS early for that, then again at the expiry.
+        if (d.requeueAfterMs > PRE_PROOF_LEAD_MS) {
+          env.queue.addAfter(name, d.requeueAfterMs - PRE_PROOF_LEAD_MS)
+          return
+        }
+        if (wouldAct(env, node)) yield* env.preProofs.prepare(node)
+        env.queue.addAfter(name, d.requeueAfterMs)
         return
+      }
       case "ReportOnly":
         return yield* event(
           `ReportOnly/${d.matches.map((m) => m.reason).join(",")}`,
@@ -167,6 +178,12 @@ const setbacksOf = (env: ControllerEnv, scope: string, reason: string, now: numb
   return relapses + failed
 }
 
+/** Whether an expiry of this node could start a repair at all (not dry-run, not vetoed): worth asking the cloud. */
+const wouldAct = (env: ControllerEnv, node: NodeView) =>
+  !env.config.dryRun &&
+  vetoOf(env.config, node) === undefined &&
+  nodePoolOf(env, node).nodePool?.vetoed !== true
+
 /** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
 export const FAILED_RECHECK_MS = 10_000
 
@@ -200,7 +217,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     // Back in the pool's queue only if this decision queues it again.
     env.waiting.remove(name)
-    if (node === undefined || node.deleting) return
+    if (node === undefined || node.deleting) return env.preProofs.forget(name)
     const now = yield* Clock.currentTimeMillis
     yield* sightRelapse(env, node, now)
     const d = decide({
@@ -226,5 +243,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
         )
       )
     }
+    // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
+    if (d._tag !== "Tolerating") env.preProofs.forget(name)
     return yield* report(env, node, d)
   })

@@ -34,7 +34,13 @@ export const startRepair = (
   Effect.gen(function* () {
     const name = node.name
     if (node.uid === undefined) return
-    const owned = yield* env.owners.prove(node)
+    // The cloud's answer asked shortly before the expiry, when it is for this very Node and fresh; else asked now.
+    const vouched = yield* env.preProofs.take(node)
+    yield* Metric.update(
+      Metric.withAttributes(M.ownerProofs, { asked: vouched !== undefined ? "ahead" : "decision" }),
+      1
+    )
+    const owned = yield* env.owners.prove(node, vouched)
     switch (owned._tag) {
       case "Retry":
         yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: owned.error })

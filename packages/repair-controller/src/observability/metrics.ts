@@ -116,6 +116,11 @@ export const decisionLatency = Metric.histogram("decision_latency_seconds", {
   description: "Toleration expiry to repair taint",
   boundaries: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60]
 })
+export const ownerProofs = Metric.counter("owner_proofs_total", {
+  description:
+    "Owner proofs at a repair's decision, by where the cloud's answer came from: ahead (asked shortly before the expiry) or decision (asked then)",
+  incremental: true
+})
 export const apiRequests = Metric.counter("api_requests_total", {
   description: "Kubernetes API requests made by the controller",
   incremental: true

@@ -3,6 +3,7 @@
  * owner), `of` gives the adapter that acts for a repair. This is the only place that asks which owner it is.
  */
 import { Effect } from "effect"
+import type { InstanceFacts } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { fact } from "../repair/outcome.ts"
@@ -14,7 +15,8 @@ import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 import { type Ownership, proveOwner } from "./ownership.ts"
 
 export interface Owners {
-  readonly prove: (node: NodeView) => Effect.Effect<Ownership>
+  /** `vouched`: the cloud's answer for this very Node, asked shortly before the decision (PreProofs.ts). */
+  readonly prove: (node: NodeView, vouched?: InstanceFacts) => Effect.Effect<Ownership>
   readonly of: (r: RepairRecord) => MachineOwner
 }
 
@@ -42,7 +44,7 @@ export const makeOwners = (ports: OwnerPorts): Owners => {
   // Standalone machines are launched from a template by the provider in use: EC2, or kwok's Nodes.
   const standalone = ports.cloud.name === "kwok" ? kwokOwner(ports) : launchTemplateOwner(ports)
   return {
-    prove: (node) => proveOwner(ports, node),
+    prove: (node, vouched) => proveOwner(ports, node, vouched),
     of: (r) => {
       const owner = r.node.instance.owner
       switch (owner.kind) {

@@ -8,7 +8,7 @@
  * empty, or re-creates its Node with any, and a claim that has launched but not registered yet names no Node at all
  * (docs/security.md). Unknown or contradictory ownership is refused: no owner, no repair (fail closed).
  */
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { InstanceFacts } from "../domain/Instance.ts"
 import type { NodeView } from "../domain/NodeView.ts"
@@ -105,13 +105,19 @@ export const ownershipVerdict = (args: {
   return { _tag: "Owned", facts: proven }
 }
 
-/** The one proof for every owner: the cloud vouches for the machine first, then the verdict names its owner. */
+/**
+ * The one proof for every owner: the cloud vouches for the machine first, then the verdict names its owner.
+ * `vouched`: the cloud's answer for this very Node, asked shortly before (PreProofs.ts); the verdict is still
+ * computed now, from the NodeClaim as it is now.
+ */
 export const proveOwner = (
   env: Pick<OwnerPorts, "cloud" | "karpenter">,
-  node: NodeView
+  node: NodeView,
+  vouched?: InstanceFacts
 ): Effect.Effect<Ownership> =>
   Effect.gen(function* () {
-    const inspected = yield* Effect.result(env.cloud.inspect(nodeRef(node)))
+    const inspected =
+      vouched !== undefined ? Result.succeed(vouched) : yield* Effect.result(env.cloud.inspect(nodeRef(node)))
     if (inspected._tag === "Failure") {
       const e = inspected.failure
       if (e._tag === "CloudError" && e.retryable) return { _tag: "Retry", error: e.message } as const
