@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs"
 import {
   type CompareRow,
   compare,
+  evidenceText,
   type ParsedHistory,
   parseHistory,
   type PoolReasonRow,
@@ -82,7 +83,9 @@ export const summaryRows = (rows: ReadonlyArray<PoolReasonRow>): string[][] =>
 export const LEGEND = [
   "REPAIRS: repairs the policy set would have started (dry-run: the WouldRepair it would have reported).",
   "HELD: nodes due for repair that a gate held, by cause: breaker (the pool's unhealthy share), budget (in-flight",
-  "  repairs), veto (paused, do-not-repair annotation or pool), zonal-shift; a gate added later shows under its name.",
+  "  repairs; queued in the controller's order: rank + wait - backoff), veto (paused, do-not-repair annotation or",
+  "  pool), zonal-shift, relapse (repaired nodes of the pool came back with the reason: a relapse hold, see",
+  '  "Relapse holds"); a gate added later shows under its name.',
   "FLAPS<TOL: conditions that recovered by themselves within their toleration (nothing to repair).",
   "FLAPS>=TOL: recovered by themselves after their toleration, unrepaired (held, vetoed or dry-run).",
   "RECOVERED AFTER REPAIR: the recording shows the condition clearing after the replay had started the repair."
@@ -141,6 +144,25 @@ export const renderResult = (
             h.cause,
             h.detail,
             h.outcome
+          ])
+      )
+    )
+  }
+  if (r.relapseHolds.length > 0) {
+    out.push("")
+    out.push(
+      `Relapse holds (${r.relapses.length} relapses seen; -o json for each):`,
+      renderTable(
+        ["FROM", "FOR", "POOL", "REASON", "THEN", "EVIDENCE"],
+        r.relapseHolds
+          .slice(0, limit)
+          .map((h) => [
+            time(h.from),
+            duration(h.to - h.from),
+            h.pool,
+            h.reason,
+            h.outcome,
+            `${h.evidence.length} relapses within ${duration(h.windowMs)} (threshold ${h.threshold}): ${evidenceText(h.evidence, 3)}`
           ])
       )
     )

@@ -14,11 +14,17 @@ import {
   emptyLedger,
   evidenceText,
   holdVerdict,
+  keepsLedger,
+  ledgerRepairOf,
+  liftsByItself,
   observe,
   recordRepair,
   relapsePolicy,
+  relapseSetbacks,
   released,
-  type Sighting
+  type Sighting,
+  sightingsOf,
+  worthObserving
 } from "../src/decide/relapse.ts"
 import {
   type LedgerRepair,
@@ -184,6 +190,52 @@ describe("relapse detection (pure)", () => {
     expect(fresh.hold).toBeUndefined()
     expect(fresh.relapses).toEqual([])
     expect(fresh.repairs).toEqual([])
+  })
+
+  it("the store's pure parts (shared with the what-if replay): the repair kept, the sightings, the quiet lift, the backoff", () => {
+    expect(
+      ledgerRepairOf({
+        id: "x",
+        node: "a",
+        action: "Reboot",
+        escalated: true,
+        replacementNode: "b",
+        replacementInstance: undefined,
+        startedAt: T0,
+        finishedAt: T0 + MIN
+      })
+    ).toEqual({
+      id: "x",
+      node: "a",
+      action: "Replace",
+      replacement: "b",
+      startedAt: T0,
+      finishedAt: T0 + MIN
+    })
+    expect(keepsLedger("", policy)).toBe(false)
+    expect(keepsLedger(REASON, policy)).toBe(true)
+    expect(keepsLedger(REASON, { ...policy, enabled: false })).toBe(false)
+    const n = node("n0-r", [cond("KernelReady", "False", T0 + MIN, REASON)])
+    const matches = [
+      { conditionType: "KernelReady", reason: REASON, lastTransitionTime: T0 + MIN },
+      { conditionType: "Ready", reason: "", lastTransitionTime: T0 },
+      { conditionType: "DiskReady", reason: "X", lastTransitionTime: undefined }
+    ] as unknown as Parameters<typeof sightingsOf>[1]
+    expect(sightingsOf(n, matches).map((x) => [x.match.conditionType, x.sighting.since])).toEqual([
+      ["KernelReady", T0 + MIN]
+    ])
+    expect(worthObserving(undefined)).toBe(false)
+    expect(worthObserving(emptyLedger("p", REASON, "KernelReady"))).toBe(false)
+    expect(worthObserving(ledgerWith(1))).toBe(true)
+    let l = ledgerWith(3)
+    for (const i of [0, 1, 2])
+      l = observe(l, sighting(`n${i}-r`, T0, T0 + 3 * MIN), policy, T0 + 3 * MIN).ledger
+    expect(relapseSetbacks(l, policy, T0 + 3 * MIN)).toBe(3)
+    expect(relapseSetbacks(undefined, policy, T0)).toBe(0)
+    const since = l.hold?.since ?? 0
+    expect(liftsByItself(l, policy, since + policy.quietMs - 1)).toBe(false)
+    expect(liftsByItself(l, policy, since + policy.quietMs)).toBe(true)
+    expect(liftsByItself(ledgerWith(1), policy, T0 + 100 * 60 * MIN)).toBe(false)
   })
 
   it("a disabled policy neither records nor holds", () => {

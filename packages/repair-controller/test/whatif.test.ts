@@ -302,4 +302,121 @@ describe("whatif replay (decide over a recording)", () => {
       { numRuns: 150 }
     )
   })
+
+  it("holds a pool and reason whose replacements come up with the same fault, and releases it after the quiet period", () => {
+    const c = config({ relapse: { threshold: 2, windowSeconds: 7200, quietSeconds: 3600 } })
+    const fresh = (node: string, min: number) =>
+      ({ v: 1, kind: "node", at: at(min), node, pool: "gpu" }) as const
+    const r = replay(
+      c,
+      history(
+        10,
+        [
+          // n1 fails: repaired 40..55 (Ready=False tolerates 30 min; a replace takes 15 min).
+          ready("n1", 10, "False"),
+          // The live controller's replacement r1 comes up and fails the same way: a relapse when n1's repair ends.
+          fresh("r1", 45),
+          ready("r1", 50, "False"),
+          // r1 repaired from 80; its replacement r2, up after n1's repair started, fails too: the second relapse
+          // (of n1's repair, within its window) engages the hold (threshold 2).
+          fresh("r2", 85),
+          ready("r2", 90, "False")
+        ],
+        240
+      )
+    )
+    expect(r.relapses.map((x) => [x.node, x.kind, x.repairedNode, x.pool, x.reason])).toEqual([
+      ["r1", "fresh", "n1", "gpu", "KubeletNotReady"],
+      ["r2", "fresh", "n1", "gpu", "KubeletNotReady"]
+    ])
+    // Engaged when r2 failed (minute 90); quiet for 60 min after that: lifted at minute 150.
+    expect(r.relapseHolds).toEqual([
+      expect.objectContaining({
+        pool: "gpu",
+        reason: "KubeletNotReady",
+        from: T0 + 90 * MIN,
+        to: T0 + 150 * MIN,
+        outcome: "lifted",
+        threshold: 2
+      })
+    ])
+    expect(r.relapseHolds[0]!.evidence.map((x) => x.node)).toEqual(["r1", "r2"])
+    // r2 is due at minute 120 and held until the quiet period passes; repaired then, not before.
+    expect(r.repairs.map((x) => [x.node, x.startedAt])).toEqual([
+      ["n1", T0 + 40 * MIN],
+      ["r1", T0 + 80 * MIN],
+      ["r2", T0 + 150 * MIN]
+    ])
+    const held = r.holds.filter((h) => h.cause === "relapse")
+    expect(held.map((h) => [h.node, h.from, h.to, h.outcome])).toEqual([
+      ["r2", T0 + 120 * MIN, T0 + 150 * MIN, "started"]
+    ])
+    expect(held[0]!.evidence?.map((x) => x.node)).toEqual(["r1", "r2"])
+    expect(held[0]!.detail).toContain("2 relapses within 120m of a repair (threshold 2)")
+    const row = summarize(r).find((x) => x.pool === "gpu" && x.reason === "KubeletNotReady")
+    expect(row).toMatchObject({ repairs: 3, held: { relapse: 1 }, relapses: 2, relapseHolds: 1 })
+    const j = resultJson(r)
+    expect(j.relapseHolds[0]).toMatchObject({ from: at(90), to: at(150), windowSeconds: 7200 })
+    expect(j.holds.find((h) => h.cause === "relapse")?.evidence?.map((x) => x.at)).toEqual([at(50), at(90)])
+    // Without relapse holds (off in the config), r2 is repaired as soon as it is due.
+    const off = replay(
+      config({ relapse: { enabled: false } }),
+      history(
+        10,
+        [
+          ready("n1", 10, "False"),
+          fresh("r1", 45),
+          ready("r1", 50, "False"),
+          fresh("r2", 85),
+          ready("r2", 90, "False")
+        ],
+        240
+      )
+    )
+    expect(off.repairs.map((x) => [x.node, x.startedAt])).toContainEqual(["r2", T0 + 120 * MIN])
+    expect(off.relapseHolds).toEqual([])
+  })
+
+  it("a higher-ranked fault overtakes the lower-ranked repairs queued before it (the controller's queue order)", () => {
+    const c = config({
+      policies: [{ conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 60 }],
+      maxUnhealthyPercent: 100,
+      maxInFlight: "1"
+    })
+    const gpu = {
+      v: 1,
+      kind: "condition",
+      at: at(50),
+      node: "n4",
+      type: "AcceleratedHardwareReady",
+      status: "False",
+      reason: "NvidiaXID79Error"
+    } as const
+    const r = replay(
+      c,
+      history(
+        10,
+        [
+          // n1 takes the pool's one slot 40..55; n2 and n3 (rank unknown) queue behind it from minutes 42 and 43.
+          ready("n1", 10, "False"),
+          ready("n2", 12, "False"),
+          ready("n3", 13, "False"),
+          // A fatal GPU fault, due at minute 51: queued last, first when the slot frees.
+          gpu
+        ],
+        240
+      )
+    )
+    expect(r.repairs.map((x) => x.node)).toEqual(["n1", "n4", "n2", "n3"])
+    expect(r.repairs[1]).toMatchObject({ node: "n4", reason: "NvidiaXID79Error", startedAt: T0 + 55 * MIN })
+    const budget = r.holds.filter((h) => h.cause === "budget")
+    expect(budget.map((h) => [h.node, h.from])).toEqual([
+      ["n2", T0 + 42 * MIN],
+      ["n3", T0 + 43 * MIN],
+      ["n4", T0 + 51 * MIN]
+    ])
+    expect(budget.find((h) => h.node === "n4")).toMatchObject({ to: T0 + 55 * MIN, outcome: "started" })
+    // n2 waited for n4's repair too: it starts when that one ends, not at minute 55.
+    expect(r.repairs[2]!.startedAt).toBe(r.repairs[1]!.endsAt)
+  })
 })

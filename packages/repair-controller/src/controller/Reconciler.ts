@@ -5,7 +5,7 @@
 import { Clock, Effect, Metric, Ref } from "effect"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { placeText } from "../decide/order.ts"
-import { countingRelapses, holdText, relapsePolicy } from "../decide/relapse.ts"
+import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { vetoOf } from "../decide/veto.ts"
@@ -168,9 +168,11 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
 /** Relapses (within their window) and failed repairs of a pool and reason: the queue's backoff (decide/order.ts). */
 const setbacksOf = (env: ControllerEnv, scope: string, reason: string, now: number): number => {
   const pool = scope === CLUSTER_SCOPE ? undefined : scope
-  const ledger = env.relapse.ledger(scope, reason)
-  const relapses =
-    ledger === undefined ? 0 : countingRelapses(ledger, relapsePolicy(env.config, pool, reason), now).length
+  const relapses = relapseSetbacks(
+    env.relapse.ledger(scope, reason),
+    relapsePolicy(env.config, pool, reason),
+    now
+  )
   const failed = env.store.failedIn(pool).filter((n) => {
     const r = env.store.get(n)
     return r._tag === "Record" && r.record.reason === reason

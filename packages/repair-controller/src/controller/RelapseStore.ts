@@ -13,12 +13,15 @@ import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
 import {
   emptyLedger,
-  holdVerdict,
+  keepsLedger,
+  ledgerRepairOf,
+  liftsByItself,
   observe,
   quietUntil,
   recordRepair,
   relapsePolicy,
-  sightingOf
+  sightingsOf,
+  worthObserving
 } from "../decide/relapse.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import {
@@ -128,23 +131,22 @@ export const makeRelapseStore = (
     ledgers: () => [...ledgers.values()],
     repaired: (r, now) => {
       const pool = r.node.pool ?? CLUSTER_SCOPE
-      if (r.reason === "" || !policyOf({ pool, reason: r.reason }).enabled) return Effect.void
+      if (!keepsLedger(r.reason, policyOf({ pool, reason: r.reason }))) return Effect.void
       return lock.withPermits(1)(
         Effect.gen(function* () {
           const { ledger, exists } = yield* current(pool, r.reason, r.conditionType)
           const next = recordRepair(
             ledger,
-            {
+            ledgerRepairOf({
               id: r.id,
               node: r.node.name,
-              action: r.escalatedFrom !== undefined ? "Replace" : r.action,
-              ...(r.replacement?.nodeName !== undefined ? { replacement: r.replacement.nodeName } : {}),
-              ...(r.replacement?.instanceId !== undefined
-                ? { replacementInstance: r.replacement.instanceId }
-                : {}),
+              action: r.action,
+              escalated: r.escalatedFrom !== undefined,
+              replacementNode: r.replacement?.nodeName,
+              replacementInstance: r.replacement?.instanceId,
               startedAt: Date.parse(r.startedAt),
               finishedAt: r.finishedAt !== undefined ? Date.parse(r.finishedAt) : now
-            },
+            }),
             policyOf(ledger),
             now
           )
@@ -155,18 +157,16 @@ export const makeRelapseStore = (
     sighted: (node, scope, matches, now) =>
       Effect.gen(function* () {
         const out: Sighted[] = []
-        for (const m of matches) {
-          if (m.reason === "" || m.lastTransitionTime === undefined) continue
+        for (const { match: m, sighting } of sightingsOf(node, matches)) {
           const known = ledgers.get(ledgerKey(scope, m.reason))
-          if (known === undefined || known.repairs.length === 0) continue
+          if (!worthObserving(known)) continue
           const policy = policyOf(known)
           // Cheap pre-check outside the lock: most sightings are no relapse.
-          if (observe(known, sightingOf(node, m.lastTransitionTime), policy, now).relapse === undefined)
-            continue
+          if (observe(known, sighting, policy, now).relapse === undefined) continue
           const seen = yield* lock.withPermits(1)(
             Effect.gen(function* () {
               const { ledger, exists } = yield* current(scope, m.reason, m.conditionType)
-              const o = observe(ledger, sightingOf(node, m.lastTransitionTime!), policy, now)
+              const o = observe(ledger, sighting, policy, now)
               if (o.relapse === undefined) return undefined
               yield* write(o.ledger, exists)
               return {
@@ -192,7 +192,7 @@ export const makeRelapseStore = (
               continue
             }
             const policy = policyOf(ledger)
-            if (holdVerdict(ledger, policy, now)._tag === "Held") continue
+            if (!liftsByItself(ledger, policy, now)) continue
             // Quiet long enough (or the policy turned off): the hold lifts and the ledger starts over.
             yield* log("relapse hold lifted after its quiet period", {
               pool: l.pool,

@@ -10,6 +10,7 @@
 import { resolveReason } from "@nodemend/reason-codes"
 import type { ControllerConfig, RelapseSettings } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { PolicyMatch } from "./policyMatch.ts"
 import type { Hold, LedgerRepair, Relapse, RelapseLedger } from "../domain/RelapseLedger.ts"
 
 export interface RelapsePolicy {
@@ -87,6 +88,31 @@ export const recordRepair = (
   return { ...ledger, repairs }
 }
 
+/** Whether a repair of this reason joins a ledger at all: it has a reason, and its policy keeps ledgers. */
+export const keepsLedger = (reason: string, policy: RelapsePolicy): boolean => reason !== "" && policy.enabled
+
+/** What of a repair that ended well the ledger keeps. An escalated repair (a reboot that became a replace) counts as the replace it ended as. */
+export interface EndedRepair {
+  readonly id: string
+  readonly node: string
+  readonly action: "Replace" | "Reboot"
+  readonly escalated: boolean
+  readonly replacementNode?: string | undefined
+  readonly replacementInstance?: string | undefined
+  readonly startedAt: number
+  readonly finishedAt: number
+}
+
+export const ledgerRepairOf = (r: EndedRepair): LedgerRepair => ({
+  id: r.id,
+  node: r.node,
+  action: r.escalated ? "Replace" : r.action,
+  ...(r.replacementNode !== undefined ? { replacement: r.replacementNode } : {}),
+  ...(r.replacementInstance !== undefined ? { replacementInstance: r.replacementInstance } : {}),
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt
+})
+
 /** What the controller sees of a node matching the ledger's condition and reason. */
 export interface Sighting {
   readonly node: string
@@ -145,6 +171,23 @@ export const relapseOf = (ledger: RelapseLedger, s: Sighting, policy: RelapsePol
     afterMs: Math.max(0, s.since - from)
   }
 }
+
+/**
+ * A node's matches that can be sightings (they have a reason and a transition time), each with the sighting.
+ * A match is worth checking only against a ledger that has repairs (`worthObserving`).
+ */
+export const sightingsOf = (
+  node: NodeView,
+  matches: ReadonlyArray<PolicyMatch>
+): ReadonlyArray<{ readonly match: PolicyMatch; readonly sighting: Sighting }> =>
+  matches.flatMap((m) =>
+    m.reason === "" || m.lastTransitionTime === undefined
+      ? []
+      : [{ match: m, sighting: sightingOf(node, m.lastTransitionTime) }]
+  )
+
+export const worthObserving = (ledger: RelapseLedger | undefined): ledger is RelapseLedger =>
+  ledger !== undefined && ledger.repairs.length > 0
 
 /** Relapses that count now: within the window of the newest. */
 export const countingRelapses = (
@@ -216,6 +259,17 @@ export const holdVerdict = (
     until
   }
 }
+
+/** A held ledger whose quiet period has passed (or whose policy turned off): its hold lifts by itself. */
+export const liftsByItself = (ledger: RelapseLedger, policy: RelapsePolicy, now: number): boolean =>
+  ledger.hold !== undefined && holdVerdict(ledger, policy, now)._tag === "Clear"
+
+/** The queue's backoff from relapses (decide/order.ts): those counting now in the pool and reason's ledger. */
+export const relapseSetbacks = (
+  ledger: RelapseLedger | undefined,
+  policy: RelapsePolicy,
+  now: number
+): number => (ledger === undefined ? 0 : countingRelapses(ledger, policy, now).length)
 
 /** A hold lifted (quiet period or operator): the ledger starts over. */
 export const released = (ledger: RelapseLedger): RelapseLedger =>

@@ -2,4 +2,5 @@
 export * from "./history.ts"
 export * from "./replay.ts"
 export * from "./summary.ts"
+export { evidenceText } from "../decide/relapse.ts"
 export { ConfigFileError, readConfigFile } from "../config/ConfigFile.ts"

@@ -13,19 +13,42 @@
  * node is gone (Replace: its replacement, healthy, joins the pool when capacity first adds it, at the start, or
  * at the end otherwise) or healthy again (Reboot). What the recording says of a replaced node afterwards did not
  * happen in the replayed world and is not applied; a recovery it shows is reported (the repair may not have been
- * needed). Zonal shifts are not in a recording: the gate sees none. Pure and synchronous: no I/O, no clock.
+ * needed). Zonal shifts are not in a recording: the gate sees none.
+ *
+ * Relapse holds and the queue order are the controller's too: a relapse ledger per pool and reason
+ * (`decide/relapse.ts`: a repair that ended joins it, a sighting of its condition and reason on a replacement, on a
+ * node that came up after the repair started or on the rebooted node is a relapse, a held ledger whose quiet period
+ * passed starts over), the waiting room of queued repairs (`controller/WaitingRoom.ts`) and the backoff of the
+ * relapses that count. A node's arrival is its first line in the recording. Every repair ends well (failed repairs
+ * are not in a recording), so the backoff counts relapses only. Pure and synchronous: no I/O, no clock.
  */
 import { DO_NOT_REPAIR_ANNOTATION, ZONE_LABEL } from "@nodemend/reason-codes"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { makeBlockedNodes } from "../controller/BlockedNodes.ts"
 import { makePoolCounter } from "../controller/PoolCounter.ts"
+import { makeWaitingRoom } from "../controller/WaitingRoom.ts"
 import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { matchPolicies, type PolicyMatch } from "../decide/policyMatch.ts"
+import {
+  keepsLedger,
+  ledgerRepairOf,
+  liftsByItself,
+  observe,
+  quietUntil,
+  recordRepair,
+  relapsePolicy,
+  relapseSetbacks,
+  released,
+  sightingsOf,
+  emptyLedger,
+  worthObserving
+} from "../decide/relapse.ts"
+import { ledgerKey, type Relapse, type RelapseLedger } from "../domain/RelapseLedger.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { NodePoolFacts } from "../domain/NodePool.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
-import type { HistoryEvent } from "./history.ts"
+import { type HistoryEvent, isoTime } from "./history.ts"
 
 /** What a replaced node's repair takes beyond its drain deadline: launch, join, terminate (documented). */
 export const REPLACE_OVERHEAD_MS = 5 * 60_000
@@ -69,13 +92,32 @@ export interface WhatIfHold {
   readonly pool: string
   readonly conditionType: string
   readonly reason: string
-  /** `breaker`, `budget`, `veto`, `zonal-shift`, or the decision's tag for a gate this replay knows no name for. */
+  /**
+   * `breaker`, `budget`, `veto`, `zonal-shift`, `relapse`, or the decision's tag for a gate this replay knows no
+   * name for.
+   */
   readonly cause: string
   /** The figures when the hold began: `7 of 20 unhealthy, allowed 4`. */
   readonly detail: string
   readonly from: number
   readonly to: number
   readonly outcome: HoldOutcome
+  /** `relapse`: the relapses holding the pool and reason when the hold began (the evidence). */
+  readonly evidence?: ReadonlyArray<Relapse>
+}
+
+/** A relapse hold on a pool and reason: engaged by the relapse that crossed the threshold, lifted by quiet. */
+export interface WhatIfRelapseHold {
+  readonly pool: string
+  readonly reason: string
+  readonly from: number
+  /** When it lifted (its quiet period passed), or the end of the replay. */
+  readonly to: number
+  readonly outcome: "lifted" | "still held"
+  readonly threshold: number
+  readonly windowMs: number
+  /** The relapses that engaged it. */
+  readonly evidence: ReadonlyArray<Relapse>
 }
 
 export type FlapKind = "beforeToleration" | "afterToleration" | "afterRepair"
@@ -106,6 +148,10 @@ export interface WhatIfResult {
   readonly repairs: ReadonlyArray<WhatIfRepair>
   readonly holds: ReadonlyArray<WhatIfHold>
   readonly flaps: ReadonlyArray<WhatIfFlap>
+  /** Relapse holds of pools and reasons (their held nodes are in `holds` with cause `relapse`). */
+  readonly relapseHolds: ReadonlyArray<WhatIfRelapseHold>
+  /** Relapses seen: a repaired fault coming back (`kind`: replacement, fresh or same-node). */
+  readonly relapses: ReadonlyArray<Relapse & { readonly pool: string; readonly reason: string }>
 }
 
 const NO_SHIFTS: ShiftObservation = { _tag: "Known", shifts: [] }
@@ -115,13 +161,17 @@ interface SimNode {
   pool: string | undefined
   zone: string | undefined
   doNotRepair: boolean
+  /** Its first line in the recording (or its creation by the replay): the Node's creationTimestamp. */
+  readonly createdAt: number
   readonly conditions: Map<string, ConditionView>
   view: NodeView
   /** The pool's name for reports: the pool, or `<cluster>`. */
   scope: string
   /** Ms of the next scheduled look (stale heap entries are skipped). */
   nextLook: number | undefined
-  hold: { cause: string; detail: string; from: number; m: PolicyMatch } | undefined
+  hold:
+    | { cause: string; detail: string; evidence?: ReadonlyArray<Relapse>; from: number; m: PolicyMatch }
+    | undefined
   /** A repair the replay started and has not finished (`index`: its entry in the result's repairs). */
   repair: { m: PolicyMatch; endsAt: number; index: number } | undefined
   /** Replaced in the replay: the recording's later lines are about a machine that is gone. */
@@ -181,7 +231,9 @@ const makeHeap = () => {
 }
 
 /** A decision that starts nothing and is not waiting for its toleration: why it holds, in words. */
-export const holdOf = (d: Decision): { cause: string; detail: string } | undefined => {
+export const holdOf = (
+  d: Decision
+): { cause: string; detail: string; evidence?: ReadonlyArray<Relapse> } | undefined => {
   switch (d._tag) {
     case "Healthy":
     case "ReportOnly":
@@ -198,6 +250,12 @@ export const holdOf = (d: Decision): { cause: string; detail: string } | undefin
       return {
         cause: "budget",
         detail: `${d.inFlight} in flight${d.failed > 0 ? ` (${d.failed} failed)` : ""}, allowed ${d.budget.allowed} by ${d.budget.source}`
+      }
+    case "Held":
+      return {
+        cause: "relapse",
+        detail: `${d.held.relapses.length} relapses within ${Math.round(d.held.hold.windowMs / 60_000)}m of a repair (threshold ${d.held.hold.threshold}), quiet until ${isoTime(d.held.until)}`,
+        evidence: d.held.relapses
       }
     case "Vetoed":
       return { cause: "veto", detail: d.veto }
@@ -246,6 +304,13 @@ export const replay = (
   options: ReplayOptions = {}
 ): WhatIfResult => {
   const counter = makePoolCounter(config)
+  /** Queued repairs by pool, as the controller keeps them (stale after the controller's own bound). */
+  const waiting = makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000)
+  /** Relapse ledgers by pool and reason (`ledgerKey`), as the controller's RelapseStore keeps them. */
+  const ledgers = new Map<string, RelapseLedger>()
+  const relapseHolds: WhatIfRelapseHold[] = []
+  const openRelapseHolds = new Map<string, Omit<WhatIfRelapseHold, "to" | "outcome">>()
+  const relapses: Array<Relapse & { readonly pool: string; readonly reason: string }> = []
   const nodes = new Map<string, SimNode>()
   const heap = makeHeap()
   let seq = 0
@@ -274,19 +339,26 @@ export const replay = (
     },
     annotations: n.doNotRepair ? { [DO_NOT_REPAIR_ANNOTATION]: "true" } : {},
     conditions: [...n.conditions.values()],
-    deleting: false
+    deleting: false,
+    createdAt: n.createdAt
   })
   const refresh = (n: SimNode) => {
     n.view = viewOf(n)
     n.scope = poolOf(config, n.view) ?? CLUSTER_SCOPE
     counter.upsert(n.view)
   }
-  const newNode = (name: string, pool: string | undefined, zone: string | undefined): SimNode => {
+  const newNode = (
+    name: string,
+    pool: string | undefined,
+    zone: string | undefined,
+    now: number
+  ): SimNode => {
     const n: SimNode = {
       name,
       pool,
       zone,
       doNotRepair: false,
+      createdAt: now,
       conditions: new Map(),
       view: { name, labels: {}, annotations: {}, conditions: [], deleting: false },
       scope: CLUSTER_SCOPE,
@@ -321,27 +393,103 @@ export const replay = (
       detail: h.detail,
       from: h.from,
       to: at,
-      outcome
+      outcome,
+      ...(h.evidence !== undefined ? { evidence: h.evidence } : {})
     })
   }
-  const replacementOf = (n: SimNode) => {
-    const r = newNode(`${n.name}/replacement`, n.pool, n.zone)
+  const replacementName = (n: SimNode) => `${n.name}/replacement`
+  const replacementOf = (n: SimNode, now: number) => {
+    const r = newNode(replacementName(n), n.pool, n.zone, now)
     r.doNotRepair = false
     return r
+  }
+
+  const relapsePolicyOf = (scope: string, reason: string) =>
+    relapsePolicy(config, scope === CLUSTER_SCOPE ? undefined : scope, reason)
+  const ledgerOf = (scope: string, reason: string) => ledgers.get(ledgerKey(scope, reason))
+
+  /** A held ledger whose quiet period has passed starts over, as the controller's recheck lifts it. */
+  const liftQuiet = (now: number) => {
+    for (const [k, l] of ledgers) {
+      const policy = relapsePolicyOf(l.pool, l.reason)
+      if (!liftsByItself(l, policy, now)) continue
+      ledgers.set(k, released(l))
+      const open = openRelapseHolds.get(k)
+      if (open === undefined) continue
+      openRelapseHolds.delete(k)
+      relapseHolds.push({ ...open, to: Math.min(now, quietUntil(l, policy) ?? now), outcome: "lifted" })
+    }
+  }
+
+  /** The node seen with its matches: a relapse of a repair of its pool or not (the controller's sightRelapse). */
+  const sight = (n: SimNode, now: number) => {
+    const matches = matchPolicies(config, n.view).filter((m) => m.action !== "None")
+    for (const { match, sighting } of sightingsOf(n.view, matches)) {
+      const known = ledgerOf(n.scope, match.reason)
+      if (!worthObserving(known)) continue
+      const o = observe(known, sighting, relapsePolicyOf(n.scope, match.reason), now)
+      if (o.relapse === undefined) continue
+      ledgers.set(ledgerKey(n.scope, match.reason), o.ledger)
+      relapses.push({ ...o.relapse, pool: n.scope, reason: match.reason })
+      if (o.engaged !== undefined)
+        openRelapseHolds.set(ledgerKey(n.scope, match.reason), {
+          pool: n.scope,
+          reason: match.reason,
+          from: now,
+          threshold: o.engaged.threshold,
+          windowMs: o.engaged.windowMs,
+          evidence: o.engaged.evidence
+        })
+    }
+  }
+
+  /** A repair that ended well joins its pool and reason's ledger; the pool's unhealthy nodes are sighted again. */
+  const repairedWell = (n: SimNode, m: PolicyMatch, startedAt: number, now: number) => {
+    const policy = relapsePolicyOf(n.scope, m.reason)
+    if (!keepsLedger(m.reason, policy) || (m.action !== "Replace" && m.action !== "Reboot")) return
+    const k = ledgerKey(n.scope, m.reason)
+    const ledger = ledgers.get(k) ?? emptyLedger(n.scope, m.reason, m.conditionType)
+    ledgers.set(
+      k,
+      recordRepair(
+        ledger,
+        ledgerRepairOf({
+          id: `${n.name}@${startedAt}`,
+          node: n.name,
+          action: m.action,
+          escalated: false,
+          replacementNode: m.action === "Replace" ? replacementName(n) : undefined,
+          startedAt,
+          finishedAt: now
+        }),
+        policy,
+        now
+      )
+    )
+    for (const o of nodes.values()) if (o !== n && o.scope === n.scope) sight(o, now)
   }
 
   /** The controller's reconcile of one node not under repair, at `now`. */
   const look = (n: SimNode, now: number) => {
     if (n.repair !== undefined || n.replaced || !nodes.has(n.name)) return
     const facts = n.pool !== undefined ? nodePools.get(n.pool) : undefined
+    liftQuiet(now)
+    sight(n, now)
+    // Back in the pool's queue only if this decision queues it again.
+    waiting.remove(n.name)
     const d = decide({
       config,
       node: n.view,
       stats: counter.stats(),
       shifts: NO_SHIFTS,
       now,
-      ...(facts !== undefined ? { nodePool: facts } : {})
+      ...(facts !== undefined ? { nodePool: facts } : {}),
+      ledger: ledgerOf,
+      waiting: (scope) => waiting.of(scope, now),
+      setbacks: (scope, reason) =>
+        relapseSetbacks(ledgerOf(scope, reason), relapsePolicyOf(scope, reason), now)
     })
+    if (d._tag === "Queued") waiting.put(d.scope, d.waiting, now)
     const m = governingOf(d)
     const requeue = requeueOf(d)
     if (requeue !== undefined) schedule(n, now + requeue)
@@ -369,7 +517,7 @@ export const replay = (
         endsAt: now + duration,
         dryRun: false
       })
-      if (d.governing.action === "Replace" && d.governing.capacityFirst) replacementOf(n)
+      if (d.governing.action === "Replace" && d.governing.capacityFirst) replacementOf(n, now)
       heap.push({ at: now + duration, seq: seq++, kind: "repairEnd", node: n.name })
       return
     }
@@ -424,6 +572,8 @@ export const replay = (
     const entry = repairs[r.index]
     if (entry !== undefined && now < entry.endsAt) repairs[r.index] = { ...entry, endsAt: now }
     counter.setRepair(n.name, undefined)
+    // It ended well (every replayed repair does; a recorded deletion is the live controller's repair ending).
+    repairedWell(n, r.m, entry?.startedAt ?? now, now)
     if (r.m.action === "Reboot" && !gone) {
       // Back healthy: the conditions that made it unhealthy are gone; the recording applies again from here.
       for (const p of config.policies) {
@@ -438,7 +588,8 @@ export const replay = (
     nodesReplaced.set(n.name, n)
     nodes.delete(n.name)
     counter.remove(n.name)
-    if (!(r.m.capacityFirst && r.m.action === "Replace")) replacementOf(n)
+    waiting.remove(n.name)
+    if (!(r.m.capacityFirst && r.m.action === "Replace")) replacementOf(n, now)
   }
 
   /** A recovery the recording shows after the replay started the node's repair: the repair may not have been needed. */
@@ -513,9 +664,10 @@ export const replay = (
       }
       nodes.delete(e.node)
       counter.remove(e.node)
+      waiting.remove(e.node)
       return
     }
-    const n = live ?? newNode(e.node, e.pool, e.zone)
+    const n = live ?? newNode(e.node, e.pool, e.zone, e.atMs)
     const before = matchPolicies(config, n.view)
     if (e.pool !== undefined) n.pool = e.pool === "" ? undefined : e.pool
     if (e.zone !== undefined) n.zone = e.zone === "" ? undefined : e.zone
@@ -569,6 +721,9 @@ export const replay = (
     drainWoken(next.atMs)
   }
   for (const n of nodes.values()) closeHold(n, until, "still held")
+  liftQuiet(until)
+  for (const open of openRelapseHolds.values())
+    relapseHolds.push({ ...open, to: until, outcome: "still held" })
   return {
     from: first,
     to: until,
@@ -577,6 +732,8 @@ export const replay = (
     ignored,
     repairs,
     holds: holds.sort((a, b) => a.from - b.from || (a.node < b.node ? -1 : 1)),
-    flaps: flaps.sort((a, b) => a.from - b.from || (a.node < b.node ? -1 : 1))
+    flaps: flaps.sort((a, b) => a.from - b.from || (a.node < b.node ? -1 : 1)),
+    relapseHolds: relapseHolds.sort((a, b) => a.from - b.from || (a.pool < b.pool ? -1 : 1)),
+    relapses
   }
 }

@@ -3,6 +3,7 @@
  * Pure.
  */
 import { isoTime } from "./history.ts"
+import type { Relapse } from "../domain/RelapseLedger.ts"
 import type { WhatIfResult } from "./replay.ts"
 
 export interface PoolReasonRow {
@@ -13,18 +14,22 @@ export interface PoolReasonRow {
   readonly wouldRepair: number
   readonly firstRepair: number | undefined
   readonly lastRepair: number | undefined
-  /** Hold episodes by cause (`breaker`, `budget`, `veto`, ...). */
+  /** Hold episodes by cause (`breaker`, `budget`, `veto`, `relapse`, ...). */
   readonly held: Readonly<Record<string, number>>
   /** Distinct nodes held at least once. */
   readonly heldNodes: number
   readonly flapsBeforeToleration: number
   readonly flapsAfterToleration: number
   readonly recoveredAfterRepair: number
+  /** Relapses seen (a repaired fault back on a replacement, a fresh node or the rebooted node). */
+  readonly relapses: number
+  /** Relapse holds the pool and reason came under. */
+  readonly relapseHolds: number
 }
 
 const key = (pool: string, reason: string) => `${pool}\u0000${reason}`
 
-/** One row per pool and reason that saw a repair, a hold or a flap; sorted by pool, then reason. */
+/** One row per pool and reason that saw a repair, a hold, a flap or a relapse; sorted by pool, then reason. */
 export const summarize = (r: WhatIfResult): ReadonlyArray<PoolReasonRow> => {
   interface Acc {
     pool: string
@@ -38,6 +43,8 @@ export const summarize = (r: WhatIfResult): ReadonlyArray<PoolReasonRow> => {
     before: number
     after: number
     afterRepair: number
+    relapses: number
+    relapseHolds: number
   }
   const rows = new Map<string, Acc>()
   const row = (pool: string, reason: string): Acc => {
@@ -55,7 +62,9 @@ export const summarize = (r: WhatIfResult): ReadonlyArray<PoolReasonRow> => {
       heldNodes: new Set(),
       before: 0,
       after: 0,
-      afterRepair: 0
+      afterRepair: 0,
+      relapses: 0,
+      relapseHolds: 0
     }
     rows.set(k, a)
     return a
@@ -78,6 +87,8 @@ export const summarize = (r: WhatIfResult): ReadonlyArray<PoolReasonRow> => {
     else if (f.kind === "afterToleration") a.after++
     else a.afterRepair++
   }
+  for (const x of r.relapses) row(x.pool, x.reason).relapses++
+  for (const h of r.relapseHolds) row(h.pool, h.reason).relapseHolds++
   return [...rows.values()]
     .sort((a, b) => (a.pool < b.pool ? -1 : a.pool > b.pool ? 1 : a.reason < b.reason ? -1 : 1))
     .map((a) => ({
@@ -91,7 +102,9 @@ export const summarize = (r: WhatIfResult): ReadonlyArray<PoolReasonRow> => {
       heldNodes: a.heldNodes.size,
       flapsBeforeToleration: a.before,
       flapsAfterToleration: a.after,
-      recoveredAfterRepair: a.afterRepair
+      recoveredAfterRepair: a.afterRepair,
+      relapses: a.relapses,
+      relapseHolds: a.relapseHolds
     }))
 }
 
@@ -128,6 +141,12 @@ export const compare = (a: WhatIfResult, b: WhatIfResult): ReadonlyArray<Compare
 
 const t = (ms: number | undefined) => (ms === undefined ? null : isoTime(ms))
 
+const relapseJson = <R extends Relapse>(x: R) => ({
+  ...x,
+  at: isoTime(x.at),
+  afterSeconds: Math.round(x.afterMs / 1000)
+})
+
 /** `whatif -o json`: the result with times in RFC 3339 and the per pool and reason summary. */
 export const resultJson = (r: WhatIfResult) => ({
   window: { from: isoTime(r.from), to: isoTime(r.to) },
@@ -142,7 +161,20 @@ export const resultJson = (r: WhatIfResult) => ({
     endsAt: isoTime(x.endsAt),
     zone: x.zone ?? null
   })),
-  holds: r.holds.map((h) => ({ ...h, from: isoTime(h.from), to: isoTime(h.to) })),
+  holds: r.holds.map((h) => ({
+    ...h,
+    from: isoTime(h.from),
+    to: isoTime(h.to),
+    ...(h.evidence !== undefined ? { evidence: h.evidence.map(relapseJson) } : {})
+  })),
+  relapseHolds: r.relapseHolds.map((h) => ({
+    ...h,
+    from: isoTime(h.from),
+    to: isoTime(h.to),
+    windowSeconds: Math.round(h.windowMs / 1000),
+    evidence: h.evidence.map(relapseJson)
+  })),
+  relapses: r.relapses.map(relapseJson),
   flaps: r.flaps.map((f) => ({
     ...f,
     from: isoTime(f.from),
