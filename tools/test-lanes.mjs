@@ -27,7 +27,9 @@ export const CLUSTER_LANES = [
     ["@nodemend/demo", "test:cluster"],
     ["@nodemend/agent", "test:cluster"],
     ["@nodemend/deploy-tests", "test:cluster"],
-    ["@nodemend/kubectl-nodemend", "test:cluster"]
+    ["@nodemend/kubectl-nodemend", "test:cluster"],
+    // The relapse files (~110 s) out of lane 1, the long pole once #28 added them (lane 1 ~620 s, lane 3 ~460 s).
+    ["@nodemend/repair-controller", "test:cluster:relapse"]
   ]
 ]
 
