@@ -404,8 +404,17 @@ export const replay = (
     return r
   }
 
-  const relapsePolicyOf = (scope: string, reason: string) =>
-    relapsePolicy(config, scope === CLUSTER_SCOPE ? undefined : scope, reason)
+  // The config is fixed for a replay: each pool and reason's policy is worked out once (it was the replay's top cost).
+  const policies = new Map<string, ReturnType<typeof relapsePolicy>>()
+  const relapsePolicyOf = (scope: string, reason: string) => {
+    const k = ledgerKey(scope, reason)
+    let p = policies.get(k)
+    if (p === undefined) {
+      p = relapsePolicy(config, scope === CLUSTER_SCOPE ? undefined : scope, reason)
+      policies.set(k, p)
+    }
+    return p
+  }
   const ledgerOf = (scope: string, reason: string) => ledgers.get(ledgerKey(scope, reason))
 
   /** A held ledger whose quiet period has passed starts over, as the controller's recheck lifts it. */
@@ -466,7 +475,11 @@ export const replay = (
         now
       )
     )
-    for (const o of nodes.values()) if (o !== n && o.scope === n.scope) sight(o, now)
+    // Only unhealthy nodes can be sighted (a healthy one matches no policy): not every node of the pool, every time.
+    for (const name of counter.unhealthyNames()) {
+      const o = nodes.get(name)
+      if (o !== undefined && o !== n && o.scope === n.scope) sight(o, now)
+    }
   }
 
   /** The controller's reconcile of one node not under repair, at `now`. */
