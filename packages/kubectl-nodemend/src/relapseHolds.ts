@@ -7,15 +7,7 @@
  * an Event (`RepairHoldReleased`) recording who did it. The controller rereads held ledgers every 10 s: it finds
  * the ledger gone, starts it over and decides the pool's held nodes again. Decisions here are pure.
  */
-import { hostname } from "node:os"
-import {
-  type ConfigMap,
-  eventsPath,
-  type KubeHttp,
-  NODE_EVENT_NAMESPACE,
-  namespacedPath,
-  nodeEventBody
-} from "@nodemend/kube-access"
+import { type ConfigMap, type KubeHttp, NODE_EVENT_NAMESPACE, namespacedPath } from "@nodemend/kube-access"
 import {
   evidenceText,
   ledgerConfigMapName,
@@ -31,7 +23,7 @@ import {
   namespaceFlag,
   orNotFound,
   type Permission,
-  PLUGIN_REPORTING_CONTROLLER,
+  recordPluginEvent,
   whoAmI
 } from "./repairActions.ts"
 
@@ -209,29 +201,12 @@ export const runRelease = async (
   out(
     `deleted the relapse ledger of ${reason} in ${pool} (ConfigMap ${controllerNamespace}/${name}, resourceVersion ${plan.configMap.resourceVersion}; ${plan.ledger.relapses.length} relapses recorded)`
   )
-  const reportingInstance = (user ?? hostname()).slice(0, 128) || PLUGIN_REPORTING_CONTROLLER
-  const event = nodeEventBody({
+  const written = await recordPluginEvent(kube, out, user, {
     node: plan.eventNode,
-    type: "Normal",
     reason: RELEASE_EVENT_REASON,
     action: "Release",
-    note: releaseNote(plan.ledger, user),
-    reportingController: PLUGIN_REPORTING_CONTROLLER,
-    reportingInstance
+    note: releaseNote(plan.ledger, user)
   })
-  const written = await call<{ metadata?: { name?: string } }>(
-    kube,
-    "create event",
-    "POST",
-    eventsPath(NODE_EVENT_NAMESPACE),
-    event
-  ).then(
-    (e) => e.metadata?.name ?? event.metadata.name,
-    (e: unknown) => {
-      out(`WARNING: the Event ${RELEASE_EVENT_REASON} could not be written: ${k8sMessage(e)}`)
-      return undefined
-    }
-  )
   if (written !== undefined)
     out(
       `recorded Event ${RELEASE_EVENT_REASON} on Node ${plan.eventNode.name} (the latest relapse; ${NODE_EVENT_NAMESPACE}/${written}) as ${user ?? "an unidentified user"}`

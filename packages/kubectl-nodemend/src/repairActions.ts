@@ -324,29 +324,12 @@ export const runRepairAction = async (
         : `Node ${nodeName} has no ${REPAIR_TAINT_KEY} taint (left as it is)`
     )
 
-  const reportingInstance = (user ?? hostname()).slice(0, 128) || PLUGIN_REPORTING_CONTROLLER
-  const event = nodeEventBody({
+  const written = await recordPluginEvent(kube, out, user, {
     node: { name: nodeName, uid: record.node.uid },
-    type: "Normal",
     reason: EVENT_REASON[command],
     action: EVENT_ACTION[command],
-    note: actionNote(command, record, user),
-    reportingController: PLUGIN_REPORTING_CONTROLLER,
-    reportingInstance
+    note: actionNote(command, record, user)
   })
-  const written = await call<{ metadata?: { name?: string } }>(
-    kube,
-    "create event",
-    "POST",
-    eventsPath(NODE_EVENT_NAMESPACE),
-    event
-  ).then(
-    (e) => e.metadata?.name ?? event.metadata.name,
-    (e: unknown) => {
-      out(`WARNING: the Event ${EVENT_REASON[command]} could not be written: ${k8sMessage(e)}`)
-      return undefined
-    }
-  )
   if (written !== undefined)
     out(
       `recorded Event ${EVENT_REASON[command]} on Node ${nodeName} (${NODE_EVENT_NAMESPACE}/${written}) as ${user ?? "an unidentified user"}`
@@ -362,4 +345,43 @@ export const runRepairAction = async (
       `next: fix ${nodeName} by hand, then uncordon it: kubectl taint node ${nodeName} ${REPAIR_TAINT_KEY}:${REPAIR_TAINT_EFFECT}-; to let nodemend repair it again later: kubectl annotate node ${nodeName} ${DO_NOT_REPAIR_ANNOTATION}-`
     )
   return written === undefined ? 1 : 0
+}
+
+/**
+ * Writes a Normal Event on a Node as the plugin (reportingInstance: the user, or this host), and returns its name;
+ * a refusal is printed as a WARNING and gives undefined (what the command did stands either way).
+ */
+export const recordPluginEvent = (
+  kube: KubeHttp,
+  out: (line: string) => void,
+  user: string | undefined,
+  e: {
+    readonly node: { readonly name: string; readonly uid?: string | undefined }
+    readonly reason: string
+    readonly action: string
+    readonly note: string
+  }
+): Promise<string | undefined> => {
+  const event = nodeEventBody({
+    node: e.node,
+    type: "Normal",
+    reason: e.reason,
+    action: e.action,
+    note: e.note,
+    reportingController: PLUGIN_REPORTING_CONTROLLER,
+    reportingInstance: (user ?? hostname()).slice(0, 128) || PLUGIN_REPORTING_CONTROLLER
+  })
+  return call<{ metadata?: { name?: string } }>(
+    kube,
+    "create event",
+    "POST",
+    eventsPath(NODE_EVENT_NAMESPACE),
+    event
+  ).then(
+    (r) => r.metadata?.name ?? event.metadata.name,
+    (err: unknown) => {
+      out(`WARNING: the Event ${e.reason} could not be written: ${k8sMessage(err)}`)
+      return undefined
+    }
+  )
 }
