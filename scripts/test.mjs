@@ -6,7 +6,8 @@
 //      and stop it;
 //   3. the real-node phase: build the images (`npm run images`), start a cluster with the real node (kubelet,
 //      containerd), run @nodemend/deploy-tests' test:realnode (the chart as shipped), stop it and check that
-//      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it.
+//      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it. With the cluster phase
+//      (plain `npm test`) it runs as a step of the last lane, beside the others, not after them.
 // First of all, the system prerequisites of the phases it runs (tools/prereqs.mjs): as root on Debian it installs
 // what is missing (one apt-get install, printed); otherwise it stops with the command to run, or skips an optional
 // phase (the real node, moto, the real host commands, the images' test) and says why in the summary.
@@ -20,7 +21,7 @@ import { down, up } from "../tools/cluster/cluster.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
 import { failedTasks, failedTests, latestSummary, renderFailures } from "../tools/test-failures.mjs"
-import { runLanes } from "../tools/test-lanes.mjs"
+import { CLUSTER_LANES, REAL_NODE_STEP, runLanes } from "../tools/test-lanes.mjs"
 import { fileTimes, readReports, render } from "../tools/test-times.mjs"
 
 const run = (cmd, args, env = process.env) => {
@@ -81,6 +82,11 @@ if (only === "all" || only === "unit") {
   failed ||= turboRun(["typecheck", "test", "check:contract", "--output-logs=new-only"])
   timings.push(`unit ${Math.round((Date.now() - unitStarted) / 1000)} s`)
 }
+// The real node in the cluster phase's last lane when both phases run (tools/test-lanes.mjs, REAL_NODE_STEP).
+const realNodeInLanes = only === "all" && !skips.realnode
+const lanes = realNodeInLanes
+  ? CLUSTER_LANES.map((steps, n) => (n === CLUSTER_LANES.length - 1 ? [...steps, REAL_NODE_STEP] : steps))
+  : CLUSTER_LANES
 if (!failed && (only === "all" || only === "cluster"))
   await timed("cluster", async () => {
     let kubeconfig = process.env.NODEMEND_KUBECONFIG
@@ -98,7 +104,7 @@ if (!failed && (only === "all" || only === "cluster"))
       if (!failed) {
         const lanesFailed = await runLanes(
           { ...process.env, NODEMEND_KUBECONFIG: kubeconfig, NODEMEND_TEST_TIMES: timesDir },
-          { serial: process.env.NODEMEND_CLUSTER_LANES === "1", logDir: join(timesDir, "logs") }
+          { serial: process.env.NODEMEND_CLUSTER_LANES === "1", logDir: join(timesDir, "logs"), lanes }
         )
         failedSteps.push(...lanesFailed)
         if (lanesFailed.length > 0) failed = 1
@@ -107,7 +113,7 @@ if (!failed && (only === "all" || only === "cluster"))
       if (ours) await down({ stateDir, quiet: true })
     }
   })
-if (!failed && (only === "all" || only === "realnode")) {
+if (!failed && (only === "all" || only === "realnode") && !realNodeInLanes) {
   if (skips.realnode) console.log(`\nreal-node phase skipped: ${skips.realnode}`)
   else
     await timed("real node", async () => {

@@ -18,13 +18,11 @@ import { Result } from "effect"
 import { k8sCode, k8sMessage, PluginError } from "./errors.ts"
 import {
   call,
-  missingPermissions,
-  missingPermissionsMessage,
   namespaceFlag,
   orNotFound,
   type Permission,
   recordPluginEvent,
-  whoAmI
+  requirePermissions
 } from "./repairActions.ts"
 
 export const RELEASE_EVENT_REASON = "RepairHoldReleased"
@@ -163,9 +161,11 @@ export const runRelease = async (
   controllerNamespace: string,
   out: (line: string) => void
 ): Promise<number> => {
-  const user = await whoAmI(kube)
-  const missing = await missingPermissions(kube, releasePermissions(pool, reason, controllerNamespace))
-  if (missing.length > 0) throw new PluginError(missingPermissionsMessage("release", user, missing))
+  const user = await requirePermissions(
+    kube,
+    "release",
+    releasePermissions(pool, reason, controllerNamespace)
+  )
   const name = ledgerConfigMapName(pool, reason)
   const configMap = await orNotFound(
     call<ConfigMap>(

@@ -235,6 +235,21 @@ export const missingPermissions = async (kube: KubeHttp, permissions: ReadonlyAr
 }
 
 /**
+ * Checks every permission a command uses before it changes anything (SelfSubjectAccessReviews) and refuses with
+ * the missing ones named; resolves to the caller's user name for the command's Event.
+ */
+export const requirePermissions = async (
+  kube: KubeHttp,
+  command: RepairCommand | "release",
+  permissions: ReadonlyArray<Permission>
+): Promise<string | undefined> => {
+  const user = await whoAmI(kube)
+  const missing = await missingPermissions(kube, permissions)
+  if (missing.length > 0) throw new PluginError(missingPermissionsMessage(command, user, missing))
+  return user
+}
+
+/**
  * Runs `retry` or `abandon` for one node and prints each thing it did. Returns the exit code: 0 when everything
  * was done, 1 when the record was deleted but the Event could not be written (said so); refusals and failures
  * before the deletion throw a PluginError (nothing, or only the annotation, was changed: the message says which).
@@ -248,9 +263,7 @@ export const runRepairAction = async (
   /** Test seam: runs after the record and the Node were read, before anything is written. */
   afterRead: () => Promise<void> = async () => undefined
 ): Promise<number> => {
-  const user = await whoAmI(kube)
-  const missing = await missingPermissions(kube, permissionsFor(command, nodeName, controllerNamespace))
-  if (missing.length > 0) throw new PluginError(missingPermissionsMessage(command, user, missing))
+  const user = await requirePermissions(kube, command, permissionsFor(command, nodeName, controllerNamespace))
 
   const cmName = journalName(nodeName)
   const [configMap, node] = await Promise.all([
