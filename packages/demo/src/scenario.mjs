@@ -14,15 +14,18 @@
  *   3. a zonal shift away from one zone -> stand-down (nothing happens to a failing node there) -> shift
  *      cancelled -> its repair runs.
  *   4. a node with the do-not-repair annotation -> never repaired, and the view says so.
+ *   5. what-if: the whole run is recorded as an operator would (`kubectl nodemend record`) and replayed under the
+ *      demo controller's own config (`kubectl nodemend whatif -o json`): the replay repairs the nodes the
+ *      controller repaired, at the same times (the zonal shift is not in a recording: that node sooner).
  */
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { PatchStrategy, PolicyV1Api, setHeaderOptions } from "@kubernetes/client-node"
+import { PatchStrategy, PolicyV1Api, setHeaderOptions, Watch } from "@kubernetes/client-node"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { DO_NOT_REPAIR_ANNOTATION, REPAIR_TAINT_KEY, ZONE_LABEL } from "@nodemend/reason-codes/keys"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
-import { capacityFirstViolation, eventMicros, firstInFlightExcess } from "./checks.mjs"
+import { capacityFirstViolation, eventMicros, firstInFlightExcess, whatIfMismatch } from "./checks.mjs"
 import { faultNamed, writeFault } from "./faults.mjs"
 import {
   agentPublished,
@@ -72,6 +75,58 @@ const journal = (node) =>
     .readNamespacedConfigMap({ namespace, name: `nodemend-repair-${node}` })
     .then((cm) => JSON.parse(cm.data?.record ?? "{}"))
     .catch(() => undefined)
+/**
+ * Calls `onRecord(node, record)` for every version of the journal records of `nodes` the API server holds from now
+ * on (list, then watch from the list's resourceVersion, re-watching where it left off). Returns the stop function.
+ */
+const watchJournals = async (nodes, onRecord) => {
+  const names = new Map(nodes.map((n) => [`nodemend-repair-${n}`, n]))
+  const seen = (cm) => {
+    const node = names.get(cm?.metadata?.name)
+    if (node === undefined) return
+    try {
+      onRecord(node, JSON.parse(cm.data?.record ?? "{}"))
+    } catch {}
+  }
+  const path = `/api/v1/namespaces/${namespace}/configmaps`
+  let rv = ""
+  let stopped = false
+  let ctl
+  const run = async () => {
+    if (stopped) return
+    try {
+      if (!rv) {
+        const l = await core.listNamespacedConfigMap({ namespace })
+        for (const cm of l.items) seen(cm)
+        rv = l.metadata?.resourceVersion ?? ""
+      }
+      ctl = await new Watch(fleet.kc).watch(
+        path,
+        { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 25 },
+        (type, obj) => {
+          if (type === "ERROR") {
+            if (obj?.code === 410) rv = ""
+            return
+          }
+          rv = obj?.metadata?.resourceVersion ?? rv
+          if (type === "ADDED" || type === "MODIFIED") seen(obj)
+        },
+        (err) => {
+          if (stopped) return
+          if (err?.statusCode === 410) rv = ""
+          setTimeout(() => void run(), !err || err.name === "TimeoutError" ? 0 : 500)
+        }
+      )
+    } catch {
+      setTimeout(() => void run(), 500)
+    }
+  }
+  await run()
+  return () => {
+    stopped = true
+    ctl?.abort()
+  }
+}
 const tainted = (node) => (node?.spec?.taints ?? []).some((t) => t.key === REPAIR_TAINT_KEY)
 /**
  * Writes fault `name` into `node`'s host once its agent shows the fault's condition (it then reads the source:
@@ -304,22 +359,13 @@ const storyBreaker = async () => {
   }
   const has = (evs, node, reason) => evs.some((e) => e.node === node && e.reason === reason)
   const summary = (evs) => evs.map((e) => `${e.node} ${e.reason} ${isoOfMicros(e.at)}`)
-  // The controller's journal records of the four, sampled until the step ends: drainStartedAt is in each record
-  // from the drain on, and the record is deleted when the repair succeeds.
+  // The controller's journal records of the four, watched until the step ends: drainStartedAt is in each record
+  // from the drain on, and the record is deleted when the repair succeeds; a watch from the list's resourceVersion
+  // sees every write (polling missed a record that lived less than one round under load).
   const records = new Map()
-  const sampleJournals = async () => {
-    for (const n of four) {
-      const r = await journal(n)
-      if (r?.drainStartedAt !== undefined && !records.has(n)) records.set(n, r)
-    }
-  }
-  let sampling = true
-  const sampler = (async () => {
-    while (sampling) {
-      await sampleJournals().catch(() => undefined)
-      await sleep(200)
-    }
-  })()
+  const stopJournals = await watchJournals(four, (n, r) => {
+    if (r?.drainStartedAt !== undefined && !records.has(n)) records.set(n, r)
+  })
   try {
     const split = await waitOrFail(
       "2 RepairStarted and 2 RepairQueued",
@@ -368,7 +414,8 @@ const storyBreaker = async () => {
         const first = evs
           .filter((e) => started.includes(e.node) && e.reason === "RepairSucceeded")
           .sort((a, b) => a.at - b.at)[0]
-        if (first && !firstDone) {
+        // The record's last version may reach the watch after the Event: judged once it has (and again at the end).
+        if (first && !firstDone && records.has(first.node)) {
           firstDone = first
           const why = capacityFirstViolation({
             node: first.node,
@@ -389,8 +436,6 @@ const storyBreaker = async () => {
     )
     mark(S, `a slot freed: RepairStarted on ${queued.join(", ")}, ${since(at)}`)
     for (const n of four) await gone(n, `${n} terminated`, 300_000)
-    sampling = false
-    await sampler
     // The whole step from one read: never more than 2 in flight, each of the four capacity first.
     const evs = await repairEvents(four)
     const fail = tooMany(evs)
@@ -408,8 +453,7 @@ const storyBreaker = async () => {
       `${four.join(", ")} drained, terminated and removed, each after its replacement was Ready, never more than ${maxInFlight} at once, ${since(at)}`
     )
   } finally {
-    sampling = false
-    await sampler
+    stopJournals()
   }
   await waitFor(
     "10 Ready general nodes again, 4 of them replacements",
@@ -422,12 +466,15 @@ const storyBreaker = async () => {
   mark(S, `all 4 replaced, pool ${GENERAL} back to 10 Ready, ${since(at)}`)
 }
 
+/** The node story 3 repairs only after its zonal shift (what-if: a recording holds no zonal shifts). */
+let shiftedNode
 const storyZonalShift = async () => {
   const S = "3 shift   "
   const zone = `${REGION}c`
   const victim = (await poolNodes(GENERAL)).find(
     (n) => n.metadata.labels[ZONE_LABEL] === zone && isReady(n) && fleet.state.hosts[n.metadata.name]
   ).metadata.name
+  shiftedNode = victim
   const res = await fetch(`${fleet.cloudUrl}/admin/zonal-shifts`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -501,20 +548,83 @@ const storyVeto = async () => {
   mark(S, `${since(at)} after the fault: not tainted, no repair; view: ${view.trim().replace(/\s+/g, " ")}`)
 }
 
+// 5. What-if, as an operator runs it: the plugin's record for the whole run, its whatif over the recording.
+const PLUGIN = join(REPO_ROOT, "node_modules", ".bin", "kubectl-nodemend")
+const historyFile = join(fleet.dir, "history.jsonl")
+const startRecording = async () => {
+  const args = ["record", "-o", historyFile, "-l", fleet.selector, "--pool-label", POOL_LABEL]
+  const proc = spawn(PLUGIN, [...args, "--kubeconfig", fleet.kubeconfig], {
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+  let err = ""
+  proc.stderr.on("data", (d) => (err += d))
+  const exited = new Promise((resolve) => proc.once("exit", resolve))
+  const listed = () => readFileSync(historyFile, "utf8").split("\n").filter(Boolean).length
+  await waitFor(
+    "kubectl nodemend record to list the fleet",
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`kubectl nodemend record exited: ${err}`)
+      try {
+        return listed() >= Object.keys(fleet.state.hosts).length
+      } catch {
+        return false
+      }
+    },
+    { timeoutMs: 60_000, intervalMs: 250 }
+  )
+  mark("5 what-if ", `kubectl nodemend ${args.join(" ")}: ${listed()} lines so far`)
+  return async () => {
+    proc.kill("SIGINT")
+    await exited
+    if (proc.exitCode !== 0) throw new Error(`kubectl nodemend record exited ${proc.exitCode}: ${err}`)
+  }
+}
+const storyWhatIf = async () => {
+  const S = "5 what-if "
+  const history = readFileSync(historyFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+  const recorded = new Set(history.map((l) => l.node).filter(Boolean))
+  const args = ["whatif", "--config", join(fleet.dir, "controller.yaml"), "-o", "json", historyFile]
+  const r = spawnSync(PLUGIN, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+  if (r.status !== 0) throw new Error(`kubectl nodemend ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
+  const replayed = JSON.parse(r.stdout)
+  if (replayed.skipped.length) throw new Error(`whatif skipped lines: ${JSON.stringify(replayed.skipped)}`)
+  // One list: the controller's RepairStarted Events of the recorded nodes.
+  const started = (
+    await core.listNamespacedEvent({ namespace: "default", fieldSelector: "reason=RepairStarted" })
+  ).items.filter((e) => recorded.has(e.involvedObject?.name))
+  const live = started.map((e) => ({ node: e.involvedObject.name, at: eventMicros(e) }))
+  const mismatch = whatIfMismatch({ live, replayed, shifted: shiftedNode, toleranceMs: 15_000 })
+  if (mismatch) throw new Error(`whatif over the recording is not what the controller did: ${mismatch}`)
+  mark(
+    S,
+    `${history.length} lines recorded; whatif under the demo's config: the ${live.length} repairs the controller made (${replayed.holds.length} holds: ${[...new Set(replayed.holds.map((h) => h.cause))].join(", ")}), starts within 15 s; ${shiftedNode} sooner (no zonal shift in a recording)`
+  )
+}
+
 // As in `npm start`: replacements get their agents too.
 const agentSync = setInterval(() => fleet.syncAgents().catch(() => undefined), 3000)
 let failed
+let stopRecording = async () => undefined
 try {
   await core.createNamespace({ body: { metadata: { name: workNs, labels: { "nodemend.io/demo": "true" } } } })
+  stopRecording = await startRecording()
   const results = await Promise.allSettled([storyGpu(), storyBreaker()])
   failed = results.find((r) => r.status === "rejected")?.reason
   if (!failed) {
     const more = await Promise.allSettled([storyZonalShift(), storyVeto()])
     failed = more.find((r) => r.status === "rejected")?.reason
   }
+  const stop = stopRecording
+  stopRecording = async () => undefined
+  await stop()
+  if (!failed) await storyWhatIf()
 } catch (e) {
   failed = e
 }
+await stopRecording().catch(() => undefined)
 clearInterval(agentSync)
 await fleet.stop()
 for (const ns of [workNs, namespace]) await core.deleteNamespace({ name: ns }).catch(() => undefined)

@@ -1,6 +1,12 @@
 // The scenario's order checks (src/checks.mjs), on Events as one list call returns them.
 import { describe, expect, it } from "vitest"
-import { capacityFirstViolation, eventMicros, firstInFlightExcess, microsOf } from "../src/checks.mjs"
+import {
+  capacityFirstViolation,
+  eventMicros,
+  firstInFlightExcess,
+  microsOf,
+  whatIfMismatch
+} from "../src/checks.mjs"
 
 const at = (time) => microsOf(`2026-12-01T22:34:${time}Z`)
 const ev = (node, reason, time) => ({ node, reason, at: at(time) })
@@ -96,5 +102,46 @@ describe("capacityFirstViolation", () => {
     expect(capacityFirstViolation({ node: "a", record: undefined, replacementReadyAt: 0 })).toMatch(
       /no journal record/
     )
+  })
+})
+
+describe("whatIfMismatch", () => {
+  const us = (iso) => Date.parse(iso) * 1000
+  const live = [
+    { node: "a", at: us("2026-12-02T10:00:10Z") },
+    { node: "b", at: us("2026-12-02T10:00:11Z") },
+    { node: "c", at: us("2026-12-02T10:01:00Z") },
+    { node: "s", at: us("2026-12-02T10:05:00Z") }
+  ]
+  const replayed = {
+    repairs: [
+      { node: "a", startedAt: "2026-12-02T10:00:12Z" },
+      { node: "b", startedAt: "2026-12-02T10:00:12Z" },
+      { node: "s", startedAt: "2026-12-02T10:04:00Z" }
+    ],
+    // c waited for a slot in the replay and was deleted by the controller's repair: repaired by both.
+    holds: [{ node: "c", cause: "budget", outcome: "deleted" }]
+  }
+  const args = { live, replayed, shifted: "s", toleranceMs: 10_000 }
+
+  it("accepts the same repairs at the same times, a budget race and the shifted node started sooner", () => {
+    expect(whatIfMismatch(args)).toBeUndefined()
+  })
+
+  it("names a node only one of them repaired", () => {
+    expect(whatIfMismatch({ ...args, live: live.filter((l) => l.node !== "b") })).toMatch(
+      /only in the replay: \[b\]/
+    )
+    const held = { ...replayed, holds: [{ node: "c", cause: "budget", outcome: "started" }] }
+    expect(whatIfMismatch({ ...args, replayed: held })).toMatch(/only by the controller: \[c\]/)
+  })
+
+  it("refuses the shifted node started later by the replay, and starts further apart than the tolerance", () => {
+    const late = {
+      ...replayed,
+      repairs: replayed.repairs.map((r) => (r.node === "s" ? { ...r, startedAt: "2026-12-02T10:06:00Z" } : r))
+    }
+    expect(whatIfMismatch({ ...args, replayed: late })).toMatch(/s: the replay started it after/)
+    expect(whatIfMismatch({ ...args, toleranceMs: 1_000 })).toMatch(/repair start 1: .*\(2.0 s apart\)/)
   })
 })
