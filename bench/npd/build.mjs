@@ -8,8 +8,11 @@
 //
 // `go install module@version` is not used: it reads the module's version list for deprecations, which
 // the proxy here refuses (403); the release's source comes with `go mod download` and is built in place.
-// CGO_ENABLED=0 as upstream's default build: no journald plugin (that needs libsystemd); the kernel
-// monitor's kmsg and filelog plugins are pure Go.
+// As upstream's default Linux build (its Makefile's ENABLE_JOURNALD=1): CGO on and the `journald` tag, so the
+// journald plugin (systemd-monitor.json) is in. That plugin (go-systemd's sdjournal) dlopens libsystemd.so.0 at
+// run time and needs only the types and constants of its headers to compile; sd-journal-abi/ carries those, so
+// the libsystemd-dev package is not needed. The cache directory is named for that build (an earlier CGO-off
+// build of the same version lives next to it, without the plugin).
 import { execFileSync } from "node:child_process"
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
@@ -22,7 +25,7 @@ const MODULE = "k8s.io/node-problem-detector"
 
 const log = (msg) => process.stderr.write(`[npd:build] ${msg}\n`)
 
-export const npdDir = () => join(dirname(cacheRoot()), "npd", NPD_VERSION)
+export const npdDir = () => join(dirname(cacheRoot()), "npd", `${NPD_VERSION}-journald`)
 export const npdPath = () => join(npdDir(), "bin", "node-problem-detector")
 /** The release's shipped configs (config/kernel-monitor.json ...), kept next to the binary. */
 export const npdConfigDir = () => join(npdDir(), "config")
@@ -48,7 +51,8 @@ export async function build() {
   process.on("exit", release)
   try {
     if (isCached()) return npdPath()
-    const env = goEnv()
+    const abiHeaders = fileURLToPath(new URL("./sd-journal-abi", import.meta.url))
+    const env = { ...goEnv(), CGO_ENABLED: "1", CGO_CFLAGS: `-O2 -I${abiHeaders}` }
     const info = JSON.parse(
       execFileSync("go", ["mod", "download", "-json", `${MODULE}@${NPD_VERSION}`], { env, encoding: "utf8" })
     )
@@ -69,6 +73,8 @@ export async function build() {
         process.env.NODEMEND_GO_BUILD_JOBS ?? "2",
         "-v",
         "-trimpath",
+        "-tags",
+        "journald",
         `-ldflags=-s -w -X ${MODULE}/pkg/version.version=${NPD_VERSION}`,
         "-o",
         join(tmp, "node-problem-detector"),

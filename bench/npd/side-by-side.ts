@@ -16,11 +16,10 @@
  * Fresh processes per phase (both throttle Events: NPD's client-go recorder, the agent's budget).
  *
  * Run: ./node_modules/.bin/node --conditions=source bench/npd/side-by-side.ts [faults=20] [lines=200000] [idleMinutes=10]
- * (builds NPD with bench/npd/build.mjs and the agent's bundle first)
+ * (builds NPD with bench/npd/build.mjs and the agent's bundle first). Per log source instead (kmsg, journal, file,
+ * with and without a 1% fault storm): `side-by-side.ts sources ...`, source-rates.ts.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { join } from "node:path"
 import { Watch } from "@kubernetes/client-node"
 import {
@@ -37,6 +36,13 @@ import {
 import { makeFakeHost } from "../../packages/agent/test/integration/agent-process.ts"
 import { mixedKernelLog } from "../../packages/agent/bench/mixed-kernel-log.ts"
 import { build, npdConfigDir } from "./build.mjs"
+import { type NpdProcess, spawnNpd, sumMetric as sum } from "./npd-process.ts"
+import { runSourceRates } from "./source-rates.ts"
+
+if (process.argv[2] === "sources") {
+  await runSourceRates(process.argv.slice(3))
+  process.exit(0)
+}
 
 const faults = Number(process.argv[2] ?? 20)
 const lines = Number(process.argv[3] ?? 200_000)
@@ -53,14 +59,6 @@ const KERNEL_ONLY = `monitors:
   nvidia: { enabled: false }
   neuron: { enabled: false }
 `
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 
 /** `Dec  1 16:20:00` (NPD filelog's timestampFormat `Jan _2 15:04:05`, local time). */
 const syslogTime = (d = new Date()) => {
@@ -79,9 +77,7 @@ interface Pair {
   readonly host: ReturnType<typeof makeFakeHost>
   readonly kernLog: string
   readonly agent: ReturnType<typeof spawnAgent>
-  readonly npd: ChildProcess
-  readonly npdMetrics: string
-  readonly npdOut: () => string
+  readonly npd: NpdProcess
   /** Writes one kernel line to both. */
   write(text: string): void
   /** Writes many lines to both, each in one append. */
@@ -106,23 +102,12 @@ const startPair = async (phase: string, agentConfigText = ""): Promise<Pair> => 
     npdConfig,
     JSON.stringify({ ...shipped, plugin: "filelog", pluginConfig: filelog.pluginConfig, logPath: kernLog })
   )
-  const metricsPort = await freePort()
-  const server = kc.getCurrentCluster()!.server
-  const proc = spawn(
-    npd,
-    [
-      `--hostname-override=${node}`,
-      `--apiserver-override=${server}?inClusterConfig=false&auth=${kubeconfigPath()}`,
-      `--config.system-log-monitor=${npdConfig}`,
-      "--port=0",
-      `--prometheus-port=${metricsPort}`,
-      "--prometheus-address=127.0.0.1"
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] }
-  )
-  let out = ""
-  proc.stdout!.on("data", (b: Buffer) => (out = (out + b.toString()).slice(-20_000)))
-  proc.stderr!.on("data", (b: Buffer) => (out = (out + b.toString()).slice(-20_000)))
+  const proc = await spawnNpd(npd, {
+    node,
+    server: kc.getCurrentCluster()!.server,
+    kubeconfig: kubeconfigPath(),
+    configs: [npdConfig]
+  })
   const agentConfig = join(host.root, "agent.yaml")
   writeFileSync(agentConfig, agentConfigText)
   const agent = spawnAgent(agentArgs(node, host.root, ["--config", agentConfig]))
@@ -135,7 +120,7 @@ const startPair = async (phase: string, agentConfigText = ""): Promise<Pair> => 
       break
     if (Date.now() > deadline)
       throw new Error(
-        `not both up: ${[...types]}\nNPD:\n${out.slice(-3000)}\nagent:\n${agent.output().slice(-3000)}`
+        `not both up: ${[...types]}\nNPD:\n${proc.output().slice(-3000)}\nagent:\n${agent.output().slice(-3000)}`
       )
     await sleep(200)
   }
@@ -148,8 +133,6 @@ const startPair = async (phase: string, agentConfigText = ""): Promise<Pair> => 
     kernLog,
     agent,
     npd: proc,
-    npdMetrics: `http://127.0.0.1:${metricsPort}/metrics`,
-    npdOut: () => out,
     write: (text) => {
       host.appendKmsg(text)
       appendFileSync(kernLog, kernLine(text))
@@ -164,7 +147,7 @@ const startPair = async (phase: string, agentConfigText = ""): Promise<Pair> => 
     },
     agentMetrics: async () => (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text(),
     close: async () => {
-      proc.kill("SIGTERM")
+      proc.stop()
       await agent.stop()
       host.cleanup()
       await core.deleteNode({ name: node }).catch(() => undefined)
@@ -184,12 +167,6 @@ const watchEvents = async (node: string) => {
   )
   return { seen, stop: () => req.abort() }
 }
-
-const sum = (metrics: string, name: string) =>
-  metrics
-    .split("\n")
-    .filter((l) => l.startsWith(name))
-    .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0)
 
 // ---------------------------------------------------------------- 1. latency
 {
@@ -239,7 +216,7 @@ const sum = (metrics: string, name: string) =>
   const deadline = Date.now() + 600_000
   while ((npdDone === undefined || agentDone === undefined) && Date.now() < deadline) {
     if (npdDone === undefined) {
-      const m = await (await fetch(p.npdMetrics)).text().catch(() => "")
+      const m = await p.npd.metrics()
       if (sum(m, 'problem_counter{reason="UnregisterNetDevice"}') >= npdMarkerCount)
         npdDone = performance.now()
     }
@@ -250,7 +227,7 @@ const sum = (metrics: string, name: string) =>
     }
     await sleep(50)
   }
-  const npdM = await (await fetch(p.npdMetrics)).text()
+  const npdM = await p.npd.metrics()
   const agentM = await p.agentMetrics()
   const npdDetections = sum(npdM, "problem_counter") - 1
   const agentDetections = sum(agentM, "nodemend_agent_findings_total")
@@ -276,7 +253,7 @@ const sum = (metrics: string, name: string) =>
 {
   const p = await startPair("idle", KERNEL_ONLY)
   await sleep(10_000) // past start-up
-  const pids = { npd: p.npd.pid!, agent: p.agent.child.pid! }
+  const pids = { npd: p.npd.proc.pid!, agent: p.agent.child.pid! }
   const before = { npd: processUsage(pids.npd), agent: processUsage(pids.agent) }
   const maxRss = { npd: 0, agent: 0 }
   const end = Date.now() + idleMinutes * 60_000
