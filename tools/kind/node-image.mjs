@@ -266,6 +266,14 @@ function importImage(rootfs, ref) {
   )
 }
 
+/** Removes the node images of other cache keys from podman's storage (1.3 GB each). */
+function removeOtherImages(ref) {
+  const env = podmanEnv()
+  const repo = ref.split(":")[0]
+  const refs = sh("podman", ["images", "--format", "{{.Repository}}:{{.Tag}}", repo], { env }).split("\n")
+  for (const r of refs.filter((r) => r.startsWith(`${repo}:`) && r !== ref)) sh("podman", ["rmi", "--force", r], { env })
+}
+
 /** Builds (or finds cached) the node image; returns its reference. */
 export async function buildNodeImage(tools) {
   const ref = localNodeImage()
@@ -295,6 +303,7 @@ export async function buildNodeImage(tools) {
     timed(timings, "kubernetes", () => installKubernetes(rootfs, bins))
     timed(timings, "podman import", () => importImage(rootfs, ref))
     rmSync(work, { recursive: true, force: true })
+    removeOtherImages(ref)
     const stamp = {
       image: ref,
       builtAt: new Date().toISOString(),
