@@ -7,23 +7,16 @@
 //
 //   node tools/kind/build.mjs            build (or verify the cache)
 //   node tools/kind/build.mjs --check    exit 0 when the node image is cached, 1 otherwise
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { acquireLock, cacheCommand, fmt, goEnv, k8sLdflags, run } from "../cluster/build.mjs"
-import { KIND_DIR, KIND_VERSIONS, kindBinDir, kindCacheDir } from "./versions.mjs"
+import { buildNodeImage } from "./node-image.mjs"
+import { KIND_DIR, KIND_VERSIONS, imageStamp, kindBinDir } from "./versions.mjs"
 
 export const TOOLS = ["kind", "crictl", "coredns", "kubeadm", "kubectl"]
 export const log = (msg) => process.stderr.write(`[kind:build] ${msg}\n`)
 
 export const toolsBuilt = (dir = kindBinDir()) => TOOLS.every((t) => existsSync(join(dir, t)))
-export const IMAGE_STAMP = "image.json"
-export const imageStamp = () => {
-  try {
-    return JSON.parse(readFileSync(join(kindCacheDir(), IMAGE_STAMP), "utf8"))
-  } catch {
-    return undefined
-  }
-}
 
 const GO_INSTALLS = {
   kind: `sigs.k8s.io/kind@${KIND_VERSIONS.kind}`,
@@ -108,7 +101,6 @@ function pruneOtherKinds(keyDir) {
 export async function build({ docker = false } = {}) {
   const bin = await buildTools()
   if (docker) return { bin, image: undefined }
-  const { buildNodeImage } = await import("./node-image.mjs")
   return { bin, image: await buildNodeImage(bin) }
 }
 

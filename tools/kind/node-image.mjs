@@ -22,9 +22,8 @@ import { join } from "node:path"
 import { acquireLock, build as buildControlPlane, fmt } from "../cluster/build.mjs"
 import { buildNode } from "../cluster/realnode.mjs"
 import { VERSIONS } from "../cluster/versions.mjs"
-import { IMAGE_STAMP, imageStamp, log } from "./build.mjs"
 import { imageExists, podmanEnv } from "./podman.mjs"
-import { KIND_VERSIONS, kindCacheDir, localNodeImage } from "./versions.mjs"
+import { IMAGE_STAMP, KIND_VERSIONS, imageStamp, kindCacheDir, localNodeImage } from "./versions.mjs"
 
 /** What kind's base Dockerfile installs, less NFS/iSCSI/fuse-overlayfs/curl; plus Debian's runtime. */
 const PACKAGES = [
@@ -59,6 +58,7 @@ const PROXY_EXCLUDES = [
   "./usr/lib/cni"
 ]
 
+const log = (msg) => process.stderr.write(`[kind:image] ${msg}\n`)
 const sh = (cmd, args, opts = {}) =>
   execFileSync(cmd, args, {
     encoding: "utf8",
@@ -271,7 +271,8 @@ function removeOtherImages(ref) {
   const env = podmanEnv()
   const repo = ref.split(":")[0]
   const refs = sh("podman", ["images", "--format", "{{.Repository}}:{{.Tag}}", repo], { env }).split("\n")
-  for (const r of refs.filter((r) => r.startsWith(`${repo}:`) && r !== ref)) sh("podman", ["rmi", "--force", r], { env })
+  for (const r of refs.filter((r) => r.startsWith(`${repo}:`) && r !== ref))
+    sh("podman", ["rmi", "--force", r], { env })
 }
 
 /** Builds (or finds cached) the node image; returns its reference. */

@@ -2,9 +2,8 @@
 // container engine (a Docker daemon or podman) and the node image already there (the published one pulled, or the
 // local one `kind:up` assembled and cached). A fresh machine (CI) skips it with the reason, and installs nothing.
 import { execFileSync } from "node:child_process"
-import { imageStamp } from "./build.mjs"
 import { dockerRuns, imageExists, podmanEnv, podmanInstalled } from "./podman.mjs"
-import { PUBLISHED_NODE_IMAGE, localNodeImage } from "./versions.mjs"
+import { PUBLISHED_NODE_IMAGE, imageStamp, localNodeImage } from "./versions.mjs"
 
 /** The decision (pure): { run: true } or { run: false, reason }. */
 export function kindPhasePlan({ disabled, platform, root, docker, podman, imageCached }) {

@@ -45,6 +45,15 @@ export function kindKey() {
 /** ~/.cache/nodemend/kind-<key>: bin/ (kind, crictl, coredns, kubeadm, kubectl) and image.json (the stamp). */
 export const kindCacheDir = () => join(dirname(cacheRoot()), kindKey())
 export const kindBinDir = () => join(kindCacheDir(), "bin")
+/** The node image's build record (the cache stamp): { image, builtAt, totalSeconds, stepSeconds }. */
+export const IMAGE_STAMP = "image.json"
+export const imageStamp = () => {
+  try {
+    return JSON.parse(readFileSync(join(kindCacheDir(), IMAGE_STAMP), "utf8"))
+  } catch {
+    return undefined
+  }
+}
 /** The locally assembled node image, tagged with the cache key's hash. */
 export const localNodeImage = () => `localhost/nodemend/kind-node:${kindKey().split("-").at(-1)}`
 /** podman's storage (the node image lives there between runs) and configuration: one per machine. */
