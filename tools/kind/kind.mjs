@@ -24,7 +24,7 @@ import { configureNetwork } from "./cni.mjs"
 import { ensureLibModules, readHostState, recordHostState, restoreHost } from "./host.mjs"
 import { kwokImage, kwokManifests } from "./kwok.mjs"
 import { PODMAN_CNI_CONFLIST, dockerRuns, podmanEnv } from "./podman.mjs"
-import { CLUSTER_NAME, PUBLISHED_NODE_IMAGE, podmanDir } from "./versions.mjs"
+import { CLUSTER_NAME, PUBLISHED_NODE_IMAGE, kindBinDir, podmanDir } from "./versions.mjs"
 
 const log = (msg) => process.stderr.write(`[kind] ${msg}\n`)
 const CONTROL_PLANE = `${CLUSTER_NAME}-control-plane`
@@ -201,11 +201,15 @@ export async function down({ stateDir = defaultStateDir() } = {}) {
   preflight()
   const s = paths(stateDir)
   const p = provider()
-  const { bin } = await build({ docker: p.name === "docker" }).catch(() => ({ bin: undefined }))
-  if (bin && existsSync(join(bin, "kind")))
-    sh(p, join(bin, "kind"), ["delete", "cluster", "--name", CLUSTER_NAME], {
-      stdio: ["ignore", "inherit", "inherit"]
-    })
+  // kind from the cache (down builds nothing); the node containers by kind's label in any case.
+  const kind = join(kindBinDir(), "kind")
+  if (existsSync(kind))
+    sh(p, kind, ["delete", "cluster", "--name", CLUSTER_NAME], { stdio: ["ignore", "inherit", "inherit"] })
+  const nodes = p
+    .run(p.engine, ["ps", "-aq", "--filter", `label=io.x-k8s.kind.cluster=${CLUSTER_NAME}`])
+    .split("\n")
+    .filter(Boolean)
+  if (nodes.length) p.run(p.engine, ["rm", "--force", "--volumes", ...nodes])
   let left = []
   const state = readHostState(s.hostState)
   if (p.name === "podman") {

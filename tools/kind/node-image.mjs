@@ -295,6 +295,13 @@ export async function buildNodeImage(tools) {
     const rootfs = timed(timings, "debootstrap", () => debootstrap(work))
     timed(timings, "kind base", () => applyKindBase(rootfs))
     const proxyTar = join(work, "proxy-base.tar")
+    // kind's entrypoint picked iptables-legacy in these node containers: kube-proxy (in the node's netns) the same.
+    sh("chroot", [
+      rootfs,
+      "/bin/sh",
+      "-euc",
+      "update-alternatives --set iptables /usr/sbin/iptables-legacy && update-alternatives --set ip6tables /usr/sbin/ip6tables-legacy"
+    ])
     timed(timings, "kube-proxy base", () =>
       sh("tar", ["-C", rootfs, ...PROXY_EXCLUDES.map((e) => `--exclude=${e}`), "-cf", proxyTar, "."])
     )
