@@ -28,7 +28,7 @@ import { CLUSTER_NAME, PUBLISHED_NODE_IMAGE, kindBinDir, podmanDir } from "./ver
 
 const log = (msg) => process.stderr.write(`[kind] ${msg}\n`)
 const CONTROL_PLANE = `${CLUSTER_NAME}-control-plane`
-const CHART_IMAGES = ["agent", "controller", "fake-cloud"]
+const CHART_IMAGES = ["agent", "controller"]
 
 export const defaultStateDir = () => join(REPO_ROOT, ".nodemend", "kind")
 const paths = (stateDir) => ({
