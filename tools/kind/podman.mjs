@@ -4,7 +4,7 @@
 // directory (never podman's CNI conflist in /etc/cni/net.d, which a real node's containerd reads), and ulimits
 // within what root may set here (root lacks CAP_SYS_RESOURCE: podman's defaults fail with `error setting rlimit`).
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { podmanDir } from "./versions.mjs"
 
@@ -89,5 +89,3 @@ export const imageExists = (env, ref) => {
     return false
   }
 }
-
-export const cniConflistPresent = () => existsSync(PODMAN_CNI_CONFLIST)

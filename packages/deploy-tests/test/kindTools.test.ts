@@ -48,7 +48,7 @@ describe("the pod network in place of kindnetd", () => {
   it("hands out the node's own podCIDR", () => {
     const cfg = cniConfig("10.244.1.0/24")
     expect(cfg.plugins[0]?.type).toBe("ptp")
-    expect(cfg.plugins[0]?.ipam.ranges).toEqual([[{ subnet: "10.244.1.0/24" }]])
+    expect(cfg.plugins[0]?.ipam?.ranges).toEqual([[{ subnet: "10.244.1.0/24" }]])
   })
 })
 
@@ -81,20 +81,31 @@ describe("the Debian mirror of the node image", () => {
     expect(debianMirror("Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm\n")).toBe(
       "http://mirror.example/debian"
     )
-    expect(debianMirror("deb [arch=amd64] http://m2.example/debian bookworm main\n")).toBe("http://m2.example/debian")
+    expect(debianMirror("deb [arch=amd64] http://m2.example/debian bookworm main\n")).toBe(
+      "http://m2.example/debian"
+    )
     expect(debianMirror("")).toBe("http://deb.debian.org/debian")
   })
 })
 
 describe("npm test's kind phase", () => {
-  const can = { disabled: false, platform: "linux", root: true, docker: false, podman: true, imageCached: true }
+  const can = {
+    disabled: false,
+    platform: "linux",
+    root: true,
+    docker: false,
+    podman: true,
+    imageCached: true
+  }
   it("runs only as root on Linux with an engine and the node image already there", () => {
     expect(kindPhasePlan(can)).toEqual({ run: true })
     expect(kindPhasePlan({ ...can, imageCached: false })).toMatchObject({
       run: false,
       reason: expect.stringContaining("the kind node image is not built")
     })
-    expect(kindPhasePlan({ ...can, docker: true, imageCached: false }).reason).toContain("kindest/node:v1.37.2")
+    expect(kindPhasePlan({ ...can, docker: true, imageCached: false }).reason).toContain(
+      "kindest/node:v1.37.2"
+    )
     expect(kindPhasePlan({ ...can, podman: false }).reason).toContain("no Docker daemon and no podman")
     expect(kindPhasePlan({ ...can, root: false }).reason).toBe("it needs root on Linux")
     expect(kindPhasePlan({ ...can, disabled: true }).reason).toBe("NODEMEND_KIND=0")
