@@ -121,8 +121,8 @@ function applyKindBase(rootfs) {
   const files = kindBaseFiles()
   cpSync(files, rootfs, { recursive: true, force: true })
   for (const f of [
-    ...listDir(join(rootfs, "usr/local/bin")).map((f) => `usr/local/bin/${f}`),
-    ...listDir(join(rootfs, "kind/bin")).map((f) => `kind/bin/${f}`)
+    ...listDir(join(files, "usr/local/bin")).map((f) => `usr/local/bin/${f}`),
+    ...listDir(join(files, "kind/bin")).map((f) => `kind/bin/${f}`)
   ])
     chmodSync(join(rootfs, f), 0o755)
   const chroot = (cmd) => sh("chroot", [rootfs, "/bin/sh", "-euc", cmd])
