@@ -119,7 +119,7 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
       cgroupV1: !existsSync("/sys/fs/cgroup/cgroup.controllers"),
       ownCni: !docker
     })
-    writeFileSync(s.config, stringify(cfg))
+    writeFileSync(s.config, stringify(cfg, { blockQuote: "literal" }))
     const wait = docker ? ["--wait", "180s"] : []
     sh(
       p,

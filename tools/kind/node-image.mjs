@@ -42,6 +42,8 @@ const PACKAGES = [
   "bash",
   "ca-certificates",
   "procps",
+  // kind's createContainer hook (mount-product-files.sh) runs jq for every container.
+  "jq",
   "containerd",
   "runc",
   "containernetworking-plugins"

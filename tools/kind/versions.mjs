@@ -27,7 +27,7 @@ const KEY_FILES = ["node/go.mod", "node/go.sum", "node/cmd/kubeadm/main.go", "no
 
 /** Bump when node-image.mjs changes what the image holds (cosmetic edits then keep everyone's cache). */
 export const IMAGE_RECIPE =
-  "1: debootstrap minbase + kind base files, Debian containerd/runc/CNI plugins, preload unit, images from scratch"
+  "2: debootstrap minbase (+jq) + kind base files, Debian containerd/runc/CNI plugins, preload unit, images from scratch"
 
 export function kindKey() {
   const h = createHash("sha256")
