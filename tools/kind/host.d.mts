@@ -2,6 +2,7 @@ export interface HostState {
   sysctls: Record<string, string>
   chains: string[]
   libModules: boolean
+  etcCni?: boolean
   cgroups: string[]
   netns: string[]
 }

@@ -129,6 +129,7 @@ export function recordHostState(file) {
     sysctls: readSysctls(),
     chains: chains(),
     libModules: existsSync("/lib/modules"),
+    etcCni: existsSync("/etc/cni"),
     cgroups: podmanCgroups(),
     netns: netnsMounts()
   }
@@ -162,6 +163,10 @@ export function restoreHost(state, podmanDirs) {
     if (!state.cgroups.includes(c)) removeCgroupTree(join(CGROUP_ROOT, c, PODMAN_CGROUP))
   if (!state.libModules && existsSync("/lib/modules") && readdirSync("/lib/modules").length === 0)
     rmdirSync("/lib/modules")
+  // podman creates /etc/cni/net.d even with netavark; gone again when it was not there and stayed empty.
+  if (state.etcCni === false)
+    for (const d of ["/etc/cni/net.d", "/etc/cni"])
+      if (existsSync(d) && readdirSync(d).length === 0) rmdirSync(d)
   // One that cannot be written back stays in the leftovers `down` prints.
   for (const s of changedSysctls(state.sysctls, readSysctls()))
     try {
@@ -185,5 +190,6 @@ export function leftovers(state, podmanDirs) {
   if (cgroups.length) out.push(`cgroups ${cgroups.map((c) => `${c}/${PODMAN_CGROUP}`).join(" ")}`)
   if (!state.libModules && existsSync("/lib/modules")) out.push("/lib/modules (created for kind)")
   if (existsSync(PODMAN_CNI_CONFLIST)) out.push(PODMAN_CNI_CONFLIST)
+  if (state.etcCni === false && existsSync("/etc/cni")) out.push("/etc/cni (created by podman)")
   return out
 }
