@@ -163,10 +163,13 @@ export function restoreHost(state, podmanDirs) {
     if (!state.cgroups.includes(c)) removeCgroupTree(join(CGROUP_ROOT, c, PODMAN_CGROUP))
   if (!state.libModules && existsSync("/lib/modules") && readdirSync("/lib/modules").length === 0)
     rmdirSync("/lib/modules")
-  // podman creates /etc/cni/net.d even with netavark; gone again when it was not there and stayed empty.
-  if (state.etcCni === false)
+  // podman creates /etc/cni/net.d/cni.lock even with netavark: removed when kind:up found no /etc/cni and
+  // nothing else was put there since.
+  if (state.etcCni === false) {
+    rmSync("/etc/cni/net.d/cni.lock", { force: true })
     for (const d of ["/etc/cni/net.d", "/etc/cni"])
       if (existsSync(d) && readdirSync(d).length === 0) rmdirSync(d)
+  }
   // One that cannot be written back stays in the leftovers `down` prints.
   for (const s of changedSysctls(state.sysctls, readSysctls()))
     try {
