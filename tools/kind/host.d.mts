@@ -17,7 +17,7 @@ export declare function changedSysctls(
   before: Record<string, string>,
   now: Record<string, string>
 ): ChangedSysctl[]
-export declare function recordHostState(file: string): HostState
+export declare function recordHostState(file: string, before?: { etcCni?: boolean }): HostState
 export declare const readHostState: (file: string) => HostState | undefined
 export declare function ensureLibModules(): void
 export declare function restoreHost(state: HostState, podmanDirs: string[]): string[]

@@ -124,12 +124,12 @@ const podmanCgroups = () =>
   readdirSync(CGROUP_ROOT).filter((c) => existsSync(join(CGROUP_ROOT, c, PODMAN_CGROUP)))
 
 /** Records what `down` restores; refuses when podman cgroups or netavark chains say another kind runs here. */
-export function recordHostState(file) {
+export function recordHostState(file, { etcCni = existsSync("/etc/cni") } = {}) {
   const state = {
     sysctls: readSysctls(),
     chains: chains(),
     libModules: existsSync("/lib/modules"),
-    etcCni: existsSync("/etc/cni"),
+    etcCni,
     cgroups: podmanCgroups(),
     netns: netnsMounts()
   }

@@ -91,6 +91,8 @@ function preflight() {
 
 export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
   preflight()
+  // Before any podman command: podman creates /etc/cni/net.d/cni.lock on its first run.
+  const etcCni = existsSync("/etc/cni")
   const t0 = Date.now()
   const phases = {}
   const mark = (k) => {
@@ -112,7 +114,7 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
     if (!docker) {
       if (readHostState(s.hostState))
         throw new Error(`${s.hostState} exists: a cluster's down did not finish; run kind:down first`)
-      recordHostState(s.hostState)
+      recordHostState(s.hostState, { etcCni })
       ensureLibModules()
     }
     const cfg = kindConfig(parse(readFileSync(join(REPO_ROOT, "deploy/kind/kind-config.yaml"), "utf8")), {
