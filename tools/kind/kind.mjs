@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join, resolve } from "node:path"
 import { parse, stringify } from "yaml"
 import { fmt } from "../cluster/build.mjs"
+import { BRIDGE } from "../cluster/realnode.mjs"
 import { REPO_ROOT, TOOLS_DIR, VERSIONS, binDir } from "../cluster/versions.mjs"
 import { build as buildHelm } from "../helm/build.mjs"
 import { IMAGES_DIR, buildImages } from "../images/build.mjs"
@@ -112,6 +113,11 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
   const fresh = !clusterExists(p, bin)
   if (fresh) {
     if (!docker) {
+      // Both record and restore the host's sysctls: one running while the other comes and goes would undo its settings.
+      if (existsSync(`/sys/class/net/${BRIDGE}`))
+        throw new Error(
+          `a real node runs on this machine (bridge ${BRIDGE}): stop it (cluster:down) before kind:up`
+        )
       if (readHostState(s.hostState))
         throw new Error(`${s.hostState} exists: a cluster's down did not finish; run kind:down first`)
       recordHostState(s.hostState, { etcCni })
