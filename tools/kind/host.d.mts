@@ -5,6 +5,7 @@ export interface HostState {
   etcCni?: boolean
   cgroups: string[]
   netns: string[]
+  runNetns?: { exists: boolean; mounted: boolean }
 }
 export interface ChangedSysctl {
   key: string

@@ -24,6 +24,7 @@ const EXTRA_SYSCTLS = ["net/netfilter/nf_conntrack_max"]
 /** Per-interface and per-neighbour tables (interfaces come and go) and values the kernel changes on its own. */
 const VOLATILE =
   /^net\/ipv4\/(conf|neigh)\/(?!all\/|default\/)|^kernel\/(random|ns_last_pid|pty\/nr|tainted|sched_domain)|^vm\/(stat_refresh|drop_caches|compact_memory)|^net\/ipv4\/(tcp_mem|udp_mem)$/
+const RUN_NETNS = "/run/netns"
 const CHAIN = /^:((?:NETAVARK|KUBE|CNI|KIND)[-_][\w-]*)/
 
 const trySh = (cmd, args) => {
@@ -108,6 +109,8 @@ function mountsUnder(dirs) {
     .sort((a, b) => b.length - a.length)
 }
 
+const isMount = (dir) => mountsUnder([dir]).includes(dir)
+
 /** podman's network namespaces (netns-<uuid>) that no container uses any more. */
 const netnsMounts = () => mountsUnder(["/run/netns"]).filter((m) => /\/netns-[\w-]+$/.test(m))
 
@@ -131,7 +134,9 @@ export function recordHostState(file, { etcCni = existsSync("/etc/cni") } = {}) 
     libModules: existsSync("/lib/modules"),
     etcCni,
     cgroups: podmanCgroups(),
-    netns: netnsMounts()
+    netns: netnsMounts(),
+    // podman bind-mounts /run/netns on itself (creating it if need be) for the containers' namespaces.
+    runNetns: { exists: existsSync(RUN_NETNS), mounted: isMount(RUN_NETNS) }
   }
   writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`)
   return state
@@ -158,6 +163,9 @@ export function restoreHost(state, podmanDirs) {
   }
   for (const m of mountsUnder([PODMAN_RUNROOT, ...podmanDirs])) trySh("umount", ["-l", m])
   rmSync(PODMAN_RUNROOT, { recursive: true, force: true })
+  if (state.runNetns?.mounted === false && isMount(RUN_NETNS)) trySh("umount", [RUN_NETNS])
+  if (state.runNetns?.exists === false && existsSync(RUN_NETNS) && readdirSync(RUN_NETNS).length === 0)
+    rmdirSync(RUN_NETNS)
   removeNewChains(state.chains)
   for (const c of podmanCgroups())
     if (!state.cgroups.includes(c)) removeCgroupTree(join(CGROUP_ROOT, c, PODMAN_CGROUP))
@@ -187,6 +195,8 @@ export function leftovers(state, podmanDirs) {
   if (added.length) out.push(`chains ${added.join(", ")}`)
   const mounts = mountsUnder([PODMAN_RUNROOT, ...podmanDirs])
   if (mounts.length) out.push(`mounts ${mounts.join(" ")}`)
+  if (state.runNetns?.mounted === false && isMount(RUN_NETNS)) out.push(`mount ${RUN_NETNS}`)
+  if (existsSync(PODMAN_RUNROOT)) out.push(PODMAN_RUNROOT)
   const netns = netnsMounts().filter((m) => !state.netns.includes(m))
   if (netns.length) out.push(`network namespaces ${netns.join(" ")}`)
   const cgroups = podmanCgroups().filter((c) => !state.cgroups.includes(c))

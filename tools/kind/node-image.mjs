@@ -22,7 +22,7 @@ import { join } from "node:path"
 import { acquireLock, build as buildControlPlane, fmt } from "../cluster/build.mjs"
 import { buildNode } from "../cluster/realnode.mjs"
 import { VERSIONS } from "../cluster/versions.mjs"
-import { imageExists, podmanEnv } from "./podman.mjs"
+import { podmanEnv, storedImage } from "./podman.mjs"
 import { IMAGE_STAMP, KIND_VERSIONS, imageStamp, kindCacheDir, localNodeImage } from "./versions.mjs"
 
 /** What kind's base Dockerfile installs, less NFS/iSCSI/fuse-overlayfs/curl; plus Debian's runtime. */
@@ -280,12 +280,12 @@ function removeOtherImages(ref) {
 /** Builds (or finds cached) the node image; returns its reference. */
 export async function buildNodeImage(tools) {
   const ref = localNodeImage()
-  if (imageStamp()?.image === ref && imageExists(podmanEnv(), ref)) return ref
+  if (imageStamp()?.image === ref && storedImage(ref)) return ref
   const keyDir = kindCacheDir()
   const lockDir = `${keyDir}.image.lock`
   await acquireLock(lockDir, log)
   try {
-    if (imageStamp()?.image === ref && imageExists(podmanEnv(), ref)) return ref
+    if (imageStamp()?.image === ref && storedImage(ref)) return ref
     const t0 = Date.now()
     const timings = {}
     const cp = await buildControlPlane()

@@ -2,7 +2,7 @@
 // container engine (a Docker daemon or podman) and the node image already there (the published one pulled, or the
 // local one `kind:up` assembled and cached). A fresh machine (CI) skips it with the reason, and installs nothing.
 import { execFileSync } from "node:child_process"
-import { dockerRuns, imageExists, podmanEnv, podmanInstalled } from "./podman.mjs"
+import { dockerRuns, podmanInstalled, storedImage } from "./podman.mjs"
 import { PUBLISHED_NODE_IMAGE, imageStamp, localNodeImage } from "./versions.mjs"
 
 /** The decision (pure): { run: true } or { run: false, reason }. */
@@ -40,7 +40,7 @@ export function probeKindPhase(env = process.env) {
   const podman = !docker && podmanInstalled()
   const imageCached = docker
     ? dockerImage(PUBLISHED_NODE_IMAGE)
-    : podman && imageStamp()?.image === localNodeImage() && imageExists(podmanEnv(), localNodeImage())
+    : podman && imageStamp()?.image === localNodeImage() && storedImage(localNodeImage())
   return kindPhasePlan({
     disabled: env.NODEMEND_KIND === "0",
     platform: process.platform,

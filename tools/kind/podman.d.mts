@@ -6,4 +6,4 @@ export declare const storageConf: (dir: string) => string
 export declare function podmanEnv(dir?: string): NodeJS.ProcessEnv
 export declare function dockerRuns(): boolean
 export declare const podmanInstalled: () => boolean
-export declare const imageExists: (env: NodeJS.ProcessEnv, ref: string) => boolean
+export declare function storedImage(ref: string, dir?: string): boolean

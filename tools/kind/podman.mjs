@@ -81,10 +81,14 @@ export const podmanInstalled = () => {
   }
 }
 
-export const imageExists = (env, ref) => {
+/**
+ * Whether podman's storage (podmanEnv's) holds `ref`, read from its image list: no podman command, so no run-time
+ * state (a probe that changes nothing on the host).
+ */
+export function storedImage(ref, dir = podmanDir()) {
   try {
-    execFileSync("podman", ["image", "exists", ref], { env, stdio: "ignore" })
-    return true
+    const images = JSON.parse(readFileSync(join(dir, "storage", "overlay-images", "images.json"), "utf8"))
+    return images.some((i) => i.names?.includes(ref))
   } catch {
     return false
   }
