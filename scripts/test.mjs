@@ -7,7 +7,12 @@
 //   3. the real-node phase: build the images (`npm run images`), start a cluster with the real node (kubelet,
 //      containerd), run @nodemend/deploy-tests' test:realnode (the chart as shipped), stop it and check that
 //      nothing was left on the host. Needs root on Linux; NODEMEND_REAL_NODE=0 skips it. With the cluster phase
-//      (plain `npm test`) it runs as a step of the last lane, beside the others, not after them.
+//      (plain `npm test`) it runs as a step of the last lane, beside the others, not after them;
+//   4. the kind phase: a kind cluster (`kind:up`: Docker, or podman and the locally assembled node image), the
+//      kind tests of @nodemend/deploy-tests (test:kind) against it, `kind:down`, and nothing left on the host.
+//      Only where the node image is already there (tools/kind/phase.mjs): elsewhere (a fresh machine, CI) it is
+//      skipped with the reason and installs nothing. NODEMEND_KIND=0 skips it. It follows the real node (both
+//      change the same host sysctls), so it never runs beside the lanes.
 // First of all, the system prerequisites of the phases it runs (tools/prereqs.mjs): as root on Debian it installs
 // what is missing (one apt-get install, printed); otherwise it stops with the command to run, or skips an optional
 // phase (the real node, moto, the real host commands, the images' test) and says why in the summary.
@@ -18,6 +23,8 @@ import { join } from "node:path"
 import { build } from "../tools/cluster/build.mjs"
 import { build as buildHelm } from "../tools/helm/build.mjs"
 import { down, up } from "../tools/cluster/cluster.mjs"
+import { down as kindDown, up as kindUp } from "../tools/kind/kind.mjs"
+import { probeKindPhase } from "../tools/kind/phase.mjs"
 import { REPO_ROOT } from "../tools/cluster/versions.mjs"
 import { ensurePrereqs, PHASES } from "../tools/prereqs.mjs"
 import { failedTasks, failedTests, latestSummary, renderFailures } from "../tools/test-failures.mjs"
@@ -37,16 +44,22 @@ const only = process.argv.includes("--unit")
     ? "cluster"
     : process.argv.includes("--realnode")
       ? "realnode"
-      : "all"
+      : process.argv.includes("--kind")
+        ? "kind"
+        : "all"
 
 const realNodeOff = process.env.NODEMEND_REAL_NODE === "0"
+// Decided before any install: the kind phase's prerequisites (podman) are checked only where it will run.
+const kindPlan = only === "all" || only === "kind" ? probeKindPhase() : undefined
 const phases = [
   ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "runtimeTest", "moto", "imagesTest"] : []),
   ...(only === "all" || only === "cluster" ? ["cluster"] : []),
-  ...((only === "all" || only === "realnode") && !realNodeOff ? ["realnode"] : [])
+  ...((only === "all" || only === "realnode") && !realNodeOff ? ["realnode"] : []),
+  ...(kindPlan?.run ? ["kind"] : [])
 ]
 const { skips } = ensurePrereqs(phases, { entry: "npm test" })
 if (realNodeOff && (only === "all" || only === "realnode")) skips.realnode = "NODEMEND_REAL_NODE=0"
+if (kindPlan && !kindPlan.run) skips.kind = kindPlan.reason
 
 /** Wall time per phase, printed in the summary with the cluster phase's slowest files (tools/test-times.mjs). */
 const timings = []
@@ -122,6 +135,28 @@ if (!failed && (only === "all" || only === "realnode") && !realNodeInLanes) {
         ...process.env,
         NODEMEND_TEST_TIMES: timesDir
       })
+    })
+}
+if (!failed && (only === "all" || only === "kind")) {
+  if (skips.kind) console.log(`\nkind phase skipped: ${skips.kind}`)
+  else
+    await timed("kind", async () => {
+      const stateDir = join(REPO_ROOT, ".nodemend", "kind-test")
+      try {
+        const { kubeconfig } = await kindUp({ stateDir })
+        mkdirSync(timesDir, { recursive: true })
+        failed ||= run("npm", ["run", "test:kind", "-w", "@nodemend/deploy-tests"], {
+          ...process.env,
+          NODEMEND_KUBECONFIG: kubeconfig,
+          NODEMEND_TEST_TIMES: timesDir
+        })
+      } finally {
+        const left = await kindDown({ stateDir })
+        if (left.length > 0) {
+          console.log(`\nkind:down left: ${left.join("; ")}`)
+          failed = 1
+        }
+      }
     })
 }
 if (existsSync(timesDir)) {

@@ -1,5 +1,5 @@
 // The system prerequisites of every entry point, in one place: `npm test` (per phase), `npm start` and
-// `npm run demo:scenario` (the demo), `npm run images`, and the real node of `cluster:up --real-node`.
+// `npm run demo:scenario` (the demo), `npm run images`, the real node of `cluster:up --real-node`, and `kind:up`.
 //
 // Each entry point calls ensurePrereqs(phases) first. For every phase it checks the commands and files the phase
 // runs; what is missing and has a Debian package is installed, as root where apt-get exists, by ONE
@@ -86,6 +86,22 @@ export const ITEMS = {
     apt: "containernetworking-plugins",
     why: "the real node's pod loopback"
   },
+  podman: {
+    command: "podman",
+    apt: "podman",
+    why: "runs the kind cluster's node containers (no Docker daemon)"
+  },
+  netavark: {
+    files: ["/usr/lib/podman/netavark"],
+    apt: "netavark",
+    why: "podman's network backend for kind (its CNI backend would write /etc/cni/net.d)"
+  },
+  "aardvark-dns": {
+    files: ["/usr/lib/podman/aardvark-dns"],
+    apt: "aardvark-dns",
+    why: "name resolution on podman's kind network"
+  },
+  debootstrap: { command: "debootstrap", apt: "debootstrap", why: "the kind node image's Debian root" },
   "python3-venv": {
     python: "import ensurepip, venv",
     apt: "python3-venv",
@@ -156,6 +172,25 @@ export const PHASES = {
       "cni-host-local",
       "cni-loopback"
     ]
+  },
+  kind: {
+    title: "the kind phase (the chart and a repair on a kind cluster)",
+    optional: true,
+    root: true,
+    skips: "the kind phase skips",
+    items: ["podman", "netavark", "aardvark-dns", "runc", "buildah", "iptables"]
+  },
+  /** kind:up without a Docker daemon: podman and what the node image is assembled with (tools/kind). */
+  kindPodman: {
+    title: "a kind cluster with podman (kind:up)",
+    root: true,
+    items: ["go", "podman", "netavark", "aardvark-dns", "runc", "debootstrap", "buildah", "iptables"]
+  },
+  /** kind:up with Docker: the published node image; buildah makes the kwok image. */
+  kindDocker: {
+    title: "a kind cluster with Docker (kind:up)",
+    root: true,
+    items: ["go", "buildah"]
   },
   demo: {
     title: "the demo (npm start, demo:scenario)",

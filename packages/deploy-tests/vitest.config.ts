@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     expect: { requireAssertions: true },
     include: ["test/**/*.test.ts"],
-    exclude: ["test/cluster/**", "test/realnode/**", "**/node_modules/**"],
+    exclude: ["test/cluster/**", "test/realnode/**", "test/kind/**", "**/node_modules/**"],
     globalSetup: ["./test/helmSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 900_000

@@ -168,6 +168,19 @@ describe("plan", () => {
     expect(user.fix).toEqual(["sudo apt-get update && sudo apt-get install -y prometheus"])
   })
 
+  it("kind:up without Docker, as root on Debian: podman, its netavark backend and debootstrap in one install", () => {
+    const p = plan({
+      phases: ["kindPodman"],
+      present: allBut("podman", "netavark", "aardvark-dns", "debootstrap"),
+      root: true,
+      apt: true
+    })
+    expect(p.apt).toEqual(["aardvark-dns", "debootstrap", "netavark", "podman"])
+    expect(p.errors).toEqual([])
+    const user = plan({ phases: ["kindPodman"], present: allBut("podman"), root: false, apt: true })
+    expect(user.errors).toEqual([`${PHASES.kindPodman.title}: it needs root on Linux`])
+  })
+
   it("every phase names known items, and every item has a way to get it", () => {
     for (const phase of Object.values(PHASES)) for (const id of phase.items) expect(ITEMS[id]).toBeDefined()
     for (const item of Object.values(ITEMS)) expect(Boolean(item.apt || item.howto || item.venv)).toBe(true)

@@ -1,0 +1,156 @@
+// The chart on kind (`npm run kind:up`: deploy/kind/kind-config.yaml's three nodes, real kubelets and containerd in
+// node containers, the images `npm run images` built, kwok in the cluster): the agent DaemonSet reports on the
+// kind nodes, and the in-cluster controller (kwok provider) repairs a kwok node end to end: a terminal condition,
+// the toleration, capacity first (a Ready replacement), drain, terminate.
+import type { V1Node } from "@kubernetes/client-node"
+import { CONDITION_TYPES } from "../../../reason-codes/src/types.ts"
+import {
+  createReadyFakeNode,
+  deleteNode,
+  errorCode,
+  patchNodeCondition,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AGENT_NS, admin, CONTROLLER_NS, installChart, readyPods } from "../realnode/support.ts"
+
+const CONTROL_PLANE = "nodemend-control-plane"
+const WORKERS = ["nodemend-worker", "nodemend-worker2"]
+/** The kind:up install (kwok provider), with a 2 s toleration for the test's condition and only kwok nodes managed. */
+const VALUES = {
+  controller: {
+    cloudProvider: "kwok",
+    config: {
+      nodeSelector: "kwok.x-k8s.io/node=fake",
+      policies: [
+        {
+          conditionType: "AcceleratedHardwareReady",
+          status: "False",
+          tolerationSeconds: 2,
+          captureLogs: false
+        }
+      ]
+    }
+  }
+}
+const KIND_VALUES = { controller: { cloudProvider: "kwok" } }
+
+const condition = (n: V1Node, type: string) => n.status?.conditions?.find((c) => c.type === type)
+let kwokNode = ""
+
+beforeAll(() => {
+  installChart(VALUES)
+}, 300_000)
+afterAll(async () => {
+  const { core } = admin()
+  if (kwokNode) {
+    await deleteNode(core, kwokNode).catch(() => undefined)
+    const replacements = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${kwokNode}` })
+    for (const r of replacements.items) await deleteNode(core, r.metadata!.name!).catch(() => undefined)
+  }
+  // Back to what kind:up installed.
+  installChart(KIND_VALUES)
+}, 300_000)
+
+describe("the kind cluster", () => {
+  it("runs deploy/kind/kind-config.yaml's nodes: Ready, the workers in the general pool in two zones", async () => {
+    const nodes = (await admin().core.listNode({ labelSelector: "!kwok.x-k8s.io/node" })).items
+    expect(nodes.map((n) => n.metadata!.name).sort()).toEqual([CONTROL_PLANE, ...WORKERS])
+    for (const n of nodes) {
+      expect(condition(n, "Ready")?.status).toBe("True")
+      expect(n.status?.nodeInfo?.kubeletVersion).toBe("v1.37.2")
+    }
+    const workers = nodes.filter((n) => WORKERS.includes(n.metadata!.name!))
+    expect(workers.map((n) => n.metadata!.labels!["nodemend.io/pool"])).toEqual(["general", "general"])
+    expect(workers.map((n) => n.metadata!.labels!["topology.kubernetes.io/zone"]).sort()).toEqual([
+      "zone-a",
+      "zone-b"
+    ])
+  })
+})
+
+describe("the chart on kind", () => {
+  it("runs the controller's two replicas and an agent on every kind node, from the loaded images", async () => {
+    const controllers = await readyPods(CONTROLLER_NS, "nodemend-controller", 2)
+    expect(controllers.map((p) => p.spec?.containers[0]?.image)).toEqual([
+      "ghcr.io/nodemend/controller:0.1.0",
+      "ghcr.io/nodemend/controller:0.1.0"
+    ])
+    const agents = (
+      await admin().core.listNamespacedPod({
+        namespace: AGENT_NS,
+        labelSelector: "app.kubernetes.io/name=nodemend-agent"
+      })
+    ).items.filter((p) => [CONTROL_PLANE, ...WORKERS].includes(p.spec?.nodeName ?? ""))
+    expect(agents.map((p) => p.spec?.nodeName).sort()).toEqual([CONTROL_PLANE, ...WORKERS])
+  })
+
+  it("has the agent write its conditions on the kind nodes, healthy, with reason codes", async () => {
+    const { core } = admin()
+    for (const name of [CONTROL_PLANE, ...WORKERS]) {
+      const written = await waitFor(
+        `the agent's conditions on ${name}`,
+        async () => {
+          const n = await core.readNode({ name })
+          const ours = (n.status?.conditions ?? []).filter((c) =>
+            (CONDITION_TYPES as readonly string[]).includes(c.type)
+          )
+          // Every check has run once: all four non-accelerator conditions are there.
+          return ours.length === 4 ? ours : undefined
+        },
+        { timeoutMs: 90_000, intervalMs: 1000 }
+      )
+      // No accelerator on a kind node: AcceleratedHardwareReady is absent, not Unknown.
+      expect(written.map((c) => `${c.type}=${c.status}`).sort()).toEqual([
+        "ContainerRuntimeReady=True",
+        "KernelReady=True",
+        "NetworkingReady=True",
+        "StorageReady=True"
+      ])
+      for (const c of written) expect(c.reason).toMatch(/^[A-Z][A-Za-z0-9]+$/)
+    }
+  })
+})
+
+describe("a repair on kind: condition -> in-cluster controller -> Ready replacement, drain, terminate", () => {
+  it("replaces and deletes the kwok node, and leaves the kind nodes alone", async () => {
+    const { core } = admin()
+    // A taint keeps real pods (the controller's) off the kwok node: kwok would only pretend to run them.
+    kwokNode = (
+      await createReadyFakeNode(core, {
+        taints: [{ key: "kwok.x-k8s.io/node", value: "fake", effect: "NoSchedule" }]
+      })
+    ).metadata!.name!
+    await patchNodeCondition(core, kwokNode, {
+      type: "AcceleratedHardwareReady",
+      status: "False",
+      reason: "NeuronSRAMUncorrectableError",
+      message: "the test's stand-in for the agent",
+      lastHeartbeatTime: new Date(),
+      lastTransitionTime: new Date()
+    })
+    await waitFor(
+      "the kwok node deleted by the controller's repair",
+      async () =>
+        core.readNode({ name: kwokNode }).then(
+          () => false,
+          (e) => errorCode(e) === 404
+        ),
+      { timeoutMs: 120_000, intervalMs: 500 }
+    )
+    const replacement = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${kwokNode}` })
+    expect(replacement.items).toHaveLength(1)
+    expect(condition(replacement.items[0]!, "Ready")?.status).toBe("True")
+    const events = (
+      await core.listNamespacedEvent({
+        namespace: "default",
+        fieldSelector: `involvedObject.name=${kwokNode}`
+      })
+    ).items.filter((e) => e.reportingComponent === "nodemend.io/repair-controller")
+    expect(events.map((e) => e.reason)).toContain("RepairStarted")
+    for (const name of [CONTROL_PLANE, ...WORKERS]) {
+      const n = await core.readNode({ name })
+      expect(n.spec?.taints?.some((t) => t.key.startsWith("nodemend.io/")) ?? false).toBe(false)
+    }
+  })
+})
