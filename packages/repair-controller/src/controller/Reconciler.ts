@@ -3,13 +3,14 @@
  * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { CLUSTER_SCOPE, isUnhealthy } from "../decide/breaker.ts"
 import { placeText } from "../decide/order.ts"
 import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { vetoOf } from "../decide/veto.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { Placement } from "../domain/Placement.ts"
 import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -83,6 +84,20 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
+      case "Unsettled":
+        // Seconds at most (a proof's answer wakes the pool's held-back nodes): a log line, not an Event.
+        yield* Effect.logDebug("decision waits for placement proofs", { node: name, why: d.why })
+        if (d.scope !== undefined) env.blocked.block(name, d.scope)
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      case "Unplaced":
+        yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
+        return yield* event(
+          `Unplaced`,
+          "Warning",
+          "RepairRefused",
+          `not repairing ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}): its machine is not proven to be this node, so it has no pool: ${d.why}`.slice(0, 1000)
+        )
       case "ZoneStandDown":
         yield* event(
           `StandDown/zone/${d.zone.cause}`,
@@ -160,8 +175,10 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
     }
   })
 
-const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
-  const facts = env.karpenter.poolFacts(node.labels[env.config.poolLabel])
+/** The NodePool of the node's proven pool (its label's only to decide whether to ask the cloud ahead: wouldAct). */
+const nodePoolOf = (env: ControllerEnv, node: NodeView, placement?: Placement) => {
+  const pool = placement === undefined ? node.labels[env.config.poolLabel] : placement._tag === "Proven" ? placement.pool : undefined
+  const facts = env.karpenter.poolFacts(pool)
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
@@ -219,16 +236,24 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     // Back in the pool's queue only if this decision queues it again.
     env.waiting.remove(name)
-    if (node === undefined || node.deleting) return env.preProofs.forget(name)
+    if (node === undefined || node.deleting) {
+      env.placements.forget(name)
+      return env.preProofs.forget(name)
+    }
     const now = yield* Clock.currentTimeMillis
+    // An unhealthy node's pool and zone are proven as soon as it is unhealthy (not at its expiry): until then it
+    // counts in no pool or zone (PoolCounter.ts).
+    if (isUnhealthy(env.config, node)) yield* env.placements.ensure(node)
     yield* sightRelapse(env, node, now)
+    const placement = env.placements.of(node)
     const d = decide({
       config: env.config,
       node,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
       now,
-      ...nodePoolOf(env, node),
+      placement,
+      ...nodePoolOf(env, node, placement),
       ledger: env.relapse.ledger,
       waiting: (scope) => env.waiting.of(scope, now),
       setbacks: (scope, reason) => setbacksOf(env, scope, reason, now)
@@ -236,7 +261,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
-      env.cache.counter.setRepair(name, { pool: d.pool, failed: false })
+      env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
       return yield* startRepair(env, node, d, now).pipe(
         Effect.ensuring(
           Effect.sync(() => {

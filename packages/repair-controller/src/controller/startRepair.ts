@@ -6,7 +6,6 @@
 import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import { identityRefusal } from "../decide/identity.ts"
-import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -75,7 +74,8 @@ export const startRepair = (
           // The pool this repair counts against for good: the cloud's where it says (identityRefusal has checked
           // the label against it), else the label the decision was made under; never the node's later labels.
           ...((facts.success.pool ?? d.pool) !== undefined ? { pool: facts.success.pool ?? d.pool } : {}),
-          ...(node.labels[ZONE_LABEL] !== undefined ? { zone: node.labels[ZONE_LABEL] } : {}),
+          // Its zone likewise: the cloud's (identityRefusal has checked the label against it), else the proven one.
+          ...((facts.success.zone ?? d.zone) !== undefined ? { zone: facts.success.zone ?? d.zone } : {}),
           labels: node.labels,
           instance: facts.success
         }
