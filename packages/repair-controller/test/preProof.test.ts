@@ -244,7 +244,11 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
       queue: { addAfter: (k: string, ms: number) => void requeues.push([k, ms]), add: () => {} },
       preProofs,
       // Placement proofs are Placements.ts's (placements.test.ts): here every node is where its labels say.
-      placements: { of: (v: NodeView) => labelPlacement(config, v), ensure: () => Effect.void, forget: () => {} },
+      placements: {
+        of: (v: NodeView) => labelPlacement(config, v),
+        ensure: () => Effect.void,
+        forget: () => {}
+      },
       waiting: makeWaitingRoom(60_000),
       relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) }
     } as unknown as ControllerEnv

@@ -62,9 +62,7 @@ describe("which zones stand down", () => {
     const z = zones({ a: [10, 4], b: [10, 0] })
     expect(zoneVerdict(c, z, undefined)).toMatchObject({ cause: "unknown-zone" })
     expect(zoneVerdict(c, z, "b")._tag).toBe("Open")
-    expect(
-      zoneVerdict(config({ zoneBreaker: { onUnknownZone: "proceed" } }), z, undefined)._tag
-    ).toBe("Open")
+    expect(zoneVerdict(config({ zoneBreaker: { onUnknownZone: "proceed" } }), z, undefined)._tag).toBe("Open")
   })
 
   it("property: at most one zone stands down, it is over the threshold and every other zone is not", () => {

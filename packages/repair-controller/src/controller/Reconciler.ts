@@ -96,7 +96,10 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           `Unplaced`,
           "Warning",
           "RepairRefused",
-          `not repairing ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}): its machine is not proven to be this node, so it has no pool: ${d.why}`.slice(0, 1000)
+          `not repairing ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}): its machine is not proven to be this node, so it has no pool: ${d.why}`.slice(
+            0,
+            1000
+          )
         )
       case "ZoneStandDown":
         yield* event(
@@ -177,7 +180,12 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
 
 /** The NodePool of the node's proven pool (its label's only to decide whether to ask the cloud ahead: wouldAct). */
 const nodePoolOf = (env: ControllerEnv, node: NodeView, placement?: Placement) => {
-  const pool = placement === undefined ? node.labels[env.config.poolLabel] : placement._tag === "Proven" ? placement.pool : undefined
+  const pool =
+    placement === undefined
+      ? node.labels[env.config.poolLabel]
+      : placement._tag === "Proven"
+        ? placement.pool
+        : undefined
   const facts = env.karpenter.poolFacts(pool)
   return facts !== undefined ? { nodePool: facts } : {}
 }

@@ -14,7 +14,8 @@ import type { ControllerEnv } from "./ControllerEnv.ts"
  */
 export const provenScope = (env: ControllerEnv, node: NodeView): string | undefined => {
   const stored = env.store.get(node.name)
-  if (stored._tag === "Record" && stored.record.node.uid === node.uid) return stored.record.node.pool ?? CLUSTER_SCOPE
+  if (stored._tag === "Record" && stored.record.node.uid === node.uid)
+    return stored.record.node.pool ?? CLUSTER_SCOPE
   const p = env.placements.of(node)
   return p._tag === "Proven" ? (p.pool ?? CLUSTER_SCOPE) : undefined
 }

@@ -163,14 +163,24 @@ export const decide = ({
   const placed = placement ?? labelPlacement(config, node)
   if (placed._tag === "Unprovable") return { _tag: "Unplaced", governing, why: placed.why }
   if (placed._tag === "Pending")
-    return { _tag: "Unsettled", governing, why: "its pool and zone are being proven", requeueAfterMs: UNSETTLED_MS }
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: "its pool and zone are being proven",
+      requeueAfterMs: UNSETTLED_MS
+    }
   const { pool, zone: myZone } = placed
   const zone = zoneVerdict(config, stats.zones, myZone)
   // Nodes not proven yet count in the cluster only; where their labels would put them may decide otherwise
   // (open a breaker, stand a zone down, or lift another zone's stand-down): then wait for their proofs (seconds).
   const claimed = withUnproven(stats)
   if (claimed !== stats && zoneVerdict(config, claimed.zones, myZone)._tag !== zone._tag)
-    return { _tag: "Unsettled", governing, why: "unproven nodes could change the zone breaker", requeueAfterMs: UNSETTLED_MS }
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: "unproven nodes could change the zone breaker",
+      requeueAfterMs: UNSETTLED_MS
+    }
   if (zone._tag === "StandDown")
     return { _tag: "ZoneStandDown", governing, zone, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
   const policy = relapsePolicy(config, pool, governing.reason)

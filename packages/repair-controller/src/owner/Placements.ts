@@ -85,8 +85,10 @@ export const placementsOn = (
 ): Placements => {
   const entries = new Map<string, Entry>()
   const permits = Semaphore.makeUnsafe(ports.maxConcurrent)
-  const mine = (e: Entry | undefined, node: { readonly uid?: string | undefined; readonly providerID?: string | undefined }) =>
-    e !== undefined && e.uid === node.uid && e.providerID === (node.providerID ?? "")
+  const mine = (
+    e: Entry | undefined,
+    node: { readonly uid?: string | undefined; readonly providerID?: string | undefined }
+  ) => e !== undefined && e.uid === node.uid && e.providerID === (node.providerID ?? "")
   const answered = (node: NodeView, owned: Ownership) =>
     Effect.sync(() => {
       const e = entries.get(node.name)
@@ -99,11 +101,19 @@ export const placementsOn = (
         placement === undefined
           ? Effect.map(Clock.currentTimeMillis, (now) => {
               if (mine(entries.get(node.name), node))
-                entries.set(node.name, { uid: node.uid, providerID: node.providerID ?? "", state: { _tag: "Retry", at: now + PLACEMENT_RETRY_MS } })
+                entries.set(node.name, {
+                  uid: node.uid,
+                  providerID: node.providerID ?? "",
+                  state: { _tag: "Retry", at: now + PLACEMENT_RETRY_MS }
+                })
             })
           : Effect.sync(() => {
               if (!mine(entries.get(node.name), node)) return
-              entries.set(node.name, { uid: node.uid, providerID: node.providerID ?? "", state: { _tag: "Known", placement } })
+              entries.set(node.name, {
+                uid: node.uid,
+                providerID: node.providerID ?? "",
+                state: { _tag: "Known", placement }
+              })
               ports.settled(node.name)
             })
       )
@@ -121,12 +131,20 @@ export const placementsOn = (
           if (e!.state._tag !== "Retry") return
           if ((yield* Clock.currentTimeMillis) < e!.state.at) return
         }
-        entries.set(node.name, { uid: node.uid, providerID: node.providerID ?? "", state: { _tag: "Asking" } })
+        entries.set(node.name, {
+          uid: node.uid,
+          providerID: node.providerID ?? "",
+          state: { _tag: "Asking" }
+        })
         runFork(
-          permits.withPermits(1)(ports.prove(node)).pipe(
-            Effect.catchCause((cause) => Effect.succeed<Ownership>({ _tag: "Retry", error: String(cause) })),
-            Effect.flatMap((owned) => answered(node, owned))
-          )
+          permits
+            .withPermits(1)(ports.prove(node))
+            .pipe(
+              Effect.catchCause((cause) =>
+                Effect.succeed<Ownership>({ _tag: "Retry", error: String(cause) })
+              ),
+              Effect.flatMap((owned) => answered(node, owned))
+            )
         )
       }),
     forget: (name) => {

@@ -87,11 +87,11 @@ export const ownershipVerdict = (args: {
       )
     const zone = proven.zone ?? claimZone
     const facts: InstanceFacts = {
-        instanceId: proven.instanceId,
-        state: proven.state,
-        ...(zone !== undefined ? { zone } : {}),
-        ...(pool !== undefined ? { pool } : {}),
-        launch: {},
+      instanceId: proven.instanceId,
+      state: proven.state,
+      ...(zone !== undefined ? { zone } : {}),
+      ...(pool !== undefined ? { pool } : {}),
+      launch: {},
       owner: { kind: "karpenter", nodeClaim: name, ...(pool !== undefined ? { nodePool: pool } : {}) }
     }
     const acting = karpenterIsActing(claim)
