@@ -16,6 +16,7 @@ import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { poolEvent } from "./poolEvents.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -34,7 +35,13 @@ const heldByFailed = (env: ControllerEnv, d: Extract<Decision, { _tag: "Queued" 
 }
 
 /** The Event (and requeue) for every decision that does not start a repair. */
-const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag: "Repair" }>) =>
+const report = (
+  env: ControllerEnv,
+  node: NodeView,
+  d: Exclude<Decision, { _tag: "Repair" }>,
+  /** The node's proven pool: its NodePool gets the pool-wide Events (poolEvents.ts). */
+  pool: string | undefined
+) =>
   Effect.gen(function* () {
     const name = node.name
     const ref = { name, uid: node.uid }
@@ -108,6 +115,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "RepairStandDown",
           `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) stands down: ${zoneText(d.zone)}`
         )
+        yield* poolEvent(
+          env,
+          pool,
+          `StandDown/zone/${d.zone.cause}/${d.zone.cause === "concentrated" ? d.zone.zone.zone : ""}`,
+          "Warning",
+          "RepairStandDown",
+          `repairs of nodes of this NodePool stand down: ${zoneText(d.zone)}`
+        )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
       case "Held": {
@@ -118,6 +133,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "Warning",
           "RepairHeld",
           `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) in ${scope} is held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
+        )
+        yield* poolEvent(
+          env,
+          d.scope,
+          `Held/${d.held.reason}`,
+          "Warning",
+          "RepairHeld",
+          `repairs of ${d.held.reason} in this NodePool are held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
         )
         yield* Metric.update(
           Metric.withAttributes(M.repairsHeld, { pool: d.scope, reason: d.held.reason }),
@@ -133,6 +156,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "Warning",
           "RepairBlocked",
           `more than ${b.percent}% of nodes are unhealthy in ${b.scope === "<cluster>" ? "the cluster" : `nodepool ${b.scope}`} (${b.unhealthy} of ${b.size}, allowed ${b.allowed})`
+        )
+        yield* poolEvent(
+          env,
+          b.scope,
+          "Blocked",
+          "Warning",
+          "RepairBlocked",
+          `more than ${b.percent}% of the nodes of this NodePool are unhealthy (${b.unhealthy} of ${b.size}, allowed ${b.allowed}): repairs are blocked until fewer are`
         )
         yield* Effect.logWarning("breaker open: repair blocked", {
           node: name,
@@ -153,6 +184,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           d.failed > 0 ? "Warning" : "Normal",
           "RepairQueued",
           `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}; queue ${placeText(d.waiting, d.place)}`
+        )
+        yield* poolEvent(
+          env,
+          d.scope,
+          d.failed > 0 ? "Queued/failed" : "Queued",
+          d.failed > 0 ? "Warning" : "Normal",
+          "RepairQueued",
+          `due repairs wait for a slot: ${d.inFlight} repairs in flight in this NodePool, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
         )
         yield* Metric.update(Metric.withAttributes(M.repairsQueued, { pool: d.scope }), 1)
         env.waiting.put(d.scope, d.waiting, yield* Clock.currentTimeMillis)
@@ -280,5 +319,5 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     }
     // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
     if (d._tag !== "Tolerating") env.preProofs.forget(name)
-    return yield* report(env, node, d)
+    return yield* report(env, node, d, placement._tag === "Proven" ? placement.pool : undefined)
   })
