@@ -206,6 +206,40 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     expect(await podsOn(b ?? "")).toHaveLength(1)
   }, 240_000)
 
+  it("an open breaker is one RepairBlocked Event on the NodePool object, not one per node or reconcile (#28 part 4)", async () => {
+    const { pool, nodes } = await poolOf("nm-kbe", 3)
+    // 20% of 3 allows 1 unhealthy node: two open the breaker.
+    await start(configFor(pool, { maxUnhealthyPercent: 20 }))
+    await kernelFalse(nodes[0] ?? "")
+    await kernelFalse(nodes[1] ?? "")
+    await waitForEvent(core, nodes[0] ?? "", "RepairBlocked", 30_000)
+    await waitForEvent(core, nodes[1] ?? "", "RepairBlocked", 30_000)
+    const np = await getNodePool(custom, pool)
+    const onPool = async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace: "default",
+          fieldSelector: `involvedObject.kind=NodePool,involvedObject.name=${pool},reason=RepairBlocked`
+        })
+      ).items
+    await waitFor(
+      "RepairBlocked on the NodePool",
+      async () => ((await onPool()).length > 0 ? true : undefined),
+      {
+        timeoutMs: 30_000
+      }
+    )
+    // Several requeues (breaker.requeueSeconds 2) of both nodes later: still the one Event.
+    await sleep(8000)
+    const events = await onPool()
+    expect(events).toHaveLength(1)
+    expect(events[0]?.involvedObject?.uid).toBe(np?.metadata?.uid)
+    expect(events[0]?.reportingComponent).toBe("nodemend.io/repair-controller")
+    expect(events[0]?.message).toMatch(
+      /more than 20% of the nodes of this NodePool are unhealthy \(2 of 3, allowed 1\)/
+    )
+  }, 180_000)
+
   it("nodemend.io/do-not-repair on a NodePool vetoes its nodes", async () => {
     const { pool, nodes } = await poolOf("nm-kv", 2, { "nodemend.io/do-not-repair": "true" })
     const target = nodes[0] ?? ""
