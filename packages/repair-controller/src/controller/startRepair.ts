@@ -71,11 +71,11 @@ export const startRepair = (
           name,
           uid: node.uid,
           providerID: node.providerID ?? "",
-          // The pool this repair counts against for good: the cloud's where it says (identityRefusal has checked
-          // the label against it), else the label the decision was made under; never the node's later labels.
-          ...((facts.success.pool ?? d.pool) !== undefined ? { pool: facts.success.pool ?? d.pool } : {}),
-          // Its zone likewise: the cloud's (identityRefusal has checked the label against it), else the proven one.
-          ...((facts.success.zone ?? d.zone) !== undefined ? { zone: facts.success.zone ?? d.zone } : {}),
+          // The pool and zone this repair counts in for good: the proven ones the decision was made under (the
+          // owner's answer, Placements.ts; the breaker took its slot there), else the cloud's now; never the
+          // node's later labels.
+          ...((d.pool ?? facts.success.pool) !== undefined ? { pool: d.pool ?? facts.success.pool } : {}),
+          ...((d.zone ?? facts.success.zone) !== undefined ? { zone: d.zone ?? facts.success.zone } : {}),
           labels: node.labels,
           instance: facts.success
         }
