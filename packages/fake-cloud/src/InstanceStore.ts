@@ -46,6 +46,14 @@ const launchTemplateTags = (lt: LaunchTemplateRef | undefined): Record<string, s
   ...(lt ? { "aws:ec2launchtemplate:version": lt.version } : {})
 })
 
+/** A Node condition an instance comes up with (a launch template marked broken: `markTemplateBroken`). */
+export interface NodeFault {
+  readonly type: string
+  readonly status: string
+  readonly reason: string
+  readonly message: string
+}
+
 export interface FakeInstance {
   readonly instanceId: string
   readonly reservationId: string
@@ -63,6 +71,8 @@ export interface FakeInstance {
   nodeName: string
   bootId: string
   stateReason?: string
+  /** The fault its Node reports once Ready: its launch template was marked broken when it was launched. */
+  readonly fault?: NodeFault
 }
 
 export interface RunRequest {
@@ -148,6 +158,8 @@ export class InstanceStore {
   readonly region: string
   readonly zones: ReadonlyArray<FakeZone>
   readonly #instances = new Map<string, FakeInstance>()
+  /** Launch templates marked broken (by id): what their instances come up with. */
+  readonly #brokenTemplates = new Map<string, NodeFault>()
   readonly #byClientToken = new Map<string, { reservationId: string; ids: string[]; fingerprint: string }>()
   readonly #timers = new Set<NodeJS.Timeout>()
   readonly #bootDelayMs: number
@@ -250,7 +262,8 @@ export class InstanceStore {
         launchTemplate: req.launchTemplate,
         state: "pending",
         nodeName: `ip-${ip.replace(/\./g, "-")}.${this.region}.compute.internal`,
-        bootId: randomUUID()
+        bootId: randomUUID(),
+        ...this.#faultOf(req.launchTemplate)
       }
       this.#instances.set(instance.instanceId, instance)
       instances.push(instance)
@@ -266,6 +279,25 @@ export class InstanceStore {
       })
     }
     return { reservationId, instances }
+  }
+
+  /**
+   * Marks a launch template broken: every instance launched from it from now on (RunInstances, an Auto Scaling
+   * group) comes up Ready and then reports `fault` on its Node, as a bad image or user data would. `undefined`
+   * mends it (instances already up keep their fault).
+   */
+  markTemplateBroken(templateId: string, fault: NodeFault | undefined): void {
+    if (fault === undefined) this.#brokenTemplates.delete(templateId)
+    else this.#brokenTemplates.set(templateId, fault)
+  }
+
+  brokenTemplates(): Record<string, NodeFault> {
+    return Object.fromEntries(this.#brokenTemplates)
+  }
+
+  #faultOf(lt: LaunchTemplateRef | undefined): { fault?: NodeFault } {
+    const fault = lt?.id !== undefined ? this.#brokenTemplates.get(lt.id) : undefined
+    return fault !== undefined ? { fault } : {}
   }
 
   /** Instances by id; unknown ids fail the whole call like EC2 does. No ids: every instance. */

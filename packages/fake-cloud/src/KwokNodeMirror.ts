@@ -134,8 +134,23 @@ export function kwokNodeMirror(
       )
       // kwok's initialize stage only patches status; seed capacity and the boot id as a kubelet would.
       await patchStatus(i.nodeName, { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } })
-      // In the background: the instance is running once its Node exists, as before.
-      void keepBootId(i).catch(() => undefined)
+      // In the background: the instance is running once its Node exists, as before. An instance of a broken
+      // launch template reports its fault once Ready, as its agent would.
+      void keepBootId(i)
+        .then(() =>
+          i.fault === undefined
+            ? undefined
+            : patchStatus(i.nodeName, {
+                conditions: [
+                  {
+                    ...i.fault,
+                    lastHeartbeatTime: new Date().toISOString(),
+                    lastTransitionTime: new Date().toISOString()
+                  }
+                ]
+              })
+        )
+        .catch(() => undefined)
     },
     async delete(i: FakeInstance) {
       await run(kube.call("delete node", "DELETE", nodePath(i.nodeName)), 404)

@@ -31,6 +31,9 @@ const USAGE = `usage: nodemend-fake-cloud <command> [options]
   asg create NAME --launch-template LT_ID --min N --max N --desired N [--zone Z1,Z2] [--instance-type TYPE]
              [--tag KEY=VALUE]...
   asg list
+  template break LT_ID --condition TYPE --reason REASON [--status False] [--message TEXT]
+      Instances launched from LT_ID from now on come up Ready, then report that Node condition (a broken template).
+  template mend LT_ID
   asg launch-failure NAME --message TEXT | --clear
   instances | stats | zonal-shifts
       Admin commands take --endpoint URL (default: $NODEMEND_FAKE_CLOUD_URL).`
@@ -69,6 +72,8 @@ const { values: flags, positionals } = parseArgs({
     "delay-ms": { type: "string" },
     "instance-type": { type: "string" },
     "instance-id": { type: "string" },
+    condition: { type: "string" },
+    reason: { type: "string" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -230,6 +235,19 @@ async function main(): Promise<void> {
       )
     case "asg":
       return asg(sub, arg)
+    case "template": {
+      const id = arg ?? fail("template break|mend LT_ID")
+      if (sub === "mend") return print(await admin().mendLaunchTemplate(id))
+      if (sub !== "break") return fail("template break|mend LT_ID")
+      return print(
+        await admin().breakLaunchTemplate(id, {
+          type: flags.condition ?? fail("template break needs --condition TYPE"),
+          status: flags.status ?? "False",
+          reason: flags.reason ?? fail("template break needs --reason REASON"),
+          message: flags.message ?? `launched from broken launch template ${id} (fake cloud)`
+        })
+      )
+    }
     case "instances":
       return print(await admin().instances())
     case "stats":

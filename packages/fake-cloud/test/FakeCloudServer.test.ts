@@ -135,6 +135,28 @@ describe("EC2 Query protocol", () => {
     expect(one(mismatch.xml, "Code")).toBe("IdempotentParameterMismatch")
   })
 
+  it("a launch template marked broken through the admin API: its instances from then on carry the fault; mended, not", async () => {
+    const BROKEN = { ...P5_FROM_TEMPLATE, "LaunchTemplate.LaunchTemplateId": "lt-0badbadbadbadbad0" }
+    const fault = {
+      type: "KernelReady",
+      status: "False",
+      reason: "ForkFailedOutOfPIDs",
+      message: "bad image"
+    }
+    await admin.breakLaunchTemplate("lt-0badbadbadbadbad0", fault)
+    const broken = one((await runInstances({ ...BROKEN, ClientToken: "tok-broken-1" })).xml, "instanceId")!
+    const other = one(
+      (await runInstances({ ...P5_FROM_TEMPLATE, ClientToken: "tok-broken-2" })).xml,
+      "instanceId"
+    )!
+    await admin.mendLaunchTemplate("lt-0badbadbadbadbad0")
+    const mended = one((await runInstances({ ...BROKEN, ClientToken: "tok-broken-3" })).xml, "instanceId")!
+    const [b, o, m] = cloud.store.describe([broken, other, mended])
+    expect(b?.fault).toEqual(fault)
+    expect(o?.fault).toBeUndefined()
+    expect(m?.fault).toBeUndefined()
+  })
+
   it("boots after the fake-cloud:boot-delay-ms tag's delay when RunInstances carries it", async () => {
     const tagged = (ms: string) => ({
       ...M5,

@@ -18,7 +18,16 @@ export const eventName = (objectName: string, nowMs: number = Date.now()): strin
   `${objectName.slice(0, 200)}.${(BigInt(Math.floor(nowMs)) * 1_000_000n).toString(16)}${randomBytes(4).toString("hex")}`
 
 export interface NodeEvent {
-  readonly node: { readonly name: string; readonly uid?: string | undefined }
+  /**
+   * The object the Event is about: a Node, unless `apiVersion` and `kind` name another cluster-scoped kind (the
+   * repair controller's Events on a Karpenter NodePool, as Karpenter's own NodeRepairBlocked).
+   */
+  readonly node: {
+    readonly name: string
+    readonly uid?: string | undefined
+    readonly apiVersion?: string
+    readonly kind?: string
+  }
   readonly type: "Normal" | "Warning"
   readonly reason: string
   readonly action: string
@@ -40,7 +49,12 @@ export const nodeEventBody = (e: NodeEvent, namespace: string = NODE_EVENT_NAMES
     kind: "Event",
     metadata: { name: eventName(e.node.name, at), namespace },
     eventTime: microTime(at),
-    regarding: { apiVersion: "v1", kind: "Node", name: e.node.name, uid: e.node.uid },
+    regarding: {
+      apiVersion: e.node.apiVersion ?? "v1",
+      kind: e.node.kind ?? "Node",
+      name: e.node.name,
+      uid: e.node.uid
+    },
     type: e.type,
     reason: e.reason.slice(0, 128),
     action: e.action.slice(0, 128),

@@ -32,4 +32,22 @@ describe("Node events", () => {
     expect([body.reason.length, body.note.length, body.reportingInstance.length]).toEqual([128, 1024, 128])
     expect(body.regarding).toEqual({ apiVersion: "v1", kind: "Node", name: "n1", uid: "u1" })
   })
+
+  it("may be about another cluster-scoped object (a Karpenter NodePool)", () => {
+    const body = nodeEventBody({
+      node: { name: "gpu", uid: "u2", apiVersion: "karpenter.sh/v1", kind: "NodePool" },
+      type: "Warning",
+      reason: "RepairBlocked",
+      action: "Decide",
+      note: "n",
+      reportingController: "nodemend.io/repair-controller",
+      reportingInstance: "i"
+    })
+    expect(body.regarding).toEqual({
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodePool",
+      name: "gpu",
+      uid: "u2"
+    })
+  })
 })

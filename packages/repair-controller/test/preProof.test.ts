@@ -9,6 +9,7 @@ import { defaultConfig } from "../src/config/ControllerConfig.ts"
 import type { ControllerEnv } from "../src/controller/ControllerEnv.ts"
 import { makeWaitingRoom } from "../src/controller/WaitingRoom.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
+import { labelPlacement } from "../src/decide/breaker.ts"
 import { reconcile } from "../src/controller/Reconciler.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import type { InstanceFacts } from "../src/domain/Instance.ts"
@@ -242,6 +243,12 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
       blocked: { unblock: () => {} },
       queue: { addAfter: (k: string, ms: number) => void requeues.push([k, ms]), add: () => {} },
       preProofs,
+      // Placement proofs are Placements.ts's (placements.test.ts): here every node is where its labels say.
+      placements: {
+        of: (v: NodeView) => labelPlacement(config, v),
+        ensure: () => Effect.void,
+        forget: () => {}
+      },
       waiting: makeWaitingRoom(60_000),
       relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) }
     } as unknown as ControllerEnv

@@ -70,6 +70,13 @@ export class AdminClient {
       `/admin/autoscaling-groups/${encodeURIComponent(group)}/launch-failure`,
       message === undefined ? {} : { message }
     )
+  /** Instances launched from `templateId` from now on report `fault` on their Node once Ready. */
+  breakLaunchTemplate = (
+    templateId: string,
+    fault: { type: string; status: string; reason: string; message: string }
+  ) => this.#call<unknown>("PUT", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`, fault)
+  mendLaunchTemplate = (templateId: string) =>
+    this.#call<unknown>("DELETE", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`)
   injectFault = (spec: FaultSpec) => this.#call<unknown>("POST", "/admin/faults", spec)
   clearFaults = () => this.#call<unknown>("DELETE", "/admin/faults")
   startZonalShift = (req: {

@@ -79,6 +79,14 @@ function decode<S extends Schema.Top & { readonly DecodingServices: never }>(
   }
 }
 
+/** The condition instances of a broken launch template report (InstanceStore.markTemplateBroken). */
+const NodeFaultRequest = Schema.Struct({
+  type: Schema.String,
+  status: Schema.String,
+  reason: Schema.String,
+  message: Schema.String
+})
+
 export async function routeAdmin(
   ctx: AdminContext,
   method: string,
@@ -115,6 +123,16 @@ export async function routeAdmin(
   if (failure && method === "POST") {
     const { message } = decode(LaunchFailureRequest, body)
     return { status: 200, body: groupJson(groups.setLaunchFailure(decodeURIComponent(failure[1]!), message)) }
+  }
+  const template = /^\/admin\/launch-templates\/([^/]+)\/broken$/.exec(path)
+  if (template && method === "PUT") {
+    const id = decodeURIComponent(template[1]!)
+    store.markTemplateBroken(id, decode(NodeFaultRequest, body))
+    return { status: 200, body: { broken: store.brokenTemplates() } }
+  }
+  if (template && method === "DELETE") {
+    store.markTemplateBroken(decodeURIComponent(template[1]!), undefined)
+    return { status: 200, body: { broken: store.brokenTemplates() } }
   }
   if (path === "/admin/zones" && method === "GET") {
     return { status: 200, body: { region: store.region, zones: store.zones } }

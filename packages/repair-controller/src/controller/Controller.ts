@@ -10,8 +10,11 @@ import { inFlightOf } from "../decide/decide.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import { activeShifts, shiftedZones } from "../decide/zonalShiftGate.ts"
 import type { KubeShape } from "../kube/Kube.ts"
+import type { NodeView } from "../domain/NodeView.ts"
+import type { Placement } from "../domain/Placement.ts"
 import * as M from "../observability/metrics.ts"
 import { makeOwners } from "../owner/Owners.ts"
+import { makePlacements } from "../owner/Placements.ts"
 import { basisOf, makePreProofs } from "../owner/PreProofs.ts"
 import { nodeRef } from "../kube/views.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
@@ -132,6 +135,9 @@ const processMetrics = Effect.gen(function* () {
   yield* Metric.update(M.heapUsed, mem.heapUsed)
 })
 
+/** Placement proofs (owner/Placements.ts) in flight at once: a flood of unhealthy nodes asks the cloud in batches. */
+const PLACEMENT_PROOFS_IN_FLIGHT = 8
+
 /** A reconcile that failed outside a repair (e.g. its journal write): again after 2 s, doubling to 5 min. */
 const retryAfterMs = (failures: number) => Math.min(2000 * 2 ** Math.max(0, failures - 1), 300_000)
 
@@ -148,7 +154,9 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const log = (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) =>
       runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
-    const cache = makeNodeCache(kube.http, config, queue.add, log)
+    // The owner proof that places unhealthy nodes needs the cache, which counts by it: bound below.
+    let placementOf: (node: NodeView) => Placement = () => ({ _tag: "Pending" })
+    const cache = makeNodeCache(kube.http, config, queue.add, log, (node) => placementOf(node))
     const wakePool = (pool: string) => {
       for (const name of cache.names())
         if (cache.view(name)?.labels[config.poolLabel] === pool) queue.add(name)
@@ -186,6 +194,17 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
             })
       }
     })
+    const owners = makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records })
+    const placements = yield* makePlacements({
+      poolLabel: config.poolLabel,
+      prove: (node) => owners.prove(node),
+      settled: (name) => {
+        cache.counter.recount(name)
+        queue.add(name)
+      },
+      maxConcurrent: PLACEMENT_PROOFS_IN_FLIGHT
+    })
+    placementOf = placements.of
     const env: ControllerEnv = {
       config,
       kube,
@@ -193,8 +212,9 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       logCapture,
       cache,
       karpenter,
-      owners: makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records }),
+      owners,
       preProofs,
+      placements,
       store,
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),

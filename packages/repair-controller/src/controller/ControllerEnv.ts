@@ -7,6 +7,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { Placements } from "../owner/Placements.ts"
 import type { PreProofs } from "../owner/PreProofs.ts"
 import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
@@ -34,6 +35,8 @@ export interface ControllerEnv extends StepPorts {
   readonly waiting: WaitingRoom
   /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */
   readonly preProofs: PreProofs
+  /** Unhealthy nodes' proven pool and zone: where they count (breaker, zone breaker, relapse ledgers). */
+  readonly placements: Placements
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

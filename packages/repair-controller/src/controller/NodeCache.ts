@@ -17,6 +17,7 @@ import {
 } from "@nodemend/kube-access"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { Placement } from "../domain/Placement.ts"
 import { startError } from "../kube/KubeHttp.ts"
 import { nodeSignature, nodeView } from "../kube/views.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
@@ -54,12 +55,14 @@ export const makeNodeCache = (
   http: KubeHttp,
   config: ControllerConfig,
   onChange: (name: string) => void,
-  log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void
+  log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void,
+  /** Where an unhealthy node counts (owner/Placements.ts); by its labels when absent (tests). */
+  placementOf?: (node: NodeView) => Placement
 ): NodeCache => {
   const nodes = new Map<string, Node>()
   const signatures = new Map<string, string>()
   const views = new Map<string, NodeView>()
-  const counter = makePoolCounter(config)
+  const counter = makePoolCounter(config, placementOf)
   let synced = false
   let loop: Fiber.Fiber<never> | undefined
   /** Names listed since the current (re)list began; a cached Node not among them when it ends is gone. */

@@ -3,18 +3,20 @@
  * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { CLUSTER_SCOPE, isUnhealthy } from "../decide/breaker.ts"
 import { placeText } from "../decide/order.ts"
 import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { vetoOf } from "../decide/veto.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { Placement } from "../domain/Placement.ts"
 import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { poolEvent } from "./poolEvents.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -33,7 +35,13 @@ const heldByFailed = (env: ControllerEnv, d: Extract<Decision, { _tag: "Queued" 
 }
 
 /** The Event (and requeue) for every decision that does not start a repair. */
-const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag: "Repair" }>) =>
+const report = (
+  env: ControllerEnv,
+  node: NodeView,
+  d: Exclude<Decision, { _tag: "Repair" }>,
+  /** The node's proven pool: its NodePool gets the pool-wide Events (poolEvents.ts). */
+  pool: string | undefined
+) =>
   Effect.gen(function* () {
     const name = node.name
     const ref = { name, uid: node.uid }
@@ -83,12 +91,37 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
+      case "Unsettled":
+        // Seconds at most (a proof's answer wakes the pool's held-back nodes): a log line, not an Event.
+        yield* Effect.logDebug("decision waits for placement proofs", { node: name, why: d.why })
+        if (d.scope !== undefined) env.blocked.block(name, d.scope)
+        env.queue.addAfter(name, d.requeueAfterMs)
+        return
+      case "Unplaced":
+        yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
+        return yield* event(
+          `Unplaced`,
+          "Warning",
+          "RepairRefused",
+          `not repairing ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}): its machine is not proven to be this node, so it has no pool: ${d.why}`.slice(
+            0,
+            1000
+          )
+        )
       case "ZoneStandDown":
         yield* event(
           `StandDown/zone/${d.zone.cause}`,
           "Warning",
           "RepairStandDown",
           `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) stands down: ${zoneText(d.zone)}`
+        )
+        yield* poolEvent(
+          env,
+          pool,
+          `StandDown/zone/${d.zone.cause}/${d.zone.cause === "concentrated" ? d.zone.zone.zone : ""}`,
+          "Warning",
+          "RepairStandDown",
+          `repairs of nodes of this NodePool stand down: ${zoneText(d.zone)}`
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return
@@ -100,6 +133,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "Warning",
           "RepairHeld",
           `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) in ${scope} is held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
+        )
+        yield* poolEvent(
+          env,
+          d.scope,
+          `Held/${d.held.reason}`,
+          "Warning",
+          "RepairHeld",
+          `repairs of ${d.held.reason} in this NodePool are held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
         )
         yield* Metric.update(
           Metric.withAttributes(M.repairsHeld, { pool: d.scope, reason: d.held.reason }),
@@ -115,6 +156,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           "Warning",
           "RepairBlocked",
           `more than ${b.percent}% of nodes are unhealthy in ${b.scope === "<cluster>" ? "the cluster" : `nodepool ${b.scope}`} (${b.unhealthy} of ${b.size}, allowed ${b.allowed})`
+        )
+        yield* poolEvent(
+          env,
+          b.scope,
+          "Blocked",
+          "Warning",
+          "RepairBlocked",
+          `more than ${b.percent}% of the nodes of this NodePool are unhealthy (${b.unhealthy} of ${b.size}, allowed ${b.allowed}): repairs are blocked until fewer are`
         )
         yield* Effect.logWarning("breaker open: repair blocked", {
           node: name,
@@ -135,6 +184,14 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
           d.failed > 0 ? "Warning" : "Normal",
           "RepairQueued",
           `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}; queue ${placeText(d.waiting, d.place)}`
+        )
+        yield* poolEvent(
+          env,
+          d.scope,
+          d.failed > 0 ? "Queued/failed" : "Queued",
+          d.failed > 0 ? "Warning" : "Normal",
+          "RepairQueued",
+          `due repairs wait for a slot: ${d.inFlight} repairs in flight in this NodePool, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
         )
         yield* Metric.update(Metric.withAttributes(M.repairsQueued, { pool: d.scope }), 1)
         env.waiting.put(d.scope, d.waiting, yield* Clock.currentTimeMillis)
@@ -160,8 +217,15 @@ const report = (env: ControllerEnv, node: NodeView, d: Exclude<Decision, { _tag:
     }
   })
 
-const nodePoolOf = (env: ControllerEnv, node: NodeView) => {
-  const facts = env.karpenter.poolFacts(node.labels[env.config.poolLabel])
+/** The NodePool of the node's proven pool (its label's only to decide whether to ask the cloud ahead: wouldAct). */
+const nodePoolOf = (env: ControllerEnv, node: NodeView, placement?: Placement) => {
+  const pool =
+    placement === undefined
+      ? node.labels[env.config.poolLabel]
+      : placement._tag === "Proven"
+        ? placement.pool
+        : undefined
+  const facts = env.karpenter.poolFacts(pool)
   return facts !== undefined ? { nodePool: facts } : {}
 }
 
@@ -219,16 +283,24 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     // Back in the pool's queue only if this decision queues it again.
     env.waiting.remove(name)
-    if (node === undefined || node.deleting) return env.preProofs.forget(name)
+    if (node === undefined || node.deleting) {
+      env.placements.forget(name)
+      return env.preProofs.forget(name)
+    }
     const now = yield* Clock.currentTimeMillis
+    // An unhealthy node's pool and zone are proven as soon as it is unhealthy (not at its expiry): until then it
+    // counts in no pool or zone (PoolCounter.ts).
+    if (isUnhealthy(env.config, node)) yield* env.placements.ensure(node)
     yield* sightRelapse(env, node, now)
+    const placement = env.placements.of(node)
     const d = decide({
       config: env.config,
       node,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
       now,
-      ...nodePoolOf(env, node),
+      placement,
+      ...nodePoolOf(env, node, placement),
       ledger: env.relapse.ledger,
       waiting: (scope) => env.waiting.of(scope, now),
       setbacks: (scope, reason) => setbacksOf(env, scope, reason, now)
@@ -236,7 +308,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
-      env.cache.counter.setRepair(name, { pool: d.pool, failed: false })
+      env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
       return yield* startRepair(env, node, d, now).pipe(
         Effect.ensuring(
           Effect.sync(() => {
@@ -247,5 +319,5 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     }
     // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
     if (d._tag !== "Tolerating") env.preProofs.forget(name)
-    return yield* report(env, node, d)
+    return yield* report(env, node, d, placement._tag === "Proven" ? placement.pool : undefined)
   })

@@ -54,7 +54,7 @@ export const makeRepairStore = (
     records.set(r.node.name, r)
     invalid.delete(r.node.name)
     if (r.replacement?.nodeName !== undefined) replacementOf.set(r.replacement.nodeName, r.node.name)
-    onRecord(r.node.name, { pool: r.node.pool, failed: r.phase === "Failed" })
+    onRecord(r.node.name, { pool: r.node.pool, zone: r.node.zone, failed: r.phase === "Failed" })
   }
 
   const forget = (nodeName: string) => {

@@ -1,11 +1,24 @@
 /** Relapse sightings: a node's actionable matches checked against its pool's relapse ledgers (decide/relapse.ts). */
 import { Effect, Metric } from "effect"
-import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
+import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { matchPolicies } from "../decide/policyMatch.ts"
 import { evidenceText } from "../decide/relapse.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import * as M from "../observability/metrics.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+
+/**
+ * The pool whose ledgers a node's sightings count in: its repair's (the record fixed it), else its proven one
+ * (owner/Placements.ts); undefined while not proven. Never its label: a node relabelled into another pool must not
+ * add to that pool's relapses (docs/security.md).
+ */
+export const provenScope = (env: ControllerEnv, node: NodeView): string | undefined => {
+  const stored = env.store.get(node.name)
+  if (stored._tag === "Record" && stored.record.node.uid === node.uid)
+    return stored.record.node.pool ?? CLUSTER_SCOPE
+  const p = env.placements.of(node)
+  return p._tag === "Proven" ? (p.pool ?? CLUSTER_SCOPE) : undefined
+}
 
 /**
  * A node with actionable matches (before its decision, or when a repair of its pool ends, under repair or not): is it a relapse of a repair of its pool (a replacement, or a
@@ -17,7 +30,9 @@ export const sightRelapse = (env: ControllerEnv, node: NodeView, now: number) =>
   Effect.gen(function* () {
     const matches = matchPolicies(env.config, node).filter((m) => m.action !== "None")
     if (matches.length === 0) return
-    const scope = poolOf(env.config, node) ?? CLUSTER_SCOPE
+    const scope = provenScope(env, node)
+    // Not proven yet: sighted when its proof answers (Placements wakes it), never under the pool it claims.
+    if (scope === undefined) return yield* env.placements.ensure(node)
     const seen = yield* env.relapse
       .sighted(node, scope, matches, now)
       .pipe(

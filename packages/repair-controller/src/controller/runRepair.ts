@@ -5,6 +5,7 @@
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
+import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { afterFailure } from "../repair/budget.ts"
@@ -12,7 +13,7 @@ import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
 import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { sightRelapse } from "./relapseSighting.ts"
+import { provenScope, sightRelapse } from "./relapseSighting.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -72,7 +73,7 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
     for (const n of [r.replacement?.nodeName, ...env.cache.counter.unhealthyNames()]) {
       if (n === undefined || n === r.node.name) continue
       const view = env.cache.view(n)
-      if (view === undefined || view.labels[env.config.poolLabel] !== r.node.pool) continue
+      if (view === undefined || provenScope(env, view) !== (r.node.pool ?? CLUSTER_SCOPE)) continue
       yield* sightRelapse(env, view, now)
       env.queue.add(n)
     }

@@ -6,7 +6,6 @@
 import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import { identityRefusal } from "../decide/identity.ts"
-import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -72,10 +71,11 @@ export const startRepair = (
           name,
           uid: node.uid,
           providerID: node.providerID ?? "",
-          // The pool this repair counts against for good: the cloud's where it says (identityRefusal has checked
-          // the label against it), else the label the decision was made under; never the node's later labels.
-          ...((facts.success.pool ?? d.pool) !== undefined ? { pool: facts.success.pool ?? d.pool } : {}),
-          ...(node.labels[ZONE_LABEL] !== undefined ? { zone: node.labels[ZONE_LABEL] } : {}),
+          // The pool and zone this repair counts in for good: the proven ones the decision was made under (the
+          // owner's answer, Placements.ts; the breaker took its slot there), else the cloud's now; never the
+          // node's later labels.
+          ...((d.pool ?? facts.success.pool) !== undefined ? { pool: d.pool ?? facts.success.pool } : {}),
+          ...((d.zone ?? facts.success.zone) !== undefined ? { zone: d.zone ?? facts.success.zone } : {}),
           labels: node.labels,
           instance: facts.success
         }

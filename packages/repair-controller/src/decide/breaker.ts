@@ -6,6 +6,8 @@
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { Placement } from "../domain/Placement.ts"
+import { ZONE_LABEL } from "@nodemend/reason-codes"
 import { matchesAnyPolicy } from "./policyMatch.ts"
 
 /** The scope name used for nodes without the pool label. */
@@ -25,11 +27,40 @@ export interface PoolStats {
   readonly cluster: ScopeCount
   /** Per zone (`topology.kubernetes.io/zone`), across pools: the failure-domain breaker's counts. */
   readonly zones?: ReadonlyMap<string, { readonly size: number; readonly unhealthy: number }>
+  /**
+   * Unhealthy nodes whose placement is not proven yet, each with the pool and zone its labels claim. They count in
+   * the cluster only; a decision they could change waits for their proofs (decide.ts `Unsettled`).
+   */
+  readonly unproven?: ReadonlyArray<{ readonly pool: string | undefined; readonly zone: string | undefined }>
 }
 
 export const poolOf = (config: ControllerConfig, node: NodeView): string | undefined => {
   const v = node.labels[config.poolLabel]
   return v === undefined || v === "" ? undefined : v
+}
+
+/** The pool and zone a node's labels claim, taken as proven: for what-if replays and tests, never the live controller. */
+export const labelPlacement = (config: ControllerConfig, node: NodeView): Placement => {
+  const zone = node.labels[ZONE_LABEL]
+  return { _tag: "Proven", pool: poolOf(config, node), zone: zone === "" ? undefined : zone }
+}
+
+/** The counts as they would be if every unproven node were where its labels claim (decide.ts compares both). */
+export const withUnproven = (stats: PoolStats): PoolStats => {
+  if (stats.unproven === undefined || stats.unproven.length === 0) return stats
+  const pools = new Map(stats.pools)
+  const zones = new Map(stats.zones ?? [])
+  for (const u of stats.unproven) {
+    if (u.pool !== undefined) {
+      const p = pools.get(u.pool) ?? { size: 0, unhealthy: 0, repairing: 0, failed: 0 }
+      pools.set(u.pool, { ...p, size: p.size + 1, unhealthy: p.unhealthy + 1 })
+    }
+    if (u.zone !== undefined) {
+      const z = zones.get(u.zone) ?? { size: 0, unhealthy: 0 }
+      zones.set(u.zone, { size: z.size + 1, unhealthy: z.unhealthy + 1 })
+    }
+  }
+  return { pools, cluster: stats.cluster, ...(stats.zones !== undefined ? { zones } : {}) }
 }
 
 export const isUnhealthy = (config: ControllerConfig, node: NodeView): boolean =>

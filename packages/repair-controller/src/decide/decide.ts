@@ -1,6 +1,6 @@
 /**
  * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
- * pool counts and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, zone breaker,
+ * pool counts, the node's proven placement and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, zone breaker,
  * relapse hold, breaker, in-flight budget, dry-run. "When in doubt the controller does nothing."
  */
 import { Clock, Effect } from "effect"
@@ -11,11 +11,13 @@ import {
   type BreakerVerdict,
   breakerVerdict,
   CLUSTER_SCOPE,
+  labelPlacement,
   type PoolStats,
-  poolOf,
   type ScopeCount,
-  scopeCount
+  scopeCount,
+  withUnproven
 } from "./breaker.ts"
+import type { Placement } from "../domain/Placement.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
 import { type Place, placeOf, rankOf, type Waiting } from "./order.ts"
@@ -33,6 +35,11 @@ export interface DecideInput {
   readonly stats: PoolStats
   readonly shifts: ShiftObservation
   readonly now: number
+  /**
+   * Where the node counts, proven from its owner (domain/Placement.ts); the labels' claim when absent (what-if
+   * replays and tests only: the controller always passes it).
+   */
+  readonly placement?: Placement
   /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
   readonly nodePool?: NodePoolFacts
   /** The relapse ledger of a pool (scope name) and reason, if one is kept (decide/relapse.ts). */
@@ -61,6 +68,17 @@ export type Decision =
       readonly zone: Exclude<ZoneVerdict, { _tag: "Open" }>
       readonly requeueAfterMs: number
     }
+  /** The node's own placement is not proven yet, or the decision hangs on unproven nodes: asked again shortly. */
+  | {
+      readonly _tag: "Unsettled"
+      readonly governing: PolicyMatch
+      readonly why: string
+      /** The pool whose proofs it waits for (woken when its counts move), when it is one pool's. */
+      readonly scope?: string
+      readonly requeueAfterMs: number
+    }
+  /** The cloud does not vouch for the node's machine: no pool, so nothing to repair it under. */
+  | { readonly _tag: "Unplaced"; readonly governing: PolicyMatch; readonly why: string }
   | {
       readonly _tag: "Held"
       readonly governing: PolicyMatch
@@ -93,7 +111,9 @@ export type Decision =
       readonly _tag: "Repair"
       readonly governing: PolicyMatch
       readonly breaker: BreakerVerdict
+      /** The proven pool and zone the repair counts in, for good (the record keeps them). */
       readonly pool: string | undefined
+      readonly zone: string | undefined
     }
 
 /**
@@ -117,12 +137,16 @@ export const inFlightOf = (
   return { count, budget }
 }
 
+/** How soon a decision that waits for placement proofs is made again (a proof's answer wakes the node sooner). */
+export const UNSETTLED_MS = 2_000
+
 export const decide = ({
   config,
   node,
   stats,
   shifts,
   now,
+  placement,
   nodePool,
   ledger,
   waiting,
@@ -136,10 +160,29 @@ export const decide = ({
   const gate = gateVerdict(config, shifts, node, now)
   if (gate._tag === "StandDown")
     return { _tag: "StandDown", governing, gate, requeueAfterMs: config.zonalShift.refreshSeconds * 1000 }
-  const zone = zoneVerdict(config, stats.zones, node)
+  const placed = placement ?? labelPlacement(config, node)
+  if (placed._tag === "Unprovable") return { _tag: "Unplaced", governing, why: placed.why }
+  if (placed._tag === "Pending")
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: "its pool and zone are being proven",
+      requeueAfterMs: UNSETTLED_MS
+    }
+  const { pool, zone: myZone } = placed
+  const zone = zoneVerdict(config, stats.zones, myZone)
+  // Nodes not proven yet count in the cluster only; where their labels would put them may decide otherwise
+  // (open a breaker, stand a zone down, or lift another zone's stand-down): then wait for their proofs (seconds).
+  const claimed = withUnproven(stats)
+  if (claimed !== stats && zoneVerdict(config, claimed.zones, myZone)._tag !== zone._tag)
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: "unproven nodes could change the zone breaker",
+      requeueAfterMs: UNSETTLED_MS
+    }
   if (zone._tag === "StandDown")
     return { _tag: "ZoneStandDown", governing, zone, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
-  const pool = poolOf(config, node)
   const policy = relapsePolicy(config, pool, governing.reason)
   const held = holdVerdict(ledger?.(pool ?? CLUSTER_SCOPE, governing.reason), policy, now)
   if (held._tag === "Held")
@@ -153,6 +196,14 @@ export const decide = ({
       requeueAfterMs: Math.max(1000, Math.min(held.until - now, config.breaker.requeueSeconds * 1000))
     }
   const breaker = breakerVerdict(config, stats, pool, nodePool?.claims)
+  if (claimed !== stats && breakerVerdict(config, claimed, pool, nodePool?.claims).open !== breaker.open)
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: "unproven nodes could open the breaker",
+      scope: breaker.scope,
+      requeueAfterMs: UNSETTLED_MS
+    }
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
   const { count, budget } = inFlightOf(config, stats, pool, nodePool)
@@ -178,7 +229,7 @@ export const decide = ({
       requeueAfterMs: config.breaker.requeueSeconds * 1000
     }
   if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
-  return { _tag: "Repair", governing, breaker, pool }
+  return { _tag: "Repair", governing, breaker, pool, zone: myZone }
 }
 
 /** `decide` at the current Clock time (TestClock in tests). */

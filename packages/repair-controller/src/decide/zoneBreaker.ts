@@ -10,7 +10,6 @@
  */
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import type { NodeView } from "../domain/NodeView.ts"
 
 export interface ZoneCount {
   readonly size: number
@@ -67,15 +66,15 @@ export const stoodDownZones = (
   return [{ zone, others: all.filter((z) => z.zone !== zone.zone) }]
 }
 
+/** `zone`: the node's proven zone (undefined: unknown), never its label (domain/Placement.ts). */
 export const zoneVerdict = (
   config: ControllerConfig,
   zones: ReadonlyMap<string, ZoneCount> | undefined,
-  node: NodeView
+  zone: string | undefined
 ): ZoneVerdict => {
   if (zones === undefined) return { _tag: "Open" }
   const down = stoodDownZones(config, zones)
   if (down.length === 0) return { _tag: "Open" }
-  const zone = node.labels[ZONE_LABEL]
   const maxUnhealthyPercent = config.zoneBreaker.maxUnhealthyPercent
   if (zone === undefined || zone === "")
     return config.zoneBreaker.onUnknownZone === "proceed"
@@ -92,4 +91,4 @@ const pct = (p: number) => `${Math.round(p * 10) / 10}%`
 export const zoneText = (v: Exclude<ZoneVerdict, { _tag: "Open" }>): string =>
   v.cause === "concentrated"
     ? `zone ${v.zone.zone} has ${v.zone.unhealthy} of ${v.zone.size} nodes unhealthy (${pct(v.zone.percent)}, over ${v.maxUnhealthyPercent}%) while ${v.others.map((o) => `${o.zone} has ${o.unhealthy} of ${o.size} (${pct(o.percent)})`).join(", ")}: the zone, not the nodes, looks at fault; repairs in it stand down`
-    : `the node has no ${ZONE_LABEL} label while ${v.zones.map((z) => `zone ${z.zone} (${z.unhealthy} of ${z.size} unhealthy, ${pct(z.percent)})`).join(", ")} stands down: it cannot be shown to be outside it; failing closed`
+    : `the node's zone is unknown (neither its owner nor a ${ZONE_LABEL} label names one) while ${v.zones.map((z) => `zone ${z.zone} (${z.unhealthy} of ${z.size} unhealthy, ${pct(z.percent)})`).join(", ")} stands down: it cannot be shown to be outside it; failing closed`

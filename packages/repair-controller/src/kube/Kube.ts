@@ -29,7 +29,13 @@ import {
 import { makeControllerHttp } from "./KubeHttp.ts"
 
 export interface NodeEventInput {
-  readonly node: { readonly name: string; readonly uid?: string | undefined }
+  /** A Node, unless `apiVersion` and `kind` say otherwise (a Karpenter NodePool: controller/poolEvents.ts). */
+  readonly node: {
+    readonly name: string
+    readonly uid?: string | undefined
+    readonly apiVersion?: string
+    readonly kind?: string
+  }
   readonly type: "Normal" | "Warning"
   readonly reason: string
   readonly action: string

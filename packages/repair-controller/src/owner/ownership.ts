@@ -23,16 +23,27 @@ import type { OwnerPorts } from "./MachineOwner.ts"
 
 export type Ownership =
   | { readonly _tag: "Owned"; readonly facts: InstanceFacts }
-  /** Not ours to touch (now): why, and whether it is a refusal (Warning) or Karpenter at work (Normal). */
-  | { readonly _tag: "Refused"; readonly why: string; readonly cause: "unknown-owner" | "identity" | "cloud" }
-  | { readonly _tag: "KarpenterActing"; readonly why: string }
+  /**
+   * Not ours to touch (now): why, and whether it is a refusal (Warning) or Karpenter at work (Normal). `facts`:
+   * the cloud's, when it did vouch for the machine (its pool tag and zone still place the node: Placements.ts).
+   */
+  | {
+      readonly _tag: "Refused"
+      readonly why: string
+      readonly cause: "unknown-owner" | "identity" | "cloud"
+      readonly facts?: InstanceFacts
+    }
+  | { readonly _tag: "KarpenterActing"; readonly why: string; readonly facts: InstanceFacts }
   | { readonly _tag: "Retry"; readonly error: string }
 
-const refused = (cause: "unknown-owner" | "identity", why: string): Ownership => ({
-  _tag: "Refused",
-  cause,
-  why
-})
+const refusedFor =
+  (facts: InstanceFacts) =>
+  (cause: "unknown-owner" | "identity", why: string): Ownership => ({
+    _tag: "Refused",
+    cause,
+    why,
+    facts
+  })
 
 /**
  * The owner of a Node whose machine the cloud has already proven to be this Node (`proven`), given the NodeClaim
@@ -46,6 +57,7 @@ export const ownershipVerdict = (args: {
 }): Ownership => {
   const { node, proven, claim } = args
   const owner = proven.owner
+  const refused = refusedFor(proven)
   if (claim !== undefined) {
     const name = claim.metadata.name
     const registered = claim.status?.nodeName
@@ -66,8 +78,6 @@ export const ownershipVerdict = (args: {
         "identity",
         `NodeClaim ${name} has this providerID, but the cloud says instance ${proven.instanceId} was launched for NodeClaim ${owner.nodeClaim}`
       )
-    const acting = karpenterIsActing(claim)
-    if (acting !== undefined) return { _tag: "KarpenterActing", why: acting }
     const pool = poolOf(claim)
     const claimZone = claim.metadata.labels?.[ZONE_LABEL]
     if (proven.zone !== undefined && claimZone !== undefined && proven.zone !== claimZone)
@@ -76,17 +86,17 @@ export const ownershipVerdict = (args: {
         `NodeClaim ${name} says zone ${claimZone}, the cloud puts instance ${proven.instanceId} in ${proven.zone}`
       )
     const zone = proven.zone ?? claimZone
-    return {
-      _tag: "Owned",
-      facts: {
-        instanceId: proven.instanceId,
-        state: proven.state,
-        ...(zone !== undefined ? { zone } : {}),
-        ...(pool !== undefined ? { pool } : {}),
-        launch: {},
-        owner: { kind: "karpenter", nodeClaim: name, ...(pool !== undefined ? { nodePool: pool } : {}) }
-      }
+    const facts: InstanceFacts = {
+      instanceId: proven.instanceId,
+      state: proven.state,
+      ...(zone !== undefined ? { zone } : {}),
+      ...(pool !== undefined ? { pool } : {}),
+      launch: {},
+      owner: { kind: "karpenter", nodeClaim: name, ...(pool !== undefined ? { nodePool: pool } : {}) }
     }
+    const acting = karpenterIsActing(claim)
+    if (acting !== undefined) return { _tag: "KarpenterActing", why: acting, facts }
+    return { _tag: "Owned", facts }
   }
   // A node that says it is Karpenter's without a NodeClaim to show for it is refused: a label a node writes
   // itself can only ever stop its own repair this way, never start one.

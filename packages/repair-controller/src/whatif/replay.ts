@@ -509,7 +509,7 @@ export const replay = (
     if (d._tag === "Repair") {
       closeHold(n, now, "started")
       const duration = options.repairDurationMs ?? defaultRepairDurationMs(config, d.governing)
-      counter.setRepair(n.name, { pool: d.pool, failed: false })
+      counter.setRepair(n.name, { pool: d.pool, zone: d.zone, failed: false })
       n.repair = { m: d.governing, endsAt: now + duration, index: repairs.length }
       n.repaired = {
         conditionType: d.governing.conditionType,

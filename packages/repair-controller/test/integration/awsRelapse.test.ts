@@ -1,10 +1,9 @@
 // Relapse holds on the AWS path (#28 part 1): the real controller with `cloudProvider: aws` (composed as main.ts
-// composes it) against the fake cloud, whose instances are kwok Nodes. The pool's launch template is broken: every
-// instance nodemend launches from it (RunInstances, the replacement of a repaired node) comes up Ready and then
-// with the fault its original was repaired for (this test plays that part: it watches the fake cloud's store for
-// replacement instances of the template and writes the condition on their Nodes, as their agent would). After 2
+// composes it) against the fake cloud, whose instances are kwok Nodes. The pool's launch template is broken (the
+// fake cloud's switch, `template break`): every instance launched from it from then on (RunInstances, the
+// replacement of a repaired node) comes up Ready and then with the fault its original was repaired for. After 2
 // relapses the controller holds the next repair of that reason in the pool: no more terminations or launches;
-// `kubectl nodemend release` (the plugin, run as a user would) lifts it once the template is fixed.
+// `kubectl nodemend release` (the plugin, run as a user would) lifts it once the template is mended.
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -140,33 +139,23 @@ afterAll(async () => {
 
 describe("relapse hold with cloudProvider: aws", () => {
   it("replacements launched from a broken launch template relapse: held after 2, no more launches; released by kubectl nodemend release", async () => {
-    const faulted: string[] = []
-    let broken = true
-    const injector = (async () => {
-      while (broken) {
-        const replacements = cloud.store
-          .describe([])
-          .filter(
-            (i) =>
-              i.tags["nodemend.io/replaces"] !== undefined &&
-              i.launchTemplate?.id === BROKEN_LT &&
-              i.state === "running" &&
-              !faulted.includes(i.nodeName)
-          )
-        for (const i of replacements) {
-          if (!broken || !isReady(await readNodeOrUndefined(core, i.nodeName))) continue
-          faulted.push(i.nodeName)
-          await setKernelReady(i.nodeName, "False")
-        }
-        await sleep(250)
-      }
-    })()
+    await cloud.admin.breakLaunchTemplate(BROKEN_LT, {
+      type: "KernelReady",
+      status: "False",
+      reason: REASON,
+      message: "fork failed: out of PIDs (broken launch template)"
+    })
+    const faulted = () =>
+      cloud.store
+        .describe([])
+        .filter((i) => i.tags["nodemend.io/replaces"] !== undefined && i.fault !== undefined)
+        .map((i) => i.nodeName)
     try {
       await setKernelReady(nodes[0]!, "False")
       const held = await waitFor(
         "a RepairHeld event on a faulted replacement",
         async () => {
-          for (const n of faulted) {
+          for (const n of faulted()) {
             const e = (await nodeEvents(core, n, "RepairHeld"))[0]
             if (e !== undefined) return { node: n, message: e.message ?? "" }
           }
@@ -191,9 +180,8 @@ describe("relapse hold with cloudProvider: aws", () => {
       )
       expect((await nodeEvents(core, held.node, "RepairStarted")).length).toBe(0)
 
-      // The launch template is fixed; an operator releases the hold.
-      broken = false
-      await injector
+      // The launch template is mended; an operator releases the hold.
+      await cloud.admin.mendLaunchTemplate(BROKEN_LT)
       const out = await promisify(execFile)(
         NODE,
         [
@@ -212,8 +200,7 @@ describe("relapse hold with cloudProvider: aws", () => {
       expect(out.stdout).toContain(`deleted the relapse ledger of ${REASON} in ${POOL}`)
       await waitForEvent(core, held.node, "RepairSucceeded", 120_000)
     } finally {
-      broken = false
-      await injector
+      await cloud.admin.mendLaunchTemplate(BROKEN_LT)
     }
   }, 300_000)
 })

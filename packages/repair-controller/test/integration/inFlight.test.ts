@@ -116,7 +116,13 @@ describe("repairs in flight per pool", () => {
     const queued = await waitForEvent(core, next, "RepairQueued", 30_000)
     expect(queued[0]?.type).toBe("Warning")
     expect(queued[0]?.message).toMatch(new RegExp(`1 of them FAILED .*${attacker}.*kubectl nodemend retry`))
-    // What `kubectl nodemend retry|abandon` does to the journal: the slot is free within the recheck, not at resync.
+    // What `kubectl nodemend abandon` does (the node vetoed, its journal deleted): the slot is free within the
+    // recheck, not at resync. (A retry would give it to the attacker itself, rightly: its proven pool is x, whatever
+    // its label says, and it has waited longest.)
+    await core.patchNode(
+      { name: attacker, body: { metadata: { annotations: { "nodemend.io/do-not-repair": "true" } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
     await core.deleteNamespacedConfigMap({ name: `nodemend-repair-${attacker}`, namespace: ns })
     await waitForEvent(core, next, "RepairStarted", 30_000)
   }, 180_000)

@@ -38,6 +38,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
   createPdb,
+  isReady,
   isTainted,
   nodeEvents,
   readNodeOrUndefined,
@@ -205,6 +206,100 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     expect(isTainted(kept)).toBe(true)
     expect(await podsOn(b ?? "")).toHaveLength(1)
   }, 240_000)
+
+  it("an open breaker is one RepairBlocked Event on the NodePool object, not one per node or reconcile (#28 part 4)", async () => {
+    const { pool, nodes } = await poolOf("nm-kbe", 3)
+    // 20% of 3 allows 1 unhealthy node: two open the breaker.
+    await start(configFor(pool, { maxUnhealthyPercent: 20 }))
+    await kernelFalse(nodes[0] ?? "")
+    await kernelFalse(nodes[1] ?? "")
+    await waitForEvent(core, nodes[0] ?? "", "RepairBlocked", 30_000)
+    await waitForEvent(core, nodes[1] ?? "", "RepairBlocked", 30_000)
+    const np = await getNodePool(custom, pool)
+    const onPool = async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace: "default",
+          fieldSelector: `involvedObject.kind=NodePool,involvedObject.name=${pool},reason=RepairBlocked`
+        })
+      ).items
+    await waitFor(
+      "RepairBlocked on the NodePool",
+      async () => ((await onPool()).length > 0 ? true : undefined),
+      {
+        timeoutMs: 30_000
+      }
+    )
+    // Several requeues (breaker.requeueSeconds 2) of both nodes later: still the one Event.
+    await sleep(8000)
+    const events = await onPool()
+    expect(events).toHaveLength(1)
+    expect(events[0]?.involvedObject?.uid).toBe(np?.metadata?.uid)
+    expect(events[0]?.reportingComponent).toBe("nodemend.io/repair-controller")
+    expect(events[0]?.message).toMatch(
+      /more than 20% of the nodes of this NodePool are unhealthy \(2 of 3, allowed 1\)/
+    )
+  }, 180_000)
+
+  it("Karpenter path: replacements that come up with the same fault relapse; held after 2, with one RepairHeld on the NodePool (#28)", async () => {
+    const { pool, nodes } = await poolOf("nm-krl", 3)
+    // The toleration outlasts a repair, so each relapse is on record before the relapsed node falls due.
+    await start(
+      configFor(pool, {
+        policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 12 }],
+        maxUnhealthyPercent: 100,
+        relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 }
+      })
+    )
+    // Every node Karpenter brings up for the pool from now on (nodemend's replacement NodeClaims) comes up with the
+    // fault, as from a broken image: written here once it is Ready, as its agent would.
+    const original = new Set(nodes)
+    const faulted: string[] = []
+    let broken = true
+    const injector = (async () => {
+      while (broken) {
+        const current = (await core.listNode({ labelSelector: `karpenter.sh/nodepool=${pool}` })).items
+        for (const n of current) {
+          const name = n.metadata?.name ?? ""
+          if (!broken || original.has(name) || faulted.includes(name) || !isReady(n)) continue
+          faulted.push(name)
+          await kernelFalse(name)
+        }
+        await sleep(250)
+      }
+    })()
+    try {
+      await kernelFalse(nodes[0] ?? "")
+      const held = await waitFor(
+        "a RepairHeld event on a faulted replacement",
+        async () => {
+          for (const n of faulted) {
+            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
+            if (e !== undefined) return { node: n, message: e.message ?? "" }
+          }
+          return undefined
+        },
+        { timeoutMs: 200_000, intervalMs: 500 }
+      )
+      expect(held.message).toMatch(
+        new RegExp(
+          `2 nodes of pool ${pool} came back with ForkFailedOutOfPIDs within 10m of a repair \\(threshold 2\\)`
+        )
+      )
+      expect(await nodeEvents(core, held.node, "RepairStarted")).toEqual([])
+      const onPool = (
+        await core.listNamespacedEvent({
+          namespace: "default",
+          fieldSelector: `involvedObject.kind=NodePool,involvedObject.name=${pool},reason=RepairHeld`
+        })
+      ).items
+      expect(onPool).toHaveLength(1)
+      expect(onPool[0]?.message).toMatch(/repairs of ForkFailedOutOfPIDs in this NodePool are held/)
+    } finally {
+      broken = false
+      await injector
+    }
+  }, 300_000)
 
   it("nodemend.io/do-not-repair on a NodePool vetoes its nodes", async () => {
     const { pool, nodes } = await poolOf("nm-kv", 2, { "nodemend.io/do-not-repair": "true" })

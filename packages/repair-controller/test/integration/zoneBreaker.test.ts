@@ -6,6 +6,7 @@
  */
 import {
   clients,
+  waitFor,
   createFakeNode,
   createTestNamespace,
   deleteNamespace,
@@ -84,8 +85,15 @@ describe("failure-domain breaker", () => {
       expect(await repairPhase(core, ns, n)).toBeUndefined()
       expect(await nodeEvents(core, n, "RepairStarted")).toEqual([])
     }
-    const metrics = (await running[0]!.get("/metrics")).body
-    expect(metrics).toMatch(/nodemend_controller_zones_stood_down(\{[^}]*\})? 1/)
+    // The stand-down gauges are written every 15 s (Controller.ts): the next round shows it.
+    const metrics = await waitFor(
+      "the zone stand-down gauges",
+      async () => {
+        const body = (await running[0]!.get("/metrics")).body
+        return /nodemend_controller_zones_stood_down(\{[^}]*\})? 1/.test(body) ? body : undefined
+      },
+      { timeoutMs: 20_000, intervalMs: 500 }
+    )
     expect(metrics).toMatch(
       new RegExp(`nodemend_controller_zone_stand_down\\{[^}]*zone="${zoneA}"[^}]*\\} 1`)
     )

@@ -1,0 +1,35 @@
+/**
+ * The pool-wide half of a decision that holds repairs back (breaker open, relapse hold, zone stand-down, queued
+ * repairs) as an Event on the Karpenter NodePool object, where operators of Karpenter look (its own
+ * NodeRepairBlocked is written on the NodePool too): one per pool and cause per `EVENT_DEDUPE_MS`, whatever the
+ * number of nodes and reconciles behind it. Pools that are not NodePools (no such object) get none: their Events
+ * stay on the nodes.
+ */
+import { Effect } from "effect"
+import { CLUSTER_SCOPE } from "../decide/breaker.ts"
+import { KARPENTER_API } from "../karpenter/NodeClaims.ts"
+import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
+import type { ControllerEnv } from "./ControllerEnv.ts"
+
+const NODEPOOL_API_VERSION = KARPENTER_API.replace(/^\/apis\//, "")
+
+export const poolEvent = (
+  env: ControllerEnv,
+  pool: string | undefined,
+  key: string,
+  type: "Normal" | "Warning",
+  reason: string,
+  note: string
+): Effect.Effect<void> => {
+  if (pool === undefined || pool === CLUSTER_SCOPE) return Effect.void
+  const np = env.karpenter.nodePool(pool)
+  const uid = np?.metadata.uid
+  if (uid === undefined) return Effect.void
+  return env.events.emitDeduped(`nodepool/${pool}/${uid}/${key}`, EVENT_DEDUPE_MS, {
+    node: { name: pool, uid, apiVersion: NODEPOOL_API_VERSION, kind: "NodePool" },
+    type,
+    reason,
+    action: "Decide",
+    note: note.slice(0, 1000)
+  })
+}

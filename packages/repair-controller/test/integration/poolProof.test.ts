@@ -1,0 +1,200 @@
+// Contract 8 (identity is proven, never read) for where a node counts: the real controller with
+// `cloudProvider: aws` (composed as main.ts composes it) against the fake cloud, whose instances are kwok Nodes.
+// Pool y (4 instances in zone b) has one repair behind it in its relapse ledger. Then a new instance of pool x in
+// zone a, with its own node credentials (system:node:<name>), writes pool y and zone b on itself and reports the
+// fault y's repair was for. Read from its labels it would be a relapse of y's repair (threshold 1: a hold on y),
+// a second unhealthy node of y (breaker 20% of 5: open) and of zone b (2 of 6 while zone a is healthy: a
+// stand-down). Counted where the cloud placed it (pool x, zone a) it is none of these, and y's next genuinely
+// broken machine is repaired at once.
+import {
+  clients,
+  createTestNamespace,
+  deleteNamespace,
+  kubeconfigPath,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { Effect, Fiber, Layer, Result } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
+import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
+import { decodeConfig } from "../../src/config/ConfigFile.ts"
+import { startController } from "../../src/controller/Controller.ts"
+import { parseLedger, RELAPSE_LEDGER_LABEL } from "../../src/domain/RelapseLedger.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
+import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
+import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { isReady, nodeEvents, readNodeOrUndefined, setKernelReady, waitForEvent } from "./helpers.ts"
+
+const { kc, core } = clients()
+const POOL_LABEL = "karpenter.sh/nodepool"
+const ZONE = "topology.kubernetes.io/zone"
+const X = uniqueName("poolproof-x").slice(0, 40)
+const Y = `${X}-y`
+const SUBNET = { a: "subnet-0fake00000000000a", b: "subnet-0fake00000000000b" } as const
+const STARTED = Date.now() - 2000
+let ns = ""
+let cloud: ClusterFakeCloud
+let ec2: InstanceType<typeof Ec2Sdk.EC2Client>
+let controller: Fiber.Fiber<unknown, unknown> | undefined
+const y: string[] = []
+
+const launch = async (pool: string, zone: keyof typeof SUBNET): Promise<string> => {
+  const out = await ec2.send(
+    new Ec2Sdk.RunInstancesCommand({
+      MinCount: 1,
+      MaxCount: 1,
+      LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
+      InstanceType: "m5.large",
+      SubnetId: SUBNET[zone],
+      TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: pool }] }]
+    })
+  )
+  return out.Instances![0]!.PrivateDnsName!
+}
+const ready = async (names: ReadonlyArray<string>) =>
+  waitFor(
+    `${names.join(", ")} Ready`,
+    async () => {
+      const r = await Promise.all(names.map(async (n) => isReady(await readNodeOrUndefined(core, n))))
+      return r.every(Boolean) ? true : undefined
+    },
+    { timeoutMs: 100_000 }
+  )
+/** Events since this file started (names could repeat across runs). */
+const recent = async (node: string, reason: string) =>
+  (await nodeEvents(core, node, reason)).filter((e) => {
+    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
+    return at === undefined || new Date(String(at)).getTime() >= STARTED
+  })
+/** The first of `reasons` an Event about `node` says (the decision made about it). */
+const firstOf = (node: string, reasons: ReadonlyArray<string>) =>
+  waitFor(
+    `a decision about ${node} (${reasons.join(" | ")})`,
+    async () => {
+      for (const r of reasons) if ((await recent(node, r)).length > 0) return r
+      return undefined
+    },
+    { timeoutMs: 30_000, intervalMs: 250 }
+  )
+const ledgersOfY = async () =>
+  (await core.listNamespacedConfigMap({ namespace: ns, labelSelector: `${RELAPSE_LEDGER_LABEL}=true` })).items
+    .map((cm) => parseLedger(cm.data?.ledger ?? ""))
+    .flatMap((r) => (Result.isSuccess(r) && r.success.pool === Y ? [r.success] : []))
+
+beforeAll(async () => {
+  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
+  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  ns = await createTestNamespace(core, "poolproof")
+  cloud = await startClusterFakeCloud(core)
+  ec2 = new Ec2Sdk.EC2Client({
+    region: "us-west-2",
+    endpoint: cloud.url,
+    credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
+  })
+  const x = [await launch(X, "a"), await launch(X, "a")]
+  for (let i = 0; i < 4; i++) y.push(await launch(Y, "b"))
+  await ready([...x, ...y])
+  const r = decodeConfig({
+    cloudProvider: "aws",
+    namespace: ns,
+    poolLabel: POOL_LABEL,
+    nodeSelector: `${POOL_LABEL} in (${X},${Y})`,
+    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+    maxUnhealthyPercent: 20,
+    maxInFlight: "100%",
+    zoneBreaker: { maxUnhealthyPercent: 20, minUnhealthyNodes: 2 },
+    relapse: { threshold: 1, windowSeconds: 600, quietSeconds: 3600 },
+    drain: {
+      deadlineSeconds: 30,
+      onDeadline: "force",
+      evictionBackoffInitialMs: 200,
+      evictionBackoffMaxMs: 1000
+    },
+    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
+    breaker: { requeueSeconds: 2 },
+    leaderElection: { enabled: false },
+    replacement: { timeoutSeconds: 90 },
+    resyncSeconds: 30,
+    aws: {
+      region: "us-west-2",
+      clusterArn: CLUSTER_ARN,
+      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
+      zonalShift: { enabled: true, cacheSeconds: 1 },
+      terminationWaitSeconds: 20,
+      requestTimeoutSeconds: 5
+    }
+  })
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  const config = r.success
+  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
+  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `poolproof-${process.pid}`)
+  controller = Effect.runFork(
+    startController(config, kube).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(
+        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+        )
+      ),
+      Effect.scoped
+    )
+  )
+}, 150_000)
+
+afterAll(async () => {
+  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  ec2?.destroy()
+  if (cloud) await cloud.stop()
+  await deleteNamespace(core, ns)
+})
+
+describe("a node that relabels itself into another pool and zone counts where the cloud put it", () => {
+  it("no relapse, breaker or zone stand-down in pool y / zone b from it; y's broken machine is repaired", async () => {
+    // Pool y's first repair: the ledger of ForkFailedOutOfPIDs in y has one repair.
+    await setKernelReady(core, y[0]!, "False")
+    await waitForEvent(core, y[0]!, "RepairStarted", 60_000)
+    // Launched after y's repair started, so, read by its labels, it is a fresh node of y with y's fault.
+    const attacker = await launch(X, "a")
+    await ready([attacker])
+    await waitForEvent(core, y[0]!, "RepairSucceeded", 120_000)
+    await waitFor("y's relapse ledger with its repair", async () =>
+      (await ledgersOfY()).some((l) => l.repairs.length === 1) ? true : undefined
+    )
+
+    const asNode = await nodeCore(kc, attacker)
+    await asNode.patchNode(
+      { name: attacker, body: { metadata: { labels: { [POOL_LABEL]: Y, [ZONE]: "us-west-2b" } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    await setKernelReady(core, attacker, "False")
+    // Its own decision (it was counted and sighted before): with the fix, its repair is refused (its labels are
+    // not its instance's); counted by its labels, its own relapse in y held it.
+    const attackerDecided = await firstOf(attacker, [
+      "RepairRefused",
+      "RepairHeld",
+      "RepairStandDown",
+      "RepairBlocked"
+    ])
+
+    await setKernelReady(core, y[1]!, "False")
+    const victimDecided = await firstOf(y[1]!, [
+      "RepairStarted",
+      "RepairHeld",
+      "RepairBlocked",
+      "RepairStandDown",
+      "RepairQueued"
+    ])
+    expect(victimDecided).toBe("RepairStarted")
+    for (const reason of ["RepairHeld", "RepairBlocked", "RepairStandDown", "RepairQueued"])
+      expect(await recent(y[1]!, reason), reason).toEqual([])
+    expect(attackerDecided).toBe("RepairRefused")
+    const ledgers = await ledgersOfY()
+    expect(ledgers.flatMap((l) => l.relapses)).toEqual([])
+    expect(ledgers.some((l) => l.hold !== undefined)).toBe(false)
+    await waitForEvent(core, y[1]!, "RepairSucceeded", 120_000)
+    expect(await recent(attacker, "RepairStarted")).toEqual([])
+  }, 300_000)
+})
