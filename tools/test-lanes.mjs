@@ -33,7 +33,7 @@ export const CLUSTER_LANES = [
     ["@nodemend/deploy-tests", "test:cluster"],
     ["@nodemend/kubectl-nodemend", "test:cluster"],
     ["@nodemend/repair-controller", "test:cluster:relapse"],
-    // The fleet-level stories (queue order, zone breaker) out of lane 1, the long pole.
+    // The fleet-level stories (queue order, zone breaker, proven pools) out of lane 1, the long pole.
     ["@nodemend/repair-controller", "test:cluster:pools"]
   ]
 ]
