@@ -159,6 +159,9 @@ describe("alert rules use only metrics the binaries serve", () => {
       ).metadata!.name!
     const node = await fakeNode("ctl")
     const second = await fakeNode("ctl2")
+    // A healthy node of the zone: the zone gauges count nodes by the zone their owner proved, and the two unhealthy
+    // ones are proven only once they fall due; a healthy node's label places its zone from the start.
+    await fakeNode("ctl-healthy")
     // A pod to drain on each (its phase does not matter: kwok may be slow to start it on a loaded cluster): either
     // may be the one repaired.
     await createTestPod(core, namespace, { bindTo: node, tolerations: [] })

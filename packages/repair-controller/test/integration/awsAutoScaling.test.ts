@@ -7,21 +7,21 @@ import {
   clients,
   createTestNamespace,
   deleteNamespace,
-  kubeconfigPath,
   patchNodeCondition,
   uniqueName,
   waitFor
 } from "@nodemend/cluster-harness"
 import type { AdminGroup } from "@nodemend/fake-cloud"
-import { Effect, Fiber, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
-import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
-import { startController } from "../../src/controller/Controller.ts"
-import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
-import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import {
+  type ControllerFiber,
+  awsTestConfig,
+  startAwsController,
+  stopController,
+  useFakeCredentials
+} from "./awsController.ts"
 import { eventTime, expectCapacityFirst, isReady, readNodeOrUndefined, waitForNodeGone } from "./helpers.ts"
 
 const { core } = clients()
@@ -31,7 +31,7 @@ const GROUP = POOL
 const SIZE = 3
 let ns = ""
 let cloud: ClusterFakeCloud
-let controller: Fiber.Fiber<unknown, unknown> | undefined
+let controller: ControllerFiber | undefined
 
 const STARTED = Date.now() - 2000
 const events = async (node: string, reason: string) =>
@@ -45,41 +45,21 @@ const ready = async (name: string) => isReady(await readNodeOrUndefined(core, na
 const group = (): Promise<AdminGroup> => cloud.admin.autoScalingGroup(GROUP)
 const liveMembers = async () => (await group()).members.filter((m) => m.lifecycleState !== "Terminating")
 
-const controllerConfig = (): ControllerConfig => {
-  const r = decodeConfig({
-    cloudProvider: "aws",
-    namespace: ns,
-    poolLabel: POOL_LABEL,
-    nodeSelector: `${POOL_LABEL}=${POOL}`,
-    // One repair at a time in a pool of 3 (the default 10% rounds to at least one).
-    policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
-    drain: {
-      deadlineSeconds: 30,
-      onDeadline: "force",
-      evictionBackoffInitialMs: 200,
-      evictionBackoffMaxMs: 1000
+const controllerConfig = (): ControllerConfig =>
+  awsTestConfig(
+    ns,
+    cloud.url,
+    {
+      poolLabel: POOL_LABEL,
+      nodeSelector: `${POOL_LABEL}=${POOL}`,
+      // One repair at a time in a pool of 3 (the default 10% rounds to at least one).
+      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }]
     },
-    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
-    breaker: { requeueSeconds: 2 },
-    leaderElection: { enabled: false },
-    replacement: { timeoutSeconds: 90 },
-    resyncSeconds: 30,
-    aws: {
-      region: "us-west-2",
-      clusterArn: CLUSTER_ARN,
-      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url, autoScaling: cloud.url },
-      zonalShift: { enabled: true, cacheSeconds: 1 },
-      terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
-    }
-  })
-  if (Result.isFailure(r)) throw new Error(r.failure.message)
-  return r.success
-}
+    { autoScaling: cloud.url }
+  )
 
 beforeAll(async () => {
-  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
-  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  useFakeCredentials()
   ns = await createTestNamespace(core, "asgctl")
   cloud = await startClusterFakeCloud(core)
   // The pool is an Auto Scaling group: its members are launched by the group, never by RunInstances.
@@ -100,23 +80,11 @@ beforeAll(async () => {
   )
 
   const config = controllerConfig()
-  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
-  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `asg-e2e-${process.pid}`)
-  controller = Effect.runFork(
-    startController(config, kube).pipe(
-      Effect.andThen(Effect.never),
-      Effect.provide(
-        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
-          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-        )
-      ),
-      Effect.scoped
-    )
-  )
+  controller = await startAwsController(config, "asg-e2e")
 }, 120_000)
 
 afterAll(async () => {
-  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  await stopController(controller)
   if (cloud) await cloud.stop()
   await deleteNamespace(core, ns)
 })

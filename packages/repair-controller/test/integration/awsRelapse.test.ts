@@ -17,15 +17,17 @@ import {
   uniqueName,
   waitFor
 } from "@nodemend/cluster-harness"
-import { Effect, Fiber, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
-import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
-import { decodeConfig } from "../../src/config/ConfigFile.ts"
-import { startController } from "../../src/controller/Controller.ts"
-import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
-import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import {
+  type ControllerFiber,
+  awsTestConfig,
+  fakeEc2,
+  startAwsController,
+  stopController,
+  useFakeCredentials
+} from "./awsController.ts"
 import { isReady, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
 
 const { core } = clients()
@@ -38,7 +40,7 @@ const BROKEN_LT = "lt-0badbadbadbadbad0"
 const REASON = "ForkFailedOutOfPIDs"
 let ns = ""
 let cloud: ClusterFakeCloud
-let controller: Fiber.Fiber<unknown, unknown> | undefined
+let controller: ControllerFiber | undefined
 const nodes: string[] = []
 
 const setKernelReady = (name: string, status: "True" | "False") =>
@@ -52,15 +54,10 @@ const setKernelReady = (name: string, status: "True" | "False") =>
   })
 
 beforeAll(async () => {
-  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
-  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  useFakeCredentials()
   ns = await createTestNamespace(core, "awsrelapse")
   cloud = await startClusterFakeCloud(core)
-  const ec2 = new Ec2Sdk.EC2Client({
-    region: "us-west-2",
-    endpoint: cloud.url,
-    credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
-  })
+  const ec2 = fakeEc2(cloud.url)
   // The pool: 4 instances from the (broken) launch template, in one zone.
   for (let i = 0; i < 4; i++) {
     const out = await ec2.send(
@@ -84,55 +81,20 @@ beforeAll(async () => {
     },
     { timeoutMs: 100_000 }
   )
-  const r = decodeConfig({
-    cloudProvider: "aws",
-    namespace: ns,
+  const config = awsTestConfig(ns, cloud.url, {
     poolLabel: POOL_LABEL,
     nodeSelector: `${POOL_LABEL}=${POOL}`,
     // The toleration outlasts a repair, so each relapse is on record before the relapsed node falls due.
     policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 12 }],
     maxUnhealthyPercent: 100,
     maxInFlight: "100%",
-    relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 },
-    drain: {
-      deadlineSeconds: 30,
-      onDeadline: "force",
-      evictionBackoffInitialMs: 200,
-      evictionBackoffMaxMs: 1000
-    },
-    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
-    breaker: { requeueSeconds: 2 },
-    leaderElection: { enabled: false },
-    replacement: { timeoutSeconds: 90 },
-    resyncSeconds: 30,
-    aws: {
-      region: "us-west-2",
-      clusterArn: CLUSTER_ARN,
-      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
-      zonalShift: { enabled: true, cacheSeconds: 1 },
-      terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
-    }
+    relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 }
   })
-  if (Result.isFailure(r)) throw new Error(r.failure.message)
-  const config = r.success
-  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
-  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `aws-relapse-${process.pid}`)
-  controller = Effect.runFork(
-    startController(config, kube).pipe(
-      Effect.andThen(Effect.never),
-      Effect.provide(
-        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
-          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-        )
-      ),
-      Effect.scoped
-    )
-  )
+  controller = await startAwsController(config, "aws-relapse")
 }, 120_000)
 
 afterAll(async () => {
-  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  await stopController(controller)
   if (cloud) await cloud.stop()
   await deleteNamespace(core, ns)
 })

@@ -13,19 +13,20 @@ import {
   deleteNamespace,
   patchNodeCondition,
   uniqueName,
-  waitFor,
-  kubeconfigPath
+  waitFor
 } from "@nodemend/cluster-harness"
 import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { Effect, Fiber, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
-import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
-import { startController } from "../../src/controller/Controller.ts"
-import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
-import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import {
+  type ControllerFiber,
+  awsTestConfig,
+  fakeEc2,
+  startAwsController,
+  stopController,
+  useFakeCredentials
+} from "./awsController.ts"
 import {
   expectCapacityFirst,
   isReady,
@@ -43,7 +44,7 @@ const POOL = uniqueName("awsrepair").slice(0, 40)
 const OTHER_POOL = `${POOL}-x`
 let ns = ""
 let cloud: ClusterFakeCloud
-let controller: Fiber.Fiber<unknown, unknown> | undefined
+let controller: ControllerFiber | undefined
 const nodes: string[] = []
 
 /** Events about `node` with `reason` recorded since this file started (names could repeat across runs). */
@@ -81,54 +82,24 @@ const setKernelReady = (name: string, status: "True" | "False") => setCondition(
 const instanceOf = (node: string) => cloud.store.describe([]).find((i) => i.nodeName === node)!
 
 /** What the controller's config file would say for this test (second-scale timings). */
-const controllerConfig = (): ControllerConfig => {
-  const r = decodeConfig({
-    cloudProvider: "aws",
-    namespace: ns,
+const controllerConfig = (): ControllerConfig =>
+  awsTestConfig(ns, cloud.url, {
     poolLabel: POOL_LABEL,
     nodeSelector: `${POOL_LABEL} in (${POOL},${OTHER_POOL})`,
     policies: [
       { conditionType: "KernelReady", status: "False", tolerationSeconds: 3 },
       { conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 3, action: "Reboot" }
     ],
-    reboot: { settleSeconds: 2, timeoutSeconds: 60 },
-    drain: {
-      deadlineSeconds: 30,
-      onDeadline: "force",
-      evictionBackoffInitialMs: 200,
-      evictionBackoffMaxMs: 1000
-    },
-    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
-    breaker: { requeueSeconds: 2 },
-    leaderElection: { enabled: false },
-    replacement: { timeoutSeconds: 90 },
-    resyncSeconds: 30,
-    aws: {
-      region: "us-west-2",
-      clusterArn: CLUSTER_ARN,
-      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
-      zonalShift: { enabled: true, cacheSeconds: 1 },
-      terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
-    }
+    reboot: { settleSeconds: 2, timeoutSeconds: 60 }
   })
-  if (Result.isFailure(r)) throw new Error(r.failure.message)
-  return r.success
-}
 
 beforeAll(async () => {
-  // The default credential chain reads these first (no IMDS, no profile files).
-  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
-  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  useFakeCredentials()
   ns = await createTestNamespace(core, "awsctl")
   cloud = await startClusterFakeCloud(core)
 
   // The pool: 5 instances launched through EC2 RunInstances (as a node group would), one per zone round-robin.
-  const ec2 = new Ec2Sdk.EC2Client({
-    region: "us-west-2",
-    endpoint: cloud.url,
-    credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
-  })
+  const ec2 = fakeEc2(cloud.url)
   const subnets = ["subnet-0fake00000000000a", "subnet-0fake00000000000b", "subnet-0fake00000000000c"]
   for (let i = 0; i < 5; i++) {
     const out = await ec2.send(
@@ -154,23 +125,11 @@ beforeAll(async () => {
 
   // Composed as main.ts does for `cloudProvider: aws`.
   const config = controllerConfig()
-  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
-  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `aws-e2e-${process.pid}`)
-  controller = Effect.runFork(
-    startController(config, kube).pipe(
-      Effect.andThen(Effect.never),
-      Effect.provide(
-        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
-          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-        )
-      ),
-      Effect.scoped
-    )
-  )
+  controller = await startAwsController(config, "aws-e2e")
 }, 120_000)
 
 afterAll(async () => {
-  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  await stopController(controller)
   if (cloud) {
     await cloud.stop()
   }
@@ -344,11 +303,7 @@ describe("repair cycle with cloudProvider: aws against the fake cloud", () => {
   }, 60_000)
 
   it("an instance nobody can replace (no launch template): refused before anything is touched, once (#14)", async () => {
-    const ec2 = new Ec2Sdk.EC2Client({
-      region: "us-west-2",
-      endpoint: cloud.url,
-      credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
-    })
+    const ec2 = fakeEc2(cloud.url)
     const out = await ec2.send(
       new Ec2Sdk.RunInstancesCommand({
         MinCount: 1,

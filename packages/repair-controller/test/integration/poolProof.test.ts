@@ -6,26 +6,22 @@
 // a second unhealthy node of y (breaker 20% of 5: open) and of zone b (2 of 6 while zone a is healthy: a
 // stand-down). Counted where the cloud placed it (pool x, zone a) it is none of these, and y's next genuinely
 // broken machine is repaired at once.
-import {
-  clients,
-  createTestNamespace,
-  deleteNamespace,
-  kubeconfigPath,
-  uniqueName,
-  waitFor
-} from "@nodemend/cluster-harness"
+import { clients, createTestNamespace, deleteNamespace, uniqueName, waitFor } from "@nodemend/cluster-harness"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
-import { Effect, Fiber, Layer, Result } from "effect"
+import { Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
-import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
-import { decodeConfig } from "../../src/config/ConfigFile.ts"
-import { startController } from "../../src/controller/Controller.ts"
 import { parseLedger, RELAPSE_LEDGER_LABEL } from "../../src/domain/RelapseLedger.ts"
-import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
-import { CLUSTER_ARN, type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
+import {
+  type ControllerFiber,
+  awsTestConfig,
+  fakeEc2,
+  startAwsController,
+  stopController,
+  useFakeCredentials
+} from "./awsController.ts"
 import { isReady, nodeEvents, readNodeOrUndefined, setKernelReady, waitForEvent } from "./helpers.ts"
 
 const { kc, core } = clients()
@@ -38,7 +34,7 @@ const STARTED = Date.now() - 2000
 let ns = ""
 let cloud: ClusterFakeCloud
 let ec2: InstanceType<typeof Ec2Sdk.EC2Client>
-let controller: Fiber.Fiber<unknown, unknown> | undefined
+let controller: ControllerFiber | undefined
 const y: string[] = []
 
 const launch = async (pool: string, zone: keyof typeof SUBNET): Promise<string> => {
@@ -85,67 +81,27 @@ const ledgersOfY = async () =>
     .flatMap((r) => (Result.isSuccess(r) && r.success.pool === Y ? [r.success] : []))
 
 beforeAll(async () => {
-  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEE2E"
-  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  useFakeCredentials()
   ns = await createTestNamespace(core, "poolproof")
   cloud = await startClusterFakeCloud(core)
-  ec2 = new Ec2Sdk.EC2Client({
-    region: "us-west-2",
-    endpoint: cloud.url,
-    credentials: { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
-  })
+  ec2 = fakeEc2(cloud.url)
   const x = [await launch(X, "a"), await launch(X, "a")]
   for (let i = 0; i < 4; i++) y.push(await launch(Y, "b"))
   await ready([...x, ...y])
-  const r = decodeConfig({
-    cloudProvider: "aws",
-    namespace: ns,
+  const config = awsTestConfig(ns, cloud.url, {
     poolLabel: POOL_LABEL,
     nodeSelector: `${POOL_LABEL} in (${X},${Y})`,
     policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
     maxUnhealthyPercent: 20,
     maxInFlight: "100%",
     zoneBreaker: { maxUnhealthyPercent: 20, minUnhealthyNodes: 2 },
-    relapse: { threshold: 1, windowSeconds: 600, quietSeconds: 3600 },
-    drain: {
-      deadlineSeconds: 30,
-      onDeadline: "force",
-      evictionBackoffInitialMs: 200,
-      evictionBackoffMaxMs: 1000
-    },
-    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
-    breaker: { requeueSeconds: 2 },
-    leaderElection: { enabled: false },
-    replacement: { timeoutSeconds: 90 },
-    resyncSeconds: 30,
-    aws: {
-      region: "us-west-2",
-      clusterArn: CLUSTER_ARN,
-      endpoints: { ec2: cloud.url, arcZonalShift: cloud.url },
-      zonalShift: { enabled: true, cacheSeconds: 1 },
-      terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
-    }
+    relapse: { threshold: 1, windowSeconds: 600, quietSeconds: 3600 }
   })
-  if (Result.isFailure(r)) throw new Error(r.failure.message)
-  const config = r.success
-  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
-  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `poolproof-${process.pid}`)
-  controller = Effect.runFork(
-    startController(config, kube).pipe(
-      Effect.andThen(Effect.never),
-      Effect.provide(
-        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
-          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-        )
-      ),
-      Effect.scoped
-    )
-  )
+  controller = await startAwsController(config, "poolproof")
 }, 150_000)
 
 afterAll(async () => {
-  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+  await stopController(controller)
   ec2?.destroy()
   if (cloud) await cloud.stop()
   await deleteNamespace(core, ns)

@@ -1,0 +1,90 @@
+// The repair controller of the AWS-provider cluster tests, in process, on the fake cloud: one config shape (the
+// tests' second-scale drain, zonal-shift and breaker timings, the fake cloud's endpoints), composed as main.ts
+// composes it for `cloudProvider: aws`, and the EC2 client the tests launch their pools with.
+import { kubeconfigPath } from "@nodemend/cluster-harness"
+import { Effect, Fiber, Layer, Result } from "effect"
+import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
+import { AwsCloudProvider, decodeAwsConfig } from "../../src/cloud/aws/index.ts"
+import { decodeConfig } from "../../src/config/ConfigFile.ts"
+import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
+import { startController } from "../../src/controller/Controller.ts"
+import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
+import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
+import { CLUSTER_ARN } from "./awsFakeCloudSupport.ts"
+
+const REGION = "us-west-2"
+const CREDENTIALS = { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
+
+/** The default credential chain reads these first (no IMDS, no profile files). */
+export const useFakeCredentials = (): void => {
+  process.env.AWS_ACCESS_KEY_ID = CREDENTIALS.accessKeyId
+  process.env.AWS_SECRET_ACCESS_KEY = CREDENTIALS.secretAccessKey
+}
+
+/** An EC2 client of the fake cloud at `url` (destroy it when done). */
+export const fakeEc2 = (url: string) =>
+  new Ec2Sdk.EC2Client({ region: REGION, endpoint: url, credentials: CREDENTIALS })
+
+/**
+ * What the controller's config file would say for a test on the fake cloud at `cloudUrl`: `fields` (selector,
+ * policies, pool settings, ...) over the shared timings; `endpoints` adds to EC2 and ARC (e.g. `autoScaling`).
+ */
+export const awsTestConfig = (
+  namespace: string,
+  cloudUrl: string,
+  fields: Record<string, unknown>,
+  endpoints: Record<string, string> = {}
+): ControllerConfig => {
+  const r = decodeConfig({
+    cloudProvider: "aws",
+    namespace,
+    drain: {
+      deadlineSeconds: 30,
+      onDeadline: "force",
+      evictionBackoffInitialMs: 200,
+      evictionBackoffMaxMs: 1000
+    },
+    zonalShift: { refreshSeconds: 1, scope: "cluster", onUnknown: "standDown" },
+    breaker: { requeueSeconds: 2 },
+    leaderElection: { enabled: false },
+    replacement: { timeoutSeconds: 90 },
+    resyncSeconds: 30,
+    ...fields,
+    aws: {
+      region: REGION,
+      clusterArn: CLUSTER_ARN,
+      endpoints: { ec2: cloudUrl, arcZonalShift: cloudUrl, ...endpoints },
+      zonalShift: { enabled: true, cacheSeconds: 1 },
+      terminationWaitSeconds: 20,
+      requestTimeoutSeconds: 5
+    }
+  })
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  return r.success
+}
+
+export type ControllerFiber = Fiber.Fiber<unknown, unknown>
+
+/** Starts the controller as main.ts composes it for `cloudProvider: aws`; `name` tells its client apart. */
+export const startAwsController = async (
+  config: ControllerConfig,
+  name: string
+): Promise<ControllerFiber> => {
+  const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
+  const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `${name}-${process.pid}`)
+  return Effect.runFork(
+    startController(config, kube).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(
+        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
+        )
+      ),
+      Effect.scoped
+    )
+  )
+}
+
+export const stopController = async (controller: ControllerFiber | undefined): Promise<void> => {
+  if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+}
