@@ -183,8 +183,9 @@ describe("controller SIGKILL at random times during repairs (cloudProvider: aws,
     const violations: string[] = []
     const perRepair: Array<Record<string, number>> = []
     // A loaded machine can keep a round's kills within two or three steps (every restart slow, the repairs barely
-    // moving between kills): another round then, up to three, before the coverage check below judges the trial.
-    for (let r = 0; r < rounds || (r < 3 && Object.keys(totals).length < 4); r++) {
+    // moving between kills): another round then, up to five (CI once stayed at three steps after three rounds, at
+    // load ~10 with five test streams), before the coverage check below judges the trial.
+    for (let r = 0; r < rounds || (r < 5 && Object.keys(totals).length < 4); r++) {
       const res = await round(pick(6, 12), pick(10, 50), totals)
       kills += res.kills
       repairs += res.repairs
