@@ -72,36 +72,49 @@ export const capacityFirstViolation = ({ node, record, replacementReadyAt }) => 
 
 /**
  * The what-if replay of the scenario's recording against what the controller did: which nodes it repaired, and
- * when. `live`: the controller's RepairStarted per node (`{ node, at }`, microseconds); `replayed`: the `repairs`
- * and `holds` of `kubectl nodemend whatif -o json`. A node the replay still held for the in-flight budget when the
- * controller's repair deleted it (`cause: "budget"`, `outcome: "deleted"`) counts as repaired by both: which of the
- * queued nodes goes first is the controller's workers' race and the recording's order. `shifted`: the node repaired
- * after a zonal shift, which the recording does not hold: the replay starts it sooner, never later. The other
- * starts, in time order, must be within `toleranceMs` of each other. Returns what differs, or undefined.
+ * when. `live`: the controller's RepairStarted per node (`{ node, at }`, microseconds); `queuedLive`: the nodes the
+ * controller queued for a slot (RepairQueued); `replayed`: the `repairs` and `holds` of `kubectl nodemend whatif -o
+ * json`. Which of the nodes due together take the free slots is the controller's workers' race and the recording's
+ * order, so those nodes (queued live, or held for the budget by the replay) are judged as a group: their start
+ * times in order, not node by node; a node the replay still held when the controller's repair deleted it (`cause:
+ * "budget"`, `outcome: "deleted"`) counts as repaired by both. `shifted`: the node repaired after a zonal shift,
+ * which the recording does not hold: the replay starts it sooner, never later. Every other node's start must be
+ * within `toleranceMs` in both. Returns what differs, or undefined.
  */
-export const whatIfMismatch = ({ live, replayed, shifted, toleranceMs }) => {
+export const whatIfMismatch = ({ live, queuedLive = [], replayed, shifted, toleranceMs }) => {
   const replayStart = new Map(replayed.repairs.map((r) => [r.node, Date.parse(r.startedAt) * 1000]))
-  const firstLive = replayed.holds.filter((h) => h.cause === "budget" && h.outcome === "deleted")
-  const replayNodes = new Set([...replayStart.keys(), ...firstLive.map((h) => h.node)])
-  const liveNodes = new Set(live.map((l) => l.node))
-  const onlyLive = [...liveNodes].filter((n) => !replayNodes.has(n))
-  const onlyReplay = [...replayNodes].filter((n) => !liveNodes.has(n))
+  const liveStart = new Map(live.map((l) => [l.node, l.at]))
+  const budget = replayed.holds.filter((h) => h.cause === "budget")
+  const firstLive = budget.filter((h) => h.outcome === "deleted").map((h) => h.node)
+  const replayNodes = new Set([...replayStart.keys(), ...firstLive])
+  const onlyLive = [...liveStart.keys()].filter((n) => !replayNodes.has(n))
+  const onlyReplay = [...replayNodes].filter((n) => !liveStart.has(n))
   if (onlyLive.length || onlyReplay.length)
     return `repaired only by the controller: [${onlyLive.join(", ")}]; only in the replay: [${onlyReplay.join(", ")}]`
   if (shifted !== undefined) {
-    const l = live.find((x) => x.node === shifted)?.at
+    const l = liveStart.get(shifted)
     const r = replayStart.get(shifted)
     if (l === undefined || r === undefined) return `${shifted} (zonal shift) was not repaired by both`
     if (r > l)
       return `${shifted}: the replay started it after the controller did, though it knows no zonal shift`
   }
-  const starts = (xs) => xs.filter((x) => x !== undefined).sort((a, b) => a - b)
-  const liveStarts = starts(live.filter((l) => l.node !== shifted).map((l) => l.at))
-  const replayStarts = starts([...replayStart].filter(([n]) => n !== shifted).map(([, t]) => t))
-  for (let i = 0; i < Math.min(liveStarts.length, replayStarts.length); i++) {
-    const apart = Math.abs(liveStarts[i] - replayStarts[i]) / 1000
-    if (apart > toleranceMs)
-      return `repair start ${i + 1}: the controller at ${new Date(liveStarts[i] / 1000).toISOString()}, the replay at ${new Date(replayStarts[i] / 1000).toISOString()} (${(apart / 1000).toFixed(1)} s apart)`
+  const iso = (us) => new Date(us / 1000).toISOString()
+  const apart = (a, b) => Math.abs(a - b) / 1000
+  const raced = new Set([...budget.map((h) => h.node), ...queuedLive])
+  for (const [node, l] of liveStart) {
+    const r = replayStart.get(node)
+    if (node === shifted || raced.has(node) || r === undefined || apart(l, r) <= toleranceMs) continue
+    return `${node}: the controller started it at ${iso(l)}, the replay at ${iso(r)} (${(apart(l, r) / 1000).toFixed(1)} s apart)`
   }
+  const inOrder = (starts) =>
+    [...raced]
+      .map((n) => starts.get(n))
+      .filter((t) => t !== undefined)
+      .sort((a, b) => a - b)
+  const liveRaced = inOrder(liveStart)
+  const replayRaced = inOrder(replayStart)
+  for (let i = 0; i < Math.min(liveRaced.length, replayRaced.length); i++)
+    if (apart(liveRaced[i], replayRaced[i]) > toleranceMs)
+      return `start ${i + 1} of the nodes due together (${[...raced].join(", ")}): the controller at ${iso(liveRaced[i])}, the replay at ${iso(replayRaced[i])} (${(apart(liveRaced[i], replayRaced[i]) / 1000).toFixed(1)} s apart)`
   return undefined
 }

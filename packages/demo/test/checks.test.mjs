@@ -106,42 +106,62 @@ describe("capacityFirstViolation", () => {
 })
 
 describe("whatIfMismatch", () => {
-  const us = (iso) => Date.parse(iso) * 1000
+  const us = (iso) => Date.parse(`2026-12-02T10:${iso}Z`) * 1000
+  // The breaker story of a CI run: four due at once, two slots. The controller took q1 and q2 first and queued q3
+  // and q4; the replay took q3 and q1 first, held q2 (deleted by the controller's repair) and q4.
   const live = [
-    { node: "a", at: us("2026-12-02T10:00:10Z") },
-    { node: "b", at: us("2026-12-02T10:00:11Z") },
-    { node: "c", at: us("2026-12-02T10:01:00Z") },
-    { node: "s", at: us("2026-12-02T10:05:00Z") }
+    { node: "q1", at: us("00:07.030") },
+    { node: "q2", at: us("00:07.018") },
+    { node: "q3", at: us("00:30.618") },
+    { node: "q4", at: us("00:30.650") },
+    { node: "xid", at: us("00:13.027") },
+    { node: "s", at: us("02:13.430") }
   ]
   const replayed = {
     repairs: [
-      { node: "a", startedAt: "2026-12-02T10:00:12Z" },
-      { node: "b", startedAt: "2026-12-02T10:00:12Z" },
-      { node: "s", startedAt: "2026-12-02T10:04:00Z" }
+      { node: "q3", startedAt: "2026-12-02T10:00:07Z" },
+      { node: "q1", startedAt: "2026-12-02T10:00:07Z" },
+      { node: "xid", startedAt: "2026-12-02T10:00:13Z" },
+      { node: "q4", startedAt: "2026-12-02T10:00:28.656Z" },
+      { node: "s", startedAt: "2026-12-02T10:01:53Z" }
     ],
-    // c waited for a slot in the replay and was deleted by the controller's repair: repaired by both.
-    holds: [{ node: "c", cause: "budget", outcome: "deleted" }]
+    holds: [
+      { node: "q2", cause: "budget", outcome: "deleted" },
+      { node: "q4", cause: "budget", outcome: "started" },
+      { node: "v", cause: "veto", outcome: "still held" }
+    ]
   }
-  const args = { live, replayed, shifted: "s", toleranceMs: 10_000 }
+  const args = { live, queuedLive: ["q3", "q4"], replayed, shifted: "s", toleranceMs: 15_000 }
 
-  it("accepts the same repairs at the same times, a budget race and the shifted node started sooner", () => {
+  it("accepts the same repairs, the slot race judged as a group, the shifted node started sooner", () => {
     expect(whatIfMismatch(args)).toBeUndefined()
   })
 
-  it("names a node only one of them repaired", () => {
-    expect(whatIfMismatch({ ...args, live: live.filter((l) => l.node !== "b") })).toMatch(
-      /only in the replay: \[b\]/
+  it("judged node by node, the race would not pass (what the first version of the check did)", () => {
+    expect(whatIfMismatch({ ...args, queuedLive: [] })).toMatch(
+      /q3: the controller started it at .*23.6 s apart/
     )
-    const held = { ...replayed, holds: [{ node: "c", cause: "budget", outcome: "started" }] }
-    expect(whatIfMismatch({ ...args, replayed: held })).toMatch(/only by the controller: \[c\]/)
+  })
+
+  it("names a node only one of them repaired", () => {
+    expect(whatIfMismatch({ ...args, live: live.filter((l) => l.node !== "xid") })).toMatch(
+      /only in the replay: \[xid\]/
+    )
+    const held = {
+      ...replayed,
+      holds: replayed.holds.map((h) => (h.node === "q2" ? { ...h, outcome: "started" } : h))
+    }
+    expect(whatIfMismatch({ ...args, replayed: held })).toMatch(/only by the controller: \[q2\]/)
   })
 
   it("refuses the shifted node started later by the replay, and starts further apart than the tolerance", () => {
     const late = {
       ...replayed,
-      repairs: replayed.repairs.map((r) => (r.node === "s" ? { ...r, startedAt: "2026-12-02T10:06:00Z" } : r))
+      repairs: replayed.repairs.map((r) => (r.node === "s" ? { ...r, startedAt: "2026-12-02T10:03:00Z" } : r))
     }
     expect(whatIfMismatch({ ...args, replayed: late })).toMatch(/s: the replay started it after/)
-    expect(whatIfMismatch({ ...args, toleranceMs: 1_000 })).toMatch(/repair start 1: .*\(2.0 s apart\)/)
+    const slowXid = { ...args, live: live.map((l) => (l.node === "xid" ? { ...l, at: us("00:40") } : l)) }
+    expect(whatIfMismatch(slowXid)).toMatch(/xid: the controller started it at .*\(27.0 s apart\)/)
+    expect(whatIfMismatch({ ...args, toleranceMs: 1_000 })).toMatch(/start 2 of the nodes due together/)
   })
 })

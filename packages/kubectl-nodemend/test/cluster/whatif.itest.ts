@@ -108,11 +108,13 @@ describe("kubectl nodemend whatif against a live run", () => {
       [...r.repairs.map((x) => x.node), ...r.holds.filter(repairedFirstLive).map((h) => h.node)].sort()
     ).toEqual([...bad].sort())
     expect(r.repairs.every((x) => x.pool === s.pool && x.reason === "ForkFailedOutOfPIDs")).toBe(true)
-    // When: the n-th repair the replay starts within 10 s of the n-th the controller started.
+    // When: the n-th repair the replay starts within 15 s of the n-th the controller started. The replay starts a
+    // repair at the instant it falls due; the controller later by its own latency, which reached 11 s once in CI
+    // with five test streams on two cores (the demo scenario's what-if story uses 15 s too).
     const liveStarts = live.map((l) => l.started).sort((a, b) => a - b)
     const replayStarts = r.repairs.map((x) => x.startedAt).sort((a, b) => a - b)
     replayStarts.forEach((t, i) => {
-      expect(Math.abs(t - liveStarts[i]!)).toBeLessThan(10_000)
+      expect(Math.abs(t - liveStarts[i]!)).toBeLessThan(15_000)
     })
     // The queue: two waited for a slot in both.
     expect(live.filter((l) => l.queued)).toHaveLength(2)
