@@ -122,6 +122,28 @@ describe("PreProofs: the cloud asked ahead, used only for the same Node while fr
     })
   )
 
+  it.effect("the onset's proof (ask) serves the expiry: one cloud call per unhealthy node", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0)
+      const w = yield* world(200)
+      const onset = yield* Effect.forkChild(w.proofs.ask(view()))
+      yield* TestClock.adjust(200)
+      expect(yield* Fiber.join(onset)).toEqual(facts("n1"))
+      // A 3 s toleration: the pre-proof PRE_PROOF_LEAD_MS before its expiry finds the onset's answer fresh.
+      yield* w.proofs.prepare(view())
+      yield* TestClock.adjust(2800)
+      expect(yield* w.proofs.take(view())).toEqual(facts("n1"))
+      expect(w.asked).toEqual(["n1"])
+      // Taken: the next onset asks. A toleration longer than the freshness bound: the pre-proof asks again.
+      yield* w.proofs.ask(view()).pipe(Effect.forkChild)
+      yield* TestClock.adjust(200)
+      expect(w.asked).toEqual(["n1", "n1"])
+      yield* TestClock.adjust(PRE_PROOF_FRESH_MS)
+      yield* w.proofs.prepare(view())
+      expect(w.asked).toEqual(["n1", "n1", "n1"])
+    })
+  )
+
   it.effect("an answer older than PRE_PROOF_FRESH_MS at the decision is not used", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(T0)

@@ -197,7 +197,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const owners = makeOwners({ kube, cache, events, cloud, karpenter, avoidZones, repairs: store.records })
     const placements = yield* makePlacements({
       poolLabel: config.poolLabel,
-      prove: (node) => owners.prove(node),
+      // Through the pre-proofs' cache: the expiry's pre-proof reuses this answer while it is fresh.
+      prove: (node) => Effect.flatMap(preProofs.ask(node), (vouched) => owners.prove(node, vouched)),
       settled: (name) => {
         cache.counter.recount(name)
         queue.add(name)

@@ -28,7 +28,7 @@ export interface Placements {
 
 export interface PlacementPorts {
   readonly poolLabel: string
-  /** The owner proof (Owners.prove). */
+  /** The owner proof (Owners.prove), on the cloud's answer cached for the expiry's decision (PreProofs.ask). */
   readonly prove: (node: NodeView) => Effect.Effect<Ownership>
   /** Called when a node's placement was answered (proven or unprovable): count it again, decide it again. */
   readonly settled: (name: string) => void

@@ -10,6 +10,10 @@
  * answer was asked under (another object under the same name, another machine, or a relabelled node: asked
  * again), and the request must have started at most `PRE_PROOF_FRESH_MS` before the decision. A failed answer is
  * never kept: the decision asks again and reports what it gets. Each answer is used once.
+ *
+ * It is also the one cache of the cloud's answers: the placement proof made when a node turns unhealthy
+ * (Placements.ts) asks through `ask`, so a node whose toleration is shorter than the freshness bound is asked
+ * about once, not at the onset and again before the expiry.
  */
 import { ZONE_LABEL } from "@nodemend/reason-codes"
 import { Clock, Deferred, Effect, type Fiber } from "effect"
@@ -53,6 +57,12 @@ export interface PreProofs {
    */
   readonly prepare: (node: NodeView) => Effect.Effect<void>
   /**
+   * The cloud's facts for `node`: from an answer for this very Node that is fresh now (waiting for one on its
+   * way), else asked now. The answer stays for a later `take`. Undefined when the cloud did not vouch for the
+   * machine or failed: the caller asks itself to learn why.
+   */
+  readonly ask: (node: NodeView) => Effect.Effect<InstanceFacts | undefined>
+  /**
    * The cloud's facts for `node` from an answer asked for this very Node at most `PRE_PROOF_FRESH_MS` ago (waiting
    * for one on its way), taken out; undefined when there is none: the caller asks the cloud itself.
    */
@@ -88,28 +98,35 @@ export const preProofsOn = (
 ): PreProofs => {
   const entries = new Map<string, Entry>()
   const fresh = (e: Entry, now: number) => now - e.askedAt <= PRE_PROOF_FRESH_MS
-  return {
-    prepare: (node) =>
-      Effect.gen(function* () {
-        if (node.uid === undefined) return
-        const basis = basisOf(ports.poolLabel, node)
-        const now = yield* Clock.currentTimeMillis
-        const had = entries.get(node.name)
-        // Kept while it may still serve the expiry: fresh, and of this Node. (A done failure is undefined: kept
-        // too, so a flapping cloud is not asked again and again before the decision, which asks itself.)
-        if (had !== undefined && sameBasis(had.basis, basis) && fresh(had, now + PRE_PROOF_LEAD_MS)) return
-        const answer = yield* Deferred.make<InstanceFacts | undefined>()
-        entries.set(node.name, { basis, askedAt: now, answer })
-        runFork(
-          ports.inspect(node).pipe(
-            Effect.map((facts): InstanceFacts | undefined => facts),
-            Effect.catchCause(() => Effect.succeed(undefined)),
-            Effect.flatMap((facts) => Deferred.succeed(answer, facts)),
-            Effect.onInterrupt(() => Deferred.succeed(answer, undefined)),
-            Effect.asVoid
-          )
+  /** The entry for this very Node that is still fresh `aheadMs` from now, else a request sent now. */
+  const request = (node: NodeView, aheadMs: number) =>
+    Effect.gen(function* () {
+      const basis = basisOf(ports.poolLabel, node)
+      const now = yield* Clock.currentTimeMillis
+      const had = entries.get(node.name)
+      // Kept while it may still serve: fresh, and of this Node. (A done failure is undefined: kept too, so a
+      // flapping cloud is not asked again and again before the decision, which asks itself.)
+      if (had !== undefined && sameBasis(had.basis, basis) && fresh(had, now + aheadMs)) return had
+      const answer = yield* Deferred.make<InstanceFacts | undefined>()
+      const entry: Entry = { basis, askedAt: now, answer }
+      entries.set(node.name, entry)
+      runFork(
+        ports.inspect(node).pipe(
+          Effect.map((facts): InstanceFacts | undefined => facts),
+          Effect.catchCause(() => Effect.succeed(undefined)),
+          Effect.flatMap((facts) => Deferred.succeed(answer, facts)),
+          Effect.onInterrupt(() => Deferred.succeed(answer, undefined)),
+          Effect.asVoid
         )
-      }),
+      )
+      return entry
+    })
+  return {
+    prepare: (node) => (node.uid === undefined ? Effect.void : Effect.asVoid(request(node, PRE_PROOF_LEAD_MS))),
+    ask: (node) =>
+      node.uid === undefined
+        ? Effect.succeed(undefined)
+        : Effect.flatMap(request(node, 0), (e) => Deferred.await(e.answer)),
     take: (node) =>
       Effect.gen(function* () {
         const e = entries.get(node.name)
