@@ -122,7 +122,8 @@ export const preProofsOn = (
       return entry
     })
   return {
-    prepare: (node) => (node.uid === undefined ? Effect.void : Effect.asVoid(request(node, PRE_PROOF_LEAD_MS))),
+    prepare: (node) =>
+      node.uid === undefined ? Effect.void : Effect.asVoid(request(node, PRE_PROOF_LEAD_MS)),
     ask: (node) =>
       node.uid === undefined
         ? Effect.succeed(undefined)
