@@ -112,11 +112,17 @@ if (!failed && (only === "all" || only === "cluster"))
         kubeconfig = (await up({ stateDir, prometheus: true })).kubeconfig
       }
       mkdirSync(timesDir, { recursive: true })
-      // The workspaces' builds the cluster tests import (cached), then the tests in lanes (tools/test-lanes.mjs).
+      // The workspaces' builds the cluster tests import (cached), then the tests in lanes (tools/test-lanes.mjs),
+      // which start the bundles just built, as shipped (tools/bundle/shipped.mjs bundlesBuilt).
       failed ||= turboRun(["build", "--output-logs=errors-only"])
       if (!failed) {
         const lanesFailed = await runLanes(
-          { ...process.env, NODEMEND_KUBECONFIG: kubeconfig, NODEMEND_TEST_TIMES: timesDir },
+          {
+            ...process.env,
+            NODEMEND_KUBECONFIG: kubeconfig,
+            NODEMEND_TEST_TIMES: timesDir,
+            NODEMEND_TEST_BUNDLES: "1"
+          },
           { serial: process.env.NODEMEND_CLUSTER_LANES === "1", logDir: join(timesDir, "logs"), lanes }
         )
         failedSteps.push(...lanesFailed)

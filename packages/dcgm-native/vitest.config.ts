@@ -1,12 +1,7 @@
 import { defineConfig } from "vitest/config"
+import { unitTestSettings } from "../../vitest.shared.ts"
 
 export default defineConfig({
   resolve: { conditions: ["source"] },
-  test: {
-    expect: { requireAssertions: true },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["./test/global-setup.ts"]
-  }
+  test: { ...unitTestSettings, globalSetup: ["./test/global-setup.ts"] }
 })

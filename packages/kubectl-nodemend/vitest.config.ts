@@ -1,12 +1,4 @@
 import { defineConfig } from "vitest/config"
-import { sourceResolve } from "../../vitest.shared.ts"
+import { sourceResolve, unitTestSettings } from "../../vitest.shared.ts"
 
-export default defineConfig({
-  ...sourceResolve,
-  test: {
-    expect: { requireAssertions: true },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    include: ["test/**/*.test.ts"]
-  }
-})
+export default defineConfig({ ...sourceResolve, test: unitTestSettings })

@@ -36,6 +36,8 @@ export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: Clu
   include,
   // A test that asserts nothing passes unless something times out: refused (issue #26).
   expect: { requireAssertions: true },
+  // Files reuse one worker's module graph (the Kubernetes client, Effect) instead of a fork each.
+  isolate: false,
   ...timingReport(include),
   // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
   globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],

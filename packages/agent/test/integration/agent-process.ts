@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { kubeconfigPath } from "@nodemend/cluster-harness"
-import { buildAsScripted, deployedRuntime } from "../../../../tools/bundle/shipped.mjs"
+import { bundlesBuilt, deployedRuntime, shippedBundle } from "../../../../tools/bundle/shipped.mjs"
 
 const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = process.execPath
@@ -22,9 +22,12 @@ export const DEPLOYED_NODE_FLAGS = deployed.flags
 /** The DaemonSet's literal environment (UV_THREADPOOL_SIZE, glibc malloc tuning), also the systemd unit's. */
 export const DEPLOYED_ENV = deployed.env
 
-/** Builds the bundle from the current sources exactly as the package's `build` script does. */
+/**
+ * Builds the bundle from the current sources exactly as the package's `build` script does, unless the run built
+ * it already (tools/bundle/shipped.mjs `bundlesBuilt`).
+ */
 export const buildBundle = (): void => {
-  buildAsScripted(PACKAGE_DIR)
+  shippedBundle(PACKAGE_DIR)
 }
 
 export const JOURNAL_REMOTE = [
@@ -122,11 +125,15 @@ export const startAgent = (args: {
   readonly config?: string
   readonly extraArgs?: readonly string[]
   readonly env?: Readonly<Record<string, string>>
-  /** Run the built bundle (buildBundle first) as deployed, instead of the sources. */
+  /**
+   * Run the built bundle (buildBundle first) as deployed, instead of the sources. Default: where the run built
+   * the bundles (bundlesBuilt).
+   */
   readonly bundle?: boolean
 }): RunningAgent => {
+  const bundle = args.bundle ?? bundlesBuilt()
   const argv = [
-    ...(args.bundle === true
+    ...(bundle
       ? [...DEPLOYED_NODE_FLAGS, BUNDLE]
       : ["--conditions=source", join(PACKAGE_DIR, "src/main.ts")]),
     "--node-name",
@@ -140,7 +147,7 @@ export const startAgent = (args: {
     ...(args.config === undefined ? [] : ["--config", args.config]),
     ...(args.extraArgs ?? [])
   ]
-  return spawnNode(argv, args.bundle === true ? { ...DEPLOYED_ENV, ...args.env } : args.env)
+  return spawnNode(argv, bundle ? { ...DEPLOYED_ENV, ...args.env } : args.env)
 }
 
 /** Spawns Node.js (this process's binary) with `argv` in the package dir, collecting stdout and stderr. */

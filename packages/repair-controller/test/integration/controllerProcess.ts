@@ -1,7 +1,8 @@
 /**
  * Runs the real nodemend-controller binary as a child process against the test cluster, so tests can
  * SIGKILL it mid-repair and start it again: the sources (type stripping) or the shipped bundle, which is
- * built from the current sources on first use exactly as `npm run build` builds it.
+ * built from the current sources on first use exactly as `npm run build` builds it (or, in `npm test`'s lanes,
+ * was built for the run and is the default: tools/bundle/shipped.mjs `bundlesBuilt`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
@@ -10,17 +11,17 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { stringify } from "yaml"
-import { buildAsScripted, deployedRuntime } from "../../../../tools/bundle/shipped.mjs"
+import { bundlesBuilt, deployedRuntime, shippedBundle } from "../../../../tools/bundle/shipped.mjs"
 
 const PKG = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = join(PKG, "../../node_modules/.bin/node")
 export const BUNDLE = join(PKG, "dist/nodemend-controller.mjs")
 
 let bundleBuilt = false
-/** Builds dist/nodemend-controller.mjs once per test process (the package's `build` script). */
+/** dist/nodemend-controller.mjs, built once per test process (the package's `build` script) unless built for the run. */
 export const ensureBundle = (): string => {
   if (!bundleBuilt) {
-    buildAsScripted(PKG)
+    shippedBundle(PKG)
     bundleBuilt = true
   }
   return BUNDLE
@@ -30,7 +31,7 @@ export const ensureBundle = (): string => {
 export const deployedNodeFlags = (): string[] => [...deployedRuntime("controller/deployment.yaml").flags]
 
 export interface StartOptions {
-  /** Run the bundle (what ships) instead of the sources. */
+  /** Run the bundle (what ships) instead of the sources. Default: where the run built the bundles (bundlesBuilt). */
   readonly bundle?: boolean
   /** V8 flags before the script (e.g. deployedNodeFlags()). */
   readonly nodeFlags?: ReadonlyArray<string>
@@ -84,7 +85,9 @@ export async function startControllerProcess(
     NODE,
     [
       ...(options.nodeFlags ?? []),
-      ...(options.bundle === true ? [ensureBundle()] : ["--conditions=source", join(PKG, "src/main.ts")]),
+      ...((options.bundle ?? bundlesBuilt())
+        ? [ensureBundle()]
+        : ["--conditions=source", join(PKG, "src/main.ts")]),
       "--config",
       path,
       "--kubeconfig",
