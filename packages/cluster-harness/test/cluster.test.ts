@@ -200,7 +200,7 @@ describe("kwok nodes", () => {
           if (hb && new Date(hb).getTime() > t0.getTime()) beats.add(new Date(hb).getTime())
           return beats.size >= 2
         },
-        { timeoutMs: 30_000, intervalMs: 500 }
+        { timeoutMs: 45_000, intervalMs: 500 }
       )
       const after = await core.readNode({ name: node })
       const kept = condition(after, "NodemendTestHealthy")
