@@ -27,13 +27,15 @@ export const fakeEc2 = (url: string) =>
 
 /**
  * What the controller's config file would say for a test on the fake cloud at `cloudUrl`: `fields` (selector,
- * policies, pool settings, ...) over the shared timings; `endpoints` adds to EC2 and ARC (e.g. `autoScaling`).
+ * policies, pool settings, ...) over the shared timings; `endpoints` adds to EC2 and ARC (e.g. `autoScaling`);
+ * `awsFields` over the `aws` section's timings (the Karpenter bench's slower ones).
  */
 export const awsTestConfig = (
   namespace: string,
   cloudUrl: string,
   fields: Record<string, unknown>,
-  endpoints: Record<string, string> = {}
+  endpoints: Record<string, string> = {},
+  awsFields: Record<string, unknown> = {}
 ): ControllerConfig => {
   const r = decodeConfig({
     cloudProvider: "aws",
@@ -56,7 +58,8 @@ export const awsTestConfig = (
       endpoints: { ec2: cloudUrl, arcZonalShift: cloudUrl, ...endpoints },
       zonalShift: { enabled: true, cacheSeconds: 1 },
       terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
+      requestTimeoutSeconds: 5,
+      ...awsFields
     }
   })
   if (Result.isFailure(r)) throw new Error(r.failure.message)
