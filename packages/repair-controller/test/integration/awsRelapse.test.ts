@@ -28,7 +28,14 @@ import {
   stopController,
   useFakeCredentials
 } from "./awsController.ts"
-import { isReady, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
+import {
+  isReady,
+  nodeEvents,
+  readNodeOrUndefined,
+  sleep,
+  waitForEvent,
+  waitForHeldReplacement
+} from "./helpers.ts"
 
 const { core } = clients()
 const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
@@ -114,17 +121,7 @@ describe("relapse hold with cloudProvider: aws", () => {
         .map((i) => i.nodeName)
     try {
       await setKernelReady(nodes[0]!, "False")
-      const held = await waitFor(
-        "a RepairHeld event on a faulted replacement",
-        async () => {
-          for (const n of faulted()) {
-            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
-            if (e !== undefined) return { node: n, message: e.message ?? "" }
-          }
-          return undefined
-        },
-        { timeoutMs: 180_000, intervalMs: 500 }
-      )
+      const held = await waitForHeldReplacement(core, faulted, 180_000)
       expect(held.message).toMatch(
         new RegExp(
           `2 nodes of pool ${POOL} came back with ${REASON} within 10m of a repair \\(threshold 2\\)`
