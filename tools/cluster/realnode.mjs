@@ -24,7 +24,7 @@ import {
 } from "node:fs"
 import { request } from "node:https"
 import { basename, dirname, join } from "node:path"
-import { acquireLock, fmt, goEnv, k8sLdflags, run } from "./build.mjs"
+import { acquireLock, fmt, goArgs, goEnv, k8sLdflags, run } from "./build.mjs"
 import { TOOLS_DIR, VERSIONS, cacheRoot } from "./versions.mjs"
 import { requirePrereqs } from "../prereqs.mjs"
 
@@ -106,7 +106,6 @@ export async function buildNode() {
     if (nodeComplete(dir)) return dir
     const tmp = join(keyDir, "bin.partial")
     mkdirSync(tmp, { recursive: true })
-    const jobs = ["-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2"]
     const t0 = Date.now()
     const timings = {}
     for (const c of ["kubelet", "kube-proxy", "pause"]) {
@@ -116,7 +115,7 @@ export async function buildNode() {
       const ms = await run(
         c,
         "go",
-        ["build", ...jobs, "-v", "-trimpath", `-ldflags=${flags}`, "-o", join(tmp, c), `./cmd/${c}`],
+        goArgs("build", ["-o", join(tmp, c), `./cmd/${c}`], flags),
         { cwd: NODE_DIR, env: goEnv() },
         log
       )
