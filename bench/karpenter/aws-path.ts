@@ -105,16 +105,7 @@ export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
     }
     ec2.destroy()
     // an Auto Scaling group pool
-    await cloud.admin.createAutoScalingGroup({
-      name: GROUP,
-      launchTemplateId: "lt-0123456789abcdef0",
-      instanceType: "m5.large",
-      zones: ["us-west-2a", "us-west-2b"],
-      minSize: 1,
-      maxSize: SIZE + 1,
-      desiredCapacity: SIZE,
-      tags: { [POOL_LABEL]: GROUP }
-    })
+    await cloud.createGroup(GROUP, SIZE, { [POOL_LABEL]: GROUP })
     const members = async () => (await cloud.admin.autoScalingGroup(GROUP)).members.map((m) => m.nodeName)
     await waitFor(
       "the fake cloud's Nodes Ready",
