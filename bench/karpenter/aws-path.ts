@@ -16,11 +16,12 @@ import {
   uniqueName,
   waitFor
 } from "@nodemend/cluster-harness"
-import { Ec2Sdk } from "../../packages/repair-controller/src/cloud/aws/awsSdk.ts"
 import {
   awsTestConfig,
   type ControllerFiber,
+  FAKE_SUBNETS,
   fakeEc2,
+  runPoolInstance,
   startAwsController,
   stopController,
   useFakeCredentials
@@ -90,19 +91,10 @@ export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
     // a standalone pool: instances launched by RunInstances from a launch template
     const ec2 = fakeEc2(cloud.url)
     const standalone: string[] = []
-    for (let i = 0; i < SIZE; i++) {
-      const o = await ec2.send(
-        new Ec2Sdk.RunInstancesCommand({
-          MinCount: 1,
-          MaxCount: 1,
-          LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
-          InstanceType: "m5.large",
-          SubnetId: ["subnet-0fake00000000000a", "subnet-0fake00000000000b"][i % 2],
-          TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: STANDALONE }] }]
-        })
+    for (let i = 0; i < SIZE; i++)
+      standalone.push(
+        await runPoolInstance(ec2, { subnet: FAKE_SUBNETS[i % 2]!, pool: [POOL_LABEL, STANDALONE] })
       )
-      standalone.push(o.Instances?.[0]?.PrivateDnsName ?? "")
-    }
     ec2.destroy()
     // an Auto Scaling group pool
     await cloud.createGroup(GROUP, SIZE, { [POOL_LABEL]: GROUP })

@@ -18,12 +18,13 @@ import {
   waitFor
 } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
 import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import {
   type ControllerFiber,
   awsTestConfig,
+  FAKE_SUBNETS,
   fakeEc2,
+  runPoolInstance,
   startAwsController,
   stopController,
   useFakeCredentials
@@ -66,19 +67,15 @@ beforeAll(async () => {
   cloud = await startClusterFakeCloud(core)
   const ec2 = fakeEc2(cloud.url)
   // The pool: 4 instances from the (broken) launch template, in one zone.
-  for (let i = 0; i < 4; i++) {
-    const out = await ec2.send(
-      new Ec2Sdk.RunInstancesCommand({
-        MinCount: 1,
-        MaxCount: 1,
-        LaunchTemplate: { LaunchTemplateId: BROKEN_LT, Version: "1" },
-        InstanceType: "p5.48xlarge",
-        SubnetId: "subnet-0fake00000000000a",
-        TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: POOL }] }]
+  for (let i = 0; i < 4; i++)
+    nodes.push(
+      await runPoolInstance(ec2, {
+        subnet: FAKE_SUBNETS[0],
+        pool: [POOL_LABEL, POOL],
+        instanceType: "p5.48xlarge",
+        launchTemplateId: BROKEN_LT
       })
     )
-    nodes.push(out.Instances![0]!.PrivateDnsName!)
-  }
   ec2.destroy()
   await waitFor(
     "the pool's 4 kwok Nodes Ready",
