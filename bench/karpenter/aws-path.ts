@@ -1,26 +1,32 @@
 /**
  * Part E of bench/karpenter/side-by-side.ts: nodemend's AWS path against the fake cloud (its instances are kwok Nodes
  * of the bench's cluster), the controller composed in this process as main.ts composes it for `cloudProvider: aws`
- * (as packages/repair-controller/test/integration/awsRepair.test.ts and awsAutoScaling.test.ts do), capacity first
+ * (by the AWS cluster tests' fixture, packages/repair-controller/test/integration/awsController.ts), capacity first
  * (the default): a standalone instance (replacement by RunInstances from its launch template, Ready before the drain)
  * and an Auto Scaling group member (group grown to desired+1, the new member Ready before the drain, then terminated
  * with decrement), KernelReady=False on one node of each at the same instant, toleration 30 s.
  * Times are taken when seen through a Node watch, from the condition's lastTransitionTime.
  */
 import { type CoreV1Api, type V1Node, Watch } from "@kubernetes/client-node"
-import { kubeconfigPath, patchNodeCondition, uniqueName, waitFor } from "@nodemend/cluster-harness"
-import { Effect, Fiber, Layer, Result } from "effect"
-import { Ec2Sdk } from "../../packages/repair-controller/src/cloud/aws/awsSdk.ts"
-import { AwsCloudProvider, decodeAwsConfig } from "../../packages/repair-controller/src/cloud/aws/index.ts"
-import { decodeConfig } from "../../packages/repair-controller/src/config/ConfigFile.ts"
-import { startController } from "../../packages/repair-controller/src/controller/Controller.ts"
-import { Kube, loadKubeAccess, makeKube } from "../../packages/repair-controller/src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../packages/repair-controller/src/repair/LogCaptureHook.ts"
 import {
-  CLUSTER_ARN,
-  startClusterFakeCloud
-} from "../../packages/repair-controller/test/integration/awsFakeCloudSupport.ts"
-import { createTestNamespace, deleteNamespace, clients } from "@nodemend/cluster-harness"
+  clients,
+  createTestNamespace,
+  deleteNamespace,
+  patchNodeCondition,
+  uniqueName,
+  waitFor
+} from "@nodemend/cluster-harness"
+import {
+  awsTestConfig,
+  type ControllerFiber,
+  FAKE_SUBNETS,
+  fakeEc2,
+  runPoolInstance,
+  startAwsController,
+  stopController,
+  useFakeCredentials
+} from "../../packages/repair-controller/test/integration/awsController.ts"
+import { startClusterFakeCloud } from "../../packages/repair-controller/test/integration/awsFakeCloudSupport.ts"
 
 export interface AwsFigure {
   owner: string
@@ -36,14 +42,13 @@ const TOLERATION_S = 30
 
 export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
   const log = (m: string) => process.stderr.write(`[bench aws] ${m}\n`)
-  process.env.AWS_ACCESS_KEY_ID = "AKIDFAKEBENCH"
-  process.env.AWS_SECRET_ACCESS_KEY = "fake-secret"
+  useFakeCredentials()
   const { kc } = clients()
   const ns = await createTestNamespace(core, "kr-aws")
   const STANDALONE = uniqueName("bench-ec2").slice(0, 40)
   const GROUP = uniqueName("bench-asg").slice(0, 40)
   const cloud = await startClusterFakeCloud(core)
-  let controller: Fiber.Fiber<unknown, unknown> | undefined
+  let controller: ControllerFiber | undefined
 
   // Node observation
   const seen = new Map<
@@ -84,37 +89,15 @@ export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
 
   try {
     // a standalone pool: instances launched by RunInstances from a launch template
-    const ec2 = new Ec2Sdk.EC2Client({
-      region: "us-west-2",
-      endpoint: cloud.url,
-      credentials: { accessKeyId: "AKIDFAKEBENCH", secretAccessKey: "fake-secret" }
-    })
+    const ec2 = fakeEc2(cloud.url)
     const standalone: string[] = []
-    for (let i = 0; i < SIZE; i++) {
-      const o = await ec2.send(
-        new Ec2Sdk.RunInstancesCommand({
-          MinCount: 1,
-          MaxCount: 1,
-          LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
-          InstanceType: "m5.large",
-          SubnetId: ["subnet-0fake00000000000a", "subnet-0fake00000000000b"][i % 2],
-          TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: STANDALONE }] }]
-        })
+    for (let i = 0; i < SIZE; i++)
+      standalone.push(
+        await runPoolInstance(ec2, { subnet: FAKE_SUBNETS[i % 2]!, pool: [POOL_LABEL, STANDALONE] })
       )
-      standalone.push(o.Instances?.[0]?.PrivateDnsName ?? "")
-    }
     ec2.destroy()
     // an Auto Scaling group pool
-    await cloud.admin.createAutoScalingGroup({
-      name: GROUP,
-      launchTemplateId: "lt-0123456789abcdef0",
-      instanceType: "m5.large",
-      zones: ["us-west-2a", "us-west-2b"],
-      minSize: 1,
-      maxSize: SIZE + 1,
-      desiredCapacity: SIZE,
-      tags: { [POOL_LABEL]: GROUP }
-    })
+    await cloud.createGroup(GROUP, SIZE, { [POOL_LABEL]: GROUP })
     const members = async () => (await cloud.admin.autoScalingGroup(GROUP)).members.map((m) => m.nodeName)
     await waitFor(
       "the fake cloud's Nodes Ready",
@@ -127,47 +110,28 @@ export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
       { timeoutMs: 120_000, intervalMs: 300 }
     )
 
-    const r = decodeConfig({
-      cloudProvider: "aws",
-      namespace: ns,
-      poolLabel: POOL_LABEL,
-      nodeSelector: `${POOL_LABEL} in (${STANDALONE},${GROUP})`,
-      policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
-      drain: {
-        deadlineSeconds: 60,
-        onDeadline: "force",
-        evictionBackoffInitialMs: 200,
-        evictionBackoffMaxMs: 2000
+    // The cluster tests' config with the bench's slower timings (the figures in docs/performance.md were taken so).
+    const config = awsTestConfig(
+      ns,
+      cloud.url,
+      {
+        poolLabel: POOL_LABEL,
+        nodeSelector: `${POOL_LABEL} in (${STANDALONE},${GROUP})`,
+        policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: TOLERATION_S }],
+        drain: {
+          deadlineSeconds: 60,
+          onDeadline: "force",
+          evictionBackoffInitialMs: 200,
+          evictionBackoffMaxMs: 2000
+        },
+        zonalShift: { refreshSeconds: 5, scope: "cluster", onUnknown: "standDown" },
+        breaker: { requeueSeconds: 5 },
+        replacement: { timeoutSeconds: 120 }
       },
-      zonalShift: { refreshSeconds: 5, scope: "cluster", onUnknown: "standDown" },
-      breaker: { requeueSeconds: 5 },
-      leaderElection: { enabled: false },
-      replacement: { timeoutSeconds: 120 },
-      resyncSeconds: 30,
-      aws: {
-        region: "us-west-2",
-        clusterArn: CLUSTER_ARN,
-        endpoints: { ec2: cloud.url, arcZonalShift: cloud.url, autoScaling: cloud.url },
-        zonalShift: { enabled: true, cacheSeconds: 5 },
-        terminationWaitSeconds: 30,
-        requestTimeoutSeconds: 5
-      }
-    })
-    if (Result.isFailure(r)) throw new Error(r.failure.message)
-    const config = r.success
-    const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
-    const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `bench-aws-${process.pid}`)
-    controller = Effect.runFork(
-      startController(config, kube).pipe(
-        Effect.andThen(Effect.never),
-        Effect.provide(
-          Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
-            Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-          )
-        ),
-        Effect.scoped
-      )
+      { autoScaling: cloud.url },
+      { zonalShift: { enabled: true, cacheSeconds: 5 }, terminationWaitSeconds: 30 }
     )
+    controller = await startAwsController(config, "bench-aws")
     await new Promise((r) => setTimeout(r, 5000)) // initial sync
 
     const statsBefore = await cloud.admin.stats()
@@ -220,7 +184,7 @@ export async function run(core: CoreV1Api): Promise<AwsFigure[]> {
     ]
   } finally {
     watching = false
-    if (controller) await Effect.runPromise(Fiber.interrupt(controller))
+    await stopController(controller)
     await cloud.stop().catch(() => {})
     await deleteNamespace(core, ns).catch(() => {})
     void watcher

@@ -20,6 +20,7 @@
 import { BUILTIN_RULES, compileRules, type LogSourceId } from "../../packages/agent/src/rules/index.ts"
 import { ALL_FAULT_LINES } from "../../packages/agent/test/fixtures/all-log-lines.ts"
 import { BENIGN_TEMPLATES } from "../../packages/agent/bench/mixed-kernel-log.ts"
+import { IPAMD_CHATTER, seededText } from "../../packages/agent/bench/seeded-text.ts"
 
 export type SourceKind = "kmsg" | "journal" | "file"
 export const AGENT_SOURCE: Record<SourceKind, LogSourceId> = {
@@ -32,25 +33,7 @@ export const IPAMD_LOG = "var/log/aws-routed-eni/ipamd.log"
 export const END_MARKER = "nodemend-bench: end of input"
 export const END_REASON = "NodemendBenchEnd"
 
-const rng = (() => {
-  let s = 0x5eed1234
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>> 0) / 0x100000000
-  }
-})()
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!
-const fill = (t: string) =>
-  t
-    .replace(/\{n\}/g, () => String(Math.floor(rng() * 100000)))
-    .replace(/\{h\}/g, () => Math.floor(rng() * 0xffffffff).toString(16))
-    .replace(/\{x\}/g, () =>
-      Math.floor(rng() * 255)
-        .toString(16)
-        .padStart(2, "0")
-    )
+const { rng, pick, fill } = seededText(0x5eed1234)
 
 /** NPD's rules of a monitor config as JavaScript RegExps, end-anchored as NPD's log buffer matches them. */
 const npdMatchers = (config: NpdMonitorConfig): RegExp[] =>
@@ -79,13 +62,6 @@ const SYSTEMD_CHATTER = [
 const SYSTEMD_NPD_LINES = [
   "Started kubelet.service - Kubernetes Kubelet.",
   "Starting containerd.service - containerd container runtime..."
-]
-const IPAMD_CHATTER = [
-  "IP pool stats: Total IPs/Prefixes = {n}/0, AssignedIPs/CooldownIPs: {n}/0, c.maxIPsPerENI = 29",
-  "Add/Update for Pod web-{h} on my node, namespace = default, IP = 10.0.{n}.{n}",
-  "Received AddNetwork for NS /var/run/netns/cni-{h}, Sandbox {h}, ifname eth0",
-  "Send AddNetworkReply: IPv4Addr: 10.0.{n}.{n}, DeviceNumber: 0, err: <nil>",
-  "Successfully reconciled ENI eni-{h}"
 ]
 
 const ipamdLine = (msg: string, level = "info") =>

@@ -85,6 +85,27 @@ export function goEnv() {
   }
 }
 
+/**
+ * A `go build` or `go install` command line as every cache builds: NODEMEND_GO_BUILD_JOBS (2) jobs, -v (the package
+ * count `run` reports), -trimpath, `ldflags` (-s -w: no symbol tables), then `rest` (-o, the packages or module).
+ */
+export function goArgs(verb, rest, ldflags = "-s -w") {
+  return [
+    verb,
+    "-p",
+    process.env.NODEMEND_GO_BUILD_JOBS ?? "2",
+    "-v",
+    "-trimpath",
+    `-ldflags=${ldflags}`,
+    ...rest
+  ]
+}
+
+/** `go build` of Kubernetes commands (./cmd/<name>, in the tools module) into `outDir`, the version stamped. */
+export function k8sBuildArgs(outDir, commands) {
+  return goArgs("build", ["-o", `${outDir}/`, ...commands.map((c) => `./cmd/${c}`)], k8sLdflags())
+}
+
 /** -s -w and the Kubernetes version stamped into component-base/version, as upstream's release builds do. */
 export function k8sLdflags() {
   const [major, minor] = K8S_MINOR
@@ -175,7 +196,6 @@ export async function build() {
     const tmp = join(keyDir, "bin.partial")
     mkdirSync(tmp, { recursive: true })
     const env = goEnv()
-    const jobs = ["-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2"]
     const t0 = Date.now()
     log(`building into ${dir} (cold build of Kubernetes takes a while; progress every 20 s)`)
     const timings = {}
@@ -188,35 +208,19 @@ export async function build() {
         name: k8s.join(", "),
         outputs: k8s,
         cwd: TOOLS_DIR,
-        args: (todo) => [
-          "build",
-          ...jobs,
-          "-v",
-          "-trimpath",
-          `-ldflags=${k8sLdflags()}`,
-          "-o",
-          `${tmp}/`,
-          ...todo.map((c) => `./cmd/${c}`)
-        ]
+        args: (todo) => k8sBuildArgs(tmp, todo)
       },
       {
         name: "etcd",
         outputs: ["etcd"],
         cwd: join(TOOLS_DIR, "etcd"),
-        args: () => ["build", ...jobs, "-v", "-trimpath", "-ldflags=-s -w", "-o", join(tmp, "etcd"), "."]
+        args: () => goArgs("build", ["-o", join(tmp, "etcd"), "."])
       },
       {
         name: "kwok",
         outputs: ["kwok"],
         cwd: TOOLS_DIR,
-        args: () => [
-          "install",
-          ...jobs,
-          "-v",
-          "-trimpath",
-          "-ldflags=-s -w",
-          `sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`
-        ],
+        args: () => goArgs("install", [`sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`]),
         env: { GOBIN: tmp }
       }
     ]

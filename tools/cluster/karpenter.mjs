@@ -23,7 +23,7 @@ import {
   writeFileSync
 } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
-import { acquireLock, cacheCommand, fmt, goEnv, pruneOtherKeys, run } from "./build.mjs"
+import { acquireLock, cacheCommand, fmt, goArgs, goEnv, pruneOtherKeys, run } from "./build.mjs"
 import { STAMP_FILE, cacheRoot } from "./versions.mjs"
 
 export const KARPENTER = {
@@ -117,13 +117,7 @@ export async function buildKarpenter() {
       `building ${ref} with ${KARPENTER.goToolchain} into ${dir} (a cold build takes minutes; progress every 20 s)`
     )
     // `go install pkg@version` works: the module's go.mod has no replace directives. Run outside any module.
-    await run(
-      "karpenter",
-      "go",
-      ["install", "-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2", "-v", "-trimpath", "-ldflags=-s -w", ref],
-      { cwd: partial, env },
-      log
-    )
+    await run("karpenter", "go", goArgs("install", [ref]), { cwd: partial, env }, log)
     // The binary is named after its package directory; call it what it is.
     renameSync(join(partial, "bin", "kwok"), join(partial, "bin", "karpenter"))
     const info = JSON.parse(

@@ -19,12 +19,12 @@ import {
   readdirSync,
   readlinkSync,
   rmSync,
-  rmdirSync,
   writeFileSync
 } from "node:fs"
 import { request } from "node:https"
 import { basename, dirname, join } from "node:path"
-import { acquireLock, fmt, goEnv, k8sLdflags, run } from "./build.mjs"
+import { acquireLock, fmt, goArgs, goEnv, k8sLdflags, run } from "./build.mjs"
+import { mountsUnder, removeCgroupTree } from "./host.mjs"
 import { TOOLS_DIR, VERSIONS, cacheRoot } from "./versions.mjs"
 import { requirePrereqs } from "../prereqs.mjs"
 
@@ -106,7 +106,6 @@ export async function buildNode() {
     if (nodeComplete(dir)) return dir
     const tmp = join(keyDir, "bin.partial")
     mkdirSync(tmp, { recursive: true })
-    const jobs = ["-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2"]
     const t0 = Date.now()
     const timings = {}
     for (const c of ["kubelet", "kube-proxy", "pause"]) {
@@ -116,7 +115,7 @@ export async function buildNode() {
       const ms = await run(
         c,
         "go",
-        ["build", ...jobs, "-v", "-trimpath", `-ldflags=${flags}`, "-o", join(tmp, c), `./cmd/${c}`],
+        goArgs("build", ["-o", join(tmp, c), `./cmd/${c}`], flags),
         { cwd: NODE_DIR, env: goEnv() },
         log
       )
@@ -600,16 +599,6 @@ export async function stopNodeClients(stateDir) {
   return stopped.filter(Boolean)
 }
 
-/** Mount points at or under `dir`, deepest first. */
-function mountsUnder(dir) {
-  return readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((l) => l.split(" ")[4])
-    .filter((m) => m && (m === dir || m.startsWith(`${dir}/`)))
-    .map((m) => m.replace(/\\040/g, " "))
-    .sort((a, b) => b.length - a.length)
-}
-
 /** containerd-shim processes of this node (they outlive containerd): their cmdline names our socket. */
 function shims(n) {
   const out = []
@@ -621,16 +610,6 @@ function shims(n) {
     } catch {}
   }
   return out
-}
-
-/** Removes a cgroup directory tree bottom-up (kills nothing: its tasks are gone by then). */
-function removeCgroupTree(dir) {
-  if (!existsSync(dir)) return
-  for (const e of readdirSync(dir, { withFileTypes: true }))
-    if (e.isDirectory()) removeCgroupTree(join(dir, e.name))
-  try {
-    rmdirSync(dir)
-  } catch {}
 }
 
 /** Whether the host's "/" mount propagates (shared), from this process's mountinfo. */
@@ -690,7 +669,7 @@ export async function stopRealNode(stateDir, bin, { quiet = false } = {}) {
   if (existsSync(runcRoot))
     for (const id of readdirSync(runcRoot)) trySh("runc", ["--root", runcRoot, "delete", "--force", id])
   if (bin && existsSync(join(bin, "kube-proxy"))) trySh(join(bin, "kube-proxy"), ["--cleanup"])
-  for (const m of mountsUnder(n.root)) trySh("umount", ["-l", m])
+  for (const m of mountsUnder([n.root])) trySh("umount", ["-l", m])
   if (existsSync(`/sys/class/net/${BRIDGE}`)) trySh("ip", ["link", "del", BRIDGE])
   for (const c of readdirSync(CGROUP_ROOT)) removeCgroupTree(join(CGROUP_ROOT, c, "kubepods"))
 
@@ -702,7 +681,7 @@ export async function stopRealNode(stateDir, bin, { quiet = false } = {}) {
   if (host.rootShared === false && rootShared()) trySh("mount", ["--make-private", "/"])
   for (const p of FIXED_HOST_PATHS) {
     if (!host.preexisting.includes(p)) {
-      for (const m of mountsUnder(p)) trySh("umount", ["-l", m])
+      for (const m of mountsUnder([p])) trySh("umount", ["-l", m])
       rmSync(p, { recursive: true, force: true })
     }
   }
@@ -759,7 +738,7 @@ export function leftovers(stateDir) {
     if (JSON.parse(readFileSync(n.hostState, "utf8")).rootShared === false && rootShared())
       out.push("/ left shared")
   } catch {}
-  const mounts = mountsUnder(n.root)
+  const mounts = mountsUnder([n.root])
   if (mounts.length) out.push(`mounts ${mounts.join(" ")}`)
   for (const c of readdirSync(CGROUP_ROOT))
     if (existsSync(join(CGROUP_ROOT, c, "kubepods"))) out.push(`cgroup ${c}/kubepods`)

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { acquireLock, fmt, goEnv, run } from "../cluster/build.mjs"
+import { acquireLock, fmt, goArgs, goEnv, run } from "../cluster/build.mjs"
 import { cacheRoot } from "../cluster/versions.mjs"
 
 /** helm.sh/helm/v3 release; changing it builds into a new cache directory. */
@@ -84,15 +84,7 @@ export async function build() {
     const ms = await run(
       "helm",
       "go",
-      [
-        "install",
-        "-p",
-        process.env.NODEMEND_GO_BUILD_JOBS ?? "2",
-        "-v",
-        "-trimpath",
-        `-ldflags=${helmLdflags(env)}`,
-        `helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`
-      ],
+      goArgs("install", [`helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`], helmLdflags(env)),
       {
         cwd: versionDir,
         // -mod=mod: resolve the module's own requirements (no go.mod of ours to read).

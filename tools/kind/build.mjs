@@ -9,7 +9,7 @@
 //   node tools/kind/build.mjs --check    exit 0 when the node image is cached, 1 otherwise
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { acquireLock, cacheCommand, fmt, goEnv, k8sLdflags, run } from "../cluster/build.mjs"
+import { acquireLock, cacheCommand, fmt, goArgs, goEnv, k8sBuildArgs, run } from "../cluster/build.mjs"
 import { buildNodeImage } from "./node-image.mjs"
 import { KIND_DIR, KIND_VERSIONS, imageStamp, kindBinDir } from "./versions.mjs"
 
@@ -26,32 +26,14 @@ const GO_INSTALLS = {
 
 /** The Go steps: `go install` of the three pinned modules, one `go build` of kubeadm and kubectl. */
 function steps(tmp) {
-  const jobs = ["-p", process.env.NODEMEND_GO_BUILD_JOBS ?? "2"]
   const installs = Object.entries(GO_INSTALLS).map(([name, mod]) => ({
     outputs: [name],
     cwd: KIND_DIR,
     env: { GOBIN: tmp },
-    args: ["install", ...jobs, "-v", "-trimpath", "-ldflags=-s -w", mod]
+    args: goArgs("install", [mod])
   }))
   const k8s = ["kubeadm", "kubectl"]
-  return [
-    ...installs,
-    {
-      outputs: k8s,
-      cwd: join(KIND_DIR, "node"),
-      env: {},
-      args: [
-        "build",
-        ...jobs,
-        "-v",
-        "-trimpath",
-        `-ldflags=${k8sLdflags()}`,
-        "-o",
-        `${tmp}/`,
-        ...k8s.map((c) => `./cmd/${c}`)
-      ]
-    }
-  ]
+  return [...installs, { outputs: k8s, cwd: join(KIND_DIR, "node"), env: {}, args: k8sBuildArgs(tmp, k8s) }]
 }
 
 /** Builds the five binaries (what an earlier partial run left is kept). */

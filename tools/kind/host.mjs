@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { mountsUnder, removeCgroupTree } from "../cluster/host.mjs"
 import { PODMAN_CNI_CONFLIST, PODMAN_RUNROOT } from "./podman.mjs"
 
 const CGROUP_ROOT = "/sys/fs/cgroup"
@@ -101,27 +102,10 @@ function removeNewChains(before) {
   }
 }
 
-function mountsUnder(dirs) {
-  return readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((l) => l.split(" ")[4]?.replace(/\\040/g, " "))
-    .filter((m) => m && dirs.some((d) => m === d || m.startsWith(`${d}/`)))
-    .sort((a, b) => b.length - a.length)
-}
-
 const isMount = (dir) => mountsUnder([dir]).includes(dir)
 
 /** podman's network namespaces (netns-<uuid>) that no container uses any more. */
 const netnsMounts = () => mountsUnder(["/run/netns"]).filter((m) => /\/netns-[\w-]+$/.test(m))
-
-function removeCgroupTree(dir) {
-  if (!existsSync(dir)) return
-  for (const e of readdirSync(dir, { withFileTypes: true }))
-    if (e.isDirectory()) removeCgroupTree(join(dir, e.name))
-  try {
-    rmdirSync(dir)
-  } catch {}
-}
 
 const podmanCgroups = () =>
   readdirSync(CGROUP_ROOT).filter((c) => existsSync(join(CGROUP_ROOT, c, PODMAN_CGROUP)))

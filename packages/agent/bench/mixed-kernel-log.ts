@@ -7,6 +7,7 @@
  * Deterministic (fixed xorshift seed). Used by bench/rules-throughput.ts and the NPD side-by-side bench.
  */
 import { FAULT_LINES } from "../test/fixtures/log-lines.ts"
+import { seededText } from "./seeded-text.ts"
 
 export const BENIGN_TEMPLATES = [
   "eth0: renamed from veth{h}",
@@ -41,35 +42,14 @@ export const BENIGN_TEMPLATES = [
   "process '/usr/bin/containerd-shim-runc-v2' started with executable stack"
 ]
 
-const rng = (() => {
-  let s = 0x2545f491
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>> 0) / 0x100000000
-  }
-})()
-const fillTemplate = (t: string) =>
-  t
-    .replace(/\{n\}/g, () => String(Math.floor(rng() * 100000)))
-    .replace(/\{h\}/g, () => Math.floor(rng() * 0xffffffff).toString(16))
-    .replace(/\{x\}/g, () =>
-      Math.floor(rng() * 255)
-        .toString(16)
-        .padStart(2, "0")
-    )
+const { pick, fill, rng } = seededText(0x2545f491)
 
 const kernelFaults = FAULT_LINES.filter((f) => f.source === "dmesg").map((f) => f.text)
 
 export const mixedKernelLog = (lines: number, faultRate = 0.01): string[] => {
   const texts: string[] = []
   for (let i = 0; i < lines; i++) {
-    texts.push(
-      rng() < faultRate
-        ? kernelFaults[Math.floor(rng() * kernelFaults.length)]!
-        : fillTemplate(BENIGN_TEMPLATES[Math.floor(rng() * BENIGN_TEMPLATES.length)]!)
-    )
+    texts.push(rng() < faultRate ? pick(kernelFaults) : fill(pick(BENIGN_TEMPLATES)))
   }
   return texts
 }

@@ -39,6 +39,7 @@ import { makeLogMonitors } from "../src/sources/index.ts"
 import { ALL_FAULT_LINES } from "../test/fixtures/all-log-lines.ts"
 import { deployedRuntime } from "../../../tools/bundle/shipped.mjs"
 import { BENIGN_TEMPLATES, mixedKernelLog } from "./mixed-kernel-log.ts"
+import { IPAMD_CHATTER, seededText } from "./seeded-text.ts"
 
 type Kind = "kmsg" | "journal" | "file" | "podlogs"
 const SOURCE: Record<Kind, LogSourceId> = {
@@ -56,27 +57,7 @@ const JOURNAL_REMOTE = [
   "/usr/lib/systemd/systemd-journal-remote"
 ].find((p) => existsSync(p))
 
-const rng = (() => {
-  let s = 0x1f123bb5
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>> 0) / 0x100000000
-  }
-})()
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!
-const hex = () => Math.floor(rng() * 0xffffffff).toString(16)
-const num = () => String(Math.floor(rng() * 100000))
-const fill = (t: string) =>
-  t
-    .replace(/\{n\}/g, num)
-    .replace(/\{h\}/g, hex)
-    .replace(/\{x\}/g, () =>
-      Math.floor(rng() * 255)
-        .toString(16)
-        .padStart(2, "0")
-    )
+const { rng, pick, fill } = seededText(0x1f123bb5)
 /** As the kernel writes record text to /dev/kmsg: bytes < 0x20, >= 0x7f and the backslash as \xNN. */
 const escapeKmsg = (text: string): string =>
   [...Buffer.from(text, "utf8")]
@@ -103,15 +84,7 @@ const CHATTER: Record<Kind, () => string> = {
       level: "info",
       ts: ts(),
       caller: "ipamd/ipamd.go:651",
-      msg: fill(
-        pick([
-          "IP pool stats: Total IPs/Prefixes = {n}/0, AssignedIPs/CooldownIPs: {n}/0, c.maxIPsPerENI = 29",
-          "Add/Update for Pod web-{h} on my node, namespace = default, IP = 10.0.{n}.{n}",
-          "Received AddNetwork for NS /var/run/netns/cni-{h}, Sandbox {h}, ifname eth0",
-          "Send AddNetworkReply: IPv4Addr: 10.0.{n}.{n}, DeviceNumber: 0, err: <nil>",
-          "Successfully reconciled ENI eni-{h}"
-        ])
-      )
+      msg: fill(pick(IPAMD_CHATTER))
     }),
   podlogs: () =>
     `${ts()} stderr F ${fill(

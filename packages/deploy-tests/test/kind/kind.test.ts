@@ -4,35 +4,21 @@
 // the toleration, capacity first (a Ready replacement), drain, terminate.
 import type { V1Node } from "@kubernetes/client-node"
 import { CONDITION_TYPES } from "../../../reason-codes/src/types.ts"
-import {
-  createReadyFakeNode,
-  deleteNode,
-  errorCode,
-  patchNodeCondition,
-  waitFor
-} from "@nodemend/cluster-harness"
+import { createReadyFakeNode, patchNodeCondition, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  controllerEventReasons,
+  deleteWithReplacements,
+  KWOK_REPAIR_CONFIG,
+  replacementsOf,
+  waitForRepairedAway
+} from "../realnode/kwokRepair.ts"
 import { AGENT_NS, admin, CONTROLLER_NS, installChart, readyPods } from "../realnode/support.ts"
 
 const CONTROL_PLANE = "nodemend-control-plane"
 const WORKERS = ["nodemend-worker", "nodemend-worker2"]
 /** The kind:up install (kwok provider), with a 2 s toleration for the test's condition and only kwok nodes managed. */
-const VALUES = {
-  controller: {
-    cloudProvider: "kwok",
-    config: {
-      nodeSelector: "kwok.x-k8s.io/node=fake",
-      policies: [
-        {
-          conditionType: "AcceleratedHardwareReady",
-          status: "False",
-          tolerationSeconds: 2,
-          captureLogs: false
-        }
-      ]
-    }
-  }
-}
+const VALUES = { controller: { cloudProvider: "kwok", config: KWOK_REPAIR_CONFIG } }
 const KIND_VALUES = { controller: { cloudProvider: "kwok" } }
 
 const condition = (n: V1Node, type: string) => n.status?.conditions?.find((c) => c.type === type)
@@ -43,11 +29,7 @@ beforeAll(() => {
 }, 300_000)
 afterAll(async () => {
   const { core } = admin()
-  if (kwokNode) {
-    await deleteNode(core, kwokNode).catch(() => undefined)
-    const replacements = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${kwokNode}` })
-    for (const r of replacements.items) await deleteNode(core, r.metadata!.name!).catch(() => undefined)
-  }
+  if (kwokNode) await deleteWithReplacements(core, kwokNode)
   // Back to what kind:up installed.
   installChart(KIND_VALUES)
 }, 300_000)
@@ -129,25 +111,11 @@ describe("a repair on kind: condition -> in-cluster controller -> Ready replacem
       lastHeartbeatTime: new Date(),
       lastTransitionTime: new Date()
     })
-    await waitFor(
-      "the kwok node deleted by the controller's repair",
-      async () =>
-        core.readNode({ name: kwokNode }).then(
-          () => false,
-          (e) => errorCode(e) === 404
-        ),
-      { timeoutMs: 120_000, intervalMs: 500 }
-    )
-    const replacement = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${kwokNode}` })
-    expect(replacement.items).toHaveLength(1)
-    expect(condition(replacement.items[0]!, "Ready")?.status).toBe("True")
-    const events = (
-      await core.listNamespacedEvent({
-        namespace: "default",
-        fieldSelector: `involvedObject.name=${kwokNode}`
-      })
-    ).items.filter((e) => e.reportingComponent === "nodemend.io/repair-controller")
-    expect(events.map((e) => e.reason)).toContain("RepairStarted")
+    await waitForRepairedAway(core, kwokNode)
+    const replacement = await replacementsOf(core, kwokNode)
+    expect(replacement).toHaveLength(1)
+    expect(condition(replacement[0]!, "Ready")?.status).toBe("True")
+    expect(await controllerEventReasons(core, kwokNode)).toContain("RepairStarted")
     for (const name of [CONTROL_PLANE, ...WORKERS]) {
       const n = await core.readNode({ name })
       expect(n.spec?.taints?.some((t) => t.key.startsWith("nodemend.io/")) ?? false).toBe(false)

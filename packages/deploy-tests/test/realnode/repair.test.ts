@@ -5,8 +5,15 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import type { V1Node, V1Pod } from "@kubernetes/client-node"
-import { createReadyFakeNode, deleteNode, errorCode, uniqueName, waitFor } from "@nodemend/cluster-harness"
+import { createReadyFakeNode, uniqueName, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  controllerEventReasons,
+  deleteWithReplacements,
+  KWOK_REPAIR_CONFIG,
+  replacementsOf,
+  waitForRepairedAway
+} from "./kwokRepair.ts"
 import {
   AGENT_NS,
   admin,
@@ -53,21 +60,7 @@ const condition = (n: V1Node, type: string) => n.status?.conditions?.find((c) =>
 
 beforeAll(async () => {
   installChart({
-    controller: {
-      ...CHART_VALUES.controller,
-      // Only kwok nodes are the controller's to repair; the toleration shortened so the test sees the repair.
-      config: {
-        nodeSelector: "kwok.x-k8s.io/node=fake",
-        policies: [
-          {
-            conditionType: "AcceleratedHardwareReady",
-            status: "False",
-            tolerationSeconds: 2,
-            captureLogs: false
-          }
-        ]
-      }
-    }
+    controller: { ...CHART_VALUES.controller, config: KWOK_REPAIR_CONFIG }
   })
   await readyPods(CONTROLLER_NS, "nodemend-controller", 2)
   const { core, kc } = admin()
@@ -156,10 +149,7 @@ afterAll(async () => {
     .deleteNamespacedPod({ name: simAgent, namespace: AGENT_NS, gracePeriodSeconds: 0 })
     .catch(() => undefined)
   await core.deleteNamespacedSecret({ name: secret, namespace: AGENT_NS }).catch(() => undefined)
-  await deleteNode(core, node).catch(() => undefined)
-  // The repair's replacement (capacity first: launched before the drain): no kwok node is left for later tests.
-  const replacements = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
-  for (const r of replacements.items) await deleteNode(core, r.metadata!.name!).catch(() => undefined)
+  await deleteWithReplacements(core, node)
   uninstallChart()
   await admin()
     .leases.deleteNamespacedLease({ name: "nodemend-controller", namespace: CONTROLLER_NS })
@@ -181,22 +171,10 @@ describe("fault on a node's host -> agent pod -> condition -> in-cluster control
     )
     expect(broken.reason).toBe("NeuronSRAMUncorrectableError")
     // The controller taints, drains and terminates it: with the kwok provider the Node is deleted.
-    await waitFor(
-      "the kwok node deleted by the controller's repair",
-      async () =>
-        core.readNode({ name: node }).then(
-          () => false,
-          (e) => errorCode(e) === 404
-        ),
-      { timeoutMs: 120_000, intervalMs: 500 }
-    )
-    const events = (
-      await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${node}` })
-    ).items.filter((e) => e.reportingComponent === "nodemend.io/repair-controller")
-    expect(events.map((e) => e.reason)).toContain("RepairStarted")
+    await waitForRepairedAway(core, node)
+    expect(await controllerEventReasons(core, node)).toContain("RepairStarted")
     // Capacity first: its replacement was up before the node was drained and removed.
-    const replacement = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
-    expect(replacement.items).toHaveLength(1)
+    expect(await replacementsOf(core, node)).toHaveLength(1)
     const real = await core.readNode({ name: REAL_NODE })
     expect(real.spec?.taints ?? []).toEqual([])
     expect(condition(real, "Ready")?.status).toBe("True")

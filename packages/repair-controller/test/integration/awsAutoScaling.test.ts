@@ -63,16 +63,7 @@ beforeAll(async () => {
   ns = await createTestNamespace(core, "asgctl")
   cloud = await startClusterFakeCloud(core)
   // The pool is an Auto Scaling group: its members are launched by the group, never by RunInstances.
-  await cloud.admin.createAutoScalingGroup({
-    name: GROUP,
-    launchTemplateId: "lt-0123456789abcdef0",
-    instanceType: "m5.large",
-    zones: ["us-west-2a", "us-west-2b"],
-    minSize: 1,
-    maxSize: SIZE + 1,
-    desiredCapacity: SIZE,
-    tags: { [POOL_LABEL]: POOL }
-  })
+  await cloud.createGroup(GROUP, SIZE, { [POOL_LABEL]: POOL })
   await waitFor(
     "the group's kwok Nodes Ready",
     async () => (await Promise.all((await group()).members.map((m) => ready(m.nodeName)))).every(Boolean),

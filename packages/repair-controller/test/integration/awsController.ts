@@ -1,6 +1,7 @@
 // The repair controller of the AWS-provider cluster tests, in process, on the fake cloud: one config shape (the
 // tests' second-scale drain, zonal-shift and breaker timings, the fake cloud's endpoints), composed as main.ts
-// composes it for `cloudProvider: aws`, and the EC2 client the tests launch their pools with.
+// composes it for `cloudProvider: aws`, and the EC2 client and RunInstances call the tests launch their pools with.
+import type { _InstanceType } from "@aws-sdk/client-ec2"
 import { kubeconfigPath } from "@nodemend/cluster-harness"
 import { Effect, Fiber, Layer, Result } from "effect"
 import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
@@ -25,15 +26,60 @@ export const useFakeCredentials = (): void => {
 export const fakeEc2 = (url: string) =>
   new Ec2Sdk.EC2Client({ region: REGION, endpoint: url, credentials: CREDENTIALS })
 
+/** The fake cloud's subnets, one a zone: us-west-2a, b and c. */
+export const FAKE_SUBNETS = [
+  "subnet-0fake00000000000a",
+  "subnet-0fake00000000000b",
+  "subnet-0fake00000000000c"
+] as const
+
+/** The fake cloud's own launch template. */
+export const FAKE_LAUNCH_TEMPLATE = "lt-0123456789abcdef0"
+
+export interface PoolInstance {
+  readonly subnet: string
+  /** The pool label and its value, a tag on the instance (and so a label on its Node). */
+  readonly pool: readonly [label: string, pool: string]
+  readonly instanceType?: _InstanceType
+  readonly launchTemplateId?: string
+}
+
+/** Launches one instance through EC2 RunInstances, as a node group would; returns its Node's name. */
+export const runPoolInstance = async (
+  ec2: InstanceType<typeof Ec2Sdk.EC2Client>,
+  {
+    subnet,
+    pool: [label, pool],
+    instanceType = "m5.large",
+    launchTemplateId = FAKE_LAUNCH_TEMPLATE
+  }: PoolInstance
+): Promise<string> => {
+  const out = await ec2.send(
+    new Ec2Sdk.RunInstancesCommand({
+      MinCount: 1,
+      MaxCount: 1,
+      LaunchTemplate: { LaunchTemplateId: launchTemplateId, Version: "1" },
+      InstanceType: instanceType,
+      SubnetId: subnet,
+      TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: label, Value: pool }] }]
+    })
+  )
+  const name = out.Instances?.[0]?.PrivateDnsName
+  if (name === undefined) throw new Error(`RunInstances in ${subnet} returned no instance`)
+  return name
+}
+
 /**
  * What the controller's config file would say for a test on the fake cloud at `cloudUrl`: `fields` (selector,
- * policies, pool settings, ...) over the shared timings; `endpoints` adds to EC2 and ARC (e.g. `autoScaling`).
+ * policies, pool settings, ...) over the shared timings; `endpoints` adds to EC2 and ARC (e.g. `autoScaling`);
+ * `awsFields` over the `aws` section's timings (the Karpenter bench's slower ones).
  */
 export const awsTestConfig = (
   namespace: string,
   cloudUrl: string,
   fields: Record<string, unknown>,
-  endpoints: Record<string, string> = {}
+  endpoints: Record<string, string> = {},
+  awsFields: Record<string, unknown> = {}
 ): ControllerConfig => {
   const r = decodeConfig({
     cloudProvider: "aws",
@@ -56,7 +102,8 @@ export const awsTestConfig = (
       endpoints: { ec2: cloudUrl, arcZonalShift: cloudUrl, ...endpoints },
       zonalShift: { enabled: true, cacheSeconds: 1 },
       terminationWaitSeconds: 20,
-      requestTimeoutSeconds: 5
+      requestTimeoutSeconds: 5,
+      ...awsFields
     }
   })
   if (Result.isFailure(r)) throw new Error(r.failure.message)

@@ -5,7 +5,13 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import type { CoreV1Api } from "@kubernetes/client-node"
 import { kubeconfigPath } from "@nodemend/cluster-harness"
-import { AdminClient, type FakeCloud, kwokNodeMirror, startFakeCloud } from "@nodemend/fake-cloud"
+import {
+  AdminClient,
+  type AdminGroup,
+  type FakeCloud,
+  kwokNodeMirror,
+  startFakeCloud
+} from "@nodemend/fake-cloud"
 import { kubeAccessFromKubeconfig, makeKubeHttp } from "@nodemend/kube-access"
 
 export const CLUSTER_ARN = "arn:aws:eks:us-west-2:111122223333:cluster/nodemend-e2e"
@@ -20,6 +26,11 @@ export interface ClusterFakeCloud {
   cli(...args: string[]): Promise<unknown>
   /** Injects `count` throttling errors into the EC2 `action` through the CLI. */
   throttleEc2(action: string, count: number): Promise<void>
+  /**
+   * An Auto Scaling group of `size` m5.large members from the fake cloud's launch template in two zones, with room
+   * for one more (a repair's replacement); `tags` go on its instances (the pool label).
+   */
+  createGroup(name: string, size: number, tags: Record<string, string>): Promise<AdminGroup>
   /** Starts a zonal shift away from `zone` through the CLI; returns its id. */
   startZonalShift(zone: string, ...args: string[]): Promise<string>
   /** Deletes every Node the cloud created or adopted (they carry its instances' providerIDs), then stops it. */
@@ -49,14 +60,26 @@ export async function startClusterFakeCloud(core: CoreV1Api): Promise<ClusterFak
     )
     return JSON.parse(stdout)
   }
+  const admin = new AdminClient(cloud.url)
   return {
     url: cloud.url,
     store: cloud.store,
-    admin: new AdminClient(cloud.url),
+    admin,
     cli,
     throttleEc2: async (action, count) => {
       await cli("fault", "throttle", "--target", "ec2", "--action", action, "--count", String(count))
     },
+    createGroup: (name, size, tags) =>
+      admin.createAutoScalingGroup({
+        name,
+        launchTemplateId: "lt-0123456789abcdef0",
+        instanceType: "m5.large",
+        zones: ["us-west-2a", "us-west-2b"],
+        minSize: 1,
+        maxSize: size + 1,
+        desiredCapacity: size,
+        tags
+      }),
     startZonalShift: async (zone, ...args) =>
       ((await cli("shift", "start", "--zone", zone, ...args)) as { zonalShiftId: string }).zonalShiftId,
     stop: async () => {

@@ -18,17 +18,25 @@ import {
   waitFor
 } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
 import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import {
   type ControllerFiber,
   awsTestConfig,
+  FAKE_SUBNETS,
   fakeEc2,
+  runPoolInstance,
   startAwsController,
   stopController,
   useFakeCredentials
 } from "./awsController.ts"
-import { isReady, nodeEvents, readNodeOrUndefined, sleep, waitForEvent } from "./helpers.ts"
+import {
+  isReady,
+  nodeEvents,
+  readNodeOrUndefined,
+  sleep,
+  waitForEvent,
+  waitForHeldReplacement
+} from "./helpers.ts"
 
 const { core } = clients()
 const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
@@ -59,19 +67,15 @@ beforeAll(async () => {
   cloud = await startClusterFakeCloud(core)
   const ec2 = fakeEc2(cloud.url)
   // The pool: 4 instances from the (broken) launch template, in one zone.
-  for (let i = 0; i < 4; i++) {
-    const out = await ec2.send(
-      new Ec2Sdk.RunInstancesCommand({
-        MinCount: 1,
-        MaxCount: 1,
-        LaunchTemplate: { LaunchTemplateId: BROKEN_LT, Version: "1" },
-        InstanceType: "p5.48xlarge",
-        SubnetId: "subnet-0fake00000000000a",
-        TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: POOL }] }]
+  for (let i = 0; i < 4; i++)
+    nodes.push(
+      await runPoolInstance(ec2, {
+        subnet: FAKE_SUBNETS[0],
+        pool: [POOL_LABEL, POOL],
+        instanceType: "p5.48xlarge",
+        launchTemplateId: BROKEN_LT
       })
     )
-    nodes.push(out.Instances![0]!.PrivateDnsName!)
-  }
   ec2.destroy()
   await waitFor(
     "the pool's 4 kwok Nodes Ready",
@@ -114,17 +118,7 @@ describe("relapse hold with cloudProvider: aws", () => {
         .map((i) => i.nodeName)
     try {
       await setKernelReady(nodes[0]!, "False")
-      const held = await waitFor(
-        "a RepairHeld event on a faulted replacement",
-        async () => {
-          for (const n of faulted()) {
-            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
-            if (e !== undefined) return { node: n, message: e.message ?? "" }
-          }
-          return undefined
-        },
-        { timeoutMs: 180_000, intervalMs: 500 }
-      )
+      const held = await waitForHeldReplacement(core, faulted, 180_000)
       expect(held.message).toMatch(
         new RegExp(
           `2 nodes of pool ${POOL} came back with ${REASON} within 10m of a repair \\(threshold 2\\)`

@@ -22,7 +22,9 @@ import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupp
 import {
   type ControllerFiber,
   awsTestConfig,
+  FAKE_SUBNETS,
   fakeEc2,
+  runPoolInstance,
   startAwsController,
   stopController,
   useFakeCredentials
@@ -100,20 +102,14 @@ beforeAll(async () => {
 
   // The pool: 5 instances launched through EC2 RunInstances (as a node group would), one per zone round-robin.
   const ec2 = fakeEc2(cloud.url)
-  const subnets = ["subnet-0fake00000000000a", "subnet-0fake00000000000b", "subnet-0fake00000000000c"]
-  for (let i = 0; i < 5; i++) {
-    const out = await ec2.send(
-      new Ec2Sdk.RunInstancesCommand({
-        MinCount: 1,
-        MaxCount: 1,
-        LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
-        InstanceType: "p5.48xlarge",
-        SubnetId: subnets[i % 3],
-        TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: POOL }] }]
+  for (let i = 0; i < 5; i++)
+    nodes.push(
+      await runPoolInstance(ec2, {
+        subnet: FAKE_SUBNETS[i % 3]!,
+        pool: [POOL_LABEL, POOL],
+        instanceType: "p5.48xlarge"
       })
     )
-    nodes.push(out.Instances![0]!.PrivateDnsName!)
-  }
   ec2.destroy()
   await waitFor(
     "the pool's 5 kwok Nodes Ready",

@@ -246,3 +246,21 @@ export const expectCapacityFirst = async (
     fromDrain.filter((r) => r.replacement?.nodeName === undefined && r.replacement?.instanceId === undefined)
   ).toEqual([])
 }
+
+/** The first RepairHeld Event on one of the `faulted()` replacements: the held node and the Event's message. */
+export const waitForHeldReplacement = (
+  core: CoreV1Api,
+  faulted: () => readonly string[],
+  timeoutMs: number
+) =>
+  waitFor(
+    "a RepairHeld event on a faulted replacement",
+    async () => {
+      for (const n of faulted()) {
+        const e = (await nodeEvents(core, n, "RepairHeld"))[0]
+        if (e !== undefined) return { node: n, message: e.message ?? "" }
+      }
+      return undefined
+    },
+    { timeoutMs, intervalMs: 500 }
+  )

@@ -35,16 +35,17 @@ import { dirname, join } from "node:path"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { breakReplacements } from "./brokenReplacements.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
   createPdb,
-  isReady,
   isTainted,
   nodeEvents,
   readNodeOrUndefined,
   sleep,
   testConfig,
-  waitForEvent
+  waitForEvent,
+  waitForHeldReplacement
 } from "./helpers.ts"
 
 const { kc, core, policy } = clients()
@@ -253,34 +254,10 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     )
     // Every node Karpenter brings up for the pool from now on (nodemend's replacement NodeClaims) comes up with the
     // fault, as from a broken image: written here once it is Ready, as its agent would.
-    const original = new Set(nodes)
-    const faulted: string[] = []
-    let broken = true
-    const injector = (async () => {
-      while (broken) {
-        const current = (await core.listNode({ labelSelector: `karpenter.sh/nodepool=${pool}` })).items
-        for (const n of current) {
-          const name = n.metadata?.name ?? ""
-          if (!broken || original.has(name) || faulted.includes(name) || !isReady(n)) continue
-          faulted.push(name)
-          await kernelFalse(name)
-        }
-        await sleep(250)
-      }
-    })()
+    const template = breakReplacements(core, `karpenter.sh/nodepool=${pool}`, new Set(nodes))
     try {
       await kernelFalse(nodes[0] ?? "")
-      const held = await waitFor(
-        "a RepairHeld event on a faulted replacement",
-        async () => {
-          for (const n of faulted) {
-            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
-            if (e !== undefined) return { node: n, message: e.message ?? "" }
-          }
-          return undefined
-        },
-        { timeoutMs: 200_000, intervalMs: 500 }
-      )
+      const held = await waitForHeldReplacement(core, () => template.faulted, 200_000)
       expect(held.message).toMatch(
         new RegExp(
           `2 nodes of pool ${pool} came back with ForkFailedOutOfPIDs within 10m of a repair \\(threshold 2\\)`
@@ -296,8 +273,7 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
       expect(onPool).toHaveLength(1)
       expect(onPool[0]?.message).toMatch(/repairs of ForkFailedOutOfPIDs in this NodePool are held/)
     } finally {
-      broken = false
-      await injector
+      await template.fix()
     }
   }, 300_000)
 

@@ -11,13 +11,15 @@ import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
+import type { Ec2Sdk } from "../../src/cloud/aws/awsSdk.ts"
 import { parseLedger, RELAPSE_LEDGER_LABEL } from "../../src/domain/RelapseLedger.ts"
 import { type ClusterFakeCloud, startClusterFakeCloud } from "./awsFakeCloudSupport.ts"
 import {
   type ControllerFiber,
   awsTestConfig,
+  FAKE_SUBNETS,
   fakeEc2,
+  runPoolInstance,
   startAwsController,
   stopController,
   useFakeCredentials
@@ -29,7 +31,7 @@ const POOL_LABEL = "karpenter.sh/nodepool"
 const ZONE = "topology.kubernetes.io/zone"
 const X = uniqueName("poolproof-x").slice(0, 40)
 const Y = `${X}-y`
-const SUBNET = { a: "subnet-0fake00000000000a", b: "subnet-0fake00000000000b" } as const
+const SUBNET = { a: FAKE_SUBNETS[0], b: FAKE_SUBNETS[1] } as const
 const STARTED = Date.now() - 2000
 let ns = ""
 let cloud: ClusterFakeCloud
@@ -37,19 +39,8 @@ let ec2: InstanceType<typeof Ec2Sdk.EC2Client>
 let controller: ControllerFiber | undefined
 const y: string[] = []
 
-const launch = async (pool: string, zone: keyof typeof SUBNET): Promise<string> => {
-  const out = await ec2.send(
-    new Ec2Sdk.RunInstancesCommand({
-      MinCount: 1,
-      MaxCount: 1,
-      LaunchTemplate: { LaunchTemplateId: "lt-0123456789abcdef0", Version: "1" },
-      InstanceType: "m5.large",
-      SubnetId: SUBNET[zone],
-      TagSpecifications: [{ ResourceType: "instance", Tags: [{ Key: POOL_LABEL, Value: pool }] }]
-    })
-  )
-  return out.Instances![0]!.PrivateDnsName!
-}
+const launch = (pool: string, zone: keyof typeof SUBNET): Promise<string> =>
+  runPoolInstance(ec2, { subnet: SUBNET[zone], pool: [POOL_LABEL, pool] })
 const ready = async (names: ReadonlyArray<string>) =>
   waitFor(
     `${names.join(", ")} Ready`,

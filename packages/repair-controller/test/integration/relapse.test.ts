@@ -18,18 +18,19 @@ import {
 } from "@nodemend/cluster-harness"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
+import { breakReplacements } from "./brokenReplacements.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
   createPool,
   IT_LABEL,
-  isReady,
   nodeEvents,
   repairPhase,
   scenario,
   setKernelReady,
   sleep,
   testConfig,
-  waitForEvent
+  waitForEvent,
+  waitForHeldReplacement
 } from "./helpers.ts"
 
 const { core } = clients()
@@ -66,35 +67,11 @@ describe("relapse hold", () => {
     running.push(await startControllerProcess(kubeconfig, config))
 
     // The broken launch template: every replacement of the pool comes up Ready, then with the same fault.
-    const faulted: string[] = []
-    let broken = true
-    const injector = (async () => {
-      while (broken) {
-        const l = await core.listNode({ labelSelector: `${IT_LABEL}=${s.tag},nodemend.io/replacement-of` })
-        for (const n of l.items) {
-          const name = n.metadata?.name ?? ""
-          if (!faulted.includes(name) && isReady(n) && broken) {
-            faulted.push(name)
-            await setKernelReady(core, name, "False")
-          }
-        }
-        await sleep(250)
-      }
-    })()
+    const template = breakReplacements(core, `${IT_LABEL}=${s.tag},nodemend.io/replacement-of`)
 
     try {
       await setKernelReady(core, first ?? "", "False")
-      const held = await waitFor(
-        "a RepairHeld event on a faulted replacement",
-        async () => {
-          for (const n of faulted) {
-            const e = (await nodeEvents(core, n, "RepairHeld"))[0]
-            if (e !== undefined) return { node: n, message: e.message ?? "" }
-          }
-          return undefined
-        },
-        { timeoutMs: 150_000, intervalMs: 500 }
-      )
+      const held = await waitForHeldReplacement(core, () => template.faulted, 150_000)
       // The cause and the evidence: which repairs, which replacements relapsed, how fast.
       expect(held.message).toMatch(
         new RegExp(
@@ -122,7 +99,7 @@ describe("relapse hold", () => {
         const kinds = ledger.success.hold?.evidence.map((r) => r.kind) ?? []
         expect(kinds[0]).toBe("replacement")
         expect(kinds.every((k) => k === "replacement" || k === "fresh")).toBe(true)
-        expect(faulted).toContain(ledger.success.hold?.evidence[1]?.node)
+        expect(template.faulted).toContain(ledger.success.hold?.evidence[1]?.node)
       }
       const metrics = (await running[0]!.get("/metrics")).body
       expect(metrics).toMatch(/nodemend_controller_relapse_holds(\{[^}]*\})? 1/)
@@ -141,8 +118,7 @@ describe("relapse hold", () => {
       expect(await repairPhase(core, ns, held.node)).toBeUndefined()
 
       // The launch template is fixed; an operator releases the hold with the plugin.
-      broken = false
-      await injector
+      await template.fix()
       const out = await promisify(execFile)(
         NODE,
         [
@@ -163,8 +139,7 @@ describe("relapse hold", () => {
       // The controller sees the release and repairs the held node.
       await waitForEvent(core, held.node, "RepairSucceeded", 90_000)
     } finally {
-      broken = false
-      await injector
+      await template.fix()
     }
   }, 300_000)
 })

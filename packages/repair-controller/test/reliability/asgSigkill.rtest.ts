@@ -80,16 +80,7 @@ const config = (pool: string, capacityFirst: boolean) => ({
 
 /** A group of SIZE Ready kwok members in its own pool. */
 const makeGroup = async (name: string) => {
-  await cloud.admin.createAutoScalingGroup({
-    name,
-    launchTemplateId: "lt-0123456789abcdef0",
-    instanceType: "m5.large",
-    zones: ["us-west-2a", "us-west-2b"],
-    minSize: 1,
-    maxSize: SIZE + 1,
-    desiredCapacity: SIZE,
-    tags: { [POOL_LABEL]: name }
-  })
+  await cloud.createGroup(name, SIZE, { [POOL_LABEL]: name })
   await waitFor(
     "the group's kwok Nodes Ready",
     async () =>
