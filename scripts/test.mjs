@@ -52,7 +52,7 @@ const realNodeOff = process.env.NODEMEND_REAL_NODE === "0"
 // Decided before any install: the kind phase's prerequisites (podman) are checked only where it will run.
 const kindPlan = only === "all" || only === "kind" ? probeKindPhase() : undefined
 const phases = [
-  ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "runtimeTest", "moto", "imagesTest"] : []),
+  ...(only === "all" || only === "unit" ? ["unit", "hostCommands", "runtimeTest", "moto"] : []),
   ...(only === "all" || only === "cluster" ? ["cluster"] : []),
   ...((only === "all" || only === "realnode") && !realNodeOff ? ["realnode"] : []),
   ...(kindPlan?.run ? ["kind"] : [])

@@ -137,13 +137,6 @@ export const PHASES = {
     skips: "MotoConformance.test.ts skips",
     items: ["moto_server"]
   },
-  imagesTest: {
-    title: "the images' build test (two builds, same digests)",
-    optional: true,
-    root: true,
-    skips: "images.test.ts skips",
-    items: ["buildah", "apt-get", "dpkg-deb"]
-  },
   runtimeTest: {
     title: "the agent's CRI client against a real containerd (real-containerd.test.ts)",
     optional: true,
@@ -156,7 +149,7 @@ export const PHASES = {
     items: ["go", "openssl", "cc", "git", "systemd-journal-remote", "journalctl", "prometheus"]
   },
   realnode: {
-    title: "the real-node phase (images, a kubelet node, the chart as shipped)",
+    title: "the real-node phase (images built twice, same digests; a kubelet node; the chart as shipped)",
     optional: true,
     root: true,
     items: [

@@ -20,20 +20,19 @@ export const CLUSTER_LANES = [
   [
     ["@nodemend/cluster-harness", "test:cluster:control-plane"],
     ["@nodemend/repair-controller", "test:reliability"],
-    ["@nodemend/repair-controller", "test:cluster:aws"],
     ["@nodemend/reason-codes", "test:cluster"]
   ],
   [
     ["@nodemend/demo", "test:cluster"],
-    ["@nodemend/agent", "test:cluster"]
+    ["@nodemend/agent", "test:cluster"],
+    ["@nodemend/repair-controller", "test:cluster:aws"],
+    ["@nodemend/kubectl-nodemend", "test:cluster"]
   ],
-  // The short steps, and (in `npm test`, REAL_NODE_LANE) the real-node phase's own cluster after them: lane 3 with
-  // all of them was the long pole at ~590 s once #28 added the relapse files.
+  // In `npm test`, the real-node phase (REAL_NODE_STEP, with its second images build) follows these steps.
   [
     ["@nodemend/deploy-tests", "test:cluster"],
-    ["@nodemend/kubectl-nodemend", "test:cluster"],
     ["@nodemend/repair-controller", "test:cluster:relapse"],
-    // The fleet-level stories (queue order, zone breaker, proven pools) out of lane 1, the long pole.
+    // The fleet-level stories (queue order, zone breaker, proven pools, the in-flight budget) out of lane 1.
     ["@nodemend/repair-controller", "test:cluster:pools"]
   ]
 ]

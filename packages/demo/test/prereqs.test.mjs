@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest"
 import { ITEMS, PHASES, plan } from "../../../tools/prereqs.mjs"
 
-const TEST_PHASES = ["unit", "hostCommands", "moto", "imagesTest", "cluster", "realnode"]
+const TEST_PHASES = ["unit", "hostCommands", "moto", "cluster", "realnode"]
 const all = () => true
 const allBut =
   (...ids) =>
@@ -19,9 +19,7 @@ describe("plan", () => {
       expect(p.venv).toBe(false)
       expect(p.errors).toEqual([])
       // Not root: the phases that need root are skipped, and say so.
-      expect(p.skips).toEqual(
-        root ? {} : { imagesTest: "it needs root on Linux", realnode: "it needs root on Linux" }
-      )
+      expect(p.skips).toEqual(root ? {} : { realnode: "it needs root on Linux" })
     }
   })
 

@@ -1,13 +1,15 @@
-// `npm run images` (tools/images/build.mjs): two builds give the same digests, and each image, unpacked and
-// run (chroot into its root filesystem, as the user its config names), starts node on the base's glibc and
-// loads every package its bundle requires at run time from the image alone.
+// `npm run images` (tools/images/build.mjs): a second build gives the same digests as the one the real-node
+// phase's globalSetup made (and runs), and each image, unpacked and run (chroot into its root filesystem, as the
+// user its config names), starts node on the base's glibc and loads every package its bundle requires at run time
+// from the image alone. In the real-node phase, not the unit phase: it needs what that phase needs (root, buildah)
+// and reuses its build, one build fewer per `npm test`.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildImages, type ImagesSummary, imageRef } from "../../../tools/images/build.mjs"
-import { loadManifests } from "../src/index.ts"
+import { buildImages, IMAGES_DIR, type ImagesSummary, imageRef } from "../../../../tools/images/build.mjs"
+import { loadManifests } from "../../src/index.ts"
 
 const work = mkdtempSync(join(tmpdir(), "nodemend-images-"))
 let first: ImagesSummary
@@ -42,24 +44,14 @@ const nodeIn = (rootfs: string, user: string, args: string[]) =>
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp" }
   })
 
-/** Why this machine cannot build and run the images (CI installs buildah and runs as root), or undefined. */
-const missing = (() => {
-  try {
-    execFileSync("sh", ["-c", "command -v buildah"], { stdio: "ignore" })
-  } catch {
-    return "buildah is not installed (apt-get install buildah)"
-  }
-  return process.getuid?.() === 0 ? undefined : "running the images' node needs root (chroot)"
-})()
-
 beforeAll(async () => {
-  if (missing) return
-  first = await buildImages({ outDir: join(work, "a") })
+  // The build the phase runs (realNodeSetup.ts, into IMAGES_DIR), then a second one of the same tree.
+  first = JSON.parse(readFileSync(join(IMAGES_DIR, "images.json"), "utf8")) as ImagesSummary
   second = await buildImages({ outDir: join(work, "b") })
 }, 600_000)
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-describe.skipIf(missing !== undefined)(`npm run images${missing ? ` [skipped: ${missing}]` : ""}`, () => {
+describe("npm run images", () => {
   it("builds the agent, controller and fake cloud under the names the chart and deploy/ use", () => {
     expect(first.images.map((i) => i.name)).toEqual(["agent", "controller", "fake-cloud"])
     const manifests = [...loadManifests("agent"), ...loadManifests("controller")]
@@ -130,8 +122,8 @@ describe.skipIf(missing !== undefined)(`npm run images${missing ? ` [skipped: ${
   })
 
   it("records what it built in images.json", () => {
-    const summary = JSON.parse(readFileSync(join(work, "a", "images.json"), "utf8")) as ImagesSummary
-    expect(summary.images.map((i) => i.ref)).toEqual(first.images.map((i) => i.ref))
+    const summary = JSON.parse(readFileSync(join(work, "b", "images.json"), "utf8")) as ImagesSummary
+    expect(summary.images.map((i) => i.ref)).toEqual(second.images.map((i) => i.ref))
     expect(Object.keys(summary.base.debs)).toEqual(["libc6", "libgcc-s1", "libstdc++6"])
   })
 })
