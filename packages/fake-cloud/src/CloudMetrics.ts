@@ -26,10 +26,10 @@ export interface CloudSnapshot {
   readonly faults: ReadonlyArray<ActiveFault>
 }
 
-const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
+const escapeLabelValue = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
 const labels = (l: Record<string, string>) =>
   `{${Object.entries(l)
-    .map(([k, v]) => `${k}="${escape(v)}"`)
+    .map(([k, v]) => `${k}="${escapeLabelValue(v)}"`)
     .join(",")}}`
 
 export class CallCounts {
