@@ -10,6 +10,8 @@ export declare function scrapeJob(
   i: number,
   targetsDir: string
 ): Record<string, unknown>
+export declare const FAKE_CLOUD_JOB: string
+export declare function staticJob(job: string, targetsDir: string): Record<string, unknown>
 export declare function prometheusConfig(opts: {
   rulesPath: string
   targetsDir: string
@@ -35,4 +37,9 @@ export declare function writeTargets(
   targetsDir: string,
   monitor: string,
   targets: ReadonlyArray<ScrapeTarget>
+): void
+export declare function writeStaticTargets(
+  targetsDir: string,
+  job: string,
+  addresses: ReadonlyArray<string>
 ): void

@@ -11,7 +11,10 @@
 //    status: NodemendAgentNotReady is pending for that node;
 // 3. an active zonal shift: NodemendStoodDownForZonalShift pending; a shift list the provider cannot read:
 //    NodemendStoodDownProviderUnknown pending instead;
-// 4. every panel query of nodemend-dashboard.json returns data.
+// 4. every panel query of nodemend-dashboard.json returns data;
+// 5. the fake cloud (packages/fake-cloud), scraped by the test Prometheus' static job (it is a test tool: the chart
+//    has no PodMonitor for it): the EC2 calls made to it arrive counted by action and outcome (one throttled by an
+//    injected fault), its instances by state, and the fault still pending.
 // `for` is as shipped (15 or 30 minutes): those alerts are asserted pending, the ones without `for` firing.
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -34,7 +37,13 @@ import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml, stringify } from "yaml"
 import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
-import { deleteAllSeries, writeTargets } from "../../../../tools/cluster/prometheus.mjs"
+import { AdminClient, type FakeCloud, startFakeCloud } from "@nodemend/fake-cloud"
+import {
+  deleteAllSeries,
+  FAKE_CLOUD_JOB,
+  writeStaticTargets,
+  writeTargets
+} from "../../../../tools/cluster/prometheus.mjs"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
 import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
@@ -55,6 +64,7 @@ const running: Binary[] = []
 let namespace = ""
 let host: ReturnType<typeof makeFakeHost> | undefined
 let readOnlyHost: ReturnType<typeof makeFakeHost> | undefined
+let cloud: FakeCloud | undefined
 const readOnlyRole = `${tag}-agent-read-only`
 
 /**
@@ -165,6 +175,25 @@ const has = (
       Object.entries(labels).every(([k, v]) => a.labels[k] === v)
   )
 
+/** An EC2 Query call to the fake cloud, SigV4-shaped (the fake checks the signature's form, not its value). */
+const ec2Call = async (url: string, params: Record<string, string>) => {
+  const date = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "")
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+      "x-amz-date": date,
+      authorization: `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/${date.slice(0, 8)}/us-west-2/ec2/aws4_request, SignedHeaders=host;x-amz-date, Signature=${"a".repeat(64)}`
+    },
+    body: new URLSearchParams({ Version: "2016-11-15", ...params }).toString()
+  })
+  await res.text()
+  return res.status
+}
+
 const unhealthy = (name: string) =>
   patchNodeCondition(core, name, {
     type: "KernelReady",
@@ -187,6 +216,7 @@ beforeAll(async () => {
   // An earlier run on this cluster left series in the alerts' windows (an hour for failed repairs): none of it counts.
   writeTargets(prometheus.targetsDir, "nodemend-controller", [])
   writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+  writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
   await deleteAllSeries(prometheus.url)
   namespace = await createTestNamespace(core, "prom")
 })
@@ -195,7 +225,9 @@ afterAll(async () => {
   if (prometheus !== undefined) {
     writeTargets(prometheus.targetsDir, "nodemend-controller", [])
     writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+    writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
   }
+  await cloud?.close()
   host?.cleanup()
   readOnlyHost?.cleanup()
   const ignore = () => undefined
@@ -419,5 +451,48 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     for (const q of [...panelQueries(dashboard), ...variableQueries(dashboard)])
       if ((await instant(q.expr)).length === 0) empty.push(`${q.name}: ${q.expr}`)
     expect(empty).toEqual([])
+
+    // 5. The fake cloud, scraped: two DescribeInstances (the first throttled by an injected fault), a RunInstances,
+    // a second fault that no call uses up.
+    cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 50, terminateDelayMs: 50 })
+    writeStaticTargets(prometheus!.targetsDir, FAKE_CLOUD_JOB, [new URL(cloud.url).host])
+    const admin = new AdminClient(cloud.url)
+    await admin.injectFault({ kind: "throttle", target: "ec2", action: "DescribeInstances" })
+    await admin.injectFault({ kind: "error", target: "ec2", action: "TerminateInstances" })
+    expect(await ec2Call(cloud.url, { Action: "DescribeInstances" })).toBe(503)
+    expect(await ec2Call(cloud.url, { Action: "DescribeInstances" })).toBe(200)
+    expect(
+      await ec2Call(cloud.url, {
+        Action: "RunInstances",
+        MinCount: "1",
+        MaxCount: "1",
+        InstanceType: "m5.large",
+        ImageId: "ami-1"
+      })
+    ).toBe(200)
+    const job = `job="${FAKE_CLOUD_JOB}"`
+    const calls = (action: string, outcome: string) =>
+      `nodemend_fake_cloud_api_calls_total{${job}, api="ec2", action="${action}", outcome="${outcome}"}`
+    const want: Record<string, string> = {
+      [`up{${job}}`]: "1",
+      [calls("DescribeInstances", "throttled")]: "1",
+      [calls("DescribeInstances", "ok")]: "1",
+      [calls("RunInstances", "ok")]: "1",
+      [`nodemend_fake_cloud_instances{${job}, state="running"}`]: "1",
+      [`nodemend_fake_cloud_faults_pending{${job}, kind="error"}`]: "1",
+      [`nodemend_fake_cloud_faults_pending{${job}, kind="throttle"}`]: "0"
+    }
+    let got: Record<string, string | undefined> = {}
+    await waitFor(
+      "the fake cloud's series in Prometheus",
+      async () => {
+        got = {}
+        for (const expr of Object.keys(want))
+          got[expr] = ((await instant(expr)) as { value: [number, string] }[])[0]?.value[1]
+        return Object.keys(want).every((k) => got[k] === want[k]) ? true : undefined
+      },
+      { timeoutMs: 60_000, intervalMs: 500 }
+    ).catch(() => undefined)
+    expect(got).toEqual(want)
   }, 420_000)
 })
