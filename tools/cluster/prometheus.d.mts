@@ -18,6 +18,7 @@ export declare function prometheusConfig(opts: {
   monitors?: Record<string, unknown>[]
 }): Record<string, unknown>
 export declare function ruleFile(path?: string): { groups: unknown[] }
+export declare function scaleFor(file: { groups: unknown[] }, divisor: number): { groups: unknown[] }
 export declare function prepare(
   dir: string,
   port: number

@@ -84,6 +84,26 @@ export const prometheusConfig = ({ rulesPath, targetsDir, monitors = readPodMoni
 /** The PrometheusRule's groups as a Prometheus rule file. */
 export const ruleFile = (path = RULES_FILE) => ({ groups: parseYaml(readFileSync(path, "utf8")).spec.groups })
 
+const DURATION = /^(\d+)(s|m|h)$/
+const SECONDS = { s: 1, m: 60, h: 3600 }
+
+/**
+ * A rule file as `file`, every alert's `for:` divided by `divisor` (whole seconds, at least 1 s), nothing else
+ * changed: for a test that shows an alert with a long `for:` going from pending to firing (the shipped values stay
+ * as they are; this copy exists only in that test).
+ */
+export const scaleFor = (file, divisor) => ({
+  groups: file.groups.map((g) => ({
+    ...g,
+    rules: g.rules.map((r) => {
+      if (r.for === undefined) return r
+      const m = DURATION.exec(r.for)
+      if (!m) throw new Error(`cannot scale for: ${JSON.stringify(r.for)} of ${r.alert}`)
+      return { ...r, for: `${Math.max(1, Math.round((Number(m[1]) * SECONDS[m[2]]) / divisor))}s` }
+    })
+  }))
+})
+
 /** Writes the config, the rule file and empty target files under `dir`; returns the paths and the arguments. */
 export const prepare = (dir, port) => {
   const targetsDir = join(dir, "targets")

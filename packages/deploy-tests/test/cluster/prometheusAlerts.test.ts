@@ -9,6 +9,10 @@
 // - an agent on a GPU node whose DCGM host engine refuses connections (the libdcgm test double,
 //   NMDOUBLE_DCGM_REFUSE=1) past its grace period: NodemendDCGMError fires (no for);
 // and nothing else is pending or firing.
+// Then firing for the two with a long `for:`: a second Prometheus (scaledPrometheus.ts) scrapes the same targets
+// with a rule file generated at test time from the shipped one in which only `for:` is divided by 60 (15m -> 15s);
+// in it the two go firing while the conditions hold, and nothing else is active. The shipped `for:` values and the
+// cluster's Prometheus are unchanged.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -39,6 +43,7 @@ import { H100_PCI_DEVICES, makeFakeHost } from "../../../agent/test/integration/
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
 import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
 import { hasAlert, prometheusApi, show } from "./prometheusApi.ts"
+import { type ScaledPrometheus, startScaledPrometheus } from "./scaledPrometheus.ts"
 
 const IT_LABEL = "nodemend.io/prometheus-it"
 const POOL_LABEL = "karpenter.sh/nodepool"
@@ -53,6 +58,7 @@ const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-alerts-"))
 const running: Binary[] = []
 let namespace = ""
 let host: ReturnType<typeof makeFakeHost> | undefined
+let scaled: ScaledPrometheus | undefined
 
 const clearTargets = () => {
   writeTargets(prometheus!.targetsDir, "nodemend-controller", [])
@@ -68,6 +74,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   for (const b of running.splice(0)) await b.stop()
+  await scaled?.stop()
   if (prometheus !== undefined) clearTargets()
   host?.cleanup()
   await deleteRunNodes(core)
@@ -88,8 +95,9 @@ const unhealthy = (name: string) =>
 describe.skipIf(prometheus === undefined)(
   "a real Prometheus: zone stand-down, a blocked drain, DCGM down",
   () => {
-    it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending), NodemendDCGMError (firing), nothing else", async () => {
+    it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending; firing with for: scaled), NodemendDCGMError (firing), nothing else", async () => {
       const { instant, alertsUntil } = prometheusApi(prometheus!.url)
+      scaled = await startScaledPrometheus(prometheus!.targetsDir, 60)
       const pool = `${tag}-p`
       const [zoneX, zoneY] = [`${tag}-zx`, `${tag}-zy`]
       const node = async (name: string, labels: Record<string, string>) =>
@@ -240,6 +248,18 @@ describe.skipIf(prometheus === undefined)(
       // The stand-down is zone x's, the blocked drain zone y's node (the series the alerts read).
       const zones = await instant("nodemend_controller_zone_stand_down == 1")
       expect(zones.map((s) => s.metric.zone)).toEqual([zoneX])
+
+      // Firing, in the Prometheus whose rules differ from the shipped ones only in `for:` (divided by 60).
+      const firing = await prometheusApi(scaled.url).alertsUntil(
+        "the zone stand-down and the blocked drain firing with for: scaled down",
+        (alerts) =>
+          hasAlert(alerts, "NodemendZoneStoodDown", "firing") &&
+          hasAlert(alerts, "NodemendDrainBlockedPastDeadline", "firing", { outcome: "pdb-blocked" }) &&
+          hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode }),
+        diagnose,
+        60_000
+      )
+      expect(show(firing.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
     }, 240_000)
   }
 )
