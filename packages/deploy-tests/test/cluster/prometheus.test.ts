@@ -47,6 +47,7 @@ import {
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
 import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
+import { type ActiveAlert, hasAlert, prometheusApi, show } from "./prometheusApi.ts"
 
 const IT_LABEL = "nodemend.io/prometheus-it"
 const POOL_LABEL = "karpenter.sh/nodepool"
@@ -110,44 +111,11 @@ const readOnlyKubeconfig = async (): Promise<string> => {
   return path
 }
 
-interface ActiveAlert {
-  readonly labels: Record<string, string>
-  readonly state: "pending" | "firing"
-}
-
-const api = async <T>(path: string): Promise<T> => {
-  const res = await fetch(`${prometheus!.url}${path}`)
-  const body = (await res.json()) as { status: string; data: T; error?: string }
-  if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`)
-  return body.data
-}
-const activeAlerts = () => api<{ alerts: ActiveAlert[] }>("/api/v1/alerts").then((d) => d.alerts)
-const instant = (expr: string) =>
-  api<{ result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result)
-const show = (alerts: ReadonlyArray<ActiveAlert>) =>
-  alerts.map((a) => `${a.labels.alertname}${JSON.stringify(a.labels)} ${a.state}`).join("\n") || "(none)"
-
-/** Waits until the active alerts satisfy `ok`; fails naming what was active last. */
-const alertsUntil = async (
-  what: string,
-  ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean,
-  timeoutMs = 120_000
-) => {
-  let last: ActiveAlert[] = []
-  await waitFor(
-    what,
-    async () => {
-      last = await activeAlerts()
-      return ok(last) ? true : undefined
-    },
-    { timeoutMs, intervalMs: 500 }
-  ).catch(async (e: unknown) => {
-    throw new Error(
-      `${(e as Error).message}\nactive alerts:\n${show(last)}\n--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`
-    )
-  })
-  return last
-}
+// (The test skips without a Prometheus: nothing calls these then.)
+const { activeAlerts, instant, alertsUntil: alertsUntilWith } = prometheusApi(prometheus?.url ?? "")
+/** Waits until the active alerts satisfy `ok`; fails naming what was active last, the series, the binaries' output. */
+const alertsUntil = (what: string, ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean) =>
+  alertsUntilWith(what, ok, async () => `--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`)
 /** What the alerts read, for a failure message. */
 const series = async () => {
   const out: string[] = []
@@ -162,18 +130,6 @@ const series = async () => {
   return out.join("\n")
 }
 const outputs = () => running.map((b) => b.output().slice(-2000)).join("\n---\n")
-const has = (
-  alerts: ReadonlyArray<ActiveAlert>,
-  name: string,
-  state: string,
-  labels: Record<string, string> = {}
-) =>
-  alerts.some(
-    (a) =>
-      a.labels.alertname === name &&
-      a.state === state &&
-      Object.entries(labels).every(([k, v]) => a.labels[k] === v)
-  )
 
 /** An EC2 Query call to the fake cloud, SigV4-shaped (the fake checks the signature's form, not its value). */
 const ec2Call = async (url: string, params: Record<string, string>) => {
@@ -339,10 +295,8 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     await waitFor(
       "both targets up, the controller leading",
       async () => {
-        const up = (await instant("sum(up)")) as { value: [number, string] }[]
-        const leader = (await instant("cluster:nodemend_controller_leader:sum")) as {
-          value: [number, string]
-        }[]
+        const up = await instant("sum(up)")
+        const leader = await instant("cluster:nodemend_controller_leader:sum")
         return up[0]?.value[1] === "2" && leader[0]?.value[1] === "1" ? true : undefined
       },
       { timeoutMs: 120_000, intervalMs: 500 }
@@ -401,16 +355,19 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     const raised = await alertsUntil(
       "a failed repair, a held slot, an open breaker, kernel log gaps, an agent that cannot write",
       (alerts) =>
-        has(alerts, "NodemendAgentKmsgSequenceGaps", "firing", { node: agentNode, severity: "warning" }) &&
-        has(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
-        has(alerts, "NodemendRepairsFailing", "firing", {
+        hasAlert(alerts, "NodemendAgentKmsgSequenceGaps", "firing", {
+          node: agentNode,
+          severity: "warning"
+        }) &&
+        hasAlert(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
+        hasAlert(alerts, "NodemendRepairsFailing", "firing", {
           condition: "KernelReady",
           reason: "ForkFailedOutOfPIDs",
           action: "Replace",
           severity: "critical"
         }) &&
-        has(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
-        has(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
+        hasAlert(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
+        hasAlert(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
     )
     // Nothing else: not pool A's breaker (100%), not the other pool's slot, no leader trouble, nothing of the first
     // agent's condition writes.
@@ -430,13 +387,13 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       ])
     )
     await alertsUntil("stood down for a zonal shift", (alerts) =>
-      has(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
+      hasAlert(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
     )
     await writeShifts("not json")
     await alertsUntil(
       "stood down, provider unknown",
       (alerts) =>
-        has(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
+        hasAlert(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
         !alerts.some((a) => a.labels.alertname === "NodemendStoodDownForZonalShift")
     )
 
@@ -487,8 +444,7 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       "the fake cloud's series in Prometheus",
       async () => {
         got = {}
-        for (const expr of Object.keys(want))
-          got[expr] = ((await instant(expr)) as { value: [number, string] }[])[0]?.value[1]
+        for (const expr of Object.keys(want)) got[expr] = (await instant(expr))[0]?.value[1]
         return Object.keys(want).every((k) => got[k] === want[k]) ? true : undefined
       },
       { timeoutMs: 60_000, intervalMs: 500 }
