@@ -1,17 +1,20 @@
 // More of the alert rules through the real Prometheus (the cluster's, `cluster:up --prometheus`), beside
-// prometheus.test.ts' story: the situations that raise NodemendZoneStoodDown, NodemendDrainBlockedPastDeadline and
-// NodemendDCGMError, made with the real binaries and nodemend-alerts.yaml loaded as shipped:
+// prometheus.test.ts' story: the situations that raise NodemendZoneStoodDown, NodemendDrainBlockedPastDeadline,
+// NodemendDCGMError and NodemendRepairsHeldForRelapse, made with the real binaries and nodemend-alerts.yaml loaded
+// as shipped:
 // - one controller (kwok provider), one pool over two zones: zone x's three nodes fail at once (3 of 3, over the
 //   zone breaker's 20% while zone y is at it): zone x stands down, NodemendZoneStoodDown is pending (for: 15m);
-// - zone y's failing node (1 of 5) is repaired: its replacement comes up, but its one pod is guarded by a PodDisruptionBudget that allows no
-//   disruption and drain.onDeadline is wait: evictions are refused (429) past the drain deadline,
-//   NodemendDrainBlockedPastDeadline is pending (for: 15m);
+// - zone y's first failing node is repaired: its replacement comes up, but its one pod is guarded by a
+//   PodDisruptionBudget that allows no disruption and drain.onDeadline is wait: evictions are refused (429) past
+//   the drain deadline, NodemendDrainBlockedPastDeadline is pending (for: 15m);
 // - an agent on a GPU node whose DCGM host engine refuses connections (the libdcgm test double,
 //   NMDOUBLE_DCGM_REFUSE=1) past its grace period: NodemendDCGMError fires (no for);
+// - a pool whose launch template is "broken" (every replacement comes up with the fault its original was repaired
+//   for, as relapse.test.ts does it): after 2 relapses its repairs are held, NodemendRepairsHeldForRelapse fires;
 // and nothing else is pending or firing.
 // Then firing for the two with a long `for:`: a second Prometheus (scaledPrometheus.ts) scrapes the same targets
 // with a rule file generated at test time from the shipped one in which only `for:` is divided by 60 (15m -> 15s);
-// in it the two go firing while the conditions hold, and nothing else is active. The shipped `for:` values and the
+// in them the two go firing while the conditions hold, and nothing else is active. The shipped `for:` values and the
 // cluster's Prometheus are unchanged.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -59,6 +62,8 @@ const running: Binary[] = []
 let namespace = ""
 let host: ReturnType<typeof makeFakeHost> | undefined
 let scaled: ScaledPrometheus | undefined
+/** Pool r's broken-launch-template injector runs while this is true (afterAll stops it). */
+let injecting = false
 
 const clearTargets = () => {
   writeTargets(prometheus!.targetsDir, "nodemend-controller", [])
@@ -73,6 +78,7 @@ beforeAll(async () => {
   namespace = await createTestNamespace(core, "promal")
 })
 afterAll(async () => {
+  injecting = false
   for (const b of running.splice(0)) await b.stop()
   await scaled?.stop()
   if (prometheus !== undefined) clearTargets()
@@ -95,7 +101,7 @@ const unhealthy = (name: string) =>
 describe.skipIf(prometheus === undefined)(
   "a real Prometheus: zone stand-down, a blocked drain, DCGM down",
   () => {
-    it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending; firing with for: scaled), NodemendDCGMError (firing), nothing else", async () => {
+    it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending; firing with for: scaled), NodemendDCGMError and NodemendRepairsHeldForRelapse (firing), nothing else", async () => {
       const { instant, alertsUntil } = prometheusApi(prometheus!.url)
       scaled = await startScaledPrometheus(prometheus!.targetsDir, 60)
       const pool = `${tag}-p`
@@ -106,6 +112,12 @@ describe.skipIf(prometheus === undefined)(
       const xs = await Promise.all([1, 2, 3].map((i) => node(`${tag}-x${i}`, inZone(zoneX))))
       const ys = await Promise.all([1, 2, 3, 4, 5].map((i) => node(`${tag}-y${i}`, inZone(zoneY))))
       const blocked = ys[0]!
+      // Pool r in zone y, its launch template "broken": every replacement comes up Ready, then with the fault its
+      // original was repaired for; after 2 relapses its repairs are held. Zone y has 20 nodes, so its unhealthy
+      // share (the blocked drain, pool r's relapsing nodes) stays at or under the zone breaker's 20%.
+      const poolR = `${tag}-r`
+      const relapsing = await node(`${tag}-r1`, { ...inZone(zoneY), [POOL_LABEL]: poolR })
+      await Promise.all(Array.from({ length: 14 }, (_, i) => node(`${tag}-y${i + 6}`, inZone(zoneY))))
       // The one pod on the node to drain, its PDB allowing no disruption; no tolerations (a pod that tolerates the
       // repair taint is not drained, as with Karpenter).
       const app = `${tag}-app`
@@ -131,6 +143,7 @@ describe.skipIf(prometheus === undefined)(
         policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
         maxUnhealthyPercent: 100,
         maxInFlight: "100%",
+        relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 },
         zoneBreaker: { enabled: true, maxUnhealthyPercent: 20, minUnhealthyNodes: 3 },
         drain: {
           deadlineSeconds: 2,
@@ -220,7 +233,25 @@ describe.skipIf(prometheus === undefined)(
       ])
 
       // Zone x's three nodes fail together; zone y's first (1 of 5, at the zone breaker's 20%, not over it).
-      await Promise.all([...xs, blocked].map(unhealthy))
+      await Promise.all([...xs, blocked, relapsing].map(unhealthy))
+      const faulted = new Set<string>()
+      injecting = true
+      const injector = (async () => {
+        while (injecting) {
+          const l = await core.listNode({
+            labelSelector: `${IT_LABEL}=${tag},${POOL_LABEL}=${poolR},nodemend.io/replacement-of`
+          })
+          for (const n of l.items) {
+            const name = n.metadata!.name!
+            const ready = n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+            if (!faulted.has(name) && ready && injecting) {
+              faulted.add(name)
+              await unhealthy(name)
+            }
+          }
+          await new Promise((r) => setTimeout(r, 250))
+        }
+      })()
 
       const diagnose = async () => {
         const out: string[] = []
@@ -228,16 +259,23 @@ describe.skipIf(prometheus === undefined)(
           "nodemend_controller_zones_stood_down",
           "nodemend_controller_evictions_total",
           "nodemend_controller_active_repairs",
+          "nodemend_controller_relapse_holds",
           'nodemend_agent_findings_total{reason="DCGMError"}'
         ])
           out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
         out.push("--- binaries ---", ...running.map((b) => b.output().slice(-2000)))
         return out.join("\n")
       }
-      const expected = ["NodemendZoneStoodDown", "NodemendDrainBlockedPastDeadline", "NodemendDCGMError"]
+      const expected = [
+        "NodemendZoneStoodDown",
+        "NodemendDrainBlockedPastDeadline",
+        "NodemendDCGMError",
+        "NodemendRepairsHeldForRelapse"
+      ]
       const raised = await alertsUntil(
-        "a zone stood down, a drain blocked by a PDB, DCGM unreachable",
+        "a zone stood down, a drain blocked by a PDB, DCGM unreachable, repairs held for relapse",
         (alerts) =>
+          hasAlert(alerts, "NodemendRepairsHeldForRelapse", "firing") &&
           hasAlert(alerts, "NodemendZoneStoodDown", "pending") &&
           hasAlert(alerts, "NodemendDrainBlockedPastDeadline", "pending", { outcome: "pdb-blocked" }) &&
           hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode, reason: "DCGMError" }),
@@ -248,6 +286,9 @@ describe.skipIf(prometheus === undefined)(
       // The stand-down is zone x's, the blocked drain zone y's node (the series the alerts read).
       const zones = await instant("nodemend_controller_zone_stand_down == 1")
       expect(zones.map((s) => s.metric.zone)).toEqual([zoneX])
+      // The hold is pool r's (for the reason its nodes relapsed with).
+      const holds = await instant("nodemend_controller_relapse_hold == 1")
+      expect(holds.map((s) => [s.metric.pool, s.metric.reason])).toEqual([[poolR, "ForkFailedOutOfPIDs"]])
 
       // Firing, in the Prometheus whose rules differ from the shipped ones only in `for:` (divided by 60).
       const firing = await prometheusApi(scaled.url).alertsUntil(
@@ -255,11 +296,14 @@ describe.skipIf(prometheus === undefined)(
         (alerts) =>
           hasAlert(alerts, "NodemendZoneStoodDown", "firing") &&
           hasAlert(alerts, "NodemendDrainBlockedPastDeadline", "firing", { outcome: "pdb-blocked" }) &&
-          hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode }),
+          hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode }) &&
+          hasAlert(alerts, "NodemendRepairsHeldForRelapse", "firing"),
         diagnose,
         60_000
       )
       expect(show(firing.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
+      injecting = false
+      await injector
     }, 240_000)
   }
 )
