@@ -10,12 +10,15 @@ export declare function scrapeJob(
   i: number,
   targetsDir: string
 ): Record<string, unknown>
+export declare const FAKE_CLOUD_JOB: string
+export declare function staticJob(job: string, targetsDir: string): Record<string, unknown>
 export declare function prometheusConfig(opts: {
   rulesPath: string
   targetsDir: string
   monitors?: Record<string, unknown>[]
 }): Record<string, unknown>
 export declare function ruleFile(path?: string): { groups: unknown[] }
+export declare function scaleFor(file: { groups: unknown[] }, divisor: number): { groups: unknown[] }
 export declare function prepare(
   dir: string,
   port: number
@@ -35,4 +38,9 @@ export declare function writeTargets(
   targetsDir: string,
   monitor: string,
   targets: ReadonlyArray<ScrapeTarget>
+): void
+export declare function writeStaticTargets(
+  targetsDir: string,
+  job: string,
+  addresses: ReadonlyArray<string>
 ): void

@@ -5,7 +5,9 @@
 // processes, not pods with addresses, so the targets come from files (file_sd) that tests write with the pod's
 // meta labels (registerTarget): the relabelings then work on them as on a pod Kubernetes discovered. Scrapes and
 // rule evaluations every second (the PodMonitors say 30 s; a test cannot wait that long), everything else as
-// shipped: an alert with `for: 15m` is pending for 15 minutes here too.
+// shipped: an alert with `for: 15m` is pending for 15 minutes here too. One job more than the chart describes: the
+// fake cloud (a test tool, not in the chart, so no PodMonitor) is scraped by a static job, FAKE_CLOUD_JOB, its
+// address also from a file (writeStaticTargets), since its port is chosen when a test starts it.
 //
 // prometheusConfig() and ruleFile() are pure; startPrometheus() runs it under the cluster's state dir.
 import { renameSync, writeFileSync } from "node:fs"
@@ -57,17 +59,50 @@ export const scrapeJob = (monitor, i, targetsDir) => {
   }
 }
 
-/** prometheus.yml: the rule file, one job per PodMonitor endpoint. */
+/** The fake cloud's job (packages/fake-cloud serves /metrics): static, labelled job="nodemend-fake-cloud". */
+export const FAKE_CLOUD_JOB = "nodemend-fake-cloud"
+
+/** A job with no PodMonitor: its targets (addresses only) from a file, scraped as often as the others. */
+export const staticJob = (job, targetsDir) => ({
+  job_name: job,
+  scrape_interval: INTERVAL,
+  scrape_timeout: INTERVAL,
+  metrics_path: "/metrics",
+  file_sd_configs: [{ files: [targetsFile(targetsDir, job)], refresh_interval: INTERVAL }]
+})
+
+/** prometheus.yml: the rule file, one job per PodMonitor endpoint, and the fake cloud's static job. */
 export const prometheusConfig = ({ rulesPath, targetsDir, monitors = readPodMonitors() }) => ({
   global: { scrape_interval: INTERVAL, evaluation_interval: INTERVAL },
   rule_files: [rulesPath],
-  scrape_configs: monitors.flatMap((m) =>
-    m.spec.podMetricsEndpoints.map((_, i) => scrapeJob(m, i, targetsDir))
-  )
+  scrape_configs: [
+    ...monitors.flatMap((m) => m.spec.podMetricsEndpoints.map((_, i) => scrapeJob(m, i, targetsDir))),
+    staticJob(FAKE_CLOUD_JOB, targetsDir)
+  ]
 })
 
 /** The PrometheusRule's groups as a Prometheus rule file. */
 export const ruleFile = (path = RULES_FILE) => ({ groups: parseYaml(readFileSync(path, "utf8")).spec.groups })
+
+const DURATION = /^(\d+)(s|m|h)$/
+const SECONDS = { s: 1, m: 60, h: 3600 }
+
+/**
+ * A rule file as `file`, every alert's `for:` divided by `divisor` (whole seconds, at least 1 s), nothing else
+ * changed: for a test that shows an alert with a long `for:` going from pending to firing (the shipped values stay
+ * as they are; this copy exists only in that test).
+ */
+export const scaleFor = (file, divisor) => ({
+  groups: file.groups.map((g) => ({
+    ...g,
+    rules: g.rules.map((r) => {
+      if (r.for === undefined) return r
+      const m = DURATION.exec(r.for)
+      if (!m) throw new Error(`cannot scale for: ${JSON.stringify(r.for)} of ${r.alert}`)
+      return { ...r, for: `${Math.max(1, Math.round((Number(m[1]) * SECONDS[m[2]]) / divisor))}s` }
+    })
+  }))
+})
 
 /** Writes the config, the rule file and empty target files under `dir`; returns the paths and the arguments. */
 export const prepare = (dir, port) => {
@@ -75,7 +110,8 @@ export const prepare = (dir, port) => {
   const rulesPath = join(dir, "rules.yaml")
   const monitors = readPodMonitors()
   writeFileSync(rulesPath, stringify(ruleFile()))
-  for (const m of monitors) writeFileSync(targetsFile(targetsDir, m.metadata.name), "[]\n")
+  for (const name of [...monitors.map((m) => m.metadata.name), FAKE_CLOUD_JOB])
+    writeFileSync(targetsFile(targetsDir, name), "[]\n")
   const configPath = join(dir, "prometheus.yml")
   writeFileSync(configPath, stringify(prometheusConfig({ rulesPath, targetsDir, monitors })))
   return {
@@ -107,27 +143,33 @@ export const deleteAllSeries = async (url) => {
 
 /**
  * Lists `targets` for `monitor` (replacing what was there): each an address (host:port) and the pod it stands
- * for. Written whole and renamed into place, so Prometheus never reads half a file.
+ * for.
  */
-export const writeTargets = (targetsDir, monitor, targets) => {
-  const path = targetsFile(targetsDir, monitor)
-  const tmp = `${path}.tmp`
-  writeFileSync(
-    tmp,
-    `${JSON.stringify(
-      targets.map((t) => ({
-        targets: [t.address],
-        labels: {
-          __meta_kubernetes_namespace: t.namespace,
-          __meta_kubernetes_pod_name: t.pod,
-          __meta_kubernetes_pod_node_name: t.node ?? "",
-          __meta_kubernetes_pod_container_name: t.container ?? monitor,
-          __meta_kubernetes_pod_container_port_name: t.port
-        }
-      })),
-      null,
-      2
-    )}\n`
+export const writeTargets = (targetsDir, monitor, targets) =>
+  writeTargetGroups(
+    targetsFile(targetsDir, monitor),
+    targets.map((t) => ({
+      targets: [t.address],
+      labels: {
+        __meta_kubernetes_namespace: t.namespace,
+        __meta_kubernetes_pod_name: t.pod,
+        __meta_kubernetes_pod_node_name: t.node ?? "",
+        __meta_kubernetes_pod_container_name: t.container ?? monitor,
+        __meta_kubernetes_pod_container_port_name: t.port
+      }
+    }))
   )
+
+/** Lists `addresses` (host:port) as the targets of a static job (staticJob), replacing what was there. */
+export const writeStaticTargets = (targetsDir, job, addresses) =>
+  writeTargetGroups(
+    targetsFile(targetsDir, job),
+    addresses.length === 0 ? [] : [{ targets: addresses, labels: {} }]
+  )
+
+/** Written whole and renamed into place, so Prometheus never reads half a file. */
+const writeTargetGroups = (path, groups) => {
+  const tmp = `${path}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(groups, null, 2)}\n`)
   renameSync(tmp, path)
 }

@@ -1,11 +1,12 @@
 /**
  * One loopback HTTP server for everything: EC2 Query and EC2 Auto Scaling Query (`POST /`, told apart by their
  * API `Version`), ARC REST-JSON (`/managedresources`, `/zonalshifts`, `/autoshifts`), and the admin API
- * (`/admin/...`). Point the EC2, Auto Scaling and ARC endpoint overrides of a client at its URL.
+ * (`/admin/...`), and Prometheus metrics (`GET /metrics`, CloudMetrics.ts). Point the EC2, Auto Scaling and ARC endpoint overrides of a client at its URL.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AdminError, routeAdmin } from "./admin/AdminRoutes.ts"
+import { CallCounts, callOutcome, renderMetrics } from "./CloudMetrics.ts"
 import { routeArc } from "./arc/ArcRoutes.ts"
 import { ArcError, ZonalShiftStore } from "./arc/ZonalShiftStore.ts"
 import {
@@ -70,6 +71,16 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
   for (const spec of options.autoScalingGroups ?? []) groups.create(spec)
   const faults = new Faults()
   const calls: Record<string, number> = {}
+  const callCounts = new CallCounts()
+  /** Counts the call (admin stats) and, once its answer is sent, its outcome (metrics); returns the fault it hits. */
+  const takeCall = (api: Api, action: string, res: ServerResponse): FaultSpec | undefined => {
+    calls[action] = (calls[action] ?? 0) + 1
+    const fault = faults.take(api, action)
+    res.once("finish", () =>
+      callCounts.add(api, action, callOutcome(res.statusCode, fault?.kind === "throttle"))
+    )
+    return fault
+  }
   const log = options.log ?? (() => {})
 
   const sendEc2Error = (
@@ -152,8 +163,7 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
         requestId
       )
     }
-    calls[action] = (calls[action] ?? 0) + 1
-    const fault = faults.take("ec2", action)
+    const fault = takeCall("ec2", action, res)
     if (fault && faultAnswer("ec2", fault, res, requestId)) return
     let xml: string
     try {
@@ -180,8 +190,7 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
       return sendAutoScalingError(res, status, code, sig.message, requestId)
     }
     const action = params.get("Action") ?? ""
-    calls[action] = (calls[action] ?? 0) + 1
-    const fault = faults.take("autoScaling", action)
+    const fault = takeCall("autoScaling", action, res)
     if (fault && faultAnswer("autoScaling", fault, res, requestId)) return
     let xml: string
     try {
@@ -212,8 +221,7 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
       return sendArcError(res, status, code, sig.message, requestId)
     }
     const operation = arcOperation(req.method ?? "GET", url.pathname)
-    calls[operation] = (calls[operation] ?? 0) + 1
-    const fault = faults.take("arc", operation)
+    const fault = takeCall("arc", operation, res)
     if (fault && faultAnswer("arc", fault, res, requestId)) return
     let reply: ReturnType<typeof routeArc>
     try {
@@ -234,6 +242,17 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     const url = new URL(req.url ?? "/", "http://fake")
     const body = await readBody(req)
     const method = req.method ?? "GET"
+    if (url.pathname === "/metrics" && method === "GET") {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" })
+      return res.end(
+        renderMetrics(callCounts, {
+          instanceStates: store.describe([]).map((i) => i.state),
+          activeZonalShifts: shifts.active().length,
+          activeAutoshifts: shifts.activeAutoshifts().length,
+          faults: faults.list()
+        })
+      )
+    }
     if (url.pathname === "/healthz") {
       res.writeHead(200, { "content-type": "text/plain" })
       return res.end("ok")

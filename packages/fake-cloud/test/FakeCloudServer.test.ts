@@ -348,3 +348,65 @@ describe("admin", () => {
     await expect(admin.injectFault({ kind: "explode" } as never)).rejects.toThrow(/HTTP 400.*kind/s)
   })
 })
+
+describe("metrics", () => {
+  /** GET /metrics as sample -> value (the HELP and TYPE lines checked, then left out). */
+  const scrape = async () => {
+    const res = await fetch(`${cloud.url}/metrics`)
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/plain; version=0.0.4"])
+    const samples = new Map<string, number>()
+    const families = new Set<string>()
+    for (const line of (await res.text()).trim().split("\n")) {
+      const type = /^# TYPE (\S+) (counter|gauge)$/.exec(line)
+      if (type) families.add(type[1]!)
+      else if (!line.startsWith("# HELP ")) {
+        const m = /^(\S+) (\d+)$/.exec(line)
+        expect(m, line).not.toBeNull()
+        samples.set(m![1]!, Number(m![2]))
+      }
+    }
+    expect([...families].sort()).toEqual([
+      "nodemend_fake_cloud_api_calls_total",
+      "nodemend_fake_cloud_faults_pending",
+      "nodemend_fake_cloud_instances",
+      "nodemend_fake_cloud_zonal_shifts_active"
+    ])
+    return (name: string) => samples.get(name) ?? 0
+  }
+  const calls = (api: string, action: string, outcome: string) =>
+    `nodemend_fake_cloud_api_calls_total{api="${api}",action="${action}",outcome="${outcome}"}`
+
+  it("counts calls by api, action and outcome; instances by state; active shifts; faults not used up", async () => {
+    await admin.cancelAllZonalShifts()
+    const before = await scrape()
+    await admin.injectFault({ kind: "throttle", target: "ec2", action: "DescribeInstances", count: 2 })
+    await admin.injectFault({ kind: "error", target: "arc", count: 3 })
+    const pending = await scrape()
+    expect(pending('nodemend_fake_cloud_faults_pending{kind="throttle"}')).toBe(2)
+    expect(pending('nodemend_fake_cloud_faults_pending{kind="error"}')).toBe(3)
+    for (let i = 0; i < 3; i++) await ec2({ Action: "DescribeInstances" })
+    await ec2({ Action: "TerminateInstances", "InstanceId.1": "i-0000000000000dead" })
+    await arc("GET", `/managedresources/${encodeURIComponent(ARN)}`)
+    const id = await launchRunning()
+    await admin.startZonalShift({ awayFrom: "us-west-2a", expiresInMinutes: 10 })
+    const after = await scrape()
+    const delta = (name: string) => after(name) - before(name)
+    expect(delta(calls("ec2", "DescribeInstances", "throttled"))).toBe(2)
+    expect(delta(calls("ec2", "DescribeInstances", "ok"))).toBeGreaterThanOrEqual(1)
+    expect(delta(calls("ec2", "TerminateInstances", "error"))).toBe(1)
+    expect(delta(calls("arc", "GetManagedResource", "error"))).toBe(1)
+    expect(delta(calls("ec2", "RunInstances", "ok"))).toBe(1)
+    expect(after('nodemend_fake_cloud_faults_pending{kind="throttle"}')).toBe(0)
+    expect(after('nodemend_fake_cloud_faults_pending{kind="error"}')).toBe(2)
+    expect(after('nodemend_fake_cloud_instances{state="running"}')).toBe(
+      cloud.store.describe([]).filter((i) => i.state === "running").length
+    )
+    expect(cloud.store.describe([id])[0]?.state).toBe("running")
+    expect(after('nodemend_fake_cloud_zonal_shifts_active{kind="zonal-shift"}')).toBe(
+      cloud.shifts.active().length
+    )
+    expect(delta('nodemend_fake_cloud_zonal_shifts_active{kind="zonal-shift"}')).toBe(1)
+    cloud.faults.clear()
+    cloud.shifts.cancelAll()
+  })
+})

@@ -4,7 +4,8 @@
  * from a separate pthread with a stack-allocated response freed after the callback returns, -34 from
  * dcgmPolicyUnregister while a callback runs, NOT_WATCHED (-16) for unwatched fields, vendor injection API
  * (dcgmInjectFieldValue / dcgmEntityInjectFieldValue), plus nmdouble_* controls for what no vendor API injects
- * (device count, refused / dropped connections, firing a policy violation).
+ * (device count, refused / dropped connections, firing a policy violation); NMDOUBLE_DCGM_REFUSE=1 at dcgmInit
+ * refuses connections from the start (a host engine that is down, for another process).
  * Control channel for other processes (`nodemend inject`): with NMDOUBLE_DCGM_POLICY_FIFO set at dcgmInit (or
  * nmdouble_watch_policy_fifo called), a reader thread takes dcgmPolicyCallbackResponse_v2 records (32 bytes
  * each, vendor layout) from that FIFO and delivers each as nmdouble_fire_policy does; one line per record in
@@ -89,6 +90,9 @@ dcgmReturn_t dcgmInit(void) {
     for (int i = 0; i < gpu_count && i < MAX_DIAG_RESULTS; i++)
       diag_results[diag_result_count++] = (diag_result_t){DCGM_SOFTWARE_INDEX, DCGM_FE_GPU, (unsigned int)i, 0, 0, {0}};
   }
+  /* A host engine that is down, for a separate process (an agent binary): NMDOUBLE_DCGM_REFUSE=1 refuses connects. */
+  const char *refuse_env = getenv("NMDOUBLE_DCGM_REFUSE");
+  if (refuse_env != NULL && strcmp(refuse_env, "1") == 0) refuse = 1;
   pthread_mutex_unlock(&mu);
   /* Another process injects policy violations through this FIFO (the demo's `nodemend inject`). */
   const char *fifo = getenv("NMDOUBLE_DCGM_POLICY_FIFO");

@@ -23,15 +23,17 @@ export const freePort = (): Promise<number> =>
     s.on("error", reject)
   })
 
-/** Starts `main` with `args`, pushed onto `running` (the caller stops them all after its tests). */
+/** Starts `main` with `args` (and `env` over this process' environment), pushed onto `running` (the caller stops them all after its tests). */
 export const spawnSourceBinary = (
   running: Binary[],
   main: string,
   args: ReadonlyArray<string>,
-  port: number
+  port: number,
+  env: Readonly<Record<string, string>> = {}
 ): Binary => {
   const proc = spawn(NODE, ["--conditions=source", join(REPO_ROOT, main), ...args], {
     cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""

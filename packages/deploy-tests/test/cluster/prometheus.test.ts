@@ -11,7 +11,10 @@
 //    status: NodemendAgentNotReady is pending for that node;
 // 3. an active zonal shift: NodemendStoodDownForZonalShift pending; a shift list the provider cannot read:
 //    NodemendStoodDownProviderUnknown pending instead;
-// 4. every panel query of nodemend-dashboard.json returns data.
+// 4. every panel query of nodemend-dashboard.json returns data;
+// 5. the fake cloud (packages/fake-cloud), scraped by the test Prometheus' static job (it is a test tool: the chart
+//    has no PodMonitor for it): the EC2 calls made to it arrive counted by action and outcome (one throttled by an
+//    injected fault), its instances by state, and the fault still pending.
 // `for` is as shipped (15 or 30 minutes): those alerts are asserted pending, the ones without `for` firing.
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -34,10 +37,17 @@ import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml, stringify } from "yaml"
 import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
-import { deleteAllSeries, writeTargets } from "../../../../tools/cluster/prometheus.mjs"
+import { AdminClient, type FakeCloud, startFakeCloud } from "@nodemend/fake-cloud"
+import {
+  deleteAllSeries,
+  FAKE_CLOUD_JOB,
+  writeStaticTargets,
+  writeTargets
+} from "../../../../tools/cluster/prometheus.mjs"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
 import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
+import { type ActiveAlert, hasAlert, prometheusApi, show } from "./prometheusApi.ts"
 
 const IT_LABEL = "nodemend.io/prometheus-it"
 const POOL_LABEL = "karpenter.sh/nodepool"
@@ -55,6 +65,7 @@ const running: Binary[] = []
 let namespace = ""
 let host: ReturnType<typeof makeFakeHost> | undefined
 let readOnlyHost: ReturnType<typeof makeFakeHost> | undefined
+let cloud: FakeCloud | undefined
 const readOnlyRole = `${tag}-agent-read-only`
 
 /**
@@ -100,44 +111,11 @@ const readOnlyKubeconfig = async (): Promise<string> => {
   return path
 }
 
-interface ActiveAlert {
-  readonly labels: Record<string, string>
-  readonly state: "pending" | "firing"
-}
-
-const api = async <T>(path: string): Promise<T> => {
-  const res = await fetch(`${prometheus!.url}${path}`)
-  const body = (await res.json()) as { status: string; data: T; error?: string }
-  if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`)
-  return body.data
-}
-const activeAlerts = () => api<{ alerts: ActiveAlert[] }>("/api/v1/alerts").then((d) => d.alerts)
-const instant = (expr: string) =>
-  api<{ result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result)
-const show = (alerts: ReadonlyArray<ActiveAlert>) =>
-  alerts.map((a) => `${a.labels.alertname}${JSON.stringify(a.labels)} ${a.state}`).join("\n") || "(none)"
-
-/** Waits until the active alerts satisfy `ok`; fails naming what was active last. */
-const alertsUntil = async (
-  what: string,
-  ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean,
-  timeoutMs = 120_000
-) => {
-  let last: ActiveAlert[] = []
-  await waitFor(
-    what,
-    async () => {
-      last = await activeAlerts()
-      return ok(last) ? true : undefined
-    },
-    { timeoutMs, intervalMs: 500 }
-  ).catch(async (e: unknown) => {
-    throw new Error(
-      `${(e as Error).message}\nactive alerts:\n${show(last)}\n--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`
-    )
-  })
-  return last
-}
+// (The test skips without a Prometheus: nothing calls these then.)
+const { activeAlerts, instant, alertsUntil: alertsUntilWith } = prometheusApi(prometheus?.url ?? "")
+/** Waits until the active alerts satisfy `ok`; fails naming what was active last, the series, the binaries' output. */
+const alertsUntil = (what: string, ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean) =>
+  alertsUntilWith(what, ok, async () => `--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`)
 /** What the alerts read, for a failure message. */
 const series = async () => {
   const out: string[] = []
@@ -152,18 +130,25 @@ const series = async () => {
   return out.join("\n")
 }
 const outputs = () => running.map((b) => b.output().slice(-2000)).join("\n---\n")
-const has = (
-  alerts: ReadonlyArray<ActiveAlert>,
-  name: string,
-  state: string,
-  labels: Record<string, string> = {}
-) =>
-  alerts.some(
-    (a) =>
-      a.labels.alertname === name &&
-      a.state === state &&
-      Object.entries(labels).every(([k, v]) => a.labels[k] === v)
-  )
+
+/** An EC2 Query call to the fake cloud, SigV4-shaped (the fake checks the signature's form, not its value). */
+const ec2Call = async (url: string, params: Record<string, string>) => {
+  const date = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "")
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+      "x-amz-date": date,
+      authorization: `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/${date.slice(0, 8)}/us-west-2/ec2/aws4_request, SignedHeaders=host;x-amz-date, Signature=${"a".repeat(64)}`
+    },
+    body: new URLSearchParams({ Version: "2016-11-15", ...params }).toString()
+  })
+  await res.text()
+  return res.status
+}
 
 const unhealthy = (name: string) =>
   patchNodeCondition(core, name, {
@@ -187,6 +172,7 @@ beforeAll(async () => {
   // An earlier run on this cluster left series in the alerts' windows (an hour for failed repairs): none of it counts.
   writeTargets(prometheus.targetsDir, "nodemend-controller", [])
   writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+  writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
   await deleteAllSeries(prometheus.url)
   namespace = await createTestNamespace(core, "prom")
 })
@@ -195,7 +181,9 @@ afterAll(async () => {
   if (prometheus !== undefined) {
     writeTargets(prometheus.targetsDir, "nodemend-controller", [])
     writeTargets(prometheus.targetsDir, "nodemend-agent", [])
+    writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
   }
+  await cloud?.close()
   host?.cleanup()
   readOnlyHost?.cleanup()
   const ignore = () => undefined
@@ -307,10 +295,8 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     await waitFor(
       "both targets up, the controller leading",
       async () => {
-        const up = (await instant("sum(up)")) as { value: [number, string] }[]
-        const leader = (await instant("cluster:nodemend_controller_leader:sum")) as {
-          value: [number, string]
-        }[]
+        const up = await instant("sum(up)")
+        const leader = await instant("cluster:nodemend_controller_leader:sum")
         return up[0]?.value[1] === "2" && leader[0]?.value[1] === "1" ? true : undefined
       },
       { timeoutMs: 120_000, intervalMs: 500 }
@@ -369,16 +355,19 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     const raised = await alertsUntil(
       "a failed repair, a held slot, an open breaker, kernel log gaps, an agent that cannot write",
       (alerts) =>
-        has(alerts, "NodemendAgentKmsgSequenceGaps", "firing", { node: agentNode, severity: "warning" }) &&
-        has(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
-        has(alerts, "NodemendRepairsFailing", "firing", {
+        hasAlert(alerts, "NodemendAgentKmsgSequenceGaps", "firing", {
+          node: agentNode,
+          severity: "warning"
+        }) &&
+        hasAlert(alerts, "NodemendAgentNotReady", "pending", { node: readOnlyNode, outcome: "failed" }) &&
+        hasAlert(alerts, "NodemendRepairsFailing", "firing", {
           condition: "KernelReady",
           reason: "ForkFailedOutOfPIDs",
           action: "Replace",
           severity: "critical"
         }) &&
-        has(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
-        has(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
+        hasAlert(alerts, "NodemendPoolHeldByFailedRepair", "pending", { pool: poolA }) &&
+        hasAlert(alerts, "NodemendBreakerOpen", "pending", { pool: poolB })
     )
     // Nothing else: not pool A's breaker (100%), not the other pool's slot, no leader trouble, nothing of the first
     // agent's condition writes.
@@ -398,13 +387,13 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       ])
     )
     await alertsUntil("stood down for a zonal shift", (alerts) =>
-      has(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
+      hasAlert(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
     )
     await writeShifts("not json")
     await alertsUntil(
       "stood down, provider unknown",
       (alerts) =>
-        has(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
+        hasAlert(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
         !alerts.some((a) => a.labels.alertname === "NodemendStoodDownForZonalShift")
     )
 
@@ -419,5 +408,47 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     for (const q of [...panelQueries(dashboard), ...variableQueries(dashboard)])
       if ((await instant(q.expr)).length === 0) empty.push(`${q.name}: ${q.expr}`)
     expect(empty).toEqual([])
+
+    // 5. The fake cloud, scraped: two DescribeInstances (the first throttled by an injected fault), a RunInstances,
+    // a second fault that no call uses up.
+    cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 50, terminateDelayMs: 50 })
+    writeStaticTargets(prometheus!.targetsDir, FAKE_CLOUD_JOB, [new URL(cloud.url).host])
+    const admin = new AdminClient(cloud.url)
+    await admin.injectFault({ kind: "throttle", target: "ec2", action: "DescribeInstances" })
+    await admin.injectFault({ kind: "error", target: "ec2", action: "TerminateInstances" })
+    expect(await ec2Call(cloud.url, { Action: "DescribeInstances" })).toBe(503)
+    expect(await ec2Call(cloud.url, { Action: "DescribeInstances" })).toBe(200)
+    expect(
+      await ec2Call(cloud.url, {
+        Action: "RunInstances",
+        MinCount: "1",
+        MaxCount: "1",
+        InstanceType: "m5.large",
+        ImageId: "ami-1"
+      })
+    ).toBe(200)
+    const job = `job="${FAKE_CLOUD_JOB}"`
+    const calls = (action: string, outcome: string) =>
+      `nodemend_fake_cloud_api_calls_total{${job}, api="ec2", action="${action}", outcome="${outcome}"}`
+    const want: Record<string, string> = {
+      [`up{${job}}`]: "1",
+      [calls("DescribeInstances", "throttled")]: "1",
+      [calls("DescribeInstances", "ok")]: "1",
+      [calls("RunInstances", "ok")]: "1",
+      [`nodemend_fake_cloud_instances{${job}, state="running"}`]: "1",
+      [`nodemend_fake_cloud_faults_pending{${job}, kind="error"}`]: "1",
+      [`nodemend_fake_cloud_faults_pending{${job}, kind="throttle"}`]: "0"
+    }
+    let got: Record<string, string | undefined> = {}
+    await waitFor(
+      "the fake cloud's series in Prometheus",
+      async () => {
+        got = {}
+        for (const expr of Object.keys(want)) got[expr] = (await instant(expr))[0]?.value[1]
+        return Object.keys(want).every((k) => got[k] === want[k]) ? true : undefined
+      },
+      { timeoutMs: 60_000, intervalMs: 500 }
+    ).catch(() => undefined)
+    expect(got).toEqual(want)
   }, 420_000)
 })

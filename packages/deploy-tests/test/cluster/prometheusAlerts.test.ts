@@ -1,0 +1,309 @@
+// More of the alert rules through the real Prometheus (the cluster's, `cluster:up --prometheus`), beside
+// prometheus.test.ts' story: the situations that raise NodemendZoneStoodDown, NodemendDrainBlockedPastDeadline,
+// NodemendDCGMError and NodemendRepairsHeldForRelapse, made with the real binaries and nodemend-alerts.yaml loaded
+// as shipped:
+// - one controller (kwok provider), one pool over two zones: zone x's three nodes fail at once (3 of 3, over the
+//   zone breaker's 20% while zone y is at it): zone x stands down, NodemendZoneStoodDown is pending (for: 15m);
+// - zone y's first failing node is repaired: its replacement comes up, but its one pod is guarded by a
+//   PodDisruptionBudget that allows no disruption and drain.onDeadline is wait: evictions are refused (429) past
+//   the drain deadline, NodemendDrainBlockedPastDeadline is pending (for: 15m);
+// - an agent on a GPU node whose DCGM host engine refuses connections (the libdcgm test double,
+//   NMDOUBLE_DCGM_REFUSE=1) past its grace period: NodemendDCGMError fires (no for);
+// - a pool whose launch template is "broken" (every replacement comes up with the fault its original was repaired
+//   for, as relapse.test.ts does it): after 2 relapses its repairs are held, NodemendRepairsHeldForRelapse fires;
+// and nothing else is pending or firing.
+// Then firing for the two with a long `for:`: a second Prometheus (scaledPrometheus.ts) scrapes the same targets
+// with a rule file generated at test time from the shipped one in which only `for:` is divided by 60 (15m -> 15s);
+// in them the two go firing while the conditions hold, and nothing else is active. The shipped `for:` values and the
+// cluster's Prometheus are unchanged.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { PolicyV1Api } from "@kubernetes/client-node"
+import {
+  clients,
+  createFakeNode,
+  createTestNamespace,
+  createTestPod,
+  deleteNamespace,
+  deleteRunNodes,
+  kubeconfigPath,
+  patchNodeCondition,
+  RUN_ID,
+  TEST_RUN_LABEL,
+  uniqueName
+} from "@nodemend/cluster-harness"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { stringify } from "yaml"
+import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
+import {
+  deleteAllSeries,
+  FAKE_CLOUD_JOB,
+  writeStaticTargets,
+  writeTargets
+} from "../../../../tools/cluster/prometheus.mjs"
+import { H100_PCI_DEVICES, makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
+import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
+import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
+import { hasAlert, prometheusApi, show } from "./prometheusApi.ts"
+import { type ScaledPrometheus, startScaledPrometheus } from "./scaledPrometheus.ts"
+
+const IT_LABEL = "nodemend.io/prometheus-it"
+const POOL_LABEL = "karpenter.sh/nodepool"
+const ZONE_LABEL = "topology.kubernetes.io/zone"
+
+const info = JSON.parse(readFileSync(join(dirname(kubeconfigPath()), "cluster.json"), "utf8")) as ClusterInfo
+const prometheus = info.prometheus
+const { kc, core } = clients()
+const policy = kc.makeApiClient(PolicyV1Api)
+const tag = uniqueName("promal").slice(0, 40)
+const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-alerts-"))
+const running: Binary[] = []
+let namespace = ""
+let host: ReturnType<typeof makeFakeHost> | undefined
+let scaled: ScaledPrometheus | undefined
+/** Pool r's broken-launch-template injector runs while this is true (afterAll stops it). */
+let injecting = false
+
+const clearTargets = () => {
+  writeTargets(prometheus!.targetsDir, "nodemend-controller", [])
+  writeTargets(prometheus!.targetsDir, "nodemend-agent", [])
+  writeStaticTargets(prometheus!.targetsDir, FAKE_CLOUD_JOB, [])
+}
+
+beforeAll(async () => {
+  if (prometheus === undefined) return
+  clearTargets()
+  await deleteAllSeries(prometheus.url)
+  namespace = await createTestNamespace(core, "promal")
+})
+afterAll(async () => {
+  injecting = false
+  for (const b of running.splice(0)) await b.stop()
+  await scaled?.stop()
+  if (prometheus !== undefined) clearTargets()
+  host?.cleanup()
+  await deleteRunNodes(core)
+  if (namespace) await deleteNamespace(core, namespace)
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+const unhealthy = (name: string) =>
+  patchNodeCondition(core, name, {
+    type: "KernelReady",
+    status: "False",
+    reason: "ForkFailedOutOfPIDs",
+    message: "fork failed: out of PIDs (prometheus alerts test)",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+describe.skipIf(prometheus === undefined)(
+  "a real Prometheus: zone stand-down, a blocked drain, DCGM down",
+  () => {
+    it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending; firing with for: scaled), NodemendDCGMError and NodemendRepairsHeldForRelapse (firing), nothing else", async () => {
+      const { instant, alertsUntil } = prometheusApi(prometheus!.url)
+      scaled = await startScaledPrometheus(prometheus!.targetsDir, 60)
+      const pool = `${tag}-p`
+      const [zoneX, zoneY] = [`${tag}-zx`, `${tag}-zy`]
+      const node = async (name: string, labels: Record<string, string>) =>
+        (await createFakeNode(core, { name, labels })).metadata!.name!
+      const inZone = (zone: string) => ({ [IT_LABEL]: tag, [POOL_LABEL]: pool, [ZONE_LABEL]: zone })
+      const xs = await Promise.all([1, 2, 3].map((i) => node(`${tag}-x${i}`, inZone(zoneX))))
+      const ys = await Promise.all([1, 2, 3, 4, 5].map((i) => node(`${tag}-y${i}`, inZone(zoneY))))
+      const blocked = ys[0]!
+      // Pool r in zone y, its launch template "broken": every replacement comes up Ready, then with the fault its
+      // original was repaired for; after 2 relapses its repairs are held. Zone y has 20 nodes, so its unhealthy
+      // share (the blocked drain, pool r's relapsing nodes) stays at or under the zone breaker's 20%.
+      const poolR = `${tag}-r`
+      const relapsing = await node(`${tag}-r1`, { ...inZone(zoneY), [POOL_LABEL]: poolR })
+      await Promise.all(Array.from({ length: 14 }, (_, i) => node(`${tag}-y${i + 6}`, inZone(zoneY))))
+      // The one pod on the node to drain, its PDB allowing no disruption; no tolerations (a pod that tolerates the
+      // repair taint is not drained, as with Karpenter).
+      const app = `${tag}-app`
+      await createTestPod(core, namespace, { bindTo: blocked, labels: { app }, tolerations: [] })
+      await policy.createNamespacedPodDisruptionBudget({
+        namespace,
+        body: {
+          metadata: { name: `pdb-${tag}` },
+          spec: { minAvailable: 1, selector: { matchLabels: { app } } }
+        }
+      })
+      const shifts = `shifts-${tag}`
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: shifts }, data: { shifts: "[]" } }
+      })
+
+      const config = {
+        cloudProvider: "kwok",
+        namespace,
+        nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
+        // Long enough for the controller to see zone x's three faults together before any falls due.
+        policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
+        maxUnhealthyPercent: 100,
+        maxInFlight: "100%",
+        relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 },
+        zoneBreaker: { enabled: true, maxUnhealthyPercent: 20, minUnhealthyNodes: 3 },
+        drain: {
+          deadlineSeconds: 2,
+          onDeadline: "wait",
+          evictionBackoffInitialMs: 200,
+          evictionBackoffMaxMs: 500
+        },
+        zonalShift: { refreshSeconds: 1 },
+        breaker: { requeueSeconds: 2 },
+        leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+        // The replacement comes up at once: the drain (after it, as Karpenter does) is what blocks.
+        kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: shifts },
+        replacement: { timeoutSeconds: 120 },
+        resyncSeconds: 30
+      }
+      const configPath = join(scratch, "controller.yaml")
+      writeFileSync(configPath, stringify(config))
+      const ctlPort = await freePort()
+      const kubeconfig = kubeconfigPath()
+      spawnSourceBinary(
+        running,
+        "packages/repair-controller/src/main.ts",
+        [
+          "--config",
+          configPath,
+          "--kubeconfig",
+          kubeconfig,
+          "--identity",
+          `${tag}-ctl`,
+          "--port",
+          String(ctlPort)
+        ],
+        ctlPort
+      )
+
+      // The GPU node's agent: NVIDIA devices, DCGM (the test double) refusing connections, a 1 s grace period.
+      const agentNode = await node(`${tag}-gpu`, {})
+      host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000c4")
+      host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
+      const agentConfig = host.writeConfig(
+        [
+          "monitors:",
+          "  nvidia:",
+          `    dcgmLibraryPath: ${buildGpuDoubles().dcgm}`,
+          "    nvmlLibraryPath: /nonexistent/libnvidia-ml.so.1",
+          "    graceSeconds: 1",
+          "    reconnectInitialSeconds: 1",
+          "    reconnectMaxSeconds: 1",
+          ""
+        ].join("\n")
+      )
+      const agentPort = await freePort()
+      spawnSourceBinary(
+        running,
+        "packages/agent/src/main.ts",
+        [
+          "--node-name",
+          agentNode,
+          "--kubeconfig",
+          kubeconfig,
+          "--host-root",
+          host.root,
+          "--config",
+          agentConfig,
+          "--health-address",
+          `127.0.0.1:${agentPort}`
+        ],
+        agentPort,
+        { NMDOUBLE_DCGM_REFUSE: "1" }
+      )
+      writeTargets(prometheus!.targetsDir, "nodemend-controller", [
+        {
+          address: `127.0.0.1:${ctlPort}`,
+          namespace: "nodemend-system",
+          pod: `nodemend-controller-${tag}`,
+          port: "http"
+        }
+      ])
+      writeTargets(prometheus!.targetsDir, "nodemend-agent", [
+        {
+          address: `127.0.0.1:${agentPort}`,
+          namespace: "kube-system",
+          pod: `nodemend-agent-${tag}`,
+          node: agentNode,
+          port: "health"
+        }
+      ])
+
+      // Zone x's three nodes fail together; zone y's first (1 of 5, at the zone breaker's 20%, not over it).
+      await Promise.all([...xs, blocked, relapsing].map(unhealthy))
+      const faulted = new Set<string>()
+      injecting = true
+      const injector = (async () => {
+        while (injecting) {
+          const l = await core.listNode({
+            labelSelector: `${IT_LABEL}=${tag},${POOL_LABEL}=${poolR},nodemend.io/replacement-of`
+          })
+          for (const n of l.items) {
+            const name = n.metadata!.name!
+            const ready = n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+            if (!faulted.has(name) && ready && injecting) {
+              faulted.add(name)
+              await unhealthy(name)
+            }
+          }
+          await new Promise((r) => setTimeout(r, 250))
+        }
+      })()
+
+      const diagnose = async () => {
+        const out: string[] = []
+        for (const expr of [
+          "nodemend_controller_zones_stood_down",
+          "nodemend_controller_evictions_total",
+          "nodemend_controller_active_repairs",
+          "nodemend_controller_relapse_holds",
+          'nodemend_agent_findings_total{reason="DCGMError"}'
+        ])
+          out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
+        out.push("--- binaries ---", ...running.map((b) => b.output().slice(-2000)))
+        return out.join("\n")
+      }
+      const expected = [
+        "NodemendZoneStoodDown",
+        "NodemendDrainBlockedPastDeadline",
+        "NodemendDCGMError",
+        "NodemendRepairsHeldForRelapse"
+      ]
+      const raised = await alertsUntil(
+        "a zone stood down, a drain blocked by a PDB, DCGM unreachable, repairs held for relapse",
+        (alerts) =>
+          hasAlert(alerts, "NodemendRepairsHeldForRelapse", "firing") &&
+          hasAlert(alerts, "NodemendZoneStoodDown", "pending") &&
+          hasAlert(alerts, "NodemendDrainBlockedPastDeadline", "pending", { outcome: "pdb-blocked" }) &&
+          hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode, reason: "DCGMError" }),
+        diagnose
+      )
+      // Nothing else: no pool breaker (100%), no failed repair, no zonal-shift stand-down, no agent trouble.
+      expect(show(raised.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
+      // The stand-down is zone x's, the blocked drain zone y's node (the series the alerts read).
+      const zones = await instant("nodemend_controller_zone_stand_down == 1")
+      expect(zones.map((s) => s.metric.zone)).toEqual([zoneX])
+      // The hold is pool r's (for the reason its nodes relapsed with).
+      const holds = await instant("nodemend_controller_relapse_hold == 1")
+      expect(holds.map((s) => [s.metric.pool, s.metric.reason])).toEqual([[poolR, "ForkFailedOutOfPIDs"]])
+
+      // Firing, in the Prometheus whose rules differ from the shipped ones only in `for:` (divided by 60).
+      const firing = await prometheusApi(scaled.url).alertsUntil(
+        "the zone stand-down and the blocked drain firing with for: scaled down",
+        (alerts) =>
+          hasAlert(alerts, "NodemendZoneStoodDown", "firing") &&
+          hasAlert(alerts, "NodemendDrainBlockedPastDeadline", "firing", { outcome: "pdb-blocked" }) &&
+          hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode }) &&
+          hasAlert(alerts, "NodemendRepairsHeldForRelapse", "firing"),
+        diagnose,
+        60_000
+      )
+      expect(show(firing.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
+      injecting = false
+      await injector
+    }, 240_000)
+  }
+)
