@@ -20,19 +20,21 @@ export const CLUSTER_LANES = [
   [
     ["@nodemend/cluster-harness", "test:cluster:control-plane"],
     ["@nodemend/repair-controller", "test:reliability"],
-    ["@nodemend/reason-codes", "test:cluster"]
+    ["@nodemend/reason-codes", "test:cluster"],
+    // Out of lane 4, the long pole of the last fresh-clone run: the queue-order story and the plugin's tests.
+    ["@nodemend/repair-controller", "test:cluster:queue"],
+    ["@nodemend/kubectl-nodemend", "test:cluster"]
   ],
   [
     ["@nodemend/demo", "test:cluster"],
     ["@nodemend/agent", "test:cluster"],
-    ["@nodemend/repair-controller", "test:cluster:aws"],
-    ["@nodemend/kubectl-nodemend", "test:cluster"]
+    ["@nodemend/repair-controller", "test:cluster:aws"]
   ],
   // In `npm test`, the real-node phase (REAL_NODE_STEP, with its second images build) follows these steps.
   [
     ["@nodemend/deploy-tests", "test:cluster"],
     ["@nodemend/repair-controller", "test:cluster:relapse"],
-    // The fleet-level stories (queue order, zone breaker, proven pools, the in-flight budget) out of lane 1.
+    // The fleet-level stories (zone breaker, proven pools, the in-flight budget) out of lane 1.
     ["@nodemend/repair-controller", "test:cluster:pools"]
   ]
 ]
