@@ -105,7 +105,10 @@ describe("issue #14 defects with production settings", () => {
     await setKernelReady(core, target, "False")
     await waitForEvent(core, target, "EvictionBlocked", 30_000)
     const hold = (await firstEventAt(target, "EvictionBlocked")) - (await firstEventAt(target, "Tainted"))
-    expect(hold).toBeLessThan(1500)
+    // Capacity first: between the taint and the drain the kwok provider makes the replacement (after its
+    // replacementDelaySeconds, 1 s here) Ready. A fixed 2 s hold on top would take it past 3 s; round trips under
+    // a loaded CI took it to ~2 s without one.
+    expect(hold).toBeLessThan(1000 + 1500)
     await waitForEvent(core, target, "RepairSucceeded", 60_000)
     const metrics = (await ctl.get("/metrics")).body
     const gauge = (name: string) =>
