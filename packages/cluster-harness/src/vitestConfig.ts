@@ -36,8 +36,8 @@ export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: Clu
   include,
   // A test that asserts nothing passes unless something times out: refused (issue #26).
   expect: { requireAssertions: true },
-  // Files reuse one worker's module graph (the Kubernetes client, Effect) instead of a fork each.
-  isolate: false,
+  // A fork per file (vitest's default), unlike the unit tests: with one worker for all files, a native test double
+  // koffi loaded for one agent file kept that file's state into the next (nvidia.test.ts failed in CI).
   ...timingReport(include),
   // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
   globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],
