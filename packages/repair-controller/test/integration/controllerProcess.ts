@@ -72,7 +72,7 @@ export const writeConfig = (config: unknown): string => {
   return path
 }
 
-export async function startControllerProcess(
+async function spawnController(
   kubeconfig: string,
   config: unknown,
   identity = `ctl-${Math.random().toString(36).slice(2, 8)}`,
@@ -119,5 +119,29 @@ export async function startControllerProcess(
       const res = await fetch(`http://127.0.0.1:${port}${p}`)
       return { status: res.status, body: await res.text() }
     }
+  }
+}
+
+/** Whether the controller lost its port: another lane's process bound freePort's port before it did. */
+const lostPort = async (p: ControllerProcess): Promise<boolean> => {
+  const until = Date.now() + 15_000
+  while (Date.now() < until) {
+    if (p.logs().includes("Listening on")) return false
+    if (p.proc.exitCode !== null || p.proc.signalCode !== null) return p.logs().includes("EADDRINUSE")
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return false
+}
+
+/** Starts the controller; again on another port when the one freePort gave was taken before it could bind it. */
+export async function startControllerProcess(
+  kubeconfig: string,
+  config: unknown,
+  identity = `ctl-${Math.random().toString(36).slice(2, 8)}`,
+  options: StartOptions = {}
+): Promise<ControllerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const p = await spawnController(kubeconfig, config, identity, options)
+    if (attempt === 3 || !(await lostPort(p))) return p
   }
 }
