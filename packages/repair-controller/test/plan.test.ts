@@ -63,7 +63,7 @@ describe("planStep", () => {
     expect(step._tag === "End" && step.record.phase).toBe("Failed")
   })
 
-  it("a drain waits for taints first, then for its slot; other steps do not", () => {
+  it("every step after a taint waits for a wave's taints first, a drain then for its slot; taints do not wait", () => {
     const draining = record("Draining", { drainDeadline: new Date(T0 + 600_000).toISOString() })
     expect(planStep(draining, config, T0, { ...open, taintHoldMs: 1500 })).toEqual({
       _tag: "Hold",
@@ -74,6 +74,16 @@ describe("planStep", () => {
       _tag: "Hold",
       cause: "drainSlot"
     })
+    // Capacity first's launch and the termination are behind the taints too (issue #25), not only drains.
+    for (const phase of ["Replacing", "Terminating"] as const) {
+      const later = record(phase)
+      expect(planStep(later, config, T0, open)._tag).toBe("Act")
+      expect(planStep(later, config, T0, { ...open, taintHoldMs: 700 })).toEqual({
+        _tag: "Hold",
+        cause: "taintFirst",
+        retryAfterMs: 700
+      })
+    }
     expect(
       planStep(record("Tainting"), config, T0, { ...open, drainSlot: false, taintHoldMs: 1500 })._tag
     ).toBe("Act")

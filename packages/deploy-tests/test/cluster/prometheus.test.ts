@@ -15,64 +15,50 @@
 // 5. the fake cloud (packages/fake-cloud), scraped by the test Prometheus' static job (it is a test tool: the chart
 //    has no PodMonitor for it): the EC2 calls made to it arrive counted by action and outcome (one throttled by an
 //    injected fault), its instances by state, and the fault still pending.
-// `for` is as shipped (15 or 30 minutes): those alerts are asserted pending, the ones without `for` firing.
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import {
-  clients,
-  createFakeNode,
-  createTestNamespace,
-  createTestPod,
-  deleteNamespace,
-  deleteRunNodes,
-  kubeconfigPath,
-  patchNodeCondition,
-  RUN_ID,
-  TEST_RUN_LABEL,
-  uniqueName,
-  waitFor
-} from "@nodemend/cluster-harness"
+// `for` is as shipped (15 or 30 minutes) in the cluster's Prometheus: there those alerts are asserted pending, the
+// ones without `for` firing. A second Prometheus (scaledPrometheus.ts) scrapes the same targets with the shipped rules
+// but every `for:` divided by FOR_DIVISOR: in it NoLeader (step 0), BreakerOpen, PoolHeldByFailedRepair and
+// AgentNotReady (step 2) and both stand-downs (step 3) are asserted firing, and nothing on the healthy fleet (step 1).
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { createTestPod, kubeconfigPath, RUN_ID, TEST_RUN_LABEL, waitFor } from "@nodemend/cluster-harness"
 import { RbacAuthorizationV1Api } from "@kubernetes/client-node"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { parse as parseYaml, stringify } from "yaml"
-import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
-import { AdminClient, type FakeCloud, startFakeCloud } from "@nodemend/fake-cloud"
-import {
-  deleteAllSeries,
-  FAKE_CLOUD_JOB,
-  writeStaticTargets,
-  writeTargets
-} from "../../../../tools/cluster/prometheus.mjs"
+import { AdminClient, startFakeCloud } from "@nodemend/fake-cloud"
+import { FAKE_CLOUD_JOB, writeStaticTargets } from "../../../../tools/cluster/prometheus.mjs"
 import { makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { panelQueries, readDashboard, variableQueries } from "../../src/dashboard.ts"
-import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
 import { type ActiveAlert, hasAlert, prometheusApi, show } from "./prometheusApi.ts"
+import { POOL_LABEL, prometheusStory, ZONE_LABEL } from "./prometheusStory.ts"
+import { type ScaledPrometheus, startScaledPrometheus } from "./scaledPrometheus.ts"
 
 const IT_LABEL = "nodemend.io/prometheus-it"
-const POOL_LABEL = "karpenter.sh/nodepool"
 const ZONE = "test-zone-a"
+/**
+ * The second Prometheus' `for:` divisor: 15m -> 3 s, 30m -> 5 s, 5m -> 1 s; still longer than the 1 s evaluation
+ * interval, so each alert is pending before it fires there too.
+ */
+const FOR_DIVISOR = 360
 
-const info = JSON.parse(readFileSync(join(dirname(kubeconfigPath()), "cluster.json"), "utf8")) as ClusterInfo
-const prometheus = info.prometheus
-const { kc, core } = clients()
-const rbac = kc.makeApiClient(RbacAuthorizationV1Api)
-const tag = uniqueName("prom").slice(0, 40)
+const story = prometheusStory("prom")
+const { prometheus, core, tag, scratch, outputs } = story
+const rbac = story.kc.makeApiClient(RbacAuthorizationV1Api)
 const poolA = `${tag}-a`
 const poolB = `${tag}-b`
-const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-"))
-const running: Binary[] = []
-let namespace = ""
-let host: ReturnType<typeof makeFakeHost> | undefined
-let readOnlyHost: ReturnType<typeof makeFakeHost> | undefined
-let cloud: FakeCloud | undefined
 const readOnlyRole = `${tag}-agent-read-only`
+story.onCleanup(async () => {
+  const ignore = () => undefined
+  await rbac.deleteClusterRoleBinding({ name: readOnlyRole }).catch(ignore)
+  await rbac.deleteClusterRole({ name: readOnlyRole }).catch(ignore)
+})
 
 /**
  * A kubeconfig for a service account that may GET Nodes and nothing else (the agent reads its Node, then every
  * status patch is refused): the admin kubeconfig's cluster, the account's token.
  */
 const readOnlyKubeconfig = async (): Promise<string> => {
+  const namespace = story.namespace()
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: "agent-read-only" } } })
   await rbac.createClusterRole({
     body: {
@@ -112,10 +98,12 @@ const readOnlyKubeconfig = async (): Promise<string> => {
 }
 
 // (The test skips without a Prometheus: nothing calls these then.)
-const { activeAlerts, instant, alertsUntil: alertsUntilWith } = prometheusApi(prometheus?.url ?? "")
+const { activeAlerts, instant, alertsUntil: alertsUntilWith } = story.api
+/** What the alerts read and the binaries said, for a failure message. */
+const diagnose = async () => `--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`
 /** Waits until the active alerts satisfy `ok`; fails naming what was active last, the series, the binaries' output. */
 const alertsUntil = (what: string, ok: (alerts: ReadonlyArray<ActiveAlert>) => boolean) =>
-  alertsUntilWith(what, ok, async () => `--- series ---\n${await series()}\n--- binaries ---\n${outputs()}`)
+  alertsUntilWith(what, ok, diagnose)
 /** What the alerts read, for a failure message. */
 const series = async () => {
   const out: string[] = []
@@ -129,7 +117,6 @@ const series = async () => {
     out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
   return out.join("\n")
 }
-const outputs = () => running.map((b) => b.output().slice(-2000)).join("\n---\n")
 
 /** An EC2 Query call to the fake cloud, SigV4-shaped (the fake checks the signature's form, not its value). */
 const ec2Call = async (url: string, params: Record<string, string>) => {
@@ -150,70 +137,41 @@ const ec2Call = async (url: string, params: Record<string, string>) => {
   return res.status
 }
 
-const unhealthy = (name: string) =>
-  patchNodeCondition(core, name, {
-    type: "KernelReady",
-    status: "False",
-    reason: "ForkFailedOutOfPIDs",
-    message: "fork failed: out of PIDs (prometheus test)",
-    lastHeartbeatTime: new Date(),
-    lastTransitionTime: new Date()
-  })
-
 const writeShifts = async (shifts: string) => {
-  const body = { metadata: { name: `shifts-${tag}`, namespace }, data: { shifts } }
+  const body = { metadata: { name: `shifts-${tag}`, namespace: story.namespace() }, data: { shifts } }
   await core
-    .replaceNamespacedConfigMap({ name: `shifts-${tag}`, namespace, body })
-    .catch(() => core.createNamespacedConfigMap({ namespace, body }))
+    .replaceNamespacedConfigMap({ name: `shifts-${tag}`, namespace: story.namespace(), body })
+    .catch(() => core.createNamespacedConfigMap({ namespace: story.namespace(), body }))
 }
-
-beforeAll(async () => {
-  if (prometheus === undefined) return
-  // An earlier run on this cluster left series in the alerts' windows (an hour for failed repairs): none of it counts.
-  writeTargets(prometheus.targetsDir, "nodemend-controller", [])
-  writeTargets(prometheus.targetsDir, "nodemend-agent", [])
-  writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
-  await deleteAllSeries(prometheus.url)
-  namespace = await createTestNamespace(core, "prom")
-})
-afterAll(async () => {
-  for (const b of running.splice(0)) await b.stop()
-  if (prometheus !== undefined) {
-    writeTargets(prometheus.targetsDir, "nodemend-controller", [])
-    writeTargets(prometheus.targetsDir, "nodemend-agent", [])
-    writeStaticTargets(prometheus.targetsDir, FAKE_CLOUD_JOB, [])
-  }
-  await cloud?.close()
-  host?.cleanup()
-  readOnlyHost?.cleanup()
-  const ignore = () => undefined
-  await rbac.deleteClusterRoleBinding({ name: readOnlyRole }).catch(ignore)
-  await rbac.deleteClusterRole({ name: readOnlyRole }).catch(ignore)
-  await deleteRunNodes(core)
-  if (namespace) await deleteNamespace(core, namespace)
-  rmSync(scratch, { recursive: true, force: true })
-})
 
 describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the dashboard's queries", () => {
   it("a healthy fleet raises nothing; faults, a breaker, a stand-down raise their alerts; every panel has data", async () => {
-    const node = async (name: string, labels: Record<string, string>) =>
-      (await createFakeNode(core, { name, labels })).metadata!.name!
+    const { node, unhealthy } = story
+    const scaled: ScaledPrometheus = await startScaledPrometheus(prometheus!.targetsDir, FOR_DIVISOR)
+    story.onCleanup(() => scaled.stop())
+    /** Waits until the second Prometheus (for: scaled down) fires all of `names` with their labels. */
+    const firingScaled = (what: string, wanted: ReadonlyArray<[string, Record<string, string>?]>) =>
+      prometheusApi(scaled.url).alertsUntil(
+        `${what} firing with for: scaled down`,
+        (alerts) => wanted.every(([name, labels]) => hasAlert(alerts, name, "firing", labels)),
+        diagnose,
+        60_000
+      )
     const nodeLabels = (pool: string) => ({
       [IT_LABEL]: tag,
       [POOL_LABEL]: pool,
-      "topology.kubernetes.io/zone": ZONE
+      [ZONE_LABEL]: ZONE
     })
     const a1 = await node(`${tag}-a1`, nodeLabels(poolA))
     const a2 = await node(`${tag}-a2`, nodeLabels(poolA))
     const b1 = await node(`${tag}-b1`, nodeLabels(poolB))
-    for (const n of [a1, a2, b1]) await createTestPod(core, namespace, { bindTo: n, tolerations: [] })
+    for (const n of [a1, a2, b1]) await createTestPod(core, story.namespace(), { bindTo: n, tolerations: [] })
     const agentNode = await node(`${tag}-agent`, {})
     await writeShifts("[]")
 
     // The controller: kwok provider, this run's Nodes; a replacement that cannot come up in time (the repair fails).
-    const config = {
+    const controller = await story.startController({
       cloudProvider: "kwok",
-      namespace,
       nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 1 }],
       maxUnhealthyPercent: 100,
@@ -231,65 +189,17 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       kwok: { replacementDelaySeconds: 600, zonalShiftConfigMap: `shifts-${tag}` },
       replacement: { timeoutSeconds: 2 },
       resyncSeconds: 30
-    }
-    const configPath = join(scratch, "controller.yaml")
-    writeFileSync(configPath, stringify(config))
-    const ctlPort = await freePort()
-    const kubeconfig = kubeconfigPath()
-    spawnSourceBinary(
-      running,
-      "packages/repair-controller/src/main.ts",
-      [
-        "--config",
-        configPath,
-        "--kubeconfig",
-        kubeconfig,
-        "--identity",
-        `${tag}-ctl`,
-        "--port",
-        String(ctlPort)
-      ],
-      ctlPort
-    )
-    host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b2")
-    const agentPort = await freePort()
-    spawnSourceBinary(
-      running,
-      "packages/agent/src/main.ts",
-      [
-        "--node-name",
-        agentNode,
-        "--kubeconfig",
-        kubeconfig,
-        "--host-root",
-        host.root,
-        "--health-address",
-        `127.0.0.1:${agentPort}`
-      ],
-      agentPort
-    )
-    // Listed as the pods the PodMonitors select would be: namespace, pod, node, the named port.
-    const agentTarget = {
-      address: `127.0.0.1:${agentPort}`,
-      namespace: "kube-system",
-      pod: `nodemend-agent-${tag}`,
-      node: agentNode,
-      port: "health"
-    }
-    writeTargets(prometheus!.targetsDir, "nodemend-agent", [agentTarget])
+    })
+    const host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b2")
+    const agentTarget = await story.startAgent({ nodeName: agentNode, host, pod: `nodemend-agent-${tag}` })
+    story.listAgents([agentTarget])
 
-    // 0. The agent scraped, no controller: no leader.
+    // 0. The agent scraped, no controller: no leader (firing in the second Prometheus).
     await alertsUntil("NoLeader while no controller is scraped", (alerts) =>
       alerts.some((a) => a.labels.alertname === "NodemendNoLeader")
     )
-    writeTargets(prometheus!.targetsDir, "nodemend-controller", [
-      {
-        address: `127.0.0.1:${ctlPort}`,
-        namespace: "nodemend-system",
-        pod: `nodemend-controller-${tag}`,
-        port: "http"
-      }
-    ])
+    await firingScaled("NoLeader", [["NodemendNoLeader"]])
+    controller.listed()
 
     // 1. Healthy: both scraped, the controller leads, nothing pending or firing (NoLeader clears once it leads).
     await waitFor(
@@ -308,9 +218,10 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       await instant(`nodemend_agent_condition_writes_total{node="${agentNode}", namespace="kube-system"}`)
     ).not.toEqual([])
     await alertsUntil("no alert on a healthy fleet", (alerts) => alerts.length === 0)
-    // Still none a few evaluations later.
+    // Still none a few evaluations later, in either Prometheus (the second's `for:` long over by then).
     await new Promise((r) => setTimeout(r, 3000))
     expect(show(await activeAlerts())).toBe("(none)")
+    expect(show(await prometheusApi(scaled.url).activeAlerts())).toBe("(none)")
 
     // 2. Faults: pool A's repair fails and holds its slot (the other node queued); pool B's breaker opens; the
     // agent's kernel log skips 1000 records; a second agent cannot write its conditions.
@@ -318,33 +229,13 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     host.appendKmsg("watchdog: BUG: soft lockup - CPU#6 stuck for 23s! [VM Thread:4054]")
     appendFileSync(join(host.root, "dev/kmsg"), "6,1000000,3700000000,-;records before this one were lost\n")
     const readOnlyNode = await node(`${tag}-agent-ro`, {})
-    readOnlyHost = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b3")
-    const readOnlyPort = await freePort()
-    spawnSourceBinary(
-      running,
-      "packages/agent/src/main.ts",
-      [
-        "--node-name",
-        readOnlyNode,
-        "--kubeconfig",
-        await readOnlyKubeconfig(),
-        "--host-root",
-        readOnlyHost.root,
-        "--health-address",
-        `127.0.0.1:${readOnlyPort}`
-      ],
-      readOnlyPort
-    )
-    writeTargets(prometheus!.targetsDir, "nodemend-agent", [
-      agentTarget,
-      {
-        address: `127.0.0.1:${readOnlyPort}`,
-        namespace: "kube-system",
-        pod: `nodemend-agent-${tag}-ro`,
-        node: readOnlyNode,
-        port: "health"
-      }
-    ])
+    const readOnlyTarget = await story.startAgent({
+      nodeName: readOnlyNode,
+      host: makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000b3"),
+      pod: `nodemend-agent-${tag}-ro`,
+      kubeconfig: await readOnlyKubeconfig()
+    })
+    story.listAgents([agentTarget, readOnlyTarget])
     const expected = [
       "NodemendRepairsFailing",
       "NodemendPoolHeldByFailedRepair",
@@ -378,6 +269,13 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     expect(
       raised.filter((a) => a.labels.alertname === "NodemendBreakerOpen").map((a) => a.labels.pool)
     ).toEqual([poolB])
+    // Past their `for:` (scaled): the open breaker, the held slot and the agent that cannot write fire, nothing else.
+    const fired = await firingScaled("the open breaker, the held slot, the agent that cannot write", [
+      ["NodemendBreakerOpen", { pool: poolB }],
+      ["NodemendPoolHeldByFailedRepair", { pool: poolA }],
+      ["NodemendAgentNotReady", { node: readOnlyNode }]
+    ])
+    expect(fired.map((a) => a.labels.alertname).filter((n) => !expected.includes(n!))).toEqual([])
 
     // 3. A zonal shift (in a zone none of these nodes is in: the stand-down gauge is the controller's), then a
     // shift list the provider cannot read: it fails closed.
@@ -389,6 +287,9 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     await alertsUntil("stood down for a zonal shift", (alerts) =>
       hasAlert(alerts, "NodemendStoodDownForZonalShift", "pending", { cause: "shift" })
     )
+    await firingScaled("stood down for a zonal shift", [
+      ["NodemendStoodDownForZonalShift", { cause: "shift" }]
+    ])
     await writeShifts("not json")
     await alertsUntil(
       "stood down, provider unknown",
@@ -396,6 +297,9 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
         hasAlert(alerts, "NodemendStoodDownProviderUnknown", "pending", { cause: "unknown" }) &&
         !alerts.some((a) => a.labels.alertname === "NodemendStoodDownForZonalShift")
     )
+    await firingScaled("stood down, provider unknown", [
+      ["NodemendStoodDownProviderUnknown", { cause: "unknown" }]
+    ])
 
     // 4. Every panel's query (and variable) returns data now.
     await waitFor(
@@ -411,7 +315,8 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
 
     // 5. The fake cloud, scraped: two DescribeInstances (the first throttled by an injected fault), a RunInstances,
     // a second fault that no call uses up.
-    cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 50, terminateDelayMs: 50 })
+    const cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 50, terminateDelayMs: 50 })
+    story.onCleanup(() => cloud.close())
     writeStaticTargets(prometheus!.targetsDir, FAKE_CLOUD_JOB, [new URL(cloud.url).host])
     const admin = new AdminClient(cloud.url)
     await admin.injectFault({ kind: "throttle", target: "ec2", action: "DescribeInstances" })

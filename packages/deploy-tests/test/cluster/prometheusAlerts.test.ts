@@ -16,98 +16,37 @@
 // with a rule file generated at test time from the shipped one in which only `for:` is divided by 60 (15m -> 15s);
 // in them the two go firing while the conditions hold, and nothing else is active. The shipped `for:` values and the
 // cluster's Prometheus are unchanged.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
 import { PolicyV1Api } from "@kubernetes/client-node"
-import {
-  clients,
-  createFakeNode,
-  createTestNamespace,
-  createTestPod,
-  deleteNamespace,
-  deleteRunNodes,
-  kubeconfigPath,
-  patchNodeCondition,
-  RUN_ID,
-  TEST_RUN_LABEL,
-  uniqueName
-} from "@nodemend/cluster-harness"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { stringify } from "yaml"
-import type { ClusterInfo } from "../../../../tools/cluster/cluster.mjs"
-import {
-  deleteAllSeries,
-  FAKE_CLOUD_JOB,
-  writeStaticTargets,
-  writeTargets
-} from "../../../../tools/cluster/prometheus.mjs"
+import { createTestPod, RUN_ID, TEST_RUN_LABEL } from "@nodemend/cluster-harness"
+import { describe, expect, it } from "vitest"
 import { H100_PCI_DEVICES, makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
-import { type Binary, freePort, spawnSourceBinary } from "./binaries.ts"
 import { hasAlert, prometheusApi, show } from "./prometheusApi.ts"
-import { type ScaledPrometheus, startScaledPrometheus } from "./scaledPrometheus.ts"
+import { POOL_LABEL, prometheusStory, ZONE_LABEL } from "./prometheusStory.ts"
+import { startScaledPrometheus } from "./scaledPrometheus.ts"
 
 const IT_LABEL = "nodemend.io/prometheus-it"
-const POOL_LABEL = "karpenter.sh/nodepool"
-const ZONE_LABEL = "topology.kubernetes.io/zone"
 
-const info = JSON.parse(readFileSync(join(dirname(kubeconfigPath()), "cluster.json"), "utf8")) as ClusterInfo
-const prometheus = info.prometheus
-const { kc, core } = clients()
-const policy = kc.makeApiClient(PolicyV1Api)
-const tag = uniqueName("promal").slice(0, 40)
-const scratch = mkdtempSync(join(tmpdir(), "nodemend-prometheus-alerts-"))
-const running: Binary[] = []
-let namespace = ""
-let host: ReturnType<typeof makeFakeHost> | undefined
-let scaled: ScaledPrometheus | undefined
-/** Pool r's broken-launch-template injector runs while this is true (afterAll stops it). */
+const story = prometheusStory("promal")
+const { prometheus, core, tag, unhealthy } = story
+const policy = story.kc.makeApiClient(PolicyV1Api)
+/** Pool r's broken-launch-template injector runs while this is true (the clean-up stops it). */
 let injecting = false
-
-const clearTargets = () => {
-  writeTargets(prometheus!.targetsDir, "nodemend-controller", [])
-  writeTargets(prometheus!.targetsDir, "nodemend-agent", [])
-  writeStaticTargets(prometheus!.targetsDir, FAKE_CLOUD_JOB, [])
-}
-
-beforeAll(async () => {
-  if (prometheus === undefined) return
-  clearTargets()
-  await deleteAllSeries(prometheus.url)
-  namespace = await createTestNamespace(core, "promal")
-})
-afterAll(async () => {
+story.onCleanup(() => {
   injecting = false
-  for (const b of running.splice(0)) await b.stop()
-  await scaled?.stop()
-  if (prometheus !== undefined) clearTargets()
-  host?.cleanup()
-  await deleteRunNodes(core)
-  if (namespace) await deleteNamespace(core, namespace)
-  rmSync(scratch, { recursive: true, force: true })
 })
-
-const unhealthy = (name: string) =>
-  patchNodeCondition(core, name, {
-    type: "KernelReady",
-    status: "False",
-    reason: "ForkFailedOutOfPIDs",
-    message: "fork failed: out of PIDs (prometheus alerts test)",
-    lastHeartbeatTime: new Date(),
-    lastTransitionTime: new Date()
-  })
 
 describe.skipIf(prometheus === undefined)(
   "a real Prometheus: zone stand-down, a blocked drain, DCGM down",
   () => {
     it("raise NodemendZoneStoodDown and NodemendDrainBlockedPastDeadline (pending; firing with for: scaled), NodemendDCGMError and NodemendRepairsHeldForRelapse (firing), nothing else", async () => {
-      const { instant, alertsUntil } = prometheusApi(prometheus!.url)
-      scaled = await startScaledPrometheus(prometheus!.targetsDir, 60)
+      const { instant, alertsUntil } = story.api
+      const scaled = await startScaledPrometheus(prometheus!.targetsDir, 60)
+      story.onCleanup(() => scaled.stop())
+      const namespace = story.namespace()
       const pool = `${tag}-p`
       const [zoneX, zoneY] = [`${tag}-zx`, `${tag}-zy`]
-      const node = async (name: string, labels: Record<string, string>) =>
-        (await createFakeNode(core, { name, labels })).metadata!.name!
+      const { node } = story
       const inZone = (zone: string) => ({ [IT_LABEL]: tag, [POOL_LABEL]: pool, [ZONE_LABEL]: zone })
       const xs = await Promise.all([1, 2, 3].map((i) => node(`${tag}-x${i}`, inZone(zoneX))))
       const ys = await Promise.all([1, 2, 3, 4, 5].map((i) => node(`${tag}-y${i}`, inZone(zoneY))))
@@ -135,9 +74,8 @@ describe.skipIf(prometheus === undefined)(
         body: { metadata: { name: shifts }, data: { shifts: "[]" } }
       })
 
-      const config = {
+      const controller = await story.startController({
         cloudProvider: "kwok",
-        namespace,
         nodeSelector: `${TEST_RUN_LABEL}=${RUN_ID},${IT_LABEL}=${tag}`,
         // Long enough for the controller to see zone x's three faults together before any falls due.
         policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 3 }],
@@ -158,30 +96,11 @@ describe.skipIf(prometheus === undefined)(
         kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: shifts },
         replacement: { timeoutSeconds: 120 },
         resyncSeconds: 30
-      }
-      const configPath = join(scratch, "controller.yaml")
-      writeFileSync(configPath, stringify(config))
-      const ctlPort = await freePort()
-      const kubeconfig = kubeconfigPath()
-      spawnSourceBinary(
-        running,
-        "packages/repair-controller/src/main.ts",
-        [
-          "--config",
-          configPath,
-          "--kubeconfig",
-          kubeconfig,
-          "--identity",
-          `${tag}-ctl`,
-          "--port",
-          String(ctlPort)
-        ],
-        ctlPort
-      )
+      })
 
       // The GPU node's agent: NVIDIA devices, DCGM (the test double) refusing connections, a 1 s grace period.
       const agentNode = await node(`${tag}-gpu`, {})
-      host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000c4")
+      const host = makeFakeHost("6a1f0c2e-0000-4000-8000-0000000000c4")
       host.write("proc/bus/pci/devices", H100_PCI_DEVICES)
       const agentConfig = host.writeConfig(
         [
@@ -195,42 +114,15 @@ describe.skipIf(prometheus === undefined)(
           ""
         ].join("\n")
       )
-      const agentPort = await freePort()
-      spawnSourceBinary(
-        running,
-        "packages/agent/src/main.ts",
-        [
-          "--node-name",
-          agentNode,
-          "--kubeconfig",
-          kubeconfig,
-          "--host-root",
-          host.root,
-          "--config",
-          agentConfig,
-          "--health-address",
-          `127.0.0.1:${agentPort}`
-        ],
-        agentPort,
-        { NMDOUBLE_DCGM_REFUSE: "1" }
-      )
-      writeTargets(prometheus!.targetsDir, "nodemend-controller", [
-        {
-          address: `127.0.0.1:${ctlPort}`,
-          namespace: "nodemend-system",
-          pod: `nodemend-controller-${tag}`,
-          port: "http"
-        }
-      ])
-      writeTargets(prometheus!.targetsDir, "nodemend-agent", [
-        {
-          address: `127.0.0.1:${agentPort}`,
-          namespace: "kube-system",
-          pod: `nodemend-agent-${tag}`,
-          node: agentNode,
-          port: "health"
-        }
-      ])
+      const agent = await story.startAgent({
+        nodeName: agentNode,
+        host,
+        pod: `nodemend-agent-${tag}`,
+        config: agentConfig,
+        env: { NMDOUBLE_DCGM_REFUSE: "1" }
+      })
+      controller.listed()
+      story.listAgents([agent])
 
       // Zone x's three nodes fail together; zone y's first (1 of 5, at the zone breaker's 20%, not over it).
       await Promise.all([...xs, blocked, relapsing].map(unhealthy))
@@ -263,7 +155,7 @@ describe.skipIf(prometheus === undefined)(
           'nodemend_agent_findings_total{reason="DCGMError"}'
         ])
           out.push(`${expr}: ${JSON.stringify(await instant(expr).catch((e: unknown) => String(e)))}`)
-        out.push("--- binaries ---", ...running.map((b) => b.output().slice(-2000)))
+        out.push("--- binaries ---", story.outputs())
         return out.join("\n")
       }
       const expected = [

@@ -175,7 +175,9 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       Effect.runSync(poolMetrics(env, pools))
     }
     const shifts = yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" })
-    const events = makeEventRecorder(kube)
+    // Taints first: the steps after a wave's taints and the queued Events wait for them (actions/TaintFirst.ts).
+    const taintFirst = makeTaintFirst()
+    const events = makeEventRecorder(kube, { holdMs: taintFirst.holdMs })
     const avoidZones = Effect.gen(function* () {
       return shiftedZones(yield* Ref.get(shifts), yield* Clock.currentTimeMillis)
     })
@@ -222,7 +224,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       events,
       queue,
       drains: makeDrainPool(config.drain.maxConcurrent, queue.add),
-      taintFirst: makeTaintFirst(),
+      taintFirst,
       shifts,
       blocked,
       flushPoolMetrics

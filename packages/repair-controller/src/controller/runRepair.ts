@@ -165,7 +165,7 @@ const gatesOf = (env: ControllerEnv, r: RepairRecord, now: number) =>
     Ref.get(env.shifts),
     (shifts): Gates => ({
       liveNode: env.cache.view(r.node.name),
-      taintHoldMs: env.taintFirst.drainHoldMs(now),
+      taintHoldMs: env.taintFirst.holdMs(now),
       drainSlot: env.drains.holds(r.id),
       shifts
     })

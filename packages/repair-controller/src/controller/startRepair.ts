@@ -89,7 +89,8 @@ export const startRepair = (
       ...labelsOf(record),
       pool: d.breaker.scope
     })
-    yield* env.store.persist(record)
+    // On the way to the taint: the work behind the taints of a wave waits for it too (actions/TaintFirst.ts).
+    yield* env.taintFirst.starting(env.store.persist(record))
     env.flushPoolMetrics()
     yield* env.events.emit({
       node: { name, uid: node.uid },

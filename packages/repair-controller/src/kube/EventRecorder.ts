@@ -32,12 +32,25 @@ const WRITERS = 8
  * Events are written in the background so that a repair step never waits on one; the eventTime is taken when
  * the step happens, so their order for readers is kept. A burst of hundreds of repairs emits thousands of
  * events faster than the API server takes them: they wait as plain objects in one bounded queue (about 1 KiB
- * each) drained by at most 8 writer fibers, not as a fiber per event.
+ * each) drained by at most 8 writer fibers, not as a fiber per event. The writers step aside for `holdMs` (the
+ * eventTime still says when the step happened).
  */
-export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVENTS): EventRecorder => {
+export const makeEventRecorder = (
+  kube: KubeShape,
+  options: {
+    readonly maxPending?: number
+    /** How long queued writes wait now, behind writes that matter more (a wave's taints: TaintFirst); 0: go. */
+    readonly holdMs?: (now: number) => number
+  } = {}
+): EventRecorder => {
+  const { maxPending = MAX_PENDING_EVENTS, holdMs = () => 0 } = options
   const last = new Map<string, number>()
   const queue: Array<{ readonly e: NodeEventInput; readonly at: Date }> = []
   let writers = 0
+  const held = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const ms = holdMs(now)
+    return ms > 0 ? Effect.sleep(ms) : Effect.void
+  })
   // Takes the next event, or retires this writer in the same synchronous step (so emit never strands one).
   const writeNext: Effect.Effect<void> = Effect.suspend(() => {
     const next = queue.shift()
@@ -50,6 +63,7 @@ export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVEN
       Effect.catchCause((cause) =>
         Effect.logWarning("could not write event", { reason: next.e.reason, error: String(cause) })
       ),
+      Effect.andThen(held),
       Effect.andThen(writeNext)
     )
   })
@@ -60,7 +74,7 @@ export const makeEventRecorder = (kube: KubeShape, maxPending = MAX_PENDING_EVEN
       queue.push({ e, at: new Date(now) })
       if (writers >= WRITERS) return Effect.void
       writers++
-      return writeNext.pipe(Effect.forkDetach, Effect.asVoid)
+      return held.pipe(Effect.andThen(writeNext), Effect.forkDetach, Effect.asVoid)
     })
   return {
     emit,

@@ -1,6 +1,6 @@
 /**
  * The whole plan for a repair's next step, pure. Every gate is an input: the live Node (a repair acts only on the
- * Node it started on), the phase deadline, taints first, the drain slot, and a zonal shift before an irreversible
+ * Node it started on), the phase deadline, taints first (a wave's taints before any repair's later steps), the drain slot, and a zonal shift before an irreversible
  * step; the answer is the action, a hold and its cause, or the record ended. The runner carries it out.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
@@ -18,7 +18,7 @@ export const NOT_THE_SAME_NODE = "the Node is not the one this repair started on
 export interface Gates {
   /** The Node under the repair's name, as the informer has it. */
   readonly liveNode: NodeView | undefined
-  /** How long drains wait for taints being written (TaintFirst); 0: go. */
+  /** How long the steps after a taint wait for the taints of a wave being written (TaintFirst); 0: go. */
   readonly taintHoldMs: number
   /** Whether this repair holds a drain slot (DrainPool). */
   readonly drainSlot: boolean
@@ -63,10 +63,10 @@ export const planStep = (r: RepairRecord, config: ControllerConfig, now: number,
   const late = overdue(r, config, now)
   if (late !== undefined) return { _tag: "End", record: late }
   const action = nextAction(r, config, now)
-  if (action._tag === "Drain" || action._tag === "ForceDrain") {
-    if (gates.taintHoldMs > 0) return { _tag: "Hold", cause: "taintFirst", retryAfterMs: gates.taintHoldMs }
-    if (!gates.drainSlot) return { _tag: "Hold", cause: "drainSlot" }
-  }
+  if (action._tag !== "Taint" && action._tag !== "Done" && gates.taintHoldMs > 0)
+    return { _tag: "Hold", cause: "taintFirst", retryAfterMs: gates.taintHoldMs }
+  if ((action._tag === "Drain" || action._tag === "ForceDrain") && !gates.drainSlot)
+    return { _tag: "Hold", cause: "drainSlot" }
   if (action._tag === "Drain") {
     const resumesAt = evictionResumesAt(r, config)
     if (resumesAt !== undefined && now < resumesAt)

@@ -72,14 +72,20 @@ export const writeConfig = (config: unknown): string => {
   return path
 }
 
-async function spawnController(
+/** The port the controller says it bound (`--port 0`: the kernel picks a free one; no other process can take it first). */
+const LISTENING = /Listening on http:\/\/[^"\s]*:(\d+)/
+
+/**
+ * Starts the controller on a port of the kernel's choosing and resolves once it listens there (port: the bound one),
+ * or once it has exited before it could (port 0: the caller sees the exit and its logs).
+ */
+export async function startControllerProcess(
   kubeconfig: string,
   config: unknown,
   identity = `ctl-${Math.random().toString(36).slice(2, 8)}`,
   options: StartOptions = {}
 ): Promise<ControllerProcess> {
   const path = writeConfig(config)
-  const port = await freePort()
   let out = ""
   const proc = spawn(
     NODE,
@@ -95,17 +101,32 @@ async function spawnController(
       "--identity",
       identity,
       "--port",
-      String(port)
+      "0"
     ],
     { cwd: PKG, stdio: ["ignore", "pipe", "pipe"] }
   )
-  proc.stdout?.on("data", (d: Buffer) => {
-    out += d.toString()
-  })
-  proc.stderr?.on("data", (d: Buffer) => {
-    out += d.toString()
-  })
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`controller ${identity} did not listen within 60 s:\n${out.slice(-4000)}`)),
+      60_000
+    )
+    let listening = false
+    const seen = (d: Buffer) => {
+      out += d.toString()
+      const m = listening ? null : LISTENING.exec(out)
+      if (m === null) return
+      listening = true
+      clearTimeout(timer)
+      resolve(Number(m[1]))
+    }
+    proc.stdout?.on("data", seen)
+    proc.stderr?.on("data", seen)
+    void exited.then(() => {
+      clearTimeout(timer)
+      resolve(0)
+    })
+  })
   return {
     identity,
     port,
@@ -119,29 +140,5 @@ async function spawnController(
       const res = await fetch(`http://127.0.0.1:${port}${p}`)
       return { status: res.status, body: await res.text() }
     }
-  }
-}
-
-/** Whether the controller lost its port: another lane's process bound freePort's port before it did. */
-const lostPort = async (p: ControllerProcess): Promise<boolean> => {
-  const until = Date.now() + 15_000
-  while (Date.now() < until) {
-    if (p.logs().includes("Listening on")) return false
-    if (p.proc.exitCode !== null || p.proc.signalCode !== null) return p.logs().includes("EADDRINUSE")
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  return false
-}
-
-/** Starts the controller; again on another port when the one freePort gave was taken before it could bind it. */
-export async function startControllerProcess(
-  kubeconfig: string,
-  config: unknown,
-  identity = `ctl-${Math.random().toString(36).slice(2, 8)}`,
-  options: StartOptions = {}
-): Promise<ControllerProcess> {
-  for (let attempt = 1; ; attempt++) {
-    const p = await spawnController(kubeconfig, config, identity, options)
-    if (attempt === 3 || !(await lostPort(p))) return p
   }
 }
