@@ -126,6 +126,7 @@ async function main() {
   // are resumed into this one.
   const controllerNs = REUSE !== undefined ? await createTestNamespace(core, "bench") : ns
   const names = Array.from({ length: NODES }, (_, i) => `bench-${runId}-${i}`)
+  log(`objects: REUSE=${runId}:${ns} measures again on them`)
   let t = Date.now()
   if (REUSE !== undefined) {
     const failed = names.slice(0, LATENCY_OFFSET)

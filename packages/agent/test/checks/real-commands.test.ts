@@ -192,6 +192,24 @@ describe("iptables-mode: real iptables-legacy-save and iptables-nft-save (NPD's 
   )
 })
 
+/**
+ * Waits until the kernel shows these operstates: it applies a peer's carrier change to the other end of a veth
+ * through linkwatch, up to a second later (seen on a fresh machine: v0 still "up" right after its peer went down,
+ * so the next sample saw it down after the peer was up again).
+ */
+const operstates = async (ns: Namespace, want: Record<string, string>) => {
+  const read = `for i in ${Object.keys(want).join(" ")}; do cat /sys/class/net/$i/operstate; done`
+  let got = ""
+  for (let i = 0; i < 100; i++) {
+    got = (await ns.sh(read)).trim().split("\n").join(",")
+    if (got === Object.values(want).join(",")) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(
+    `operstates of ${Object.keys(want).join(",")}: ${got}, want ${Object.values(want).join(",")}`
+  )
+}
+
 describe("interfaces: real links in a network namespace (/sys/class/net)", () => {
   realIt(VETH)(
     "a down loopback and a veth pair with one end down are reported on the second sample and resolve when up",
@@ -200,6 +218,7 @@ describe("interfaces: real links in a network namespace (/sys/class/net)", () =>
       // A new network namespace starts with lo down. v0 is up but its peer v1 is down: v0 is UP without
       // carrier (operstate lowerlayerdown, InterfaceNotRunning), v1 is not UP (InterfaceNotUp).
       await ns.sh("ip link add v0 type veth peer name v1 && ip link set v0 up")
+      await operstates(ns, { lo: "down", v0: "lowerlayerdown", v1: "down" })
       await ns.build("interfaces")
       const mac = (await ns.sh("cat /sys/class/net/v0/address")).trim()
       expect(await ns.tick(0)).toEqual({ findings: [], logs: [] })
@@ -215,6 +234,7 @@ describe("interfaces: real links in a network namespace (/sys/class/net)", () =>
         message: `Interface Name: "v0", MAC: "${mac}" is not up`
       })
       await ns.sh("ip link set lo up && ip link set v1 up")
+      await operstates(ns, { lo: "unknown", v0: "up", v1: "up" })
       expect(reasons((await ns.tick(10 * MIN)).findings).sort()).toEqual([
         "-InterfaceNotRunning@v0",
         "-InterfaceNotUp@lo",
@@ -222,8 +242,10 @@ describe("interfaces: real links in a network namespace (/sys/class/net)", () =>
       ])
       // down for one sample only: never reported
       await ns.sh("ip link set v1 down")
+      await operstates(ns, { v0: "lowerlayerdown", v1: "down" })
       expect((await ns.tick(15 * MIN)).findings).toEqual([])
       await ns.sh("ip link set v1 up")
+      await operstates(ns, { v0: "up", v1: "up" })
       expect((await ns.tick(20 * MIN)).findings).toEqual([])
     }
   )
