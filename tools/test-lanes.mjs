@@ -21,8 +21,6 @@ export const CLUSTER_LANES = [
     ["@nodemend/cluster-harness", "test:cluster:control-plane"],
     ["@nodemend/repair-controller", "test:reliability"],
     ["@nodemend/reason-codes", "test:cluster"],
-    // Out of lane 4, the long pole of the last fresh-clone run: the queue-order story and the plugin's tests.
-    ["@nodemend/repair-controller", "test:cluster:queue"],
     ["@nodemend/kubectl-nodemend", "test:cluster"]
   ],
   [
@@ -34,8 +32,9 @@ export const CLUSTER_LANES = [
   [
     ["@nodemend/deploy-tests", "test:cluster"],
     ["@nodemend/repair-controller", "test:cluster:relapse"],
-    // The fleet-level stories (zone breaker, proven pools, the in-flight budget) out of lane 1.
-    ["@nodemend/repair-controller", "test:cluster:pools"]
+    // The fleet-level stories (zone breaker, proven pools, the in-flight budget, the queue order): ~140 s.
+    ["@nodemend/repair-controller", "test:cluster:pools"],
+    ["@nodemend/repair-controller", "test:cluster:queue"]
   ]
 ]
 

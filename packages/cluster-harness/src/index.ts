@@ -18,6 +18,11 @@ import { type WaitOptions, waitFor } from "./waitFor.ts"
 /** kwok only animates Nodes carrying this label (see tools/cluster/cluster.mjs). */
 export const FAKE_NODE_LABEL = "kwok.x-k8s.io/node"
 export const FAKE_NODE_VALUE = "fake"
+/**
+ * A Go duration: kwok reports this Node's status that often instead of every 5 min (tools/cluster/kwok/stages.yaml;
+ * its liveness is its Lease either way).
+ */
+export const KWOK_HEARTBEAT_INTERVAL_ANNOTATION = "nodemend.io/kwok-heartbeat-interval"
 
 /**
  * Kubeconfig of the cluster for this test run: NODEMEND_KUBECONFIG, which ./globalSetup.ts sets before

@@ -27,6 +27,7 @@ import {
   uniqueName,
   waitFor,
   waitForNodeCondition,
+  KWOK_HEARTBEAT_INTERVAL_ANNOTATION,
   waitForPodPhase
 } from "../src/index.ts"
 
@@ -36,7 +37,10 @@ let node = ""
 
 beforeAll(async () => {
   ns = await createTestNamespace(core, "harness")
-  node = (await createFakeNode(core)).metadata?.name ?? ""
+  // Heartbeats every 2 s (other Nodes report every 5 min): the heartbeat test below watches two.
+  node =
+    (await createFakeNode(core, { annotations: { [KWOK_HEARTBEAT_INTERVAL_ANNOTATION]: "2s" } })).metadata
+      ?.name ?? ""
 })
 
 afterAll(async () => {
