@@ -84,17 +84,29 @@ export function kwokNodeMirror(
   const rebootDelayMs = options.rebootDelayMs ?? 1000
   /**
    * kwok's initialize stage writes the whole `nodeInfo` from the Node it last saw: when that copy predates the
-   * boot-id patch (kwok behind under load), the boot id is wiped. Until kwok has initialized the Node (Ready), the
-   * boot id is put back (at most 30 s; a CI run lost it once, and with it every reboot's proof).
+   * boot-id patch (kwok behind under load), the boot id is wiped. It is put back until the Node has been Ready with
+   * it for 5 s in a row (at most 60 s): CI runs lost it twice, once after the Node had shown Ready with it, and with
+   * it every reboot's proof. `onceReady` runs the first time the Node is Ready with its boot id.
    */
-  const keepBootId = async (i: FakeInstance) => {
-    for (let n = 0; n < 60; n++) {
+  const keepBootId = async (i: FakeInstance, onceReady: () => Promise<unknown>) => {
+    let settledSince: number | undefined
+    let told = false
+    for (let n = 0; n < 120; n++) {
       const node = (await run(kube.call("read node", "GET", nodePath(i.nodeName)), 404)) as Node | undefined
       if (node === undefined) return
       const ready = node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
-      if ((node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID !== i.bootId)
+      if ((node.status?.nodeInfo as { bootID?: string } | undefined)?.bootID !== i.bootId) {
+        settledSince = undefined
         await patchStatus(i.nodeName, { nodeInfo: { bootID: i.bootId } })
-      else if (ready) return
+      } else if (!ready) settledSince = undefined
+      else {
+        if (!told) {
+          told = true
+          await onceReady()
+        }
+        settledSince ??= Date.now()
+        if (Date.now() - settledSince >= 5000) return
+      }
       await new Promise((r) => setTimeout(r, 500))
     }
   }
@@ -136,21 +148,19 @@ export function kwokNodeMirror(
       await patchStatus(i.nodeName, { capacity, allocatable: capacity, nodeInfo: { bootID: i.bootId } })
       // In the background: the instance is running once its Node exists, as before. An instance of a broken
       // launch template reports its fault once Ready, as its agent would.
-      void keepBootId(i)
-        .then(() =>
-          i.fault === undefined
-            ? undefined
-            : patchStatus(i.nodeName, {
-                conditions: [
-                  {
-                    ...i.fault,
-                    lastHeartbeatTime: new Date().toISOString(),
-                    lastTransitionTime: new Date().toISOString()
-                  }
-                ]
-              })
-        )
-        .catch(() => undefined)
+      void keepBootId(i, async () =>
+        i.fault === undefined
+          ? undefined
+          : patchStatus(i.nodeName, {
+              conditions: [
+                {
+                  ...i.fault,
+                  lastHeartbeatTime: new Date().toISOString(),
+                  lastTransitionTime: new Date().toISOString()
+                }
+              ]
+            })
+      ).catch(() => undefined)
     },
     async delete(i: FakeInstance) {
       await run(kube.call("delete node", "DELETE", nodePath(i.nodeName)), 404)

@@ -185,7 +185,8 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
       },
       zonalShift: { refreshSeconds: 1 },
       breaker: { requeueSeconds: 2 },
-      leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+      // A lease that outlasts a loaded machine's stalls: one replica, so it never waits for a handover.
+      leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 15, renewIntervalSeconds: 2 },
       kwok: { replacementDelaySeconds: 600, zonalShiftConfigMap: `shifts-${tag}` },
       replacement: { timeoutSeconds: 2 },
       resyncSeconds: 30
@@ -213,10 +214,19 @@ describe.skipIf(prometheus === undefined)("a real Prometheus: the alerts and the
     ).catch((e: unknown) => {
       throw new Error(`${(e as Error).message}\n--- binaries ---\n${outputs()}`)
     })
-    // The agent series carry the node label the PodMonitor's relabeling adds.
-    expect(
-      await instant(`nodemend_agent_condition_writes_total{node="${agentNode}", namespace="kube-system"}`)
-    ).not.toEqual([])
+    // The agent series carry the node label the PodMonitor's relabeling adds (the counter appears with the agent's
+    // first condition write, which a loaded machine may scrape after both targets are up).
+    await waitFor(
+      "the agent's condition writes scraped with its node label",
+      async () =>
+        (await instant(`nodemend_agent_condition_writes_total{node="${agentNode}", namespace="kube-system"}`))
+          .length > 0
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, intervalMs: 500 }
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}\n--- binaries ---\n${outputs()}`)
+    })
     await alertsUntil("no alert on a healthy fleet", (alerts) => alerts.length === 0)
     // Still none a few evaluations later, in either Prometheus (the second's `for:` long over by then).
     await new Promise((r) => setTimeout(r, 3000))

@@ -91,7 +91,8 @@ describe.skipIf(prometheus === undefined)(
         },
         zonalShift: { refreshSeconds: 1 },
         breaker: { requeueSeconds: 2 },
-        leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 },
+        // A lease that outlasts a loaded machine's stalls: one replica, so it never waits for a handover.
+        leaderElection: { leaseName: `ctl-${tag}`, leaseDurationSeconds: 15, renewIntervalSeconds: 2 },
         // The replacement comes up at once: the drain (after it, as Karpenter does) is what blocks.
         kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: shifts },
         replacement: { timeoutSeconds: 120 },
