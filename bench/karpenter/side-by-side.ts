@@ -530,6 +530,8 @@ try {
     n: number
     figs: FaultFigures[]
     blocked: Record<string, number>
+    /** nodemend's RepairHeld Events (a relapse hold comes before the breaker: decide/decide.ts). */
+    relapseHeld: Record<string, number>
   }
   const breakerRuns: BreakerRun[] = []
   for (const [n, windowS] of [
@@ -554,13 +556,16 @@ try {
       { timeoutMs: windowS * 1000, intervalMs: 500 }
     ).catch(() => {})
     const figs = POOLS.map((p) => figures(p, targets[p] ?? [], at))
-    const ev = await eventsSince(at, ["NodeRepairBlocked", "RepairBlocked"])
+    const ev = await eventsSince(at, ["NodeRepairBlocked", "RepairBlocked", "RepairHeld"])
     const blocked: Record<string, number> = {}
+    const relapseHeld: Record<string, number> = {}
     for (const pool of POOLS) {
       const names = new Set([...(targets[pool] ?? []), pool])
-      blocked[pool] = ev.filter((e) => names.has(e.involvedObject?.name ?? "")).length
+      const ofPool = ev.filter((e) => names.has(e.involvedObject?.name ?? ""))
+      blocked[pool] = ofPool.filter((e) => e.reason !== "RepairHeld").length
+      relapseHeld[pool] = ofPool.filter((e) => e.reason === "RepairHeld").length
     }
-    breakerRuns.push({ n, figs, blocked })
+    breakerRuns.push({ n, figs, blocked, relapseHeld })
     if (n !== 2) {
       // Clear what is left so the pools are healthy again. The patches land a few ms apart, and once a pool's count
       // drops back within its breaker the nodes still unhealthy are due at once (nodemend decides them again at
@@ -621,7 +626,7 @@ try {
 
   print("\n### B-D. the breaker: N of 10 fail at once (no PDB)")
   print(
-    "| N/10 | who | repaired (old Node deleted) | held (never tainted) | most in flight at once | new Nodes launched | fault -> first / last replacement Ready | fault -> first / last old Node deletion | breaker Events |"
+    "| N/10 | who | repaired (old Node deleted) | held (never tainted) | most in flight at once | new Nodes launched | fault -> first / last replacement Ready | fault -> first / last old Node deletion | breaker (and relapse hold) Events |"
   )
   print("|---|---|---|---|---|---|---|---|---|")
   for (const r of breakerRuns)
@@ -629,7 +634,7 @@ try {
       const deleted = f.deleted.filter((d) => d !== undefined).sort((a, b) => (a ?? 0) - (b ?? 0))
       const held = f.targets.filter((_, i) => f.tainted[i] === undefined && f.deleted[i] === undefined).length
       print(
-        `| ${r.n}/10 | ${label(f.pool)} | ${deleted.length} | ${held} | ${maxInFlight(f)} | ${f.replacementsReady.length} | ${s1(f.replacementsReady[0])} / ${s1(f.replacementsReady.at(-1))} | ${s1(deleted[0])} / ${s1(deleted.at(-1))} | ${r.blocked[f.pool]} ${f.pool === KR ? "NodeRepairBlocked" : "RepairBlocked"} |`
+        `| ${r.n}/10 | ${label(f.pool)} | ${deleted.length} | ${held} | ${maxInFlight(f)} | ${f.replacementsReady.length} | ${s1(f.replacementsReady[0])} / ${s1(f.replacementsReady.at(-1))} | ${s1(deleted[0])} / ${s1(deleted.at(-1))} | ${r.blocked[f.pool]} ${f.pool === KR ? "NodeRepairBlocked" : `RepairBlocked, ${r.relapseHeld[f.pool]} RepairHeld`} |`
       )
     }
   const b2 = breakerRuns[0]
