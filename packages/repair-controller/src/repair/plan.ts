@@ -1,7 +1,8 @@
 /**
  * The whole plan for a repair's next step, pure. Every gate is an input: the live Node (a repair acts only on the
- * Node it started on), the phase deadline, taints first (a wave's taints before any repair's later steps), the drain slot, and a zonal shift before an irreversible
- * step; the answer is the action, a hold and its cause, or the record ended. The runner carries it out.
+ * Node it started on), the phase deadline, taints first (a wave's taints before any repair's later steps), the
+ * drain slot, and a zonal shift before an irreversible step; the answer is the action, a hold and its cause, or the
+ * record ended. The runner carries it out.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { liveNodeMismatch } from "../decide/identity.ts"
