@@ -52,16 +52,32 @@ export const latestSummary = (since) => {
   return newest && JSON.parse(readFileSync(newest.path, "utf8"))
 }
 
-/** The last `lines` lines of a task's log: `task.log`, or turbo's (`<package>/.turbo/turbo-<task>.log`). */
+/**
+ * What a failed task's log says: its first error (vitest's "Unhandled Error" block or the first `Error:` line, with
+ * the `errorLines` after it: a globalSetup's error sits above a long stack, out of reach of the tail), then the
+ * last `lines` lines. Pure on the log's text; `taskLogTail` reads the log.
+ */
+export const logExcerpt = (text, lines = 15, errorLines = 8) => {
+  const all = plain(text)
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+  const tailStart = Math.max(0, all.length - lines)
+  const errorAt = (re) => all.findIndex((l) => re.test(l))
+  const found = errorAt(/^\s*(\w*Error|FAIL)\b|Error: /)
+  const first = found >= 0 ? found : errorAt(/Unhandled Error/)
+  if (first < 0 || first >= tailStart) return all.slice(tailStart).join("\n")
+  const error = all.slice(first, Math.min(first + 1 + errorLines, tailStart))
+  return [...error, ...(first + 1 + errorLines < tailStart ? ["..."] : []), ...all.slice(tailStart)].join(
+    "\n"
+  )
+}
+
+/** `logExcerpt` of a task's log: `task.log`, or turbo's (`<package>/.turbo/turbo-<task>.log`). */
 export const taskLogTail = (task, lines = 15) => {
   const log =
     task.log ?? join(REPO_ROOT, task.directory, ".turbo", `turbo-${task.task.replaceAll(":", "$colon$")}.log`)
   if (!existsSync(log)) return `(no log at ${relative(REPO_ROOT, log)})`
-  return plain(readFileSync(log, "utf8"))
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .slice(-lines)
-    .join("\n")
+  return logExcerpt(readFileSync(log, "utf8"), lines)
 }
 
 /** The summary: each failed test, then each failed task whose package has no failed test in the reports. */
@@ -77,7 +93,7 @@ export const renderFailures = (tests, tasks, tail = taskLogTail) => {
   const explained = new Set(tests.map((t) => t.file.split("/").slice(0, 2).join("/")))
   for (const task of tasks.filter((t) => !explained.has(t.directory)))
     out.push(
-      `failed task ${task.taskId}, the end of its log:`,
+      `failed task ${task.taskId}, its first error and the end of its log:`,
       ...tail(task)
         .split("\n")
         .map((l) => `  | ${l}`)

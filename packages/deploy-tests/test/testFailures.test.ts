@@ -3,7 +3,7 @@
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { REPO_ROOT } from "../../../tools/cluster/versions.mjs"
-import { failedTasks, failedTests, renderFailures } from "../../../tools/test-failures.mjs"
+import { failedTasks, failedTests, logExcerpt, renderFailures } from "../../../tools/test-failures.mjs"
 
 const report = {
   testResults: [
@@ -80,7 +80,32 @@ describe("test-failures", () => {
     expect(out).toContain(
       "  packages/repair-controller/test/reliability/apiRestart.rtest.ts > restarts > every repair completes\n      AssertionError: expected 2 to be 1"
     )
-    expect(out).toContain("failed task d#test:cluster, the end of its log:\n  | last line of packages/demo")
+    expect(out).toContain(
+      "failed task d#test:cluster, its first error and the end of its log:\n  | last line of packages/demo"
+    )
     expect(out).not.toContain("last line of packages/repair-controller")
+  })
+
+  it("shows a task's first error even where a long stack pushed it out of the tail", () => {
+    const stack = Array.from({ length: 30 }, (_, i) => ` ❯ frame${i} x.js:${i}`)
+    const log = [
+      "⎯⎯ Unhandled Errors ⎯⎯",
+      "Vitest caught 1 unhandled error during the test run.",
+      "⎯⎯ Unhandled Error ⎯⎯"
+    ]
+    log.push("\u001b[31m\u001b[1mError\u001b[22m: buildah bud failed: no space left\u001b[39m", ...stack)
+    log.push(" Test Files  no tests", "      Errors  1 error")
+    const out = logExcerpt(log.join("\n"), 3, 2)
+    expect(out.split("\n")).toEqual([
+      "Error: buildah bud failed: no space left",
+      " ❯ frame0 x.js:0",
+      " ❯ frame1 x.js:1",
+      "...",
+      " ❯ frame29 x.js:29",
+      " Test Files  no tests",
+      "      Errors  1 error"
+    ])
+    // No error above the tail: the tail alone.
+    expect(logExcerpt("a\nb\nc\nd", 2)).toBe("c\nd")
   })
 })
