@@ -20,3 +20,4 @@ export declare function renderFailures(
   tasks: ReadonlyArray<FailedTask>,
   tail?: (task: FailedTask) => string
 ): string
+export declare function logExcerpt(text: string, lines?: number, errorLines?: number): string
