@@ -23,6 +23,14 @@ export interface RepairStore {
   readonly get: (nodeName: string) => StoredRecord
   readonly loadJournal: Effect.Effect<void, KubeError>
   readonly persist: (r: RepairRecord) => Effect.Effect<void, KubeError>
+  /**
+   * Holds `r` in memory only, unjournaled until `flush` (or the next `persist`): for a step whose replay is
+   * harmless (the taint's outcome), so a wave's other starts get the API server first. A crash before the flush
+   * resumes from the journaled step and repeats it.
+   */
+  readonly stage: (r: RepairRecord) => void
+  /** Journals the node's staged record, if it has one (before the repair acts again). */
+  readonly flush: (nodeName: string) => Effect.Effect<void, KubeError>
   /** Deletes the repair's journal entry (a failed repair keeps its entry for an operator; its caller keeps it). */
   readonly finish: (r: RepairRecord) => Effect.Effect<void, KubeError>
   /** Forgets a kept (failed) record whose journal entry an operator has deleted; true when it did. */
@@ -47,6 +55,8 @@ export const makeRepairStore = (
   onRecord: (nodeName: string, slot: RepairSlot | undefined) => void
 ): RepairStore => {
   const records = new Map<string, RepairRecord>()
+  /** Nodes whose record in `records` is ahead of their journal entry (`stage`). */
+  const staged = new Set<string>()
   const invalid = new Map<string, string>()
   const replacementOf = new Map<string, string>()
 
@@ -61,6 +71,7 @@ export const makeRepairStore = (
     const r = records.get(nodeName)
     if (r?.replacement?.nodeName !== undefined) replacementOf.delete(r.replacement.nodeName)
     records.delete(nodeName)
+    staged.delete(nodeName)
     invalid.delete(nodeName)
     onRecord(nodeName, undefined)
   }
@@ -82,6 +93,29 @@ export const makeRepairStore = (
     return Effect.void
   }
 
+  // A record this store holds has its journal entry: patched in one request (a create would answer 409 first).
+  const persist = (r: RepairRecord) =>
+    kube
+      .upsertConfigMap(
+        {
+          metadata: {
+            name: journalName(r.node.name),
+            namespace,
+            labels: { [REPAIR_JOURNAL_LABEL]: "true" }
+          },
+          data: { record: serializeRecord(r) }
+        },
+        records.has(r.node.name)
+      )
+      .pipe(
+        Effect.andThen(
+          Effect.sync(() => {
+            staged.delete(r.node.name)
+            remember(r)
+          })
+        )
+      )
+
   return {
     get: (nodeName) => {
       const r = records.get(nodeName)
@@ -96,21 +130,16 @@ export const makeRepairStore = (
         })
       )
     ),
-    // A record this store holds has its journal entry: patched in one request (a create would answer 409 first).
-    persist: (r) =>
-      kube
-        .upsertConfigMap(
-          {
-            metadata: {
-              name: journalName(r.node.name),
-              namespace,
-              labels: { [REPAIR_JOURNAL_LABEL]: "true" }
-            },
-            data: { record: serializeRecord(r) }
-          },
-          records.has(r.node.name)
-        )
-        .pipe(Effect.andThen(Effect.sync(() => remember(r)))),
+    persist,
+    stage: (r) => {
+      if (!records.has(r.node.name)) throw new Error(`staged a record never journaled: ${r.node.name}`)
+      staged.add(r.node.name)
+      remember(r)
+    },
+    flush: (nodeName) => {
+      const r = records.get(nodeName)
+      return r !== undefined && staged.has(nodeName) ? persist(r) : Effect.void
+    },
     finish: (r) =>
       kube
         .deleteConfigMap(namespace, journalName(r.node.name))

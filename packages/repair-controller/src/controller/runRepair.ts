@@ -1,7 +1,8 @@
 /**
- * Runs a repair's state machine step by step within one reconcile, persisting the record after every step,
- * until a step has to wait (then the key is requeued after exactly that long) or the repair ends. Every repair
- * ends: a failed step is retried within its budget, a phase past its deadline fails (repair/budget.ts).
+ * Runs a repair's state machine step by step within one reconcile, persisting the record after every step (a
+ * wave's taint outcomes: before their next action), until a step has to wait (then the key is requeued after
+ * exactly that long) or the repair ends. Every repair ends: a failed step is retried within its budget, a phase
+ * past its deadline fails (repair/budget.ts).
  */
 import { Clock, Effect, Metric, Ref } from "effect"
 import { executeStep, stepError } from "../actions/executeStep.ts"
@@ -127,9 +128,17 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
  * entry is deleted instead, so a crash in between leaves the previous step's record, which a restart resumes
  * (a written Succeeded record would never be read again and would hold the node's name for good).
  */
-const persistStep = (env: ControllerEnv, prev: RepairRecord, next: RepairRecord) =>
+const persistStep = (
+  env: ControllerEnv,
+  prev: RepairRecord,
+  next: RepairRecord,
+  write: "now" | "beforeNextAction" = "now"
+) =>
   Effect.gen(function* () {
-    if (next.phase !== "Succeeded") yield* env.store.persist(next)
+    if (next.phase === "Succeeded") {
+      // Deleted by `finish`, never written.
+    } else if (write === "now") yield* env.store.persist(next)
+    else env.store.stage(next)
     yield* observeStep(prev, next)
     if (isTerminal(next)) yield* finish(env, next)
   })
@@ -230,6 +239,8 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
         if (yield* hold(env, r, step)) continue
         return
       }
+      // A step staged behind a wave's taints (below) is journaled before the repair acts again.
+      yield* env.store.flush(r.node.name)
       const result = yield* Effect.result(executeStep(env, r, step.action))
       if (result._tag === "Failure") {
         const verdict = afterFailure(r, stepError(result.failure), env.config, yield* Clock.currentTimeMillis)
@@ -263,7 +274,14 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
         yield* Effect.logInfo("repair step", { node: r.node.name, id: r.id, from: r.phase, to: next.phase })
       if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
         yield* reportNoCapacity(env, next)
-      yield* persistStep(env, r, next)
+      // The taint's outcome, while a wave's starts are still being written, is journaled before the repair's next
+      // action instead of now: that action waits for the wave anyway (TaintFirst), and the worker goes to the next
+      // node's start one round trip sooner (issue #25). A crash in between re-taints, which changes nothing.
+      const behindWave =
+        outcome.fact._tag === "Tainted" &&
+        !isTerminal(next) &&
+        env.taintFirst.holdMs(yield* Clock.currentTimeMillis) > 0
+      yield* persistStep(env, r, next, behindWave ? "beforeNextAction" : "now")
       r = next
       if (isTerminal(r)) return
       // Take turns: with other nodes waiting (a burst of expiries), one step each, so every taint lands early.
