@@ -1,5 +1,7 @@
 import type { PolicyMatch } from "../src/decide/policyMatch.ts"
 import type { ConditionView, NodeView } from "../src/domain/NodeView.ts"
+import type { RepairRecord } from "../src/domain/RepairRecord.ts"
+import { newRepairRecord } from "../src/repair/stateMachine.ts"
 
 export const MIN = 60_000
 
@@ -46,3 +48,20 @@ export const xid79Match = (expiresAt: number, over: Partial<PolicyMatch> = {}): 
   actionSource: "catalog",
   ...over
 })
+
+/** A capacity-first repair of kwok node n1 (uid u1), begun at `startedAt`: its record as journaled at the start. */
+export const startedKwokRepair = (startedAt: number): RepairRecord =>
+  newRepairRecord(
+    {
+      id: "r1",
+      match: xid79Match(startedAt, { captureLogs: false, capacityFirst: true }),
+      node: {
+        name: "n1",
+        uid: "u1",
+        providerID: "kwok://n1",
+        labels: {},
+        instance: { instanceId: "kwok://n1", state: "running", launch: {}, owner: { kind: "standalone" } }
+      }
+    },
+    startedAt
+  )

@@ -15,26 +15,12 @@ import { runRepair } from "../src/controller/runRepair.ts"
 import { parseRecord, type RepairRecord } from "../src/domain/RepairRecord.ts"
 import type { KubeShape } from "../src/kube/Kube.ts"
 import { wait } from "../src/repair/outcome.ts"
-import { newRepairRecord } from "../src/repair/stateMachine.ts"
-import { xid79Match } from "./fixtures.ts"
+import { startedKwokRepair } from "./fixtures.ts"
 
 const T0 = Date.parse("2026-01-01T00:00:00Z")
 const config = Result.getOrThrow(decodeConfig({}))
 
-const started: RepairRecord = newRepairRecord(
-  {
-    id: "r1",
-    match: xid79Match(T0, { captureLogs: false, capacityFirst: true }),
-    node: {
-      name: "n1",
-      uid: "u1",
-      providerID: "kwok://n1",
-      labels: {},
-      instance: { instanceId: "kwok://n1", state: "running", launch: {}, owner: { kind: "standalone" } }
-    }
-  },
-  T0
-)
+const started = startedKwokRepair(T0)
 
 /** The API server and the owner as one ordered log of what was asked, and the journal as last written. */
 const world = Effect.gen(function* () {

@@ -10,27 +10,12 @@ import { REPAIR_TAINT_KEY } from "@nodemend/reason-codes"
 import { makeTaintFirst } from "../src/actions/TaintFirst.ts"
 import { type TaintPorts, taint } from "../src/actions/taint.ts"
 import { makeRepairStore } from "../src/controller/RepairStore.ts"
-import type { RepairRecord } from "../src/domain/RepairRecord.ts"
 import type { KubeShape } from "../src/kube/Kube.ts"
-import { newRepairRecord } from "../src/repair/stateMachine.ts"
-import { xid79Match } from "./fixtures.ts"
+import { startedKwokRepair } from "./fixtures.ts"
 
 const T0 = Date.parse("2026-01-01T00:00:00Z")
 
-const record: RepairRecord = newRepairRecord(
-  {
-    id: "r1",
-    match: xid79Match(T0, { captureLogs: false, capacityFirst: true }),
-    node: {
-      name: "n1",
-      uid: "u1",
-      providerID: "kwok://n1",
-      labels: {},
-      instance: { instanceId: "kwok://n1", state: "running", launch: {}, owner: { kind: "standalone" } }
-    }
-  },
-  T0
-)
+const record = startedKwokRepair(T0)
 
 /** One Node on a fake API server that applies the taint patch's guards as the real one does (test ops: 422). */
 const apiServer = (initial: { uid: string; rv: number; taints?: Taint[] }) => {
