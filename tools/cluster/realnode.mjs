@@ -287,6 +287,18 @@ function api(server, pki, method, path, body) {
   })
 }
 
+/** `call` again while it times out or answers 429/5xx, for up to `forMs`; then its last answer (or error). */
+async function retrySlow(what, call, forMs = 60_000) {
+  const deadline = Date.now() + forMs
+  for (;;) {
+    const r = await call().catch((e) => ({ status: 0, body: e.message }))
+    const transient = r.status === 0 || r.status === 429 || r.status >= 500
+    if (!transient || Date.now() > deadline) return r
+    console.log(`[cluster] ${what}: ${r.status || r.body}; trying again`)
+    await sleep(1000)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- start
 
 export function nodePaths(stateDir) {
@@ -398,13 +410,23 @@ export async function startRealNode({ stateDir, server, pki, issue, kubeconfigYa
   writeFileSync(cfg("kube-proxy.kubeconfig"), kubeconfigYaml(server, pki, "kube-proxy"), { mode: 0o600 })
 
   // The API server reaches the kubelet (logs, exec, node proxy) as kube-apiserver-kubelet-client, as kubeadm binds it.
-  const crb = await api(server, pki, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "nodemend:kube-apiserver-kubelet-client" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:kubelet-api-admin" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "kube-apiserver-kubelet-client" }]
-  })
+  // Tried again for 60 s on a timeout, 429 or 5xx: a fresh API server on a loaded machine (the last lane of
+  // `npm test`) may answer its first writes slowly.
+  const crb = await retrySlow("creating the kubelet-client binding", () =>
+    api(server, pki, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "nodemend:kube-apiserver-kubelet-client" },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: "system:kubelet-api-admin"
+      },
+      subjects: [
+        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "kube-apiserver-kubelet-client" }
+      ]
+    })
+  )
   if (crb.status !== 201 && crb.status !== 409)
     throw new Error(`creating the kubelet-client binding: ${crb.status} ${crb.body}`)
 
