@@ -14,6 +14,8 @@ export default defineConfig({
     ],
     testTimeout: 60_000,
     hookTimeout: 900_000,
-    fileParallelism: false
+    fileParallelism: false,
+    // Nothing native in-process (the agents the Prometheus stories run are processes): one module graph for all files.
+    isolate: false
   }
 })

@@ -8,6 +8,8 @@ export default defineConfig({
   test: clusterTestSettings({
     include: ["test/integration/**/*.test.ts"],
     timeoutMs: 120_000,
-    fileParallelism: false
+    fileParallelism: false,
+    // Nothing native in-process: the files share one worker's module graph.
+    isolate: false
   })
 })

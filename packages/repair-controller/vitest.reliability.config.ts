@@ -9,6 +9,8 @@ export default defineConfig({
   test: clusterTestSettings({
     include: ["test/reliability/**/*.rtest.ts"],
     timeoutMs: process.env.NODEMEND_RELIABILITY_LONG === "1" ? 3_600_000 : 240_000,
-    fileParallelism: false
+    fileParallelism: false,
+    // Nothing native in-process: the files share one worker's module graph.
+    isolate: false
   })
 })

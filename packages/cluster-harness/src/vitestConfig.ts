@@ -13,6 +13,11 @@ export interface ClusterTestOptions {
   readonly timeoutMs: number
   /** false: one test file at a time (files whose controllers or agents would see each other's Nodes). */
   readonly fileParallelism?: boolean
+  /**
+   * false: the files share one worker's module graph (the Kubernetes client, Effect and the sources are loaded
+   * once, not once per file: ~1-3 s of CPU each). Only for files that load nothing native in-process (koffi).
+   */
+  readonly isolate?: boolean
 }
 
 /**
@@ -32,12 +37,18 @@ export const timingReport = (include: string[]) => {
   }
 }
 
-export const clusterTestSettings = ({ include, timeoutMs, fileParallelism }: ClusterTestOptions) => ({
+export const clusterTestSettings = ({
+  include,
+  timeoutMs,
+  fileParallelism,
+  isolate
+}: ClusterTestOptions) => ({
   include,
   // A test that asserts nothing passes unless something times out: refused (issue #26).
   expect: { requireAssertions: true },
-  // A fork per file (vitest's default), unlike the unit tests: with one worker for all files, a native test double
-  // koffi loaded for one agent file kept that file's state into the next (nvidia.test.ts failed in CI).
+  // By default a fork per file (vitest's default), unlike the unit tests: with one worker for all files, a native
+  // test double koffi loaded for one agent file kept that file's state into the next (nvidia.test.ts failed in CI).
+  ...(isolate === false ? { isolate: false } : {}),
   ...timingReport(include),
   // import.meta.url, not import.meta.resolve: vite rewrites it to this file's path when it bundles a config.
   globalSetup: [fileURLToPath(new URL("./globalSetup.ts", import.meta.url))],

@@ -8,5 +8,5 @@ import { sourceResolve } from "../../../../vitest.shared.ts"
 export default defineConfig({
   ...sourceResolve,
   root: fileURLToPath(new URL("../..", import.meta.url)),
-  test: clusterTestSettings({ include: ["test/cluster/**/*.itest.ts"], timeoutMs: 60_000 })
+  test: clusterTestSettings({ include: ["test/cluster/**/*.itest.ts"], timeoutMs: 60_000, isolate: false })
 })
