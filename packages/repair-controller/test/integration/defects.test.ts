@@ -95,7 +95,10 @@ describe("issue #14 defects with production settings", () => {
     const late =
       (await firstEventAt(target, "DrainForced")) - (await firstEventAt(target, "Tainted")) - 20_000
     expect(late).toBeGreaterThanOrEqual(0)
-    expect(late).toBeLessThan(3000)
+    // The deadline runs from the drain's start, which capacity first puts after the replacement is Ready (its
+    // replacementDelaySeconds, 1 s here, and its round trips: 3.2 s in all once under a loaded CI); the defect
+    // acted 16 s late.
+    expect(late).toBeLessThan(1000 + 3000)
   }, 90_000)
 
   it("a lone repair drains right after its taint (no fixed 2 s hold); gauges agree right after RepairSucceeded", async () => {
