@@ -1,13 +1,16 @@
 import { timingReport } from "@nodemend/cluster-harness/vitest"
 import { defineConfig } from "vitest/config"
+import { sourceResolve } from "../../vitest.shared.ts"
 
-// A fresh clone + npm ci (minutes): run with the cluster tests, not in the parallel unit phase.
+// The demo's cluster-phase files: a fresh clone + npm ci (minutes), and the fleet against NODEMEND_KUBECONFIG's
+// cluster. Not in the parallel unit phase.
 export default defineConfig({
+  ...sourceResolve,
   test: {
     expect: { requireAssertions: true },
     testTimeout: 120_000,
     hookTimeout: 600_000,
-    include: ["test/fresh/**/*.test.mjs"],
-    ...timingReport(["test/fresh/**/*.test.mjs"])
+    include: ["test/fresh/**/*.test.mjs", "test/cluster/**/*.test.mjs"],
+    ...timingReport(["test/fresh/**/*.test.mjs", "test/cluster/**/*.test.mjs"])
   }
 })

@@ -11,3 +11,5 @@ export declare function kindConfig(base: any, opts: { cgroupV1: boolean; ownCni:
 export declare const defaultStateDir: () => string
 export declare function up(opts?: { stateDir?: string; chart?: boolean }): Promise<KindInfo>
 export declare function down(opts?: { stateDir?: string }): Promise<string[]>
+export declare function nodeExec(node: string, args: string[], input?: string): string
+export declare function removeChart(opts?: { stateDir?: string }): Promise<void>

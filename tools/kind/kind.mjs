@@ -82,6 +82,11 @@ export const kubectl = (p, args, input) =>
     ["exec", "-i", CONTROL_PLANE, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", ...args],
     input
   )
+/** Runs a command in a kind node container (its root filesystem, network and journal): returns its stdout. */
+export const nodeExec = (node, args, input) => {
+  const p = provider()
+  return p.run(p.engine, ["exec", "-i", node, ...args], input)
+}
 const clusterExists = (p, bin) =>
   sh(p, join(bin, "kind"), ["get", "clusters"]).split("\n").includes(CLUSTER_NAME)
 
@@ -203,6 +208,16 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
     `kind cluster ${CLUSTER_NAME} up (${p.name}, ${image}) in ${fmt(Date.now() - t0)}; kubeconfig: ${s.kubeconfig}`
   )
   return info
+}
+
+/** Uninstalls the chart `up` installed (the demo's controller and agents run outside the cluster). */
+export async function removeChart({ stateDir = defaultStateDir() } = {}) {
+  const helm = await buildHelm()
+  execFileSync(
+    helm,
+    ["uninstall", "nodemend", "-n", "nodemend-system", "--kubeconfig", paths(stateDir).kubeconfig, "--wait"],
+    { stdio: ["ignore", "ignore", "inherit"] }
+  )
 }
 
 export async function down({ stateDir = defaultStateDir() } = {}) {

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { dirname, join } from "node:path"
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
+import { AppsV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { parseAllDocuments } from "yaml"
 import { buildAsScripted, deployedRuntime } from "../../../tools/bundle/shipped.mjs"
@@ -89,6 +89,26 @@ const stopLeftovers = (dir) => {
         process.kill(-pid, "SIGKILL")
       } catch {}
   }
+}
+
+/**
+ * The demo runs its own controller and agents outside the cluster. Where the Helm chart's controller runs, it would
+ * repair the demo's nodes beside the demo's own, and the chart's admission policy refuses the demo controller's
+ * Events: stop with what to do instead of a scenario that times out.
+ */
+async function refuseChartCluster(kc) {
+  const found = (
+    await kc
+      .makeApiClient(AppsV1Api)
+      .listDeploymentForAllNamespaces({ labelSelector: "app.kubernetes.io/name=nodemend-controller" })
+  ).items
+  if (found.length === 0) return
+  const at = found.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).join(", ")
+  throw new Error(
+    `the Helm chart's controller runs on this cluster (Deployment ${at}): it would repair the demo's nodes beside ` +
+      "the demo's own controller, and the chart's admission policy refuses the demo controller's Events. Use a " +
+      "cluster without the chart (npm run kind:up -- --no-chart) or uninstall it (helm uninstall nodemend -n nodemend-system)."
+  )
 }
 
 /**
@@ -185,6 +205,7 @@ export const startFleet = async ({
     const kc = new KubeConfig()
     kc.loadFromFile(kubeconfig)
     core = kc.makeApiClient(CoreV1Api)
+    await refuseChartCluster(kc)
 
     // The fake cloud: EC2 Query + ARC REST-JSON on loopback. Started first, to boot while the objects below are
     // applied (it touches no Node before RunInstances), as the EC2 client loads.
@@ -356,6 +377,7 @@ export const startFleet = async ({
         }
       )
     }
+
     /** Starts an agent on every Ready node without one (replacements too); stops those whose node is gone. */
     const syncAgents = async () => {
       const nodes = (await core.listNode({ labelSelector: selector })).items

@@ -1,11 +1,14 @@
 // The chart on kind (`npm run kind:up`: deploy/kind/kind-config.yaml's three nodes, real kubelets and containerd in
 // node containers, the images `npm run images` built, kwok in the cluster): the agent DaemonSet reports on the
-// kind nodes, and the in-cluster controller (kwok provider) repairs a kwok node end to end: a terminal condition,
-// the toleration, capacity first (a Ready replacement), drain, terminate.
+// kind nodes and detects a fault written into one node container's host, and the in-cluster controller (kwok
+// provider) repairs a kwok node end to end: a terminal condition, the toleration, capacity first (a Ready
+// replacement), drain, terminate.
 import type { V1Node } from "@kubernetes/client-node"
 import { CONDITION_TYPES } from "../../../reason-codes/src/types.ts"
 import { createReadyFakeNode, patchNodeCondition, waitFor } from "@nodemend/cluster-harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { nodeExec } from "../../../../tools/kind/kind.mjs"
+import { type Fault, faultNamed } from "../../../demo/src/faults.mjs"
 import {
   controllerEventReasons,
   deleteWithReplacements,
@@ -91,6 +94,56 @@ describe("the chart on kind", () => {
       ])
       for (const c of written) expect(c.reason).toMatch(/^[A-Z][A-Za-z0-9]+$/)
     }
+  })
+})
+
+/** Appends `fault`'s lines to its log file in the kind node container, as the program that logs them would. */
+const writeInNode = (node: string, fault: Fault) => {
+  if (fault.where.source !== "file") throw new Error(`${fault.name} is not written to a log file`)
+  const path = `/${fault.where.path}`
+  const lines = fault.lines?.() ?? []
+  nodeExec(
+    node,
+    ["sh", "-c", `mkdir -p "$(dirname "$1")" && cat >> "$1"`, "sh", path],
+    `${lines.join("\n")}\n`
+  )
+}
+
+/** Waits for the agent's condition of `type` on `node` to have `status`; returns it. */
+const agentCondition = (node: string, type: string, status: "True" | "False") =>
+  waitFor(
+    `${type}=${status} on ${node}`,
+    async () => {
+      const c = condition(await admin().core.readNode({ name: node }), type)
+      return c?.status === status ? c : undefined
+    },
+    { timeoutMs: 60_000, intervalMs: 100 }
+  )
+
+describe("an agent-detected fault on a kind node", () => {
+  const node = WORKERS[1]!
+  afterAll(() => {
+    nodeExec(node, ["rm", "-f", "/var/log/aws-routed-eni/ipamd.log"])
+  })
+
+  it("turns ipamd's log lines in the node container into NetworkingReady=False, and back to True", async () => {
+    const fault = faultNamed("ipamd-no-token")!
+    const written = Date.now()
+    writeInNode(node, fault)
+    const down = await agentCondition(node, fault.conditionType, "False")
+    console.log(
+      `[kind] ipamd lines in ${node} -> ${fault.conditionType}=False on the API server: ${Date.now() - written} ms`
+    )
+    expect(down.reason).toBe(fault.reason)
+    // The fault is this node container's alone: the other kind nodes stay NetworkingReady=True.
+    for (const other of [CONTROL_PLANE, WORKERS[0]!])
+      expect(condition(await admin().core.readNode({ name: other }), fault.conditionType)?.status).toBe(
+        "True"
+      )
+
+    writeInNode(node, faultNamed("ipamd-ok")!)
+    const up = await agentCondition(node, fault.conditionType, "True")
+    expect(up.reason).not.toBe(fault.reason)
   })
 })
 
