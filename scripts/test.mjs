@@ -152,7 +152,8 @@ if (!failed && (only === "all" || only === "kind")) {
     await timed("kind", async () => {
       const stateDir = join(REPO_ROOT, ".nodemend", "kind-test")
       try {
-        const { kubeconfig } = await kindUp({ stateDir })
+        // The images, not the chart: the kind tests install it with their own values.
+        const { kubeconfig } = await kindUp({ stateDir, chart: false, images: true })
         mkdirSync(timesDir, { recursive: true })
         failed ||= run("npm", ["run", "test:kind", "-w", "@nodemend/deploy-tests"], {
           ...process.env,

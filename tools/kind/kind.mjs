@@ -95,7 +95,7 @@ function preflight() {
     throw new Error("kind:up needs root on Linux (privileged node containers)")
 }
 
-export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
+export async function up({ stateDir = defaultStateDir(), chart = true, images = chart } = {}) {
   preflight()
   // Before any podman command: podman creates /etc/cni/net.d/cni.lock on its first run.
   const etcCni = existsSync("/etc/cni")
@@ -167,11 +167,13 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
   load(await kwokImage(join(binDir(), "kwok")))
   kwokManifests(p, kubectl, CONTROL_PLANE, join(TOOLS_DIR, "kwok", "stages.yaml"))
   mark("kwok")
-  if (chart) {
+  if (images || chart) {
     const missing = CHART_IMAGES.filter((n) => !existsSync(join(IMAGES_DIR, `${n}.tar`)))
     if (missing.length) await buildImages({ names: missing })
     for (const n of CHART_IMAGES) load(join(IMAGES_DIR, `${n}.tar`))
     mark("images loaded")
+  }
+  if (chart) {
     const helm = await buildHelm()
     execFileSync(
       helm,
@@ -210,12 +212,21 @@ export async function up({ stateDir = defaultStateDir(), chart = true } = {}) {
   return info
 }
 
-/** Uninstalls the chart `up` installed (the demo's controller and agents run outside the cluster). */
+/** Uninstalls the chart, if installed (the demo's controller and agents run outside the cluster). */
 export async function removeChart({ stateDir = defaultStateDir() } = {}) {
   const helm = await buildHelm()
   execFileSync(
     helm,
-    ["uninstall", "nodemend", "-n", "nodemend-system", "--kubeconfig", paths(stateDir).kubeconfig, "--wait"],
+    [
+      "uninstall",
+      "nodemend",
+      "-n",
+      "nodemend-system",
+      "--kubeconfig",
+      paths(stateDir).kubeconfig,
+      "--wait",
+      "--ignore-not-found"
+    ],
     { stdio: ["ignore", "ignore", "inherit"] }
   )
 }

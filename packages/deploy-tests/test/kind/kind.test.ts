@@ -16,7 +16,14 @@ import {
   replacementsOf,
   waitForRepairedAway
 } from "../realnode/kwokRepair.ts"
-import { AGENT_NS, admin, CONTROLLER_NS, installChart, readyPods } from "../realnode/support.ts"
+import {
+  AGENT_NS,
+  admin,
+  CONTROLLER_NS,
+  installChart,
+  readyPods,
+  uninstallChart
+} from "../realnode/support.ts"
 
 const CONTROL_PLANE = "nodemend-control-plane"
 const WORKERS = ["nodemend-worker", "nodemend-worker2"]
@@ -26,15 +33,25 @@ const KIND_VALUES = { controller: { cloudProvider: "kwok" } }
 
 const condition = (n: V1Node, type: string) => n.status?.conditions?.find((c) => c.type === type)
 let kwokNode = ""
+/** Whether kind:up had installed the chart (`npm test`'s kind phase loads the images only). */
+let hadChart = false
 
-beforeAll(() => {
+beforeAll(async () => {
+  hadChart =
+    (
+      await admin().apps.listNamespacedDeployment({
+        namespace: CONTROLLER_NS,
+        labelSelector: "app.kubernetes.io/name=nodemend-controller"
+      })
+    ).items.length > 0
   installChart(VALUES)
 }, 300_000)
 afterAll(async () => {
   const { core } = admin()
   if (kwokNode) await deleteWithReplacements(core, kwokNode)
-  // Back to what kind:up installed.
-  installChart(KIND_VALUES)
+  // The cluster as the test found it: kind:up's install, or no chart.
+  if (hadChart) installChart(KIND_VALUES)
+  else uninstallChart()
 }, 300_000)
 
 describe("the kind cluster", () => {

@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process"
 import { readdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import {
+  AppsV1Api,
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -37,6 +38,7 @@ export const admin = () => {
   return {
     kc,
     core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
     leases: kc.makeApiClient(CoordinationV1Api),
     rbac: kc.makeApiClient(RbacAuthorizationV1Api),
     custom: kc.makeApiClient(CustomObjectsApi)
