@@ -137,7 +137,11 @@ export async function startControllerProcess(
       await exited
     },
     get: async (p) => {
-      const res = await fetch(`http://127.0.0.1:${port}${p}`)
+      const ask = () => fetch(`http://127.0.0.1:${port}${p}`)
+      // A reused keep-alive socket that the controller closed as the request went out (its keep-alive timer fires
+      // first when its event loop was busy past the timeout) fails with ECONNRESET: a GET is asked again once, as
+      // HTTP clients do for idempotent requests.
+      const res = await ask().catch(ask)
       return { status: res.status, body: await res.text() }
     }
   }
