@@ -101,7 +101,7 @@ async function refuseChartCluster(kc) {
     await kc
       .makeApiClient(AppsV1Api)
       .listDeploymentForAllNamespaces({ labelSelector: "app.kubernetes.io/name=nodemend-controller" })
-  ).items
+  ).items.filter((d) => !d.metadata.deletionTimestamp)
   if (found.length === 0) return
   const at = found.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).join(", ")
   throw new Error(

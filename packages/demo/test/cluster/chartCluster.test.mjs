@@ -9,17 +9,22 @@ import { afterAll, expect, it } from "vitest"
 import { startFleet } from "../../src/fleet.mjs"
 
 const { core, kc } = clients()
+const apps = kc.makeApiClient(AppsV1Api)
 let namespace = ""
 const dir = mkdtempSync(join(tmpdir(), "nodemend-demo-chart-"))
 afterAll(async () => {
-  if (namespace) await deleteNamespace(core, namespace)
+  if (namespace) {
+    // Gone before the next file's fleet starts: a namespace's deletion leaves its Deployments for a while.
+    await apps.deleteNamespacedDeployment({ name: "nodemend-controller", namespace }).catch(() => undefined)
+    await deleteNamespace(core, namespace)
+  }
   rmSync(dir, { recursive: true, force: true })
 })
 
 it("refuses a cluster where the chart's controller Deployment runs, naming it and the way out", async () => {
   namespace = await createTestNamespace(core, "chart")
   const labels = { "app.kubernetes.io/name": "nodemend-controller" }
-  await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+  await apps.createNamespacedDeployment({
     namespace,
     body: {
       metadata: { name: "nodemend-controller", labels },
