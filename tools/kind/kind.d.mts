@@ -13,4 +13,3 @@ export declare const defaultStateDir: () => string
 export declare function up(opts?: { stateDir?: string; chart?: boolean; images?: boolean }): Promise<KindInfo>
 export declare function down(opts?: { stateDir?: string }): Promise<string[]>
 export declare function nodeExec(node: string, args: string[], input?: string): string
-export declare function removeChart(opts?: { stateDir?: string }): Promise<void>

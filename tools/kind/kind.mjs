@@ -75,18 +75,12 @@ function provider() {
   return p
 }
 
+/** Runs a command in a kind node container (its root filesystem, network and journal): returns its stdout. */
+const exec = (p, node, args, input) => p.run(p.engine, ["exec", "-i", node, ...args], input)
+export const nodeExec = (node, args, input) => exec(provider(), node, args, input)
 /** kubectl in the control-plane node, as cluster-admin (the host needs no kubectl). */
 export const kubectl = (p, args, input) =>
-  p.run(
-    p.engine,
-    ["exec", "-i", CONTROL_PLANE, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", ...args],
-    input
-  )
-/** Runs a command in a kind node container (its root filesystem, network and journal): returns its stdout. */
-export const nodeExec = (node, args, input) => {
-  const p = provider()
-  return p.run(p.engine, ["exec", "-i", node, ...args], input)
-}
+  exec(p, CONTROL_PLANE, ["kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", ...args], input)
 const clusterExists = (p, bin) =>
   sh(p, join(bin, "kind"), ["get", "clusters"]).split("\n").includes(CLUSTER_NAME)
 
@@ -210,25 +204,6 @@ export async function up({ stateDir = defaultStateDir(), chart = true, images = 
     `kind cluster ${CLUSTER_NAME} up (${p.name}, ${image}) in ${fmt(Date.now() - t0)}; kubeconfig: ${s.kubeconfig}`
   )
   return info
-}
-
-/** Uninstalls the chart, if installed (the demo's controller and agents run outside the cluster). */
-export async function removeChart({ stateDir = defaultStateDir() } = {}) {
-  const helm = await buildHelm()
-  execFileSync(
-    helm,
-    [
-      "uninstall",
-      "nodemend",
-      "-n",
-      "nodemend-system",
-      "--kubeconfig",
-      paths(stateDir).kubeconfig,
-      "--wait",
-      "--ignore-not-found"
-    ],
-    { stdio: ["ignore", "ignore", "inherit"] }
-  )
 }
 
 export async function down({ stateDir = defaultStateDir() } = {}) {

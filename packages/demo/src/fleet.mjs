@@ -377,7 +377,6 @@ export const startFleet = async ({
         }
       )
     }
-
     /** Starts an agent on every Ready node without one (replacements too); stops those whose node is gone. */
     const syncAgents = async () => {
       const nodes = (await core.listNode({ labelSelector: selector })).items
