@@ -101,9 +101,16 @@ export function goArgs(verb, rest, ldflags = "-s -w") {
   ]
 }
 
-/** `go build` of Kubernetes commands (./cmd/<name>, in the tools module) into `outDir`, the version stamped. */
+/** Main packages that are not our thin mains in ./cmd: kwok's own (a `tool` of the control plane's module). */
+const MAIN_PACKAGE = { kwok: "sigs.k8s.io/kwok/cmd/kwok" }
+
+/** `go build` of commands (./cmd/<name> of the module in cwd, or MAIN_PACKAGE's) into `outDir`, the version stamped. */
 export function k8sBuildArgs(outDir, commands) {
-  return goArgs("build", ["-o", `${outDir}/`, ...commands.map((c) => `./cmd/${c}`)], k8sLdflags())
+  return goArgs(
+    "build",
+    ["-o", `${outDir}/`, ...commands.map((c) => MAIN_PACKAGE[c] ?? `./cmd/${c}`)],
+    k8sLdflags()
+  )
 }
 
 /** -s -w and the Kubernetes version stamped into component-base/version, as upstream's release builds do. */
@@ -198,56 +205,18 @@ export async function build() {
     const env = goEnv()
     const t0 = Date.now()
     log(`building into ${dir} (cold build of Kubernetes takes a while; progress every 20 s)`)
-    const timings = {}
-    const k8s = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
-    // Two chains at once: the three Kubernetes binaries in ONE go build (one action graph: each link overlaps the
-    // compiles of the others, where three builds in a row left a core idle through every link), and etcd then kwok
-    // next to it (their module downloads and links fill the gaps). Same flags, same binaries as one at a time.
-    const steps = [
-      {
-        name: k8s.join(", "),
-        outputs: k8s,
-        cwd: TOOLS_DIR,
-        args: (todo) => k8sBuildArgs(tmp, todo)
-      },
-      {
-        name: "etcd",
-        outputs: ["etcd"],
-        cwd: join(TOOLS_DIR, "etcd"),
-        args: () => goArgs("build", ["-o", join(tmp, "etcd"), "."])
-      },
-      {
-        name: "kwok",
-        outputs: ["kwok"],
-        cwd: TOOLS_DIR,
-        args: () => goArgs("install", [`sigs.k8s.io/kwok/cmd/kwok@${VERSIONS.kwok}`]),
-        env: { GOBIN: tmp }
-      }
-    ]
-    const runStep = async (s) => {
-      const todo = s.outputs.filter((o) => !existsSync(join(tmp, o)))
-      if (todo.length === 0) {
-        log(`${s.name}: already built in a previous partial run`)
-        return
-      }
-      log(`${todo.join(", ")}...`)
-      const label = todo.length === 1 ? todo[0] : "kube-*"
-      const ms = await run(label, "go", s.args(todo), { cwd: s.cwd, env: { ...env, ...(s.env ?? {}) } })
-      timings[s.name] = Math.round(ms / 1000)
-      log(`${todo.join(", ")} done in ${fmt(ms)}`)
-    }
-    const chains = await Promise.allSettled([
-      runStep(steps[0]),
-      runStep(steps[1]).then(() => runStep(steps[2]))
-    ])
-    const failed = chains.find((c) => c.status === "rejected")
-    if (failed) throw failed.reason
+    // One go build of all five (one module, one action graph): the packages Kubernetes, etcd and kwok share compile
+    // once, and each link overlaps the other compiles (docs/adr/0016-one-go-module-for-the-control-plane.md).
+    const todo = COMPONENTS.filter((c) => !existsSync(join(tmp, c)))
+    log(`${todo.join(", ")}...`)
+    const ms = await run("control plane", "go", k8sBuildArgs(tmp, todo), { cwd: TOOLS_DIR, env })
+    log(`${todo.join(", ")} done in ${fmt(ms)}`)
     rmSync(dir, { recursive: true, force: true })
     renameSync(tmp, dir)
     const total = Date.now() - t0
     writeFileSync(
       join(keyDir, STAMP_FILE),
-      `${JSON.stringify({ key: basename(keyDir), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000), stepSeconds: timings }, null, 2)}\n`
+      `${JSON.stringify({ key: basename(keyDir), versions: VERSIONS, builtAt: new Date().toISOString(), totalSeconds: Math.round(total / 1000) }, null, 2)}\n`
     )
     log(`done in ${fmt(total)}: ${dir}`)
     pruneOtherKeys(keyDir, "k8s-")

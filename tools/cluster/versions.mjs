@@ -12,8 +12,8 @@ export const REPO_ROOT = join(TOOLS_DIR, "..", "..")
 /** Upstream releases. Changing any of these (or the Go sources) changes the cache key. */
 export const VERSIONS = {
   kubernetes: "v1.37.2", // k8s.io/kubernetes; staging modules pinned to v0.37.2 in go.mod
-  etcd: "v3.7.3", // go.etcd.io/etcd/server/v3 (tools/cluster/etcd/go.mod)
-  kwok: "v0.8.0" // sigs.k8s.io/kwok/cmd/kwok
+  etcd: "v3.7.3", // go.etcd.io/etcd/server/v3 in go.mod
+  kwok: "v0.8.0" // sigs.k8s.io/kwok in go.mod (its cmd/kwok a `tool`)
 }
 
 export const COMPONENTS = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"]
@@ -25,9 +25,7 @@ const KEY_FILES = [
   "cmd/kube-apiserver/main.go",
   "cmd/kube-controller-manager/main.go",
   "cmd/kube-scheduler/main.go",
-  "etcd/go.mod",
-  "etcd/go.sum",
-  "etcd/main.go",
+  "cmd/etcd/main.go",
   "versions.mjs"
 ]
 
@@ -36,7 +34,7 @@ const KEY_FILES = [
  * produced binaries; cosmetic edits to build.mjs then do not invalidate everyone's cache.
  */
 export const BUILD_RECIPE =
-  "2: CGO_ENABLED=0 -trimpath -ldflags=-s -w, k8s version stamped via component-base/version"
+  "3: one module, one go build; CGO_ENABLED=0 -trimpath -ldflags=-s -w, k8s version stamped via component-base/version"
 
 export function cacheKey() {
   const h = createHash("sha256")

@@ -22,6 +22,7 @@ import { breakReplacements } from "./brokenReplacements.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
   createPool,
+  handoverLease,
   IT_LABEL,
   nodeEvents,
   repairPhase,
@@ -59,6 +60,7 @@ describe("relapse hold", () => {
     const [first] = (await createPool(core, s, 4)).map((n) => n.metadata?.name ?? "")
     // The toleration outlasts a kwok repair, so each relapse is on record before the relapsed node falls due.
     const config = testConfig(ns, s, {
+      ...handoverLease(s),
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 12 }],
       maxUnhealthyPercent: 100,
       maxInFlight: "100%",

@@ -25,6 +25,7 @@ import {
   createPdb,
   createPool,
   expectCapacityFirst,
+  handoverLease,
   isTainted,
   journalSampler,
   leaseHolder,
@@ -361,7 +362,7 @@ describe("repair controller on a real cluster", () => {
       for (const p of pods) await waitForPodPhase(core, ns, p.metadata!.name!)
       // minAvailable 1 of 2: one eviction passes, the second is held until the test lifts the PDB.
       const pdb = await createPdb(policy, ns, app, 1)
-      const config = testConfig(ns, s, over)
+      const config = testConfig(ns, s, { ...handoverLease(s), ...over })
       const first = await start(config, `${s.tag}-a`)
       await setKernelReady(core, target, "False")
       await killWhen({ target, pdb })
@@ -418,7 +419,7 @@ describe("repair controller on a real cluster", () => {
   it("two replicas of the bundle: one leader acts, the other stands by and takes over when the leader dies", async () => {
     const s = scenario("ha")
     const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
-    const config = testConfig(ns, s)
+    const config = testConfig(ns, s, handoverLease(s))
     const shipped = { bundle: true, nodeFlags: deployedNodeFlags() }
     expect(shipped.nodeFlags.length).toBeGreaterThan(0)
     const a = await start(config, `${s.tag}-a`, shipped)

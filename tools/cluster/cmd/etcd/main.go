@@ -1,6 +1,6 @@
 // Thin main over the upstream etcd server (go.etcd.io/etcd/server/v3/etcdmain).
 // etcd's own go.mod uses relative replace directives, so `go install` cannot build it;
-// this wrapper module pins the published v3 modules instead.
+// this module pins the published v3 modules instead.
 package main
 
 import (
