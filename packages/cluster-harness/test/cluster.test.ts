@@ -19,6 +19,7 @@ import {
   createTestNamespace,
   createTestPod,
   deleteNamespace,
+  deleteNodes,
   deleteRunNodes,
   errorCode,
   FAKE_NODE_LABEL,
@@ -217,6 +218,42 @@ describe("kwok nodes", () => {
     } finally {
       ctl.abort()
     }
+  })
+})
+
+describe("deleting many Nodes", () => {
+  it("deletes them a page at a time, leaving one held by a finalizer to its owner", async () => {
+    const set = uniqueName("many").slice(0, 50)
+    const labelSelector = `nodemend.io/delete-set=${set}`
+    const labels = { "nodemend.io/delete-set": set }
+    const standing = async () =>
+      (await core.listNode({ labelSelector })).items.filter(
+        (n) => n.metadata?.deletionTimestamp === undefined
+      )
+    await Promise.all(
+      ["a", "b", "c", "d", "e"].map((i) =>
+        createFakeNode(core, { name: `${set}-${i}`, labels, managed: false })
+      )
+    )
+    // Named to be listed last (lists are in name order), so the first page holds two standing Nodes.
+    const held = `${set}-z`
+    await createFakeNode(core, { name: held, labels, managed: false })
+    await core.patchNode(
+      { name: held, body: { metadata: { finalizers: ["nodemend.io/test-hold"] } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
+    await core.deleteNode({ name: held })
+    // The API server deletes one page of the collection per DELETE: what deleteNodes relies on.
+    await core.deleteCollectionNode({ labelSelector, limit: 2 })
+    expect(await standing()).toHaveLength(3)
+    // The held Node, already being deleted, does not keep deleteNodes asking again.
+    await deleteNodes(core, labelSelector, 2)
+    expect(await standing()).toEqual([])
+    expect((await core.listNode({ labelSelector })).items.map((n) => n.metadata?.name)).toEqual([held])
+    await core.patchNode(
+      { name: held, body: { metadata: { finalizers: null } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
+    )
   })
 })
 
