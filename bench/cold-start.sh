@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Times the README's first command as a new user meets it (issue #26): `npm ci`, then `npm start` to its first
 # view ("ready in"), then Ctrl-C (SIGINT to the demo's process group, as a terminal sends it) until everything has
-# exited, and what was left running. Cold when ~/.cache/nodemend is absent (a fresh machine); warm otherwise.
+# exited, and what was left running. Cold when the project's cache (~/.cache/nodemend, or under NODEMEND_CACHE_DIR or
+# XDG_CACHE_HOME) and Go's build cache are empty, as on a fresh machine; to time a cold start on a used one, point
+# both at empty directories (XDG_CACHE_HOME=... GOCACHE=... bash bench/cold-start.sh).
 # Prints the figures; asserts nothing. Usage: bash bench/cold-start.sh [log dir, default a temporary one]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +11,10 @@ logs=${1:-$(mktemp -d /tmp/nodemend-cold-start-XXXX)}
 mkdir -p "$logs"
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-echo "cache: $([ -d "$HOME/.cache/nodemend" ] && echo warm || echo cold); logs: $logs"
+cache=${NODEMEND_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemend}
+gocache=$(go env GOCACHE)
+state() { [ -n "$(ls -A "$1" 2> /dev/null)" ] && echo "warm" || echo "cold"; }
+echo "project cache $cache: $(state "$cache"); Go build cache $gocache: $(state "$gocache"); logs: $logs"
 t0=$(now)
 npm ci --no-audit --no-fund > "$logs/npm-ci.log" 2>&1
 t1=$(now)
