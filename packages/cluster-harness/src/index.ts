@@ -136,8 +136,8 @@ export async function deleteNode(core: CoreV1Api, name: string): Promise<void> {
 /**
  * Deletes the Nodes `labelSelector` selects with DELETEs of the collection, `page` at a time: thousands of single
  * deletes at once (a bench's 5,000 Nodes) exhaust client-node's per-request connections, and one DELETE of 5,000
- * outlasts the API server's 60 s request timeout (it resets the stream). Nodes already being deleted (Karpenter's,
- * held by its finalizer) are left to their owner.
+ * ran past the API server's 60 s request timeout under the bench's load (it resets the stream). Nodes already being
+ * deleted (Karpenter's, held by its finalizer) are left to their owner.
  */
 export async function deleteNodes(core: CoreV1Api, labelSelector: string, page = 500): Promise<void> {
   const standing = async () =>
