@@ -9,11 +9,20 @@ import { fileURLToPath } from "node:url"
 export const TOOLS_DIR = dirname(fileURLToPath(import.meta.url))
 export const REPO_ROOT = join(TOOLS_DIR, "..", "..")
 
-/** Upstream releases. Changing any of these (or the Go sources) changes the cache key. */
+/** The version go.mod requires of `module` (go.mod is where the pins live; it is in the cache key). */
+function required(goMod, module) {
+  const at = new RegExp(`^\\s*(?:require\\s+)?${module.replaceAll(".", "\\.")} (v\\S+)`, "m").exec(goMod)
+  if (!at) throw new Error(`tools/cluster/go.mod requires no ${module}`)
+  return at[1]
+}
+
+const GO_MOD = readFileSync(join(TOOLS_DIR, "go.mod"), "utf8")
+
+/** Upstream releases, as go.mod pins them (the staging modules are replaced with the matching v0.x tags there). */
 export const VERSIONS = {
-  kubernetes: "v1.37.2", // k8s.io/kubernetes; staging modules pinned to v0.37.2 in go.mod
-  etcd: "v3.7.3", // go.etcd.io/etcd/server/v3 in go.mod
-  kwok: "v0.8.0" // sigs.k8s.io/kwok in go.mod (its cmd/kwok a `tool`)
+  kubernetes: required(GO_MOD, "k8s.io/kubernetes"),
+  etcd: required(GO_MOD, "go.etcd.io/etcd/server/v3"),
+  kwok: required(GO_MOD, "sigs.k8s.io/kwok") // its cmd/kwok a `tool` of the module
 }
 
 export const COMPONENTS = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok"]

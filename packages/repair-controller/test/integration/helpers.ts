@@ -36,6 +36,10 @@ export const scenario = (prefix: string): Scenario => {
   }
 }
 
+const lease = (s: Scenario, leaseDurationSeconds: number) => ({
+  leaderElection: { leaseName: `ctl-${s.tag}`, leaseDurationSeconds, renewIntervalSeconds: 1 }
+})
+
 /** A controller config scoped to this scenario's nodes, with second-scale timings. */
 export const testConfig = (namespace: string, s: Scenario, over: Record<string, unknown> = {}) => ({
   cloudProvider: "kwok",
@@ -51,7 +55,7 @@ export const testConfig = (namespace: string, s: Scenario, over: Record<string, 
   zonalShift: { refreshSeconds: 1 },
   breaker: { requeueSeconds: 2 },
   // 15 s, the default: a 6 s lease was lost to a slow API server on a loaded machine, and the controller exited.
-  leaderElection: { leaseName: `ctl-${s.tag}`, leaseDurationSeconds: 15, renewIntervalSeconds: 1 },
+  ...lease(s, 15),
   kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` },
   replacement: { timeoutSeconds: 90 },
   resyncSeconds: 30,
@@ -62,9 +66,7 @@ export const testConfig = (namespace: string, s: Scenario, over: Record<string, 
  * For tests where another controller takes over after a kill: it waits out the dead one's lease, so the lease is
  * short. Only these tests risk losing a lease to a slow API server.
  */
-export const handoverLease = (s: Scenario) => ({
-  leaderElection: { leaseName: `ctl-${s.tag}`, leaseDurationSeconds: 6, renewIntervalSeconds: 1 }
-})
+export const handoverLease = (s: Scenario) => lease(s, 6)
 
 export const createPool = (core: CoreV1Api, s: Scenario, count: number): Promise<V1Node[]> =>
   Promise.all(
