@@ -19,6 +19,7 @@ import {
   createPdb,
   createPool,
   nodeEvents,
+  repairRecord,
   replacementOf,
   scenario,
   setKernelReady,
@@ -91,14 +92,17 @@ describe("issue #14 defects with production settings", () => {
     // Default backoff 1 s doubling to 30 s: the waits 1, 2, 4, 8 end at 15 s; the next (16 s) ran to 31 s.
     await start(productionConfig(s, { drain: { deadlineSeconds: 20, onDeadline: "force" } }))
     await setKernelReady(core, target, "False")
+    // The deadline is the journal's, fixed when the drain began (capacity first puts that after the replacement
+    // is Ready, a wait that grows with the cluster's load): read while the PDB still holds the drain.
+    await waitForEvent(core, target, "EvictionBlocked", 60_000)
+    const deadline = Date.parse((await repairRecord(core, ns, target))?.drainDeadline ?? "")
+    expect(deadline).toBeGreaterThan(0)
     await waitForEvent(core, target, "DrainForced", 60_000)
-    const late =
-      (await firstEventAt(target, "DrainForced")) - (await firstEventAt(target, "Tainted")) - 20_000
+    const late = (await firstEventAt(target, "DrainForced")) - deadline
+    console.log(`[defects] DrainForced after the journal's drain deadline: ${late} ms`)
     expect(late).toBeGreaterThanOrEqual(0)
-    // The deadline runs from the drain's start, which capacity first puts after the replacement is Ready (its
-    // replacementDelaySeconds, 1 s here, and its round trips: 3.2 s in all once under a loaded CI); the defect
-    // acted 16 s late.
-    expect(late).toBeLessThan(1000 + 3000)
+    // Both times are the controller's clock; the defect acted 16 s late.
+    expect(late).toBeLessThan(2000)
   }, 90_000)
 
   it("a lone repair drains right after its taint (no fixed 2 s hold); gauges agree right after RepairSucceeded", async () => {
@@ -107,11 +111,17 @@ describe("issue #14 defects with production settings", () => {
     const ctl = await start(productionConfig(s, { drain: { deadlineSeconds: 3, onDeadline: "force" } }))
     await setKernelReady(core, target, "False")
     await waitForEvent(core, target, "EvictionBlocked", 30_000)
-    const hold = (await firstEventAt(target, "EvictionBlocked")) - (await firstEventAt(target, "Tainted"))
-    // Capacity first: between the taint and the drain the kwok provider makes the replacement (after its
-    // replacementDelaySeconds, 1 s here) Ready. A fixed 2 s hold on top would take it past 3 s; round trips under
-    // a loaded CI took it to ~2 s without one.
-    expect(hold).toBeLessThan(1000 + 1500)
+    // Capacity first: between the taint and the drain the kwok provider makes the replacement Ready (after its
+    // replacementDelaySeconds, 1 s here), a wait that grows with the cluster's load. The controller's own part is
+    // the two hops around it: taint -> replacement asked for, replacement Ready -> first eviction. A lone taint's
+    // 2 s hold would fall on the first.
+    const at = async (reason: string) => firstEventAt(target, reason)
+    const ownMs =
+      (await at("LaunchingReplacement")) -
+      (await at("Tainted")) +
+      ((await at("EvictionBlocked")) - (await at("ReplacementReady")))
+    console.log(`[defects] lone repair, the controller's own time from taint to drain: ${ownMs} ms`)
+    expect(ownMs).toBeLessThan(1500)
     await waitForEvent(core, target, "RepairSucceeded", 60_000)
     const metrics = (await ctl.get("/metrics")).body
     const gauge = (name: string) =>

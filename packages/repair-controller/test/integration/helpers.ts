@@ -105,14 +105,22 @@ export const readNodeOrUndefined = (core: CoreV1Api, name: string) =>
 export const isTainted = (n: V1Node | undefined) =>
   (n?.spec?.taints ?? []).some((t) => t.key === "nodemend.io/repair")
 
-/** The phase of `node`'s repair in the controller's journal (namespace `ns`), or undefined when none. */
-export const repairPhase = async (core: CoreV1Api, ns: string, node: string): Promise<string | undefined> => {
+/** `node`'s repair record in the controller's journal (namespace `ns`), or undefined when none. */
+export const repairRecord = async (
+  core: CoreV1Api,
+  ns: string,
+  node: string
+): Promise<RecordSnapshot | undefined> => {
   const cm = await core
     .readNamespacedConfigMap({ namespace: ns, name: `nodemend-repair-${node}` })
     .catch(() => undefined)
   const record = cm?.data?.record
-  return record === undefined ? undefined : (JSON.parse(record) as { phase: string }).phase
+  return record === undefined ? undefined : (JSON.parse(record) as RecordSnapshot)
 }
+
+/** The phase of `node`'s repair in the controller's journal (namespace `ns`), or undefined when none. */
+export const repairPhase = async (core: CoreV1Api, ns: string, node: string): Promise<string | undefined> =>
+  (await repairRecord(core, ns, node))?.phase
 
 export const replacementOf = async (core: CoreV1Api, name: string): Promise<V1Node | undefined> => {
   const l = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${name}` })
@@ -191,6 +199,7 @@ export interface RecordSnapshot {
   readonly order?: string
   readonly fallback?: string
   readonly drainStartedAt?: string
+  readonly drainDeadline?: string
   readonly replacement?: { readonly instanceId?: string; readonly nodeName?: string }
 }
 
@@ -200,10 +209,8 @@ export const journalSampler = (core: CoreV1Api, namespace: string, node: string,
   let running = true
   const loop = (async () => {
     while (running) {
-      const cm = await core
-        .readNamespacedConfigMap({ namespace, name: `nodemend-repair-${node}` })
-        .catch(() => undefined)
-      if (cm?.data?.record) records.push(JSON.parse(cm.data.record) as RecordSnapshot)
+      const record = await repairRecord(core, namespace, node)
+      if (record !== undefined) records.push(record)
       await sleep(everyMs)
     }
   })()
