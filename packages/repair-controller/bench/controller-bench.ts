@@ -29,7 +29,11 @@ import {
   TEST_RUN_LABEL,
   waitFor
 } from "@nodemend/cluster-harness"
-import { deployedNodeFlags, startControllerProcess } from "../test/integration/controllerProcess.ts"
+import {
+  type ControllerProcess,
+  deployedNodeFlags,
+  startControllerProcess
+} from "../test/integration/controllerProcess.ts"
 
 const env = (k: string, d: number) => (process.env[k] !== undefined ? Number(process.env[k]) : d)
 const NODES = env("NODES", 5000)
@@ -176,6 +180,7 @@ async function main() {
     undefined,
     { bundle: true, nodeFlags }
   )
+  controller = ctl
   const pid = ctl.proc.pid!
   let maxRss = 0
   let phaseMax = 0
@@ -369,10 +374,20 @@ async function main() {
   }
 }
 
+/** The controller under measurement, once started: a failed run still says how it ended and keeps its log. */
+let controller: ControllerProcess | undefined
+
 main().then(
   () => process.exit(0),
   (e) => {
     console.error(e)
+    if (controller !== undefined) {
+      const { exitCode, signalCode } = controller.proc
+      console.error(
+        `controller: ${exitCode === null && signalCode === null ? "still running" : `exited (code ${exitCode}, signal ${signalCode})`}; its last log lines:\n${controller.logs().split("\n").slice(-30).join("\n")}`
+      )
+      if (process.env.CONTROLLER_LOG) writeFileSync(process.env.CONTROLLER_LOG, controller.logs())
+    }
     process.exit(1)
   }
 )

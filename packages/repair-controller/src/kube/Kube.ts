@@ -26,7 +26,7 @@ import {
   type Node,
   type Pod
 } from "@nodemend/kube-access"
-import { makeControllerHttp } from "./KubeHttp.ts"
+import { makeControllerHttp, makeLeaseHttp } from "./KubeHttp.ts"
 
 export interface NodeEventInput {
   /** A Node, unless `apiVersion` and `kind` say otherwise (a Karpenter NodePool: controller/poolEvents.ts). */
@@ -78,6 +78,7 @@ export interface KubeShape {
   readonly deleteConfigMap: (namespace: string, name: string) => Effect.Effect<void, KubeError>
   /** `at`: when it happened (default now); events may be written a moment later. */
   readonly emitNodeEvent: (namespace: string, e: NodeEventInput, at?: Date) => Effect.Effect<void, KubeError>
+  /** The Lease's calls go over their own connection (kube/KubeHttp.ts `makeLeaseHttp`), never queued behind the pool's. */
   readonly readLease: (namespace: string, name: string) => Effect.Effect<Lease, KubeError>
   readonly createLease: (namespace: string, body: Lease) => Effect.Effect<Lease, KubeError>
   readonly replaceLease: (namespace: string, name: string, body: Lease) => Effect.Effect<Lease, KubeError>
@@ -96,17 +97,22 @@ const JSON_PATCH = "application/json-patch+json"
  */
 export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500): KubeShape => {
   const http = makeControllerHttp(access)
-  const call = <A>(
-    operation: string,
-    verb: string,
-    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
-    path: string,
-    body?: unknown,
-    contentType?: string
-  ): Effect.Effect<A, KubeError> =>
-    Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
-      Effect.andThen(http.call(operation, method, path, body, contentType) as Effect.Effect<A, KubeError>)
-    )
+  const leaseHttp = makeLeaseHttp(access)
+  const callOn =
+    (client: KubeHttp) =>
+    <A>(
+      operation: string,
+      verb: string,
+      method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+      path: string,
+      body?: unknown,
+      contentType?: string
+    ): Effect.Effect<A, KubeError> =>
+      Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
+        Effect.andThen(client.call(operation, method, path, body, contentType) as Effect.Effect<A, KubeError>)
+      )
+  const call = callOn(http)
+  const leaseCall = callOn(leaseHttp)
   const node = nodePath
   const cm = (namespace: string, name?: string) => namespacedPath("v1", "configmaps", namespace, name)
   const lease = (namespace: string, name?: string) =>
@@ -221,15 +227,15 @@ export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500
           namespace
         )
       ).pipe(Effect.asVoid),
-    readLease: (namespace, name) => call("readLease", "get", "GET", lease(namespace, name)),
+    readLease: (namespace, name) => leaseCall("readLease", "get", "GET", lease(namespace, name)),
     createLease: (namespace, body) =>
-      call("createLease", "create", "POST", lease(namespace), {
+      leaseCall("createLease", "create", "POST", lease(namespace), {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
         ...body
       }),
     replaceLease: (namespace, name, body) =>
-      call("replaceLease", "update", "PUT", lease(namespace, name), {
+      leaseCall("replaceLease", "update", "PUT", lease(namespace, name), {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
         ...body

@@ -27,6 +27,7 @@ import {
   type LeaseOptions
 } from "../../src/controller/LeaderElection.ts"
 import { loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
+import { CONTROLLER_CONNECTIONS } from "../../src/kube/KubeHttp.ts"
 import { ListExpired, MAX_LIST_RESTARTS } from "@nodemend/kube-access"
 import {
   type ControllerProcess,
@@ -199,5 +200,48 @@ describe("leader election against the real API server", () => {
     await Effect.runPromise(Fiber.join(acquireB))
     const after = await coord.readNamespacedLease({ name: a.name, namespace: ns })
     expect(after.spec?.holderIdentity).toBe("elector-b")
+  })
+
+  it("answers a Lease read while every pooled connection is held by other requests", async () => {
+    const kube = makeKube(real, "faults-busy")
+    const options: LeaseOptions = {
+      namespace: ns,
+      name: uniqueName("lease"),
+      identity: "busy-elector",
+      leaseDurationSeconds: 60,
+      renewIntervalSeconds: 1
+    }
+    await Effect.runPromise(acquireLeadership(kube, options))
+    // Every pooled connection held by a watch that the API server ends after 60 s; each sees the namespace's
+    // kube-root-ca.crt at once, so a watch that has seen it holds its connection.
+    const watching = new Set<number>()
+    const watches = Effect.runFork(
+      Effect.forEach(
+        Array.from({ length: CONTROLLER_CONNECTIONS }, (_, i) => i),
+        (i) =>
+          kube.http.watch(
+            "busyWatch",
+            `/api/v1/namespaces/${ns}/configmaps?watch=1&timeoutSeconds=60`,
+            () => watching.add(i),
+            90_000
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+    cleanups.push(() => Effect.runPromise(Fiber.interrupt(watches)).then(() => kube.http.close()))
+    await waitFor("every pooled connection watching", async () =>
+      watching.size === CONTROLLER_CONNECTIONS ? true : undefined
+    )
+    // The pool is full: a pooled request waits for a connection.
+    let pooledAnswered = false
+    void Effect.runPromise(kube.readConfigMap(ns, "kube-root-ca.crt")).then(() => {
+      pooledAnswered = true
+    })
+    const t = Date.now()
+    const lease = await Effect.runPromise(kube.readLease(ns, options.name))
+    const tookMs = Date.now() - t
+    expect(lease.spec?.holderIdentity).toBe("busy-elector")
+    expect(tookMs).toBeLessThan(5_000)
+    expect(pooledAnswered).toBe(false)
   })
 })
