@@ -164,6 +164,32 @@ describe("relapse detection (pure)", () => {
     expect(observe(l1, sighting("n0-r", T0, T0 + MIN), policy, T0 + 2 * MIN).relapse).toBeUndefined()
   })
 
+  it("a node re-created or re-registered under its name (a new uid) relapses once; a new name counts", () => {
+    const l1 = observe(ledgerWith(2), sighting("n0-r", T0, T0 + MIN), policy, T0 + MIN).ledger
+    // Deleted and re-created by its kubelet: a new uid and creationTimestamp, so it would read as a fresh node.
+    const again = { node: "n0-r", uid: "uid-n0-r-2", createdAt: T0 + 2 * MIN, since: T0 + 3 * MIN }
+    expect(observe(l1, again, policy, T0 + 3 * MIN).relapse).toBeUndefined()
+    expect(observe(l1, { ...again, uid: undefined }, policy, T0 + 3 * MIN).relapse).toBeUndefined()
+    expect(observe(l1, { ...again, node: "n1-r" }, policy, T0 + 3 * MIN).relapse?.kind).toBe("replacement")
+  })
+
+  it("threshold 2: one node re-created under its name never holds; a second name does", () => {
+    const p2 = relapsePolicy(config({ relapse: { threshold: 2 } }), "p", REASON)
+    let l = ledgerWith(2)
+    for (let i = 0; i < 5; i++) {
+      const o = observe(
+        l,
+        { node: "n0-r", uid: `u${i}`, createdAt: T0 + i * MIN, since: T0 + i * MIN + 1000 },
+        p2,
+        T0 + 6 * MIN
+      )
+      l = o.ledger
+      expect(o.engaged).toBeUndefined()
+    }
+    expect(countingRelapses(l, p2, T0 + 6 * MIN)).toHaveLength(1)
+    expect(observe(l, sighting("n1-r", T0, T0 + 6 * MIN), p2, T0 + 6 * MIN).engaged).toBeDefined()
+  })
+
   it("the threshold-th relapse engages the hold, with the evidence: which repairs, which nodes, how fast", () => {
     let l = ledgerWith(3)
     const outs = [0, 1, 2].map((i) => {
@@ -277,6 +303,39 @@ describe("relapse detection (pure)", () => {
     for (const i of [0, 1, 2]) l = observe(l, sighting(`n${i}-r`, T0, T0 + MIN), policy, T0 + MIN).ledger
     expect(Result.getOrThrow(parseLedger(serializeLedger(l)))).toEqual(l)
     expect(Result.isFailure(parseLedger('{"v":1}'))).toBe(true)
+  })
+
+  it("a ledger written when relapses counted per (name, uid) reads back with one relapse per name, its hold kept", () => {
+    const relapse = (node: string, uid: string, at: number) => ({
+      node,
+      uid,
+      repairId: "r0",
+      repairedNode: "n0",
+      kind: "fresh",
+      at,
+      afterMs: 1000
+    })
+    // n0-r re-created twice under its name: three relapses under the old count, one node.
+    const old = [relapse("n0-r", "a", T0), relapse("n0-r", "b", T0 + MIN), relapse("n1-r", "c", T0 + 2 * MIN)]
+    const text = JSON.stringify({
+      v: 1,
+      pool: "p",
+      reason: REASON,
+      conditionType: "KernelReady",
+      repairs: [repair(0, T0 - MIN)],
+      relapses: [...old, relapse("n0-r", "d", T0 + 3 * MIN)],
+      hold: { since: T0 + 2 * MIN, evidence: old, threshold: 3, windowMs: 3600_000 }
+    })
+    const l = Result.getOrThrow(parseLedger(text))
+    expect(l.relapses.map((r) => [r.node, r.uid])).toEqual([
+      ["n0-r", "a"],
+      ["n1-r", "c"]
+    ])
+    expect(l.hold?.evidence.map((r) => r.node)).toEqual(["n0-r", "n1-r"])
+    expect(countingRelapses(l, policy, T0 + 3 * MIN)).toHaveLength(2)
+    // The hold it engaged stays until its quiet period or a release (fail closed).
+    expect(holdVerdict(l, policy, T0 + 4 * MIN)._tag).toBe("Held")
+    expect(Result.getOrThrow(parseLedger(serializeLedger(l)))).toEqual(l)
   })
 
   it("ConfigMap names are valid and unique per pool and reason", () => {

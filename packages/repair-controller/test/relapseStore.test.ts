@@ -118,6 +118,41 @@ describe("RelapseStore", () => {
   )
 
   it.effect(
+    "a Node re-created under its name relapses once, across a restart; an old-format ledger loads",
+    () =>
+      Effect.gen(function* () {
+        const { kube, cms } = fakeKube()
+        const store = makeRelapseStore(kube, config, () => Effect.void)
+        yield* store.repaired(record(0, "n0-r"), T0 + MIN)
+        yield* store.repaired(record(1, "n1-r"), T0 + 2 * MIN)
+        // One Node object per uid: its kubelet deletes and re-creates it (a new uid and creationTimestamp).
+        const incarnation = (uid: string, since: number) => {
+          const f = failing("n0-r", since)
+          return { ...f, n: { ...f.n, uid } }
+        }
+        const a = incarnation("n0-r-1", T0 + 2 * MIN)
+        expect(yield* store.sighted(a.n, "p", a.matches, T0 + 2 * MIN)).toHaveLength(1)
+        // Threshold 2: a second count of the same node would hold the pool.
+        const b = incarnation("n0-r-2", T0 + 3 * MIN)
+        expect(yield* store.sighted(b.n, "p", b.matches, T0 + 3 * MIN)).toEqual([])
+        expect(store.ledger("p", REASON)?.hold).toBeUndefined()
+
+        // The journal as the old controller wrote it: the re-created Node counted a second time, under its new uid.
+        const [name, cm] = [...cms.entries()][0]!
+        const stored = JSON.parse(cm.data?.ledger ?? "")
+        stored.relapses = [...stored.relapses, { ...stored.relapses[0], uid: "n0-r-2", at: T0 + 3 * MIN }]
+        cms.set(name, { ...cm, data: { ledger: JSON.stringify(stored) } })
+        const restarted = makeRelapseStore(kube, config, () => Effect.void)
+        yield* restarted.load
+        expect(restarted.ledger("p", REASON)?.relapses.map((r) => r.node)).toEqual(["n0-r"])
+        expect(yield* restarted.sighted(b.n, "p", b.matches, T0 + 4 * MIN)).toEqual([])
+        const c = failing("n1-r", T0 + 4 * MIN)
+        const held = yield* restarted.sighted(c.n, "p", c.matches, T0 + 4 * MIN)
+        expect(held[0]?.engaged?.evidence.map((r) => r.node)).toEqual(["n0-r", "n1-r"])
+      })
+  )
+
+  it.effect(
     "a repair recorded after an operator deleted a ledger starts a fresh one (no hold carried over)",
     () =>
       Effect.gen(function* () {

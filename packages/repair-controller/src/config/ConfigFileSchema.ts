@@ -88,7 +88,10 @@ const RelapseKnobs = {
   enabled: Schema.optionalKey(Schema.Boolean),
   /** A relapse is the same condition and reason within this of a repair's end (and counts for this long). */
   windowSeconds: Schema.optionalKey(PositiveSeconds),
-  /** Relapses (distinct nodes) within the window that hold new repairs of the reason in the pool. */
+  /**
+   * Relapses (distinct node names: a Node re-created under its name counts once) within the window that hold new
+   * repairs of the reason in the pool.
+   */
   threshold: Schema.optionalKey(Count),
   /** A hold lifts by itself after this long without a relapse. */
   quietSeconds: Schema.optionalKey(PositiveSeconds)

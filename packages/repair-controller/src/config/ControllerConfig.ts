@@ -27,7 +27,10 @@ export interface RelapseSettings {
   readonly enabled: boolean
   /** A relapse is the same condition and reason within this of a repair's end; `threshold` of them within it hold. */
   readonly windowSeconds: number
-  /** Relapses (distinct nodes) within the window that hold new repairs of the reason in the pool. */
+  /**
+   * Relapses (distinct node names: a Node re-created under its name counts once) within the window that hold new
+   * repairs of the reason in the pool.
+   */
   readonly threshold: number
   /** A hold lifts by itself after this long without a relapse. */
   readonly quietSeconds: number

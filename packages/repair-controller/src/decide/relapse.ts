@@ -134,8 +134,10 @@ export const sightingOf = (node: NodeView, since: number): Sighting => ({
 
 /** Which of the ledger's repairs a sighting follows, and how; undefined when it follows none. */
 export const relapseOf = (ledger: RelapseLedger, s: Sighting, policy: RelapsePolicy): Relapse | undefined => {
-  if (ledger.relapses.some((r) => r.node === s.node && (r.uid === undefined || r.uid === s.uid)))
-    return undefined
+  // One relapse per node name, whatever its uid: a Node deleted and re-created under its name (its kubelet may do
+  // that with its own credentials, and re-registers so) is the same machine, and must not count twice; a
+  // replacement is a new machine with a new name.
+  if (ledger.relapses.some((r) => r.node === s.node)) return undefined
   // Kubernetes writes lastTransitionTime and creationTimestamp in whole seconds: a replacement that comes up (and
   // fails) within the second its repair started reads as before it.
   const within = (r: LedgerRepair) =>

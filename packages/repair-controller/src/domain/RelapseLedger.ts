@@ -28,6 +28,7 @@ export type LedgerRepair = typeof LedgerRepairSchema.Type
 export const RelapseSchema = Schema.Struct({
   /** The node that came up with the same condition and reason. */
   node: Schema.String,
+  /** Which Node object it was: evidence only, a relapse counts once per node name (decide/relapse.ts). */
   uid: Schema.optionalKey(Schema.String),
   /** The repair it follows, and the node that repair was of. */
   repairId: Schema.String,
@@ -64,9 +65,30 @@ export type RelapseLedger = typeof RelapseLedgerSchema.Type
 
 const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(RelapseLedgerSchema))
 
+/** The first relapse of each node name: the count is of distinct names. */
+export const onePerNode = (relapses: ReadonlyArray<Relapse>): ReadonlyArray<Relapse> => {
+  const seen = new Set<string>()
+  return relapses.filter((r) => {
+    if (seen.has(r.node)) return false
+    seen.add(r.node)
+    return true
+  })
+}
+
+/**
+ * A ledger as read from the journal. Ledgers written before relapses counted per name (they counted per name and
+ * uid) may hold a re-created Node twice: read back with one relapse per name, in the evidence too. A hold they
+ * engaged stays (it lifts by its quiet period or a release): when in doubt, the controller does nothing.
+ */
 export const parseLedger = (text: string): Result.Result<RelapseLedger, string> => {
   const r = decodeJson(text)
-  return Result.isFailure(r) ? Result.fail(r.failure.message) : Result.succeed(r.success)
+  if (Result.isFailure(r)) return Result.fail(r.failure.message)
+  const l = r.success
+  return Result.succeed({
+    ...l,
+    relapses: onePerNode(l.relapses),
+    ...(l.hold !== undefined ? { hold: { ...l.hold, evidence: onePerNode(l.hold.evidence) } } : {})
+  })
 }
 
 export const serializeLedger = (l: RelapseLedger): string => JSON.stringify(l)
