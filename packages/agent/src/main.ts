@@ -30,6 +30,7 @@ import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/m
 import { libraryPresent } from "./monitors/nvidia/library-presence.ts"
 import { notWatchingDetection } from "./monitors/nvidia/not-watching.ts"
 import { XidDeduplicator } from "./monitors/nvidia/xid-deduplicator.ts"
+import type { PeriodicCheck } from "./scheduler/periodic-check.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
@@ -190,27 +191,29 @@ export const runAgent = (flags: AgentFlags) =>
       if (nvidia !== undefined && !nvidiaWatching && accelerator === "nvidia")
         // GPUs that nobody watches: one Event says why (the condition itself stays absent, never Unknown).
         yield* sink([notWatchingDetection(nvidia.problems, Date.now())])
+      // The NVIDIA monitor's polls join the other checks in the one scheduler (startup jitter, shared queue).
+      const nvidiaChecks: PeriodicCheck[] = []
       if (nvidiaWatching && nvidiaModule !== undefined) {
         const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
         const instanceType =
           node._tag === "Some" ? node.value.labels["node.kubernetes.io/instance-type"] : undefined
-        yield* Effect.forkScoped(
-          nvidiaModule
-            .runNvidiaMonitor(
-              {
-                settings: { ...nvidiaConfig, hostRoot: flags.hostRoot },
-                ...(instanceType !== undefined ? { instanceType } : {})
-              },
-              {
-                findings: routes.nvidiaMonitor,
-                status: (status) => Effect.logInfo("NVIDIA monitor", status)
-              }
-            )
-            .pipe(Effect.provideService(nvidiaModule.NvidiaLibraries, nvidia), Effect.scoped)
-        )
+        const monitor = yield* nvidiaModule
+          .makeNvidiaMonitor(
+            {
+              settings: { ...nvidiaConfig, hostRoot: flags.hostRoot },
+              ...(instanceType !== undefined ? { instanceType } : {})
+            },
+            {
+              findings: routes.nvidiaMonitor,
+              status: (status) => Effect.logInfo("NVIDIA monitor", status)
+            }
+          )
+          .pipe(Effect.provideService(nvidiaModule.NvidiaLibraries, nvidia))
+        nvidiaChecks.push(...monitor.checks)
+        yield* Effect.forkScoped(monitor.run.pipe(Effect.scoped))
       }
       yield* Layer.build(healthServerLayer({ address: flags.healthAddress, ready: w.ready }))
-      const checks = buildChecks(config, files, yield* CommandRunner)
+      const checks = [...buildChecks(config, files, yield* CommandRunner), ...nvidiaChecks]
       yield* Effect.logInfo("periodic checks", { checks: checks.map((c) => `${c.name}/${c.intervalMs}ms`) })
       yield* Effect.forkScoped(
         runScheduler({ checks, sink, listPids: files.pids, spacingMs: config.checkSpacingMillis })

@@ -1,7 +1,8 @@
 /**
  * One scheduler for every periodic check: a single fiber and a sequential queue ordered by due time.
  * Each check's first run is offset by a uniform random delay in [0, 20%] of its interval (so checks with
- * the same interval do not bunch up after every agent restart), then it repeats at its interval. Two
+ * the same interval do not bunch up after every agent restart, nor fall due at once on every node of a
+ * rollout), then it repeats at its interval. Two
  * check runs are always at least `spacingMs` apart (end of one to start of the next). Checks that fall
  * due together form one tick and share the tick's cached /proc listing.
  */
@@ -12,6 +13,10 @@ import type { PeriodicCheck, TickContext } from "./periodic-check.ts"
 import { makeQuietRepeats, type QuietRepeats } from "./quiet-repeats.ts"
 
 export const JITTER_FRACTION = 0.2
+
+/** A first run's offset: uniform in [0, JITTER_FRACTION] of the interval (Random: Math.random unless seeded). */
+export const startupJitterMs = (intervalMs: number): Effect.Effect<number> =>
+  Effect.map(Random.next, (r) => Math.floor(r * JITTER_FRACTION * intervalMs))
 
 export interface SchedulerOptions {
   readonly checks: readonly PeriodicCheck[]
@@ -86,7 +91,7 @@ export const runScheduler = (options: SchedulerOptions): Effect.Effect<never> =>
     const start = yield* Clock.currentTimeMillis
     const slots: Slot[] = []
     for (const check of options.checks) {
-      const offset = Math.floor((yield* Random.next) * JITTER_FRACTION * check.intervalMs)
+      const offset = yield* startupJitterMs(check.intervalMs)
       slots.push({ check, quiet: makeQuietRepeats(), due: start + offset })
     }
     let lastEnd = Number.NEGATIVE_INFINITY

@@ -15,7 +15,7 @@ import { ConditionWriter, conditionWriterLayer } from "../../src/k8s/condition-w
 import { EventRecorder, eventRecorderLayer } from "../../src/k8s/event-recorder.ts"
 import { kubeApiLayer } from "../../src/k8s/kube-api.ts"
 import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
-import { runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
+import { runNvidiaMonitorScheduled } from "../nvidia/run-monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
 import { POLICY_VIOLATIONS } from "../fixtures/dcgm-policy-violations.ts"
@@ -72,7 +72,7 @@ describe("DCGM policy violations -> NVIDIA monitor -> finding sink -> API server
           yield* XidDeduplicator
         )
         return yield* Effect.forkDetach(
-          runNvidiaMonitor(
+          runNvidiaMonitorScheduled(
             { settings, instanceType: "p5.48xlarge" },
             { findings: routes.nvidiaMonitor, status: () => Effect.void }
           ).pipe(Effect.scoped)

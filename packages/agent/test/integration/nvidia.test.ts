@@ -12,7 +12,7 @@ import { ConditionWriter, conditionWriterLayer } from "../../src/k8s/condition-w
 import { kubeApiLayer } from "../../src/k8s/kube-api.ts"
 import type { Finding } from "../../src/model.ts"
 import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
-import { runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
+import { runNvidiaMonitorScheduled } from "../nvidia/run-monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
 import { hostWithGpus } from "../nvidia/gpu-host.ts"
@@ -69,7 +69,7 @@ describe("NVIDIA monitor -> ConditionWriter -> API server", () => {
             )
           )
         return yield* Effect.forkDetach(
-          runNvidiaMonitor(
+          runNvidiaMonitorScheduled(
             { settings, instanceType: "p5.48xlarge" },
             { findings: submit, status: () => Effect.void }
           ).pipe(Effect.scoped)

@@ -10,12 +10,13 @@ import { TestClock } from "effect/testing"
 import { beforeEach } from "vitest"
 import type { Finding } from "../../src/model.ts"
 import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
-import { type NvidiaMonitorStatus, runNvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
+import type { NvidiaMonitorStatus } from "../../src/monitors/nvidia/monitor.ts"
 import { NvidiaMonitorSettings } from "../../src/monitors/nvidia/settings.ts"
 import { XidDeduplicator } from "../../src/monitors/nvidia/xid-deduplicator.ts"
 import { recordProduced } from "../reasons/produced-reasons.ts"
 import { POLICY_VIOLATIONS } from "../fixtures/dcgm-policy-violations.ts"
 import { hostWithGpus } from "./gpu-host.ts"
+import { runNvidiaMonitorScheduled } from "./run-monitor.ts"
 
 const doubles = buildGpuDoubles()
 const injector = new GpuDoubleInjector(doubles)
@@ -42,7 +43,7 @@ const start = (
     const findings = yield* Ref.make<readonly Finding[]>([])
     const statuses = yield* Ref.make<readonly NvidiaMonitorStatus[]>([])
     const layers = Layer.mergeAll(NvidiaLibraries.layer(s), dedupe)
-    const fiber = yield* runNvidiaMonitor(
+    const fiber = yield* runNvidiaMonitorScheduled(
       { settings: s, ...(instanceType === undefined ? {} : { instanceType }) },
       {
         findings: (fs) =>
@@ -89,6 +90,9 @@ const advanceUntil = (
       `timed out advancing the clock for ${what}: ${JSON.stringify(yield* Ref.get(h.findings))}`
     )
   })
+/** The first poll lands within the startup jitter (20 % of the poll interval; 300 s by default). */
+const firstPoll = (h: Harness) =>
+  advanceUntil(h, has("NvidiaDeviceCountMismatch", "Resolution"), "5 seconds", "first poll")
 const has =
   (reason: string, tag: Finding["_tag"] = "Detection") =>
   (fs: readonly Finding[]) =>
@@ -210,7 +214,7 @@ describe("NVIDIA monitor", () => {
       Effect.gen(function* () {
         injector.injectString({ entityId: 3, fieldId: FieldId.PCI_BUS_ID, value: "00000000:3B:00.0" })
         const h = yield* start(settings({ pollSeconds: 300 }))
-        yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* firstPoll(h)
         // dcgm_errors.h v4.6.0: 4 DCGM_FR_VOLATILE_DBE_DETECTED, 14 DCGM_FR_NVLINK_DOWN, 122 DCGM_FR_IMEX_UNHEALTHY
         injector.addHealthIncident({
           system: HealthSystem.MEM,
@@ -265,13 +269,13 @@ describe("NVIDIA monitor", () => {
           message: "A pending retired page has been detected in GPU 5."
         })
         const off = yield* start(settings())
-        yield* untilFindings(off, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* firstPoll(off)
         yield* settle
         expect(injector.lastDiagLevel()).toBe(0)
         yield* Fiber.interrupt(off.fiber)
 
         const h = yield* start(settings({ diagLevel: 1 }))
-        yield* untilFindings(h, has("DCGMDiagnosticFailure"), "the diagnostic")
+        yield* advanceUntil(h, has("DCGMDiagnosticFailure"), "5 seconds", "the diagnostic")
         expect(injector.lastDiagLevel()).toBe(10)
         expect((yield* Ref.get(h.findings)).find((f) => f.reason === "DCGMDiagnosticFailure")).toMatchObject({
           severity: "Condition",
@@ -289,7 +293,7 @@ describe("NVIDIA monitor", () => {
       // reference section 3.7 / DCGM's tests: 0x19A = ROUTE_UNHEALTHY TRUE, everything else healthy
       injector.nvmlSetFabric(0, { state: 3, status: 0, cliqueId: 1, healthMask: 0x19a, healthSummary: 2 })
       const h = yield* start(settings({ dcgmLibraryPath: "/nonexistent/libdcgm.so.4" }))
-      yield* untilFindings(h, has("NvidiaFabricError"), "the NVML poll")
+      yield* advanceUntil(h, has("NvidiaFabricError"), "5 seconds", "the NVML poll")
       expect((yield* Ref.get(h.findings)).find((f) => f.reason === "NvidiaFabricError")).toMatchObject({
         subject: "0000:2a:00"
       })
@@ -336,7 +340,7 @@ describe("NVIDIA monitor", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* start(settings({ pollSeconds: 300 }), "p5.48xlarge")
-        yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+        yield* firstPoll(h)
         injector.injectField({ entityId: 0, fieldId: FieldId.FABRIC_HEALTH_MASK, value: 0x1aa })
         injector.injectField({ entityId: 1, fieldId: FieldId.FABRIC_MANAGER_STATUS, value: 4 })
         injector.setGpuCount(7)
@@ -367,7 +371,7 @@ describe("NVIDIA monitor", () => {
   it.effect("windowed samples (SXid, XID history) are reported once, not again on every poll", () =>
     Effect.gen(function* () {
       const h = yield* start(settings({ pollSeconds: 10, windowSeconds: 300 }))
-      yield* untilFindings(h, has("NvidiaDeviceCountMismatch", "Resolution"), "first poll")
+      yield* firstPoll(h)
       const now = Date.now() * 1000
       injector.injectField({
         entityGroupId: 3,

@@ -1,23 +1,28 @@
 /**
  * The accelerated-hardware (NVIDIA) monitor. Push path: DCGM policy violations and NVML XID events become
  * findings as they arrive. Polled path (every poll interval, over the look-back window): fabric health mask,
- * Fabric Manager status, clock event reasons, NVSwitch SXids, XID history, device counts. The DCGM session
- * is supervised: reconnect with capped exponential backoff, DCGMError only after the grace period, resolved
+ * Fabric Manager status, clock event reasons, NVSwitch SXids, XID history, device counts, and the DCGM health
+ * check; the polls are checks of the agent's scheduler (scheduled-polls.ts), not fibers of their own. The DCGM
+ * session is supervised: reconnect with capped exponential backoff, DCGMError only after the grace period, resolved
  * when a session is healthy again. With neither library present the monitor is not watching: it reports
  * that status once (the runtime logs it and records one Event) and emits no findings at all.
  */
 import {
   type DcgmApi,
+  type DcgmCallFailed,
   type DcgmSession,
   type DcgmTarget,
   EntityGroup,
   FieldId,
   type FieldReading,
   NvmlEventType,
-  type NvmlApi
+  type NvmlApi,
+  type VersionMismatch
 } from "@nodemend/dcgm-native"
 import { Cause, Clock, Duration, Effect, Option, Ref, Schedule, type Scope, Stream } from "effect"
 import type { Finding } from "../../model.ts"
+import type { PeriodicCheck } from "../../scheduler/periodic-check.ts"
+import { startupJitterMs } from "../../scheduler/scheduler.ts"
 import {
   connected,
   connectionFailed,
@@ -39,6 +44,7 @@ import {
   fmStatusFromNvml,
   polledFindings
 } from "./polled-findings.ts"
+import { nvidiaPoll } from "./scheduled-polls.ts"
 import type { NvidiaMonitorSettings } from "./settings.ts"
 import { violationDetection } from "./violation-findings.ts"
 import { XidDeduplicator } from "./xid-deduplicator.ts"
@@ -71,18 +77,30 @@ const targetOf = (s: NvidiaMonitorSettings): DcgmTarget =>
 
 const ms = (seconds: number) => Duration.millis(Math.round(seconds * 1000))
 
-/** Runs until interrupted (returns at once only when not watching). */
-export const runNvidiaMonitor = (
+export interface NvidiaMonitor {
+  /** The periodic polls, for the agent's one scheduler (startup jitter, shared queue: scheduled-polls.ts). */
+  readonly checks: readonly PeriodicCheck[]
+  /** The push paths and the DCGM session's supervision: runs until interrupted (returns at once when not watching). */
+  readonly run: Effect.Effect<void, never, Scope.Scope>
+}
+
+/** The DCGM session's polls while one is open; the scheduler's checks run them (nothing while none is). */
+interface SessionPolls {
+  readonly poll: Effect.Effect<void, DcgmCallFailed>
+  readonly health: Effect.Effect<void, DcgmCallFailed | VersionMismatch>
+}
+
+export const makeNvidiaMonitor = (
   ctx: NvidiaMonitorContext,
   sinks: NvidiaMonitorSinks
-): Effect.Effect<void, never, NvidiaLibraries | XidDeduplicator | Scope.Scope> =>
+): Effect.Effect<NvidiaMonitor, never, NvidiaLibraries | XidDeduplicator> =>
   Effect.gen(function* () {
     const libs = yield* NvidiaLibraries
     const dedupe = yield* XidDeduplicator
     const settings = ctx.settings
     if (libs.dcgm === undefined && libs.nvml === undefined) {
       yield* sinks.status({ _tag: "NotWatching", reason: `no NVIDIA library: ${libs.problems.join("; ")}` })
-      return
+      return { checks: [], run: Effect.void }
     }
     yield* sinks.status({
       _tag: "Watching",
@@ -97,6 +115,7 @@ export const runNvidiaMonitor = (
         if (yield* dedupe.admit({ xid, pci, atMs })) yield* emit([xidDetection(xid, atMs, subject)])
       })
     const dcgmCount = yield* Ref.make<number | undefined>(undefined)
+    const session = yield* Ref.make<SessionPolls | undefined>(undefined)
 
     const expected = () => {
       const t = ctx.instanceType
@@ -128,22 +147,43 @@ export const runNvidiaMonitor = (
       ])
     })
 
-    if (libs.dcgm !== undefined)
-      yield* Effect.forkScoped(superviseDcgm(libs.dcgm, settings, emit, emitXid, dcgmCount, checkDeviceCount))
+    const pollMs = Math.round(settings.pollSeconds * 1000)
+    const checks: PeriodicCheck[] = []
+    const forks: Effect.Effect<unknown, never, Scope.Scope>[] = []
+    if (libs.dcgm !== undefined) {
+      checks.push(
+        nvidiaPoll(
+          "nvidia-dcgm-poll",
+          pollMs,
+          Effect.flatMap(Ref.get(session), (p) => p?.poll ?? Effect.void)
+        ),
+        nvidiaPoll(
+          "nvidia-dcgm-health",
+          pollMs,
+          Effect.flatMap(Ref.get(session), (p) => p?.health ?? Effect.void)
+        )
+      )
+      forks.push(superviseDcgm(libs.dcgm, settings, emit, emitXid, dcgmCount, checkDeviceCount, session))
+    }
     if (libs.nvml !== undefined) {
       const nvml = libs.nvml
       const pciOf = nvmlPciOf(nvml)
-      yield* Effect.forkScoped(nvmlXidEvents(nvml, pciOf, emitXid))
+      forks.push(nvmlXidEvents(nvml, pciOf, emitXid))
       // Without DCGM, NVML is the polled source too.
       if (libs.dcgm === undefined)
-        yield* Effect.forkScoped(
-          Effect.gen(function* () {
-            yield* nvmlPoll(nvml, pciOf, emit)
-            yield* checkDeviceCount
-          }).pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds)))
+        checks.push(
+          nvidiaPoll(
+            "nvidia-nvml-poll",
+            pollMs,
+            Effect.andThen(nvmlPoll(nvml, pciOf, emit), checkDeviceCount)
+          )
         )
     }
-    return yield* Effect.never
+    const run = Effect.gen(function* () {
+      for (const f of forks) yield* Effect.forkScoped(f)
+      return yield* Effect.never
+    })
+    return { checks, run }
   })
 
 type Emit = (fs: readonly Finding[]) => Effect.Effect<void>
@@ -169,7 +209,8 @@ const superviseDcgm = (
   emit: Emit,
   emitXid: EmitXid,
   dcgmCount: Ref.Ref<number | undefined>,
-  checkDeviceCount: Effect.Effect<void>
+  checkDeviceCount: Effect.Effect<void>,
+  current: Ref.Ref<SessionPolls | undefined>
 ) =>
   Effect.gen(function* () {
     const graceMs = settings.graceSeconds * 1000
@@ -230,19 +271,19 @@ const superviseDcgm = (
           for (const r of window) yield* xidFromHistory(r, pci, subjectOf, emitXid)
           yield* checkDeviceCount
         })
-        yield* Effect.forkScoped(poll.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
-        // health system (watches set on every system when the session opened): its own fiber, so a check
+        // health system (watches set on every system when the session opened): a check of its own, so a check
         // DCGM refuses (e.g. NOT_SUPPORTED) costs neither the field poll nor the session
-        const healthCheck = Effect.gen(function* () {
+        const health = Effect.gen(function* () {
           const report = yield* s.healthCheck
           const now = yield* Clock.currentTimeMillis
           const r = healthCheckFindings(report, yield* Ref.get(failingHealth), now, subjectOf)
           yield* Ref.set(failingHealth, r.failing)
           yield* emit(r.findings)
-        }).pipe(Effect.catch((e) => Effect.logWarning("DCGM health check failed", { error: e.message })))
-        yield* Effect.forkScoped(healthCheck.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+        })
+        // Both run as the scheduler's checks (scheduled-polls.ts) while this session is open.
+        yield* Effect.acquireRelease(Ref.set(current, { poll, health }), () => Ref.set(current, undefined))
         // active diagnostics, off unless configured: a run holds a koffi worker for its whole duration, and
-        // the next starts a poll interval after the last one ended (runs never overlap)
+        // the next starts a poll interval after the last one ended (runs never overlap).
         const level = settings.diagLevel
         if (level !== 0) {
           const diagnose = Effect.gen(function* () {
@@ -259,7 +300,15 @@ const superviseDcgm = (
           }).pipe(
             Effect.catch((e) => Effect.logWarning("DCGM diagnostic failed to run", { error: e.message }))
           )
-          yield* Effect.forkScoped(diagnose.pipe(Effect.repeat(scheduleSpaced(settings.pollSeconds))))
+          // Not in the scheduler's queue (a run holds it for minutes), but jittered like it: a fleet's runs
+          // do not start together.
+          const offsetMs = yield* startupJitterMs(Math.round(settings.pollSeconds * 1000))
+          yield* Effect.forkScoped(
+            diagnose.pipe(
+              Effect.repeat(scheduleSpaced(settings.pollSeconds)),
+              Effect.delay(Duration.millis(offsetMs))
+            )
+          )
         }
         // liveness: the session ends (and is reopened) on the first failed check
         yield* s.ping.pipe(
