@@ -21,11 +21,11 @@ describe("int-or-percent, rounded up as Karpenter and PDBs do", () => {
 
 describe("inFlightBudget", () => {
   it("no NodePool: maxInFlight (default 10%: 1 of 10 at a time, 500 of 5000)", () => {
-    expect(inFlightBudget({ scope: "p", size: 10, maxInFlight: "10%" })).toEqual({
+    expect(inFlightBudget({ scope: "p", size: 10, maxInFlight: "10%", now: 0 })).toEqual({
       allowed: 1,
       source: 'maxInFlight "10%"'
     })
-    expect(inFlightBudget({ scope: "p", size: 5000, maxInFlight: "10%" }).allowed).toBe(500)
+    expect(inFlightBudget({ scope: "p", size: 5000, maxInFlight: "10%", now: 0 }).allowed).toBe(500)
   })
 
   it("a NodePool's budgets for repair (no reasons, or Unhealthy) bound it; the tightest wins", () => {
@@ -33,6 +33,7 @@ describe("inFlightBudget", () => {
       scope: "gpu",
       size: 20,
       maxInFlight: "50%",
+      now: 0,
       nodePoolBudgets: [
         { nodes: "20%" },
         { nodes: "2", reasons: ["Unhealthy"] },
@@ -47,18 +48,27 @@ describe("inFlightBudget", () => {
       scope: "gpu",
       size: 20,
       maxInFlight: "10%",
+      now: 0,
       nodePoolBudgets: [{ nodes: "0", reasons: ["Empty"] }]
     })
     expect(b.allowed).toBe(2)
   })
 
-  it("a scheduled budget counts as active (it can only lower the bound); nodes 0 stops repairs", () => {
-    const b = inFlightBudget({
-      scope: "gpu",
-      size: 20,
-      maxInFlight: "10%",
-      nodePoolBudgets: [{ nodes: "0", schedule: "@daily", duration: "10m" }]
+  it("a scheduled budget bounds repair inside its window only (@daily, 10m: 00:00-00:10 UTC)", () => {
+    const at = (iso: string) =>
+      inFlightBudget({
+        scope: "gpu",
+        size: 20,
+        maxInFlight: "10%",
+        now: Date.parse(iso),
+        nodePoolBudgets: [{ nodes: "0", schedule: "@daily", duration: "10m" }]
+      })
+    expect(at("2026-12-07T00:05:00Z")).toEqual({
+      allowed: 0,
+      source:
+        'nodepool gpu disruption budget "0" (schedule "@daily", duration 10m) active until 2026-12-07T00:10:00Z',
+      until: Date.parse("2026-12-07T00:10:00Z")
     })
-    expect(b.allowed).toBe(0)
+    expect(at("2026-12-07T00:10:00Z")).toEqual({ allowed: 2, source: 'maxInFlight "10%"' })
   })
 })

@@ -160,6 +160,48 @@ describe("whatif replay (decide over a recording)", () => {
     ])
   })
 
+  it("evaluates a NodePool's business-hours freeze as Karpenter does: held inside its window, repaired outside", () => {
+    // T0 is Monday 2026-11-23 00:00Z; the freeze is 09:00-17:00 UTC on weekdays (issue #38).
+    const DAY = 24 * 60
+    const r = replay(
+      config(),
+      history(
+        10,
+        [
+          {
+            v: 1,
+            kind: "nodepool",
+            at: at(0),
+            pool: "gpu",
+            claims: 10,
+            budgets: [{ nodes: "0", schedule: "0 9 * * 1-5", duration: "8h" }]
+          },
+          ready("n1", 9 * 60 + 32, "False"),
+          ready("n2", 6 * DAY + 11 * 60 + 30, "False")
+        ],
+        7 * DAY
+      )
+    )
+    // Due Monday 10:02, repaired at 17:00 exactly (woken at the window's end, not at its next 5-minute look); due
+    // Sunday noon, repaired at once.
+    expect(r.repairs.map((x) => [x.node, isoTime(x.startedAt)])).toEqual([
+      ["n1", "2026-11-23T17:00:00Z"],
+      ["n2", "2026-11-29T12:00:00Z"]
+    ])
+    expect(
+      r.holds.map((h) => [h.node, h.cause, h.detail, isoTime(h.from), isoTime(h.to), h.outcome])
+    ).toEqual([
+      [
+        "n1",
+        "budget",
+        '0 in flight, allowed 0 by nodepool gpu disruption budget "0" (schedule "0 9 * * 1-5", duration 8h) active until 2026-11-23T17:00:00Z',
+        "2026-11-23T10:02:00Z",
+        "2026-11-23T17:00:00Z",
+        "started"
+      ]
+    ])
+  })
+
   it("never repairs a vetoed node and reports its hold and its recovery after the toleration", () => {
     const r = replay(
       config(),

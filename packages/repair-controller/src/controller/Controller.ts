@@ -109,10 +109,11 @@ const guardMetrics = (env: ControllerEnv, now: number) =>
 const poolMetrics = (env: ControllerEnv, pools: Iterable<string>) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
+    const now = yield* Clock.currentTimeMillis
     for (const pool of pools) {
       const nodePool = env.karpenter.poolFacts(pool)
       const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
-      const { count, budget } = inFlightOf(env.config, stats, pool, nodePool)
+      const { count, budget } = inFlightOf(env.config, stats, pool, nodePool, now)
       yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
       yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
       yield* Metric.update(Metric.withAttributes(M.poolUnhealthyAllowed, { pool }), v.allowed)

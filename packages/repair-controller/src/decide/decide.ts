@@ -124,7 +124,9 @@ export const inFlightOf = (
   config: ControllerConfig,
   stats: PoolStats,
   pool: string | undefined,
-  nodePool?: NodePoolFacts
+  nodePool: NodePoolFacts | undefined,
+  /** The clock reading (a NodePool budget's schedule is evaluated at it). */
+  now: number
 ): { readonly count: ScopeCount; readonly budget: InFlightBudget } => {
   const count = scopeCount(stats, pool, nodePool?.claims)
   const budget = inFlightBudget({
@@ -132,7 +134,8 @@ export const inFlightOf = (
     // A node under repair and its replacement (up before the drain) are one node of the pool, not two.
     size: Math.max(0, count.size - count.repairing),
     maxInFlight: (pool !== undefined ? config.pools[pool]?.maxInFlight : undefined) ?? config.maxInFlight,
-    ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {})
+    ...(nodePool !== undefined ? { nodePoolBudgets: nodePool.budgets } : {}),
+    now
   })
   return { count, budget }
 }
@@ -206,7 +209,7 @@ export const decide = ({
     }
   if (breaker.open)
     return { _tag: "Blocked", governing, breaker, requeueAfterMs: config.breaker.requeueSeconds * 1000 }
-  const { count, budget } = inFlightOf(config, stats, pool, nodePool)
+  const { count, budget } = inFlightOf(config, stats, pool, nodePool, now)
   const me: Waiting = {
     node: node.name,
     reason: governing.reason,
@@ -226,7 +229,11 @@ export const decide = ({
       budget,
       waiting: me,
       place,
-      requeueAfterMs: config.breaker.requeueSeconds * 1000
+      // Looked at again when the scheduled budget holding it ends its window, if that is sooner.
+      requeueAfterMs: Math.max(
+        1,
+        Math.min(config.breaker.requeueSeconds * 1000, (budget.until ?? Number.POSITIVE_INFINITY) - now)
+      )
     }
   if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
   return { _tag: "Repair", governing, breaker, pool, zone: myZone }

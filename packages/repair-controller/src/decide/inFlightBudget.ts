@@ -3,26 +3,28 @@
  * healthy enough to repair at all, the budget how much of it may be taken away at once, so a false positive at
  * exactly the breaker's limit never drains a fifth of a pool in one go. A Karpenter NodePool's own disruption
  * budgets bound it where they apply to repair (no reasons, or reason `Unhealthy`, as Karpenter v1.15 repairs
- * through them); otherwise the config's `maxInFlight` (default 10%, as Karpenter's default budget). A budget with
- * a schedule is taken as always active: it can only lower the bound, and a cron evaluation nodemend lacks must not
- * raise it (fail closed). Pure.
+ * through them) and are active at `now`: a budget with a `schedule` only inside its window, read as Karpenter
+ * reads it (UTC cron, its macros, `duration`: decide/budgetWindow.ts). Where none is active, the config's
+ * `maxInFlight` (default 10%, as Karpenter's default budget). A budget Karpenter's validation would refuse allows
+ * nothing (fail closed, as Karpenter does), and the source says which and why. Pure: `now` is the caller's.
  */
 import type { DisruptionBudget } from "../domain/NodePool.ts"
+import { budgetText, nodePoolBound, scaled } from "./budgetWindow.ts"
 
-/** Int-or-percent (`"3"`, `"10%"`), percent rounded up against `size`, as Karpenter and PDBs do; undefined if bad. */
-export const scaled = (value: string, size: number): number | undefined => {
-  const m = /^(?:(100|[0-9]{1,2})%|([0-9]+))$/.exec(value.trim())
-  if (m === null) return undefined
-  return m[1] !== undefined ? Math.ceil((Number(m[1]) * size) / 100) : Number(m[2])
-}
+export { scaled }
 
-const appliesToRepair = (b: DisruptionBudget) =>
-  b.reasons === undefined || b.reasons.length === 0 || b.reasons.includes("Unhealthy")
+/** `2026-12-07T17:00:00Z`: window ends fall on whole minutes. */
+const isoTime = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, "Z")
 
 export interface InFlightBudget {
   readonly allowed: number
-  /** Where the bound comes from, for events: `nodepool <name> budget "10%"` or `maxInFlight "10%"`. */
+  /**
+   * Where the bound comes from, for events: `maxInFlight "10%"`, `nodepool <name> disruption budget "10%"`, or a
+   * scheduled one with its window's end: `... budget "0" (schedule "0 9 * * 1-5", duration 8h) active until <time>`.
+   */
   readonly source: string
+  /** When the bound's scheduled budget stops being active (epoch ms): a held repair is looked at again then. */
+  readonly until?: number
 }
 
 export const inFlightBudget = (args: {
@@ -31,16 +33,17 @@ export const inFlightBudget = (args: {
   readonly maxInFlight: string
   /** The Karpenter NodePool's budgets, when the pool is one. */
   readonly nodePoolBudgets?: ReadonlyArray<DisruptionBudget>
+  readonly now: number
 }): InFlightBudget => {
-  const own = (args.nodePoolBudgets ?? []).filter(appliesToRepair)
-  if (own.length > 0) {
-    const bounds = own.map((b) => ({ b, n: scaled(b.nodes, args.size) }))
-    // An unreadable budget allows nothing: Karpenter's API validation should have refused it.
-    const tightest = bounds.reduce((min, x) => ((x.n ?? 0) < (min.n ?? 0) ? x : min))
+  const own = nodePoolBound(args.nodePoolBudgets ?? [], args.size, args.now)
+  if (own === undefined)
+    return { allowed: scaled(args.maxInFlight, args.size) ?? 0, source: `maxInFlight "${args.maxInFlight}"` }
+  const named = `nodepool ${args.scope} disruption budget ${budgetText(own.budget)}`
+  if (own.invalid !== undefined)
     return {
-      allowed: tightest.n ?? 0,
-      source: `nodepool ${args.scope} disruption budget "${tightest.b.nodes}"${tightest.n === undefined ? " (unreadable)" : ""}`
+      allowed: 0,
+      source: `${named}, which Karpenter's validation refuses (${own.invalid}): no repairs until the NodePool's budget is fixed`
     }
-  }
-  return { allowed: scaled(args.maxInFlight, args.size) ?? 0, source: `maxInFlight "${args.maxInFlight}"` }
+  if (own.until === undefined) return { allowed: own.allowed, source: named }
+  return { allowed: own.allowed, source: `${named} active until ${isoTime(own.until)}`, until: own.until }
 }
