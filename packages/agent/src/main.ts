@@ -186,7 +186,7 @@ export const runAgent = (flags: AgentFlags) =>
       const w = yield* ConditionWriter
       const dedupe = yield* XidDeduplicator
       // Kernel-line XIDs and DCGM/NVML XIDs are one fault: the same XID on the same GPU within 5 s counts once.
-      const routes = yield* findingRoutes(config, w, yield* EventRecorder, dedupe)
+      const routes = yield* findingRoutes(config, w, yield* EventRecorder, dedupe, files)
       const sink = routes.others
       if (nvidia !== undefined && !nvidiaWatching && accelerator === "nvidia")
         // GPUs that nobody watches: one Event says why (the condition itself stays absent, never Unknown).

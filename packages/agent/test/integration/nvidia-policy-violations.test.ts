@@ -10,6 +10,7 @@ import { buildGpuDoubles, GpuDoubleInjector } from "@nodemend/dcgm-native/test-d
 import { Effect, Exit, Fiber, Layer, Result, Schema, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseConfigText } from "../../src/config/load.ts"
+import { hostFiles } from "../../src/checks/host-files.ts"
 import { findingRoutes } from "../../src/finding-routes.ts"
 import { ConditionWriter, conditionWriterLayer } from "../../src/k8s/condition-writer.ts"
 import { EventRecorder, eventRecorderLayer } from "../../src/k8s/event-recorder.ts"
@@ -69,7 +70,8 @@ describe("DCGM policy violations -> NVIDIA monitor -> finding sink -> API server
           config,
           yield* ConditionWriter,
           yield* EventRecorder,
-          yield* XidDeduplicator
+          yield* XidDeduplicator,
+          hostFiles("/")
         )
         return yield* Effect.forkDetach(
           runNvidiaMonitorScheduled(
