@@ -6,7 +6,8 @@
  * `ParseStandard` behind `TZ=UTC`) is less than `duration` ago, i.e. on `[hit, hit + duration)`. A budget the
  * NodePool CRD or the cron parser refuses is invalid: Karpenter allows 0 for every reason then, and so do we.
  * Cron expressions are parsed by Effect's `Cron`; where robfig differs (day-of-month/day-of-week "and", `?`,
- * weekday 7) robfig's rule is applied. Pure: `now` is the caller's.
+ * weekday 7) robfig's rule is applied; a step above a field's maximum (90 minutes), which robfig takes and Effect
+ * refuses, fails closed. Pure (the memos only remember answers): `now` is the caller's.
  */
 import { Cron, DateTime, Result } from "effect"
 import type { DisruptionBudget } from "../domain/NodePool.ts"
@@ -69,7 +70,7 @@ const parseUncached = (schedule: string): Result.Result<Cron.Cron, string> => {
   const weekdays = fields[4]!.split(",").flatMap((part) => part.split("/")[0]!.split("-"))
   if (weekdays.some((v) => /^\d+$/.test(v) && Number(v) > 6))
     return Result.fail(`day of week above 6 in "${fields[4]}"`)
-  const parsed = Cron.parse(fields.map((f) => (f === "?" ? "*" : f.replaceAll("?", "*"))).join(" "), UTC)
+  const parsed = Cron.parse(fields.map((f) => f.replaceAll("?", "*")).join(" "), UTC)
   if (Result.isFailure(parsed)) return Result.fail(parsed.failure.message)
   const c = parsed.success
   return Result.succeed(
