@@ -37,6 +37,7 @@ export const xid79Match = (expiresAt: number, over: Partial<PolicyMatch> = {}): 
   reason: "NvidiaXID79Error",
   message: "",
   lastTransitionTime: expiresAt - 600_000,
+  toleratedFrom: expiresAt - 600_000,
   tolerationMs: 600_000,
   expiresAt,
   action: "Replace",

@@ -1,4 +1,5 @@
-// Which queued repair goes first (#28 part 3): rank + age - backoff, deterministic and starvation-free. Pure:
+// Which queued repair goes first (#28 part 3, #37): rank + age (capped) - backoff, deterministic, first come first
+// served within a rank, and no age outranks severity for ever. Pure:
 // decide/order.ts and its place in decide() (a free slot goes to the first of the pool's queue).
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
@@ -9,6 +10,7 @@ import type { ControllerConfig } from "../src/config/ControllerConfig.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
 import { decideNow } from "../src/decide/decide.ts"
 import {
+  MAX_AGE_MINUTES,
   MAX_BACKOFF_MINUTES,
   ordered,
   placeOf,
@@ -16,6 +18,7 @@ import {
   RANK_MINUTES,
   RANKS,
   rankOf,
+  SPAN_MINUTES,
   type Waiting
 } from "../src/decide/order.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
@@ -77,27 +80,71 @@ describe("the order", () => {
     )
   })
 
-  it("starvation-free: a repair is ahead of everything due more than 3 ranks + the largest backoff after it", () => {
-    const bound = (RANKS.length - 1) * RANK_MINUTES + MAX_BACKOFF_MINUTES
+  it("first come, first served within a rank and backoff, however long they have waited (past the age cap too)", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...RANKS),
+        fc.nat(10),
+        fc.uniqueArray(fc.integer({ min: -1_000_000, max: 1_000_000 }), { minLength: 2, maxLength: 30 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        (rank, setbacks, dues, later) => {
+          const now = T0 + 1_000_000 * MIN + later * MIN
+          const list = dues.map((d, i) => w(`n${i}`, rank, T0 + d * MIN, setbacks))
+          const byDue = [...list].sort((a, b) => a.dueSince - b.dueSince)
+          expect(ordered(list, now).map((x) => x.node)).toEqual(byDue.map((x) => x.node))
+        }
+      )
+    )
+  })
+
+  it("across ranks: ahead of everything due more than SPAN after it, while those have waited less than MAX_AGE - SPAN", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...RANKS),
         fc.nat(20),
+        fc.integer({ min: SPAN_MINUTES + 1, max: 100_000 }),
         fc.array(
-          fc.tuple(fc.constantFrom(...RANKS), fc.nat(20), fc.integer({ min: bound * 60 + 1, max: 100_000 })),
+          fc.tuple(fc.constantFrom(...RANKS), fc.nat(20), fc.double({ min: 0, max: 1, noNaN: true })),
           {
             maxLength: 40
           }
         ),
-        fc.integer({ min: 0, max: 600 }),
-        (rank, setbacks, later, extra) => {
-          const now = T0 + 100_000_000 + extra * MIN
-          const old = w("old", rank, T0, setbacks)
-          const newer = later.map(([r, s, after], i) => w(`new-${i}`, r, T0 + after * 1000, s))
-          expect(placeOf(old, newer, now).position).toBe(0)
+        (rank, setbacks, oldAge, later) => {
+          // Each newer one has waited less than both (old's wait - SPAN) and (MAX_AGE - SPAN), in minutes.
+          const most = Math.min(oldAge - SPAN_MINUTES, MAX_AGE_MINUTES - SPAN_MINUTES) - 1
+          const newer = later.map(([r, s, f], i) => w(`new-${i}`, r, T0 - Math.floor(f * most) * MIN, s))
+          expect(placeOf(w("old", rank, T0 - oldAge * MIN, setbacks), newer, T0).position).toBe(0)
         }
       )
     )
+  })
+
+  it("no age outranks severity for ever: past MAX_AGE, nothing of a lower rank and no smaller backoff is ahead", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: RANKS.length - 1 }),
+        fc.nat(8),
+        fc.array(fc.tuple(fc.nat(RANKS.length - 1), fc.nat(8), fc.integer({ min: 0, max: 60_000_000 })), {
+          maxLength: 30
+        }),
+        fc.integer({ min: 0, max: 10_000 }),
+        (rank, setbacks, others, extra) => {
+          const now = T0 + MAX_AGE_MINUTES * MIN + extra * MIN
+          const me = w("me", RANKS[rank]!, T0, setbacks)
+          // Lower rank, no smaller backoff, due at any time back to 1970 (a forged lastTransitionTime's age).
+          const lower = others
+            .filter(([r]) => r < rank)
+            .map(([r, s, ago], i) => w(`low-${i}`, RANKS[r]!, T0 - ago * MIN, setbacks + s))
+          expect(placeOf(me, lower, now).position).toBe(0)
+        }
+      )
+    )
+    // The figure the attack of issue #37 showed: 29,941,108 minutes of age counts MAX_AGE_MINUTES.
+    const forged = w("forged", "promoted", Date.parse("1970-01-02T00:00:00Z"))
+    const p = placeOf(forged, [w("gpu", "fatal", T0 - MAX_AGE_MINUTES * MIN)], T0)
+    expect(p.position).toBe(1)
+    expect(p.priority.score).toBe(MAX_AGE_MINUTES)
+    expect(placeText(forged, p)).toContain(`(counts ${MAX_AGE_MINUTES}m)`)
   })
 
   it("a simulated flood: 1 slot a minute, 3 promoted arrivals and a fatal one every 5 minutes; every repair is served within the bound", () => {

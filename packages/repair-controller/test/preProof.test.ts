@@ -9,12 +9,14 @@ import { defaultConfig } from "../src/config/ControllerConfig.ts"
 import type { ControllerEnv } from "../src/controller/ControllerEnv.ts"
 import { makeWaitingRoom } from "../src/controller/WaitingRoom.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
+import { makeSightingStore } from "../src/controller/SightingStore.ts"
 import { labelPlacement } from "../src/decide/breaker.ts"
 import { reconcile } from "../src/controller/Reconciler.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import type { InstanceFacts } from "../src/domain/Instance.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import type { KarpenterCache } from "../src/karpenter/KarpenterCache.ts"
+import type { KubeShape } from "../src/kube/Kube.ts"
 import type { NodeClaim } from "../src/karpenter/NodeClaims.ts"
 import { proveOwner } from "../src/owner/ownership.ts"
 import {
@@ -272,7 +274,9 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
         forget: () => {}
       },
       waiting: makeWaitingRoom(60_000),
-      relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) }
+      relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) },
+      // First sights in memory only (nothing is flushed here): the journal is sightingStore.test.ts's.
+      sightings: makeSightingStore({} as KubeShape, config, () => Effect.void)
     } as unknown as ControllerEnv
     return { env, asked, requeues, preProofs }
   })
@@ -322,6 +326,8 @@ describe("Reconciler: the cloud is asked PRE_PROOF_LEAD_MS before the expiry (Te
     Effect.gen(function* () {
       yield* TestClock.setTime(T0)
       const t = yield* tolerating(failing(T0 - 600_000 + 1000))
+      // Seen when it failed (the toleration runs from the controller's first sight, SightingStore.ts).
+      t.env.sightings.see(failing(T0 - 600_000 + 1000), T0 - 600_000 + 1000)
       yield* reconcile(t.env, "n1")
       expect(t.preProofs.size()).toBe(1)
       const healthy = yield* tolerating({ ...failing(T0), conditions: [] })

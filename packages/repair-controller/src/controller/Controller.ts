@@ -31,6 +31,7 @@ import { makeWaitingRoom } from "./WaitingRoom.ts"
 import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
 import { stoodDownZones } from "../decide/zoneBreaker.ts"
 import { makeRepairStore } from "./RepairStore.ts"
+import { makeSightingStore } from "./SightingStore.ts"
 import { makeTaintFirst } from "../actions/TaintFirst.ts"
 import { makeWorkQueue } from "./WorkQueue.ts"
 
@@ -221,6 +222,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       placements,
       store,
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      sightings: makeSightingStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
       queue,
@@ -259,6 +261,17 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       ),
       Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
     )
+    // And the first sights tolerations start from: without them a restart would start every toleration over.
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => env.sightings.load(now, (name) => cache.get(name)?.metadata?.uid)),
+      Effect.tapError((e) =>
+        Effect.logWarning("could not read the sightings journal; retrying before any repair starts", {
+          error: e.message
+        })
+      ),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
+    )
+    yield* Effect.forkScoped(env.sightings.writer)
     yield* refreshShifts(env)
     for (const name of env.store.journalNodeNames()) queue.add(name)
     yield* Effect.logInfo("controller started", {

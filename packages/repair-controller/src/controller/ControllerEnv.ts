@@ -15,6 +15,7 @@ import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
 import type { RelapseStore } from "./RelapseStore.ts"
 import type { RepairStore } from "./RepairStore.ts"
+import type { SightingStore } from "./SightingStore.ts"
 import type { WaitingRoom } from "./WaitingRoom.ts"
 import type { WorkQueue } from "./WorkQueue.ts"
 
@@ -31,6 +32,8 @@ export interface ControllerEnv extends StepPorts {
   readonly store: RepairStore
   /** Relapse ledgers per pool and reason, and their holds (journal: RelapseStore.ts). */
   readonly relapse: RelapseStore
+  /** The controller's first sight of each unhealthy status, where tolerations start (journal: SightingStore.ts). */
+  readonly sightings: SightingStore
   /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */
   readonly waiting: WaitingRoom
   /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */

@@ -285,9 +285,12 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.waiting.remove(name)
     if (node === undefined || node.deleting) {
       env.placements.forget(name)
+      env.sightings.forget(name)
       return env.preProofs.forget(name)
     }
     const now = yield* Clock.currentTimeMillis
+    // Its toleration runs from the controller's own first sight, not only from what the node wrote (toleration.ts).
+    const seen = env.sightings.see(node, now)
     // An unhealthy node's pool and zone are proven as soon as it is unhealthy (not at its expiry): until then it
     // counts in no pool or zone (PoolCounter.ts).
     if (isUnhealthy(env.config, node)) yield* env.placements.ensure(node)
@@ -295,7 +298,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     const placement = env.placements.of(node)
     const d = decide({
       config: env.config,
-      node,
+      node: seen,
       stats: env.cache.counter.stats(),
       shifts: yield* Ref.get(env.shifts),
       now,

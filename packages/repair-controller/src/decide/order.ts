@@ -1,15 +1,24 @@
 /**
  * Which queued repair goes first. When a pool's in-flight budget holds due repairs back, the order decides whether
- * a genuine fault waits behind a flood of false positives. Deterministic, prioritized and starvation-free, as
- * Karpenter's RFC for repair's graduation (k/karpenter #3192) plans: priority = rank + age - backoff, in minutes.
+ * a genuine fault waits behind a flood of false positives. Deterministic and prioritized, as Karpenter's RFC for
+ * repair's graduation (k/karpenter #3192) plans: priority = rank + age - backoff, in minutes.
  * - rank, per reason: a fatal GPU or kernel fault (a catalog Condition of AcceleratedHardwareReady or KernelReady
  *   that the catalog repairs) is worth RANK_MINUTES x 3, another catalog Condition x 2, a reason outside the catalog
  *   (Ready=Unknown, KubeletNotReady) x 1, a catalog Event promoted to a Condition (a warning that repeated) x 0;
- * - age: minutes since the toleration ran out, without bound, so nothing starves: a repair that waited
- *   3 x RANK_MINUTES + MAX_BACKOFF_MINUTES is ahead of anything that arrives after it;
+ * - age: minutes since the toleration ran out (measured from the controller's own sight, decide/toleration.ts), at
+ *   most MAX_AGE_MINUTES;
  * - backoff: BACKOFF_MINUTES per relapse (within its window) and per failed repair of the pool and reason, at most
  *   MAX_BACKOFF_MINUTES: repairs that keep failing or coming back wait behind the others.
  * Ties: the earlier expiry, then the node name. Pure.
+ *
+ * What the capped age promises (SPAN = 3 x RANK_MINUTES + MAX_BACKOFF_MINUTES, the widest gap rank and backoff make):
+ * - within a rank and backoff the queue is first come, first served (a larger age, and past the cap the earlier
+ *   expiry): nothing starves behind its own kind;
+ * - across ranks, a repair is ahead of everything that fell due more than SPAN after it, while those have waited
+ *   less than MAX_AGE_MINUTES - SPAN: a flood of fresh higher-rank repairs does not starve an old one;
+ * - no age outranks severity for ever: a repair that has waited MAX_AGE_MINUTES is behind no repair of a lower rank
+ *   and no smaller backoff, however old (or however old a forged time would make it). Under a steady flood of
+ *   higher-rank faults that keeps a pool's slots full, a lower-rank repair waits: severity first, by design.
  */
 import { resolveReason } from "@nodemend/reason-codes"
 import type { PolicyMatch } from "./policyMatch.ts"
@@ -17,6 +26,10 @@ import type { PolicyMatch } from "./policyMatch.ts"
 export const RANK_MINUTES = 30
 export const BACKOFF_MINUTES = 15
 export const MAX_BACKOFF_MINUTES = 120
+/** The widest gap rank and backoff put between two repairs. */
+export const SPAN_MINUTES = 3 * RANK_MINUTES + MAX_BACKOFF_MINUTES
+/** Age counts up to twice SPAN (7 h): a window of SPAN in which an old repair stays ahead of later arrivals. */
+export const MAX_AGE_MINUTES = 2 * SPAN_MINUTES
 
 export const RANKS = ["promoted", "unknown", "fault", "fatal"] as const
 export type Rank = (typeof RANKS)[number]
@@ -44,6 +57,7 @@ export interface Waiting {
 export interface Priority {
   readonly score: number
   readonly rankMinutes: number
+  /** How long it has waited (uncapped: what the Event says); the score counts at most MAX_AGE_MINUTES of it. */
   readonly ageMinutes: number
   readonly backoffMinutes: number
 }
@@ -52,7 +66,12 @@ export const priorityOf = (w: Waiting, now: number): Priority => {
   const rankMinutes = RANKS.indexOf(w.rank) * RANK_MINUTES
   const ageMinutes = Math.max(0, now - w.dueSince) / 60_000
   const backoffMinutes = Math.min(MAX_BACKOFF_MINUTES, w.setbacks * BACKOFF_MINUTES)
-  return { score: rankMinutes + ageMinutes - backoffMinutes, rankMinutes, ageMinutes, backoffMinutes }
+  return {
+    score: rankMinutes + Math.min(ageMinutes, MAX_AGE_MINUTES) - backoffMinutes,
+    rankMinutes,
+    ageMinutes,
+    backoffMinutes
+  }
 }
 
 /** The waiting repairs, first to go first. */
@@ -90,4 +109,4 @@ export const placeOf = (me: Waiting, others: ReadonlyArray<Waiting>, now: number
 const m1 = (x: number) => Math.round(x * 10) / 10
 
 export const placeText = (w: Waiting, p: Place): string =>
-  `position ${p.position + 1} of ${p.of} (rank ${w.rank} +${p.priority.rankMinutes}m, waiting ${m1(p.priority.ageMinutes)}m, backoff -${p.priority.backoffMinutes}m${w.setbacks > 0 ? ` for ${w.setbacks} relapsed or failed repairs of ${w.reason}` : ""})${p.ahead !== undefined ? `; next ahead: ${p.ahead.node} (${p.ahead.rank})` : ""}`
+  `position ${p.position + 1} of ${p.of} (rank ${w.rank} +${p.priority.rankMinutes}m, waiting ${m1(p.priority.ageMinutes)}m${p.priority.ageMinutes > MAX_AGE_MINUTES ? ` (counts ${MAX_AGE_MINUTES}m)` : ""}, backoff -${p.priority.backoffMinutes}m${w.setbacks > 0 ? ` for ${w.setbacks} relapsed or failed repairs of ${w.reason}` : ""})${p.ahead !== undefined ? `; next ahead: ${p.ahead.node} (${p.ahead.rank})` : ""}`

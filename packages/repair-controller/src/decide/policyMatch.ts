@@ -12,6 +12,7 @@ import type {
   RepairKnobs
 } from "../config/ControllerConfig.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
+import { toleratedFrom } from "./toleration.ts"
 
 export interface PolicyMatch {
   readonly conditionType: string
@@ -19,9 +20,12 @@ export interface PolicyMatch {
   /** Reason on the condition (may be empty). */
   readonly reason: string
   readonly message: string
+  /** As the node wrote it: never trusted for time (decide/toleration.ts). */
   readonly lastTransitionTime: number | undefined
+  /** When its toleration started: `toleratedFrom` (the later of lastTransitionTime and the first sight). */
+  readonly toleratedFrom: number | undefined
   readonly tolerationMs: number
-  /** lastTransitionTime + toleration; undefined when the condition carries no lastTransitionTime. */
+  /** toleratedFrom + toleration; undefined when the condition carries no lastTransitionTime. */
   readonly expiresAt: number | undefined
   readonly action: RepairAction
   readonly drainMode: DrainMode
@@ -48,7 +52,12 @@ const reasonOverride = (config: ControllerConfig, c: ConditionView): RepairKnobs
   return r !== undefined ? config.reasons[r.entry.code] : undefined
 }
 
-const matchOne = (config: ControllerConfig, p: PolicyConfig, c: ConditionView): PolicyMatch => {
+const matchOne = (
+  config: ControllerConfig,
+  p: PolicyConfig,
+  c: ConditionView,
+  createdAt: number | undefined
+): PolicyMatch => {
   const o = reasonOverride(config, c)
   const fromCatalog = catalogAction(c)
   const action: RepairAction = o?.action ?? p.action ?? fromCatalog ?? "Replace"
@@ -61,14 +70,16 @@ const matchOne = (config: ControllerConfig, p: PolicyConfig, c: ConditionView): 
           ? "catalog"
           : "default"
   const tolerationMs = (o?.tolerationSeconds ?? p.tolerationSeconds) * 1000
+  const from = toleratedFrom(c, createdAt)
   return {
     conditionType: c.type,
     status: c.status,
     reason: c.reason ?? "",
     message: c.message ?? "",
     lastTransitionTime: c.lastTransitionTime,
+    toleratedFrom: from,
     tolerationMs,
-    expiresAt: c.lastTransitionTime === undefined ? undefined : c.lastTransitionTime + tolerationMs,
+    expiresAt: from === undefined ? undefined : from + tolerationMs,
     action,
     drainMode: o?.drainMode ?? p.drainMode ?? config.drain.onDeadline,
     drainDeadlineMs:
@@ -85,7 +96,7 @@ export const matchPolicies = (config: ControllerConfig, node: NodeView): Readonl
   const out: PolicyMatch[] = []
   for (const p of config.policies) {
     const c = node.conditions.find((x) => x.type === p.conditionType)
-    if (c !== undefined && c.status === p.status) out.push(matchOne(config, p, c))
+    if (c !== undefined && c.status === p.status) out.push(matchOne(config, p, c, node.createdAt))
   }
   return out
 }

@@ -7,8 +7,13 @@ export interface ConditionView {
   readonly status: string
   readonly reason?: string
   readonly message?: string
-  /** Epoch ms; undefined when missing or unparseable. */
+  /** Epoch ms; undefined when missing or unparseable. Written by whoever writes the condition: the node itself. */
   readonly lastTransitionTime?: number
+  /**
+   * Epoch ms: when the controller first saw this status with this lastTransitionTime (controller/SightingStore.ts; the
+   * what-if replay's recording time). Undefined: not tracked (a condition no policy matches, or a test).
+   */
+  readonly firstSeen?: number
 }
 
 export interface NodeView {

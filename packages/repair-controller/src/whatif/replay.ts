@@ -19,7 +19,8 @@
  * (`decide/relapse.ts`: a repair that ended joins it, a sighting of its condition and reason on a replacement, on a
  * node that came up after the repair started or on the rebooted node is a relapse, a held ledger whose quiet period
  * passed starts over), the waiting room of queued repairs (`controller/WaitingRoom.ts`) and the backoff of the
- * relapses that count. A node's arrival is its first line in the recording. Every repair ends well (failed repairs
+ * relapses that count. A node's arrival is its first line in the recording, and a status's first sight (where its
+ * toleration starts, decide/toleration.ts) is the line that shows it. Every repair ends well (failed repairs
  * are not in a recording), so the backoff counts relapses only. Pure and synchronous: no I/O, no clock.
  */
 import { DO_NOT_REPAIR_ANNOTATION, ZONE_LABEL } from "@nodemend/reason-codes"
@@ -689,13 +690,17 @@ export const replay = (
     } else {
       const old = n.conditions.get(e.type)
       // Kubernetes moves lastTransitionTime only when the status changes; a new reason alone keeps it.
-      const since = old !== undefined && old.status === e.status ? old.lastTransitionTime : e.atMs
+      const kept = old !== undefined && old.status === e.status
+      const since = kept ? old.lastTransitionTime : e.atMs
+      // The controller's first sight of the status (decide/toleration.ts): here, when the recording shows it.
+      const seen = kept ? old.firstSeen : e.atMs
       n.conditions.set(e.type, {
         type: e.type,
         status: e.status,
         ...(e.reason !== undefined ? { reason: e.reason } : {}),
         ...(e.message !== undefined ? { message: e.message } : {}),
-        ...(since !== undefined ? { lastTransitionTime: since } : {})
+        ...(since !== undefined ? { lastTransitionTime: since } : {}),
+        ...(seen !== undefined ? { firstSeen: seen } : {})
       })
     }
     refresh(n)
