@@ -9,6 +9,7 @@ import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
 import { vetoOf } from "../decide/veto.ts"
+import { standDownKey, standDownPoolNote } from "../decide/zonalShiftGate.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { Placement } from "../domain/Placement.ts"
 import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
@@ -88,6 +89,14 @@ const report = (
           "Warning",
           "RepairStandDown",
           `repair of ${d.governing.conditionType}=${d.governing.status} stands down: ${standDownWhy(d)}`
+        )
+        yield* poolEvent(
+          env,
+          pool,
+          standDownKey(d.gate),
+          "Warning",
+          "RepairStandDown",
+          standDownPoolNote(env.config, d.gate)
         )
         env.queue.addAfter(name, d.requeueAfterMs)
         return

@@ -76,3 +76,33 @@ export const shiftedZones = (observation: ShiftObservation, now: number): Readon
         [s.zone, s.zoneId].filter((z): z is string => z !== undefined)
       )
     : []
+
+type StandDownVerdict = Extract<GateVerdict, { _tag: "StandDown" }>
+
+/**
+ * The NodePool Event's dedupe key: one per shift (its zone and expiry, so an extended shift is news) or for the
+ * unanswered query, whatever the number of the pool's nodes behind it.
+ */
+export const standDownKey = (v: StandDownVerdict): string =>
+  v.cause === "shift"
+    ? `StandDown/shift/${v.shift.zone ?? v.shift.zoneId ?? "all"}/${v.shift.expiresAt.toISOString()}`
+    : "StandDown/unknown"
+
+/** What the NodePool's Event says: which zone is shifted away from, and what lifts the stand-down. */
+export const standDownPoolNote = (config: ControllerConfig, v: StandDownVerdict): string => {
+  if (v.cause === "unknown")
+    return `repairs of this NodePool's nodes stand down: the cloud provider cannot say whether a zonal shift is active (${v.error}); failing closed (zonalShift.onUnknown: standDown) until it answers again`
+  const s = v.shift
+  const zone = s.zone ?? s.zoneId
+  const where = zone === undefined ? "a zone it does not name" : `zone ${zone}`
+  const whose =
+    config.zonalShift.scope === "zone" && zone !== undefined
+      ? `repairs of this NodePool's nodes in ${zone} stand down`
+      : "repairs of this NodePool's nodes stand down (zonalShift.scope: cluster)"
+  const cancel =
+    s.kind === "autoshift"
+      ? "when AWS ends the autoshift"
+      : `when the shift is cancelled${s.id === undefined ? "" : ` (zonal shift ${s.id})`}`
+  const what = s.kind === "autoshift" ? "an autoshift" : "a zonal shift"
+  return `${whose}: ${what} moves traffic away from ${where}; it lifts when the shift expires at ${s.expiresAt.toISOString()}, or earlier ${cancel}`
+}
