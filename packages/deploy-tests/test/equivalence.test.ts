@@ -99,13 +99,15 @@ describe("default render = deploy/agent + deploy/controller", () => {
     }
   )
 
-  it.each(["PodDisruptionBudget/nodemend-controller", "Service/nodemend-controller-metrics"])(
-    "%s has the manifest's spec",
-    (ref) => {
-      const [kind = "", name = ""] = ref.split("/")
-      expect(find(chart, kind, name).spec).toEqual(find(manifests, kind, name).spec)
-    }
-  )
+  it.each([
+    "PodDisruptionBudget/nodemend-controller",
+    "Service/nodemend-controller-metrics",
+    "NetworkPolicy/nodemend-controller",
+    "NetworkPolicy/nodemend-agent"
+  ])("%s has the manifest's spec", (ref) => {
+    const [kind = "", name = ""] = ref.split("/")
+    expect(find(chart, kind, name).spec).toEqual(find(manifests, kind, name).spec)
+  })
 
   it("the agent's config file is the manifest's, key for key", () => {
     const text = (objects: ReadonlyArray<KubeObject>) =>

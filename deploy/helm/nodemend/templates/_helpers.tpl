@@ -53,3 +53,20 @@ controller's ClusterRole grants pods delete.
 {{- range $_, $knobs := ($cfg.reasons | default dict) }}{{ if eq (($knobs | default dict).drainMode | default "") "force" }}{{ $force = true }}{{ end }}{{ end -}}
 {{- if $force }}true{{ end -}}
 {{- end }}
+
+{{/*
+A NetworkPolicy's ingress: the named container port, from networkPolicy.metricsFrom only. No peers renders
+`ingress: []` (no pod may connect), never a rule with an empty `from`, which would let every source in.
+Args: port (the container port's name), root.
+*/}}
+{{- define "nodemend.metricsIngress" -}}
+{{- with .root.Values.networkPolicy.metricsFrom -}}
+ingress:
+  - from:
+      {{- toYaml . | nindent 6 }}
+    ports:
+      - { port: {{ $.port }}, protocol: TCP }
+{{- else -}}
+ingress: []
+{{- end }}
+{{- end }}

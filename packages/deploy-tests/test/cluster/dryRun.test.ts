@@ -44,6 +44,15 @@ const applyAll = async (objects: ReadonlyArray<KubeObject>): Promise<KubeObject[
   return out
 }
 
+/** Every kind of NetworkPolicyPeer the values schema lets through. */
+const METRICS_FROM = [
+  {
+    namespaceSelector: { matchExpressions: [{ key: "team", operator: "In", values: ["observability"] }] },
+    podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } }
+  },
+  { ipBlock: { cidr: "10.20.0.0/16", except: ["10.20.9.0/24"] } }
+]
+
 const renderHere = (values: Record<string, unknown>) =>
   render({
     namespace,
@@ -65,6 +74,21 @@ describe("server-side dry run of the rendered chart", () => {
     expect(ds.spec.template.spec.containers[0]?.command).toContain("--max-semi-space-size=1")
     const crd = JSON.stringify(find(stored, "CustomResourceDefinition", "nodediagnostics.nodemend.io"))
     expect(crd).toContain("x-kubernetes-validations")
+    // The NetworkPolicies as the chart wrote them: ingress from the monitoring namespace to the one port.
+    for (const [name, port] of [
+      ["nodemend-controller", "http"],
+      ["nodemend-agent", "health"]
+    ] as const)
+      expect(find(stored, "NetworkPolicy", name).spec).toEqual({
+        podSelector: { matchLabels: { "app.kubernetes.io/name": name } },
+        policyTypes: ["Ingress"],
+        ingress: [
+          {
+            from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+            ports: [{ port, protocol: "TCP" }]
+          }
+        ]
+      })
   })
 
   it("kwok, dry-run controller, IRSA annotation: accepted", async () => {
@@ -75,7 +99,8 @@ describe("server-side dry run of the rendered chart", () => {
         replicas: 1,
         leaderElection: { enabled: false },
         serviceAccount: { annotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/nm" } }
-      }
+      },
+      networkPolicy: { enabled: true, metricsFrom: METRICS_FROM }
     })
     const stored = await applyAll(objects)
     // Every object accepted, as the chart set it: the IRSA annotation and the kwok, dry-run config kept.
@@ -92,6 +117,17 @@ describe("server-side dry run of the rendered chart", () => {
       spec: { replicas: number }
     }
     expect(deployment.spec.replicas).toBe(1)
+    expect(find(stored, "NetworkPolicy", "nodemend-controller").spec).toMatchObject({
+      ingress: [{ from: METRICS_FROM }]
+    })
+    // No peer allowed: a policy with no ingress rule (the API server may leave the empty list out).
+    const closed = renderHere({
+      controller: { cloudProvider: "kwok" },
+      networkPolicy: { enabled: true, metricsFrom: [] }
+    }).filter((o) => o.kind === "NetworkPolicy")
+    expect(closed).toHaveLength(2)
+    for (const o of await applyAll(closed))
+      expect((o.spec as { ingress?: unknown[] }).ingress ?? []).toEqual([])
   })
 
   it("agent only and controller only: accepted", async () => {
