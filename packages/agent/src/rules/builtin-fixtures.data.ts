@@ -45,6 +45,16 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "[   49.041355] BUG: kernel NULL pointer dereference, address: 00000000000002e4",
         cite: "https://github.com/sonic-net/sonic-buildimage/issues/22166 (dmesg output with timestamp)"
+      },
+      {
+        source: "dmesg",
+        line: "BUG: kernel NULL pointer dereference, address: 0000000000000040",
+        cite: 'rendered from the format string `"BUG: kernel NULL pointer dereference, address: %px"` in show_fault_oops() at https://github.com/gregkh/linux/blob/v6.12.118/arch/x86/mm/fault.c (the same at v5.10.262 and v6.1.192)'
+      },
+      {
+        source: "dmesg",
+        line: "BUG: unable to handle page fault for address: ffffc90000d8a000",
+        cite: 'rendered from the format string `"BUG: unable to handle page fault for address: %px"` in show_fault_oops() at https://github.com/gregkh/linux/blob/v5.10.262/arch/x86/mm/fault.c (the same at v6.1.192 and v6.12.118)'
       }
     ]
   },
@@ -59,6 +69,93 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "[ 8638.470712] kernel BUG at fs/iomap/buffered-io.c:1061!",
         cite: "https://github.com/CachyOS/linux-cachyos/issues/841 (kernel 7.1, dmesg output with timestamp)"
+      }
+    ]
+  },
+  "kernel.arm64-kernel-fault": {
+    matches: [
+      {
+        source: "dmesg",
+        line: "Unable to handle kernel NULL pointer dereference at virtual address 0000000000000010",
+        cite: 'rendered from the format string `"Unable to handle kernel %s at virtual address %016lx"` in die_kernel_fault() at https://github.com/gregkh/linux/blob/v6.1.192/arch/arm64/mm/fault.c (msg `NULL pointer dereference` when addr < PAGE_SIZE in __do_kernel_fault(); the same strings at v5.10.262, v5.15.100 and v6.12.118)'
+      },
+      {
+        source: "dmesg",
+        line: "[ 8123.456789] Unable to handle kernel NULL pointer dereference at virtual address 0000000000000000",
+        cite: "rendered from the format string in die_kernel_fault() at https://github.com/gregkh/linux/blob/v5.15.100/arch/arm64/mm/fault.c (Bottlerocket 5.15 on Graviton), as `dmesg` prints it"
+      },
+      {
+        source: "dmesg",
+        line: "Unable to handle kernel paging request at virtual address ffff800011e2a000",
+        cite: "rendered from the format string in die_kernel_fault() at https://github.com/gregkh/linux/blob/v5.10.262/arch/arm64/mm/fault.c (msg `paging request`: a kernel address with no mapping; AL2 5.10 on Graviton)"
+      },
+      {
+        source: "dmesg",
+        line: "Unable to handle kernel write to read-only memory at virtual address ffff8000812b3f40",
+        cite: "rendered from the format string in die_kernel_fault() at https://github.com/gregkh/linux/blob/v6.12.118/arch/arm64/mm/fault.c (msg `write to read-only memory`: a permission fault with WnR set)"
+      }
+    ],
+    ignores: [
+      {
+        source: "dmesg",
+        line: "[Firmware Bug]: Unable to handle paging request in EFI runtime service",
+        cite: "rendered from efi_runtime_fixup_exception() at https://github.com/gregkh/linux/blob/v6.1.192/arch/arm64/kernel/efi.c: a fault inside firmware that the kernel recovers from (it turns EFI runtime services off), no oops"
+      },
+      {
+        source: "dmesg",
+        line: "Unable to handle swap header version 2",
+        cite: 'rendered from `pr_warn("Unable to handle swap header version %d\\n", ...)` in read_swap_header() at https://github.com/gregkh/linux/blob/v6.1.192/mm/swapfile.c: a swapon refusal, not an oops'
+      },
+      {
+        source: "dmesg",
+        line: 'oops-check[2231]: expecting "Unable to handle kernel NULL pointer dereference at virtual address 0000000000000000" from lkdtm ACCESS_NULL',
+        cite: "look-alike: a userspace program's line in the kernel ring (written to /dev/kmsg as run_kselftest.sh does) that quotes the arm64 wording after its own `name[pid]: ` prefix; the kernel's own line starts its record"
+      }
+    ]
+  },
+  "kernel.arm64-oops": {
+    matches: [
+      {
+        source: "dmesg",
+        line: "Internal error: Oops - Undefined instruction: 0000000002000000 [#1] PREEMPT SMP",
+        cite: 'rendered from the format string `"Internal error: %s: %016lx [#%d]" S_PREEMPT S_SMP` in __die() and `die("Oops - Undefined instruction", regs, esr)` in do_el1_undef() at https://github.com/gregkh/linux/blob/v6.12.118/arch/arm64/kernel/traps.c (no other line of this oops is a detection)'
+      },
+      {
+        source: "dmesg",
+        line: "Internal error: Oops - CFI: 0000000000000000 [#1] PREEMPT SMP",
+        cite: 'rendered from __die() and `die("Oops - CFI", regs, 0)` in cfi_handler() at https://github.com/gregkh/linux/blob/v6.1.192/arch/arm64/kernel/traps.c (the `CFI failure at ...` line before it is no detection)'
+      },
+      {
+        source: "dmesg",
+        line: "Internal error: synchronous external abort: 0000000096000010 [#1] SMP",
+        cite: "rendered from the format string of __die() at https://github.com/gregkh/linux/blob/v5.10.262/arch/arm64/kernel/traps.c, reached through arm64_notify_die() from do_sea() in arch/arm64/mm/fault.c for a kernel-mode abort (`synchronous external abort`, the fault_info name of DFSC 0x10)"
+      }
+    ],
+    ignores: [
+      {
+        source: "dmesg",
+        line: "nvme nvme0: resetting controller due to persistent internal error",
+        cite: "https://github.com/linux-nvme/nvme-cli/issues/2838 (kernel 6.14: a reset the driver starts itself; failures show as I/O errors or a disabled device)"
+      },
+      {
+        source: "dmesg",
+        line: "Internal error: Oops: 0000000096000005 [#1] PREEMPT SMP",
+        cite: 'rendered from __die() at https://github.com/gregkh/linux/blob/v6.1.192/arch/arm64/kernel/traps.c and `die("Oops", regs, esr)` in die_kernel_fault() at arch/arm64/mm/fault.c: the second line of an oops whose `Unable to handle kernel ...` line is the detection'
+      },
+      {
+        source: "dmesg",
+        line: "Internal error: Oops: 96000005 [#1] SMP",
+        cite: "rendered from __die() (`%x` for the ESR) at https://github.com/gregkh/linux/blob/v5.15.100/arch/arm64/kernel/traps.c: the second line of an oops whose `Unable to handle kernel ...` line is the detection"
+      },
+      {
+        source: "dmesg",
+        line: "Internal error: Oops - BUG: 00000000f2000800 [#1] PREEMPT SMP",
+        cite: 'rendered from __die() and `die("Oops - BUG", regs, esr)` in bug_brk_handler() at https://github.com/gregkh/linux/blob/v6.12.118/arch/arm64/kernel/traps.c: follows `kernel BUG at FILE:LINE!`, which is the detection'
+      },
+      {
+        source: "dmesg",
+        line: "CacheFiles: Internal error: -5",
+        cite: 'rendered from `pr_err("Internal error: %d\\n", ret)` with pr_fmt `CacheFiles: ` at https://github.com/gregkh/linux/blob/v6.1.192/fs/cachefiles/namei.c: a cachefiles error, not an oops'
       }
     ]
   },
@@ -1220,6 +1317,11 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "nvme nvme2: Device not ready; aborting reset",
         cite: "https://github.com/linux-nvme/nvme-cli/issues/151 (a reset attempt; the `Removing after probe failure` line that ends the retries is the one detection)"
+      },
+      {
+        source: "dmesg",
+        line: "EXT4-fs (nvme1n1): re-mounted 5e4ff2c2-9d0b-4f5e-a2a6-2f8f5d0c4a11 ro.",
+        cite: 'rendered from `ext4_msg(sb, KERN_INFO, "re-mounted %pU%s.", ...)` in ext4_reconfigure() at https://github.com/gregkh/linux/blob/v6.12.118/fs/ext4/super.c: an administrator\'s `mount -o remount,ro`'
       }
     ]
   },
@@ -1256,6 +1358,11 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "nvme nvme2: Device not ready; aborting reset",
         cite: "https://github.com/linux-nvme/nvme-cli/issues/151 (a reset attempt; the `Removing after probe failure` line that ends the retries is the one detection)"
+      },
+      {
+        source: "dmesg",
+        line: "EXT4-fs (nvme1n1): re-mounted 5e4ff2c2-9d0b-4f5e-a2a6-2f8f5d0c4a11 ro.",
+        cite: 'rendered from `ext4_msg(sb, KERN_INFO, "re-mounted %pU%s.", ...)` in ext4_reconfigure() at https://github.com/gregkh/linux/blob/v6.12.118/fs/ext4/super.c: an administrator\'s `mount -o remount,ro`'
       }
     ]
   },
@@ -1275,6 +1382,21 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "XFS (sda4): Corruption of in-memory data (0x8) detected at xfs_defer_finish_noroll+0x323/0x450 (fs/xfs/libxfs/xfs_defer.c:721).  Shutting down filesystem.",
         cite: "https://github.com/siderolabs/talos/issues/14162 (kernel 6.18, >= 5.15 wording; one kernel record, wrapped in the report)"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme2n1): Metadata I/O Error (0x1) detected at xfs_buf_ioend_handle_error+0x14a/0x3b0 [xfs] (fs/xfs/xfs_buf.c:1233).  Shutting down filesystem.",
+        cite: 'rendered from the format string `"%s (0x%x) detected at %pS (%s:%d).  Shutting down filesystem."` in xfs_do_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_fsops.c (why `Metadata I/O Error`, SHUTDOWN_META_IO_ERROR = 0x1 from xfs_buf_ioend_handle_error() in fs/xfs/xfs_buf.c; `[xfs]` where XFS is a module). The same format string at https://github.com/gregkh/linux/blob/v5.15.100/fs/xfs/xfs_fsops.c'
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme3n1): Block device removal (0x20) detected at xfs_fs_shutdown+0x15/0x20 [xfs] (fs/xfs/xfs_super.c:1178).  Shutting down filesystem.",
+        cite: "rendered from the format string of xfs_do_force_shutdown() at https://github.com/gregkh/linux/blob/v6.12.118/fs/xfs/xfs_fsops.c (why `Block device removal`, SHUTDOWN_DEVICE_REMOVED = 0x20 from xfs_fs_shutdown() in fs/xfs/xfs_super.c: a detached EBS volume; not in v6.1.192)"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (xvdb): I/O Error Detected. Shutting down filesystem",
+        cite: 'rendered from the format string `"I/O Error Detected. Shutting down filesystem"` in xfs_do_force_shutdown() at https://github.com/gregkh/linux/blob/v5.10.262/fs/xfs/xfs_fsops.c (AL2 and Bottlerocket 5.10; `Log I/O Error Detected. Shutting down filesystem` and `Corruption of in-memory data detected.  Shutting down filesystem` beside it)'
       }
     ],
     ignores: [
@@ -1302,6 +1424,57 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10",
         cite: "https://github.com/raspberrypi/linux/issues/6661 (the controller came back after each reset: `4/0/0 default/read/poll queues` follows)"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): Please unmount the filesystem and rectify the problem(s).",
+        cite: "rendered from xlog_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_log.c: the line after `Filesystem has been shut down due to log error (0x2).`"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): User initiated shutdown received.",
+        cite: "rendered from xfs_do_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_fsops.c: printed before its `... detected at ...  Shutting down filesystem.` line, which is the detection"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): Mounting V5 Filesystem 8e1c5e5a-3f0c-4c8e-9a59-1f2a3b4c5d6e",
+        cite: 'rendered from `xfs_notice(mp, "Mounting V%d Filesystem %pU", ...)` in xfs_log_mount() at https://github.com/gregkh/linux/blob/v6.12.118/fs/xfs/xfs_log.c: an ordinary mount'
+      },
+      {
+        source: "dmesg",
+        line: "xfs filesystem being mounted at /var/lib/kubelet supports timestamps until 2038-01-19 (0x7fffffff)",
+        cite: 'rendered from the format string `"%s filesystem being %s at %s supports timestamps until %ptTd (0x%llx)"` in mnt_warn_timestamp_expiry() at https://github.com/gregkh/linux/blob/v6.1.192/fs/namespace.c: a mount notice'
+      }
+    ]
+  },
+  "storage.xfs-log-shutdown": {
+    matches: [
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): Filesystem has been shut down due to log error (0x2).",
+        cite: 'rendered from the format string `"Filesystem has been shut down due to log error (0x%x)."` in xlog_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_log.c (called with SHUTDOWN_LOG_IO_ERROR = 0x2 from xlog_ioend_work() after `log I/O error %d`; the `XFS (%s): ` prefix is __xfs_printk() in fs/xfs/xfs_message.c). No such line in v5.10.262 or v5.15.100, whose log errors go through xfs_do_force_shutdown()'
+      },
+      {
+        source: "dmesg",
+        line: "[ 1843.226512] XFS (dm-3): Filesystem has been shut down due to log error (0x2).",
+        cite: "rendered from the same format string in xlog_force_shutdown() at https://github.com/gregkh/linux/blob/v6.12.118/fs/xfs/xfs_log.c (AL2023 6.12), as `dmesg` prints it"
+      }
+    ],
+    ignores: [
+      {
+        source: "dmesg",
+        line: "XFS (dm-11): xfs_do_force_shutdown(0x8) called from line 3486 of file fs/xfs/xfs_inode.c.  Return address = 00000000cc36f40e",
+        cite: "https://github.com/stratis-storage/stratisd/issues/812 (the line before `Shutting down filesystem`)"
+      },
+      {
+        source: "dmesg",
+        line: "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10",
+        cite: "https://github.com/raspberrypi/linux/issues/6661 (the controller came back after each reset: `4/0/0 default/read/poll queues` follows)"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): User initiated shutdown received.",
+        cite: "rendered from xfs_do_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_fsops.c: printed before its `... detected at ...  Shutting down filesystem.` line, which is the detection"
       }
     ]
   },
@@ -1316,6 +1489,11 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "EXT4-fs (sda1): Remounting filesystem read-only",
         cite: "verbatim from NPD's kernel log generator https://github.com/kubernetes/node-problem-detector/blob/v1.36.0/test/kernel_log_generator/problems/readonly_filesystem"
+      },
+      {
+        source: "dmesg",
+        line: "EXT4-fs (nvme0n1p1): Remounting filesystem read-only",
+        cite: 'rendered from `ext4_msg(sb, KERN_CRIT, "Remounting filesystem read-only")` and `"%sEXT4-fs (%s): %pV\\n"` in __ext4_msg() at https://github.com/gregkh/linux/blob/v6.12.118/fs/ext4/super.c (the same at v5.10.262, v5.15.100 and v6.1.192)'
       }
     ],
     ignores: [
@@ -1353,6 +1531,21 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "nvme nvme2: Device not ready; aborting reset",
         cite: "https://github.com/linux-nvme/nvme-cli/issues/151 (a reset attempt; the `Removing after probe failure` line that ends the retries is the one detection)"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): Please unmount the filesystem and rectify the problem(s).",
+        cite: "rendered from xlog_force_shutdown() at https://github.com/gregkh/linux/blob/v6.1.192/fs/xfs/xfs_log.c: the line after `Filesystem has been shut down due to log error (0x2).`"
+      },
+      {
+        source: "dmesg",
+        line: "XFS (nvme1n1): Mounting V5 Filesystem 8e1c5e5a-3f0c-4c8e-9a59-1f2a3b4c5d6e",
+        cite: 'rendered from `xfs_notice(mp, "Mounting V%d Filesystem %pU", ...)` in xfs_log_mount() at https://github.com/gregkh/linux/blob/v6.12.118/fs/xfs/xfs_log.c: an ordinary mount'
+      },
+      {
+        source: "dmesg",
+        line: "xfs filesystem being mounted at /var/lib/kubelet supports timestamps until 2038-01-19 (0x7fffffff)",
+        cite: 'rendered from the format string `"%s filesystem being %s at %s supports timestamps until %ptTd (0x%llx)"` in mnt_warn_timestamp_expiry() at https://github.com/gregkh/linux/blob/v6.1.192/fs/namespace.c: a mount notice'
       }
     ]
   },

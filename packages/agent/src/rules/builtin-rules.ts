@@ -65,6 +65,34 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     pattern: /kernel BUG at (?<what>\S+)/.source
   },
   {
+    // arm64 (Graviton) prints no `BUG:` line for a kernel page fault: die_kernel_fault() in arch/arm64/mm/fault.c
+    // (5.10, 5.15, 6.1, 6.12) prints `Unable to handle kernel NULL pointer dereference at virtual address X` (also
+    // `paging request`, `write to read-only memory`, ...), then die("Oops"). x86 prints `BUG: kernel NULL pointer
+    // dereference, address: X` (kernel.bug). `[Firmware Bug]: Unable to handle ... in EFI runtime service` is a fault
+    // the kernel recovered from and stays silent.
+    id: "kernel.arm64-kernel-fault",
+    sources: ["dmesg"],
+    reason: "KernelBug",
+    literals: ["Unable to handle kernel "],
+    pattern:
+      /(?:^|\] |kernel: )Unable to handle kernel (?<what>\S.*?) at virtual address (?<address>[0-9a-f]+)/
+        .source
+  },
+  {
+    // arm64 __die() (arch/arm64/kernel/traps.c): `Internal error: STR: ESR [#N] PREEMPT SMP`, once per oops. Counted
+    // only where no earlier line of the same oops was: `Oops` follows `Unable to handle kernel ...` (above), `Oops -
+    // BUG` follows `kernel BUG at` (kernel.bug-at), `Oops - KASAN` follows `BUG: KASAN:` (kernel.bug). The others
+    // stand alone: `Oops - Undefined instruction`, `- BTI`, `- FPAC`, `- CFI`, `- BRK`, and kernel-mode aborts raised
+    // through arm64_notify_die (`synchronous external abort`, ...).
+    id: "kernel.arm64-oops",
+    sources: ["dmesg"],
+    reason: "KernelBug",
+    literals: ["Internal error: "],
+    pattern:
+      /(?:^|\] |kernel: )Internal error: (?!Oops: |Oops - (?:BUG|KASAN): )(?<what>[^:]+): [0-9a-f]+ \[#\d+\]/
+        .source
+  },
+  {
     id: "kernel.trap",
     sources: ["dmesg"],
     reason: "AppCrash",
@@ -519,6 +547,20 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     reason: "XFSFilesystemShutdown",
     literals: ["Shutting down filesystem"],
     pattern: /XFS \((?<device>[^)\s]+)\): (?<why>\S.*?)\.?\s+Shutting down filesystem/.source,
+    subject: "{device}"
+  },
+  {
+    // fs/xfs/xfs_log.c xlog_force_shutdown(), 6.1 and 6.12 (absent in 5.10 and 5.15): a log I/O error shuts the
+    // filesystem down with one line, `XFS (dm-0): Filesystem has been shut down due to log error (0x2).`, and no
+    // `Shutting down filesystem` line (xfs_do_force_shutdown() then finds the filesystem already shut down). The
+    // `log I/O error -5` line before it and `Please unmount the filesystem ...` after it stay silent.
+    id: "storage.xfs-log-shutdown",
+    sources: ["dmesg"],
+    reason: "XFSFilesystemShutdown",
+    literals: ["shut down due to log error"],
+    pattern:
+      /XFS \((?<device>[^)\s]+)\): Filesystem has been shut down due to (?<why>log error \(0x[0-9a-f]+\))/
+        .source,
     subject: "{device}"
   },
   {
