@@ -51,6 +51,7 @@ const ports = (
     reboot: () => Effect.void,
     launchReplacement: (_n, o) => answer(["launch", o.capacityFirst, o.avoidZones], { instanceId: "i-2" }),
     activeZonalShifts: Effect.succeed([]),
+    locate: () => Effect.succeed(new Map()),
     autoScaling: {
       launchReplacement: (_n, o) =>
         answer(["group", o.capacityFirst, o.avoidZones], { autoScalingGroup: "g", desiredCapacity: 4 }),

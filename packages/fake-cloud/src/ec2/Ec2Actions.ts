@@ -12,6 +12,30 @@ export const EC2_ACTIONS = [
   "RebootInstances"
 ] as const
 
+/** DescribeInstances' pages: `MaxResults` (5-1000, not with instance ids) and the `NextToken` of the page before. */
+function paged(
+  found: ReadonlyArray<FakeInstance>,
+  params: QueryParams,
+  byIds: boolean
+): { page: ReadonlyArray<FakeInstance>; nextToken?: string } {
+  const max = params.get("MaxResults")
+  const token = params.get("NextToken")
+  if (max === undefined && token === undefined) return { page: found }
+  if (byIds && max !== undefined)
+    throw new Ec2Error(
+      "InvalidParameterCombination",
+      "The parameter instancesSet cannot be used with the parameter maxResults"
+    )
+  const size = max === undefined ? 1000 : Number(max)
+  if (!Number.isInteger(size) || size < 5 || size > 1000)
+    throw new Ec2Error("InvalidParameterValue", `Value (${max}) for parameter maxResults is invalid`)
+  const from = token === undefined ? 0 : Number(token.replace(/^page-/u, ""))
+  if (!Number.isInteger(from) || from < 0 || (token !== undefined && !token.startsWith("page-")))
+    throw new Ec2Error("InvalidParameterValue", `Invalid value '${token}' for nextToken`)
+  const page = found.slice(from, from + size)
+  return from + size < found.length ? { page, nextToken: `page-${from + size}` } : { page }
+}
+
 const stateXml = (name: keyof typeof STATE_CODE) => `${el("code", STATE_CODE[name])}${el("name", name)}`
 
 function instanceXml(i: FakeInstance): string {
@@ -47,8 +71,28 @@ function instanceXml(i: FakeInstance): string {
 const reservationXml = (reservationId: string, instances: ReadonlyArray<FakeInstance>) =>
   `${el("reservationId", reservationId)}${el("ownerId", OWNER_ID)}<groupSet/>${set("instancesSet", instances.map(instanceXml))}`
 
+/** EC2 filter values take wildcards: `*` any run of characters, `?` one; a backslash escapes either. */
+function wildcard(pattern: string): RegExp {
+  let source = ""
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!
+    const next = pattern[i + 1]
+    if (c === "\\" && next !== undefined && "*?\\".includes(next)) {
+      source += `\\${next}`
+      i++
+    } else if (c === "*") source += ".*"
+    else if (c === "?") source += "."
+    else source += c.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")
+  }
+  return new RegExp(`^${source}$`, "su")
+}
+
+/** EC2 refuses a call with more filter values than this, all filters together. */
+const MAX_FILTER_VALUES = 200
+
 function matches(i: FakeInstance, name: string, values: ReadonlyArray<string>): boolean {
-  const any = (v: string | undefined) => v !== undefined && values.includes(v)
+  const any = (v: string | undefined) =>
+    v !== undefined && values.some((p) => (/[*?]/u.test(p) ? wildcard(p).test(v) : p === v))
   switch (name) {
     case "instance-state-name":
       return any(i.state)
@@ -132,12 +176,22 @@ export function runEc2Action(
     case "DescribeInstances": {
       const ids = listParam(params, "InstanceId")
       const fs = filters(params)
+      if (fs.reduce((n, f) => n + f.values.length, 0) > MAX_FILTER_VALUES)
+        throw new Ec2Error(
+          "FilterLimitExceeded",
+          `The maximum number of filter values specified on a single call is ${MAX_FILTER_VALUES}`
+        )
       const found = store.describe(ids).filter((i) => fs.every((f) => matches(i, f.name, f.values)))
+      const { page, nextToken } = paged(found, params, ids.length > 0)
       const byReservation = new Map<string, FakeInstance[]>()
-      for (const i of found)
+      for (const i of page)
         byReservation.set(i.reservationId, [...(byReservation.get(i.reservationId) ?? []), i])
       const reservations = [...byReservation].map(([r, is]) => reservationXml(r, is))
-      return ec2Response("DescribeInstances", requestId, set("reservationSet", reservations))
+      return ec2Response(
+        "DescribeInstances",
+        requestId,
+        set("reservationSet", reservations) + (nextToken !== undefined ? el("nextToken", nextToken) : "")
+      )
     }
     case "TerminateInstances": {
       const ids = listParam(params, "InstanceId")

@@ -3,10 +3,17 @@
  * (EC2 + ARC, issue #5). Every call is idempotent: the controller may repeat any of them after a crash.
  */
 import { Context, Data, type Effect } from "effect"
-import type { InstanceFacts, InstanceState, Replacement, ZonalShift } from "../domain/Instance.ts"
+import type { InstanceFacts, InstanceState, Location, Replacement, ZonalShift } from "../domain/Instance.ts"
 import type { NodeRef } from "../domain/NodeView.ts"
 
-export type { InstanceFacts, InstanceState, Owner, Replacement, ZonalShift } from "../domain/Instance.ts"
+export type {
+  InstanceFacts,
+  InstanceState,
+  Location,
+  Owner,
+  Replacement,
+  ZonalShift
+} from "../domain/Instance.ts"
 export type { NodeRef } from "../domain/NodeView.ts"
 
 /** The instance named by a Node's providerID is not that Node's (a forged or stale providerID). */
@@ -110,6 +117,15 @@ export class CloudProvider extends Context.Service<
     ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
     /** Where the provider has Auto Scaling groups. */
     readonly autoScaling?: AutoScalingPort
+    /**
+     * The fleet inventory, batched: where the cloud places the machine behind each of `nodes`, keyed by Node name.
+     * A name is answered only when the cloud binds it to a live machine as `inspect` does (EC2: its private DNS name
+     * or id is the Node's name); a name it does not know is absent. Asked for every Node, healthy ones included, so
+     * one call covers many Nodes (owner/Inventory.ts).
+     */
+    readonly locate: (
+      nodes: ReadonlyArray<NodeRef>
+    ) => Effect.Effect<ReadonlyMap<string, Location>, CloudError>
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */
     readonly activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError>
   }

@@ -1,6 +1,6 @@
 /**
  * The running controller: node informer -> work queue -> reconcile workers, plus the zonal-shift refresher,
- * the pool-metrics updater and the journal resume. Started only on the leader.
+ * the fleet inventory's batches, the pool-metrics updater and the journal resume. Started only on the leader.
  */
 import { Clock, Effect, Metric, Ref, Schedule } from "effect"
 import { CloudProvider } from "../cloud/CloudProvider.ts"
@@ -13,6 +13,8 @@ import type { KubeShape } from "../kube/Kube.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { Placement } from "../domain/Placement.ts"
 import * as M from "../observability/metrics.ts"
+import { makeGaugeSeries, metricReason } from "../observability/seriesBounds.ts"
+import { INVENTORY_BATCH_MS, INVENTORY_REFRESH_MS, makeInventory } from "../owner/Inventory.ts"
 import { makeOwners } from "../owner/Owners.ts"
 import { makePlacements } from "../owner/Placements.ts"
 import { basisOf, makePreProofs } from "../owner/PreProofs.ts"
@@ -77,11 +79,44 @@ const refreshShifts = (env: ControllerEnv) =>
 /** How often held relapse ledgers are looked at: released by an operator (deleted), or quiet long enough. */
 export const RELAPSE_RECHECK_MS = 10_000
 
+/** Gauges per pool, zone and relapse ledger: written for the values known now, removed once gone. */
+const POOL_GAUGES = [
+  M.breakerOpen,
+  M.poolUnhealthy,
+  M.poolUnhealthyAllowed,
+  M.poolSize,
+  M.poolRepairsInFlight,
+  M.poolInFlightBudget,
+  M.poolFailedRepairs
+]
+const poolSeries = () => makeGaugeSeries<string>(POOL_GAUGES, (pool) => ({ pool }))
+const zoneSeries = () => makeGaugeSeries<string>([M.zoneStandDown], (zone) => ({ zone }))
+const holdSeries = (config: ControllerConfig) =>
+  makeGaugeSeries<{ readonly pool: string; readonly reason: string; readonly held: boolean }>(
+    [M.relapseHold],
+    (l) => ({
+      pool: l.pool,
+      reason: metricReason(config, l.reason)
+    })
+  )
+type Series = {
+  readonly pools: ReturnType<typeof poolSeries>
+  readonly zones: ReturnType<typeof zoneSeries>
+  readonly holds: ReturnType<typeof holdSeries>
+}
+
+/**
+ * The pools whose gauges are written: those the counter knows (proven placements and repairs' records) and the
+ * configured ones. Never a value only a label named (observability/seriesBounds.ts).
+ */
+const knownPools = (env: ControllerEnv): ReadonlySet<string> =>
+  new Set([...env.cache.counter.stats().pools.keys(), ...Object.keys(env.config.pools)])
+
 /** The relapse-hold and zone stand-down gauges; the zones standing down, as a key that changes when they do. */
-const guardMetrics = (env: ControllerEnv, now: number) =>
+const guardMetrics = (env: ControllerEnv, series: Series, now: number) =>
   Effect.gen(function* () {
     let holds = 0
-    for (const l of env.relapse.ledgers()) {
+    const ledgers = env.relapse.ledgers().map((l) => {
       const held =
         holdVerdict(
           l,
@@ -89,43 +124,50 @@ const guardMetrics = (env: ControllerEnv, now: number) =>
           now
         )._tag === "Held"
       if (held) holds++
-      yield* Metric.update(
-        Metric.withAttributes(M.relapseHold, { pool: l.pool, reason: l.reason }),
-        held ? 1 : 0
+      return { pool: l.pool, reason: l.reason, held }
+    })
+    yield* series.holds.write(ledgers, (l) =>
+      Metric.update(
+        Metric.withAttributes(M.relapseHold, { pool: l.pool, reason: metricReason(env.config, l.reason) }),
+        l.held ? 1 : 0
       )
-    }
+    )
     yield* Metric.update(M.relapseHolds, holds)
     const zones = env.cache.counter.stats().zones ?? new Map()
     const down = new Set(stoodDownZones(env.config, zones).map((d) => d.zone.zone))
-    for (const zone of zones.keys())
-      yield* Metric.update(Metric.withAttributes(M.zoneStandDown, { zone }), down.has(zone) ? 1 : 0)
+    yield* series.zones.write(zones.keys(), (zone) =>
+      Metric.update(Metric.withAttributes(M.zoneStandDown, { zone }), down.has(zone) ? 1 : 0)
+    )
     yield* Metric.update(M.zonesStoodDown, down.size)
     return [...down].sort().join(",")
   })
 
 /**
- * The breaker and pool gauges of `pools`, and the process-wide gauges. The breaker and the in-flight budget are
- * computed as `decide` computes them (a Karpenter NodePool's claims and disruption budgets included).
+ * One pool's breaker and pool gauges. The breaker and the in-flight budget are computed as `decide` computes them
+ * (a Karpenter NodePool's claims and disruption budgets included).
  */
-const poolMetrics = (env: ControllerEnv, pools: Iterable<string>) =>
+const poolGauges = (env: ControllerEnv) => (pool: string) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
-    const now = yield* Clock.currentTimeMillis
-    for (const pool of pools) {
-      const nodePool = env.karpenter.poolFacts(pool)
-      const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
-      const { count, budget } = inFlightOf(env.config, stats, pool, nodePool, now)
-      yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
-      yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
-      yield* Metric.update(Metric.withAttributes(M.poolUnhealthyAllowed, { pool }), v.allowed)
-      yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
-      yield* Metric.update(Metric.withAttributes(M.poolRepairsInFlight, { pool }), count.repairing)
-      yield* Metric.update(Metric.withAttributes(M.poolInFlightBudget, { pool }), budget.allowed)
-      yield* Metric.update(
-        Metric.withAttributes(M.poolFailedRepairs, { pool }),
-        stats.pools.get(pool)?.failed ?? 0
-      )
-    }
+    const nodePool = env.karpenter.poolFacts(pool)
+    const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
+    const { count, budget } = inFlightOf(env.config, stats, pool, nodePool, yield* Clock.currentTimeMillis)
+    yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
+    yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
+    yield* Metric.update(Metric.withAttributes(M.poolUnhealthyAllowed, { pool }), v.allowed)
+    yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
+    yield* Metric.update(Metric.withAttributes(M.poolRepairsInFlight, { pool }), count.repairing)
+    yield* Metric.update(Metric.withAttributes(M.poolInFlightBudget, { pool }), budget.allowed)
+    yield* Metric.update(
+      Metric.withAttributes(M.poolFailedRepairs, { pool }),
+      stats.pools.get(pool)?.failed ?? 0
+    )
+  })
+
+/** Every known pool's gauges (those of pools gone since are removed), and the process-wide gauges. */
+const poolMetrics = (env: ControllerEnv, series: Series) =>
+  Effect.gen(function* () {
+    yield* series.pools.write(knownPools(env), poolGauges(env))
     yield* Metric.update(M.activeRepairs, env.store.active())
     yield* Metric.update(M.drainsInFlight, env.drains.inFlight())
     yield* Metric.update(M.drainsWaiting, env.drains.waiting())
@@ -136,6 +178,16 @@ const processMetrics = Effect.gen(function* () {
   yield* Metric.update(M.residentMemory, mem.rss)
   yield* Metric.update(M.heapUsed, mem.heapUsed)
 })
+
+/** Nodes a `locate` call asks about (the AWS provider splits them into DescribeInstances calls of 190 names). */
+const INVENTORY_BATCH_NAMES = 500
+/** How long the start waits for the inventory's first answer before the workers start. */
+const INVENTORY_FIRST_WAIT = "30 seconds"
+
+const flushInventory = (inventory: ReturnType<typeof makeInventory>) =>
+  inventory.flush.pipe(
+    Effect.catch((e) => Effect.logWarning("fleet inventory query failed; asking again", { error: e.message }))
+  )
 
 /** Placement proofs (owner/Placements.ts) in flight at once: a flood of unhealthy nodes asks the cloud in batches. */
 const PLACEMENT_PROOFS_IN_FLIGHT = 8
@@ -158,7 +210,20 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       runFork(level === "warn" ? Effect.logWarning(msg, extra ?? {}) : Effect.logInfo(msg, extra ?? {}))
     // The owner proof that places unhealthy nodes needs the cache, which counts by it: bound below.
     let placementOf: (node: NodeView) => Placement = () => ({ _tag: "Pending" })
-    const cache = makeNodeCache(kube.http, config, queue.add, log, (node) => placementOf(node))
+    // Healthy nodes count where the cloud's inventory places them (ADR 0017); it recounts a node when answered.
+    const inventory = makeInventory({
+      locate: cloud.locate,
+      settled: (name) => cache.counter.recount(name),
+      batchSize: INVENTORY_BATCH_NAMES
+    })
+    const cache = makeNodeCache(
+      kube.http,
+      config,
+      queue.add,
+      log,
+      (node) => placementOf(node),
+      (node) => inventory.of(node)
+    )
     const wakePool = (pool: string) => {
       for (const name of cache.names())
         if (cache.view(name)?.labels[config.poolLabel] === pool) queue.add(name)
@@ -171,10 +236,13 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       if (scope !== CLUSTER_SCOPE) dirtyPools.add(scope)
       if (eased) blocked.eased(scope)
     })
+    const series: Series = { pools: poolSeries(), zones: zoneSeries(), holds: holdSeries(config) }
+    // A dirty scope may be a pool only an unproven node's label claims: only known pools get gauges.
     const flushPoolMetrics = () => {
-      const pools = [...dirtyPools]
+      const known = knownPools(env)
+      const pools = [...dirtyPools].filter((p) => known.has(p))
       dirtyPools.clear()
-      Effect.runSync(poolMetrics(env, pools))
+      Effect.runSync(series.pools.touch(pools, poolGauges(env)))
     }
     const shifts = yield* Ref.make<ShiftObservation>({ _tag: "Unknown", error: "not queried yet" })
     // Taints first: the steps after a wave's taints and the queued Events wait for them (actions/TaintFirst.ts).
@@ -220,6 +288,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       owners,
       preProofs,
       placements,
+      inventory,
       store,
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       sightings: makeSightingStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
@@ -273,6 +342,13 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     )
     yield* Effect.forkScoped(env.sightings.writer)
     yield* refreshShifts(env)
+    // The pools' and zones' sizes before the first decision: asked once for every Node (a failure or a slow cloud
+    // leaves them small, which only holds repairs back, and the batches below ask again).
+    for (const name of cache.names()) {
+      const view = cache.view(name)
+      if (view !== undefined) inventory.ensure(view)
+    }
+    yield* flushInventory(inventory).pipe(Effect.timeout(INVENTORY_FIRST_WAIT), Effect.ignore)
     for (const name of env.store.journalNodeNames()) queue.add(name)
     yield* Effect.logInfo("controller started", {
       nodes: cache.names().length,
@@ -332,15 +408,21 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         )
       )
     )
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.sleep(INVENTORY_BATCH_MS).pipe(Effect.andThen(flushInventory(inventory))))
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.sleep(INVENTORY_REFRESH_MS).pipe(Effect.andThen(Effect.sync(inventory.refresh))))
+    )
     let zonesDown = ""
     // Every pool every 15 s: a change that moves no node count (a repair that failed and keeps its slot) marks no
     // pool dirty. The pools are read afresh each round (a keys() iterator built once is spent after the first).
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.suspend(() => poolMetrics(env, [...env.cache.counter.stats().pools.keys()])).pipe(
+        Effect.suspend(() => poolMetrics(env, series)).pipe(
           Effect.andThen(processMetrics),
           Effect.andThen(Clock.currentTimeMillis),
-          Effect.flatMap((now) => guardMetrics(env, now)),
+          Effect.flatMap((now) => guardMetrics(env, series, now)),
           Effect.tap((key) =>
             Effect.suspend(() => {
               if (key === zonesDown) return Effect.void

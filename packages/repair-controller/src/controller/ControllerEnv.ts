@@ -7,6 +7,7 @@ import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
+import type { Inventory } from "../owner/Inventory.ts"
 import type { Placements } from "../owner/Placements.ts"
 import type { PreProofs } from "../owner/PreProofs.ts"
 import type { KubeShape } from "../kube/Kube.ts"
@@ -40,6 +41,8 @@ export interface ControllerEnv extends StepPorts {
   readonly preProofs: PreProofs
   /** Unhealthy nodes' proven pool and zone: where they count (breaker, zone breaker, relapse ledgers). */
   readonly placements: Placements
+  /** Every node's placement by the cloud's fleet inventory: where healthy nodes count. */
+  readonly inventory: Inventory
   readonly queue: WorkQueue
   /** Bounds the drains in flight; taints do not wait for it. */
   readonly drains: DrainPool

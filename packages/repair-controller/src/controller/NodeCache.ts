@@ -57,12 +57,14 @@ export const makeNodeCache = (
   onChange: (name: string) => void,
   log: (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void,
   /** Where an unhealthy node counts (owner/Placements.ts); by its labels when absent (tests). */
-  placementOf?: (node: NodeView) => Placement
+  placementOf?: (node: NodeView) => Placement,
+  /** Where any node counts by the fleet inventory (owner/Inventory.ts); by its labels when absent (tests). */
+  locatedOf?: (node: NodeView) => Placement
 ): NodeCache => {
   const nodes = new Map<string, Node>()
   const signatures = new Map<string, string>()
   const views = new Map<string, NodeView>()
-  const counter = makePoolCounter(config, placementOf)
+  const counter = makePoolCounter(config, placementOf, locatedOf)
   let synced = false
   let loop: Fiber.Fiber<never> | undefined
   /** Names listed since the current (re)list began; a cached Node not among them when it ends is gone. */

@@ -8,9 +8,11 @@
  * and zone its record fixed; an unhealthy node in the pool and zone its owner proved (`placementOf`,
  * owner/Placements.ts); an unhealthy node not proven yet in the cluster only, listed in `unproven` with the pool
  * and zone its labels claim (decide.ts waits for its proof where that claim could change a decision); one whose
- * machine the cloud does not vouch for in the cluster only. A healthy node adds to a pool's size only: by its
- * proven pool when it has one, else by its label (healthy nodes are not proven: only unhealthy ones cost a cloud
- * call). A failed repair keeps its slot (and is counted as failed) until an operator retries or abandons it.
+ * machine the cloud does not vouch for in the cluster only. A healthy node counts in the pool and zone the fleet
+ * inventory (`locatedOf`, owner/Inventory.ts: the cloud's placement of the machine its name is bound to) gives,
+ * and in the cluster only until then or when the cloud knows no machine by its name: a pool's or zone's size is
+ * never read from a label, and a zone or pool nothing proved does not exist here (ADR 0017). A failed repair keeps
+ * its slot (and is counted as failed) until an operator retries or abandons it.
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE, isUnhealthy, labelPlacement, type PoolStats, poolOf } from "../decide/breaker.ts"
@@ -60,10 +62,14 @@ const labelZone = (node: NodeView) => {
   return z === "" ? undefined : z
 }
 
-/** `placementOf`: the node's proven placement; by default its labels' claim (what-if replays, tests). */
+/**
+ * `placementOf`: an unhealthy node's proven placement (its owner proof); `locatedOf`: any node's placement in the
+ * fleet inventory. Both by default its labels' claim (what-if replays, tests).
+ */
 export const makePoolCounter = (
   config: ControllerConfig,
-  placementOf: (node: NodeView) => Placement = (node) => labelPlacement(config, node)
+  placementOf: (node: NodeView) => Placement = (node) => labelPlacement(config, node),
+  locatedOf: (node: NodeView) => Placement = (node) => labelPlacement(config, node)
 ): PoolCounter => {
   const entries = new Map<string, Entry>()
   const pools = new Map<string, { size: number; unhealthy: number; repairing: number; failed: number }>()
@@ -127,8 +133,14 @@ export const makePoolCounter = (
     const p = placementOf(node)
     if (p._tag === "Proven") return { pool: p.pool, zone: p.zone }
     if (p._tag === "Unprovable") return { pool: undefined, zone: undefined }
-    const labelled = { pool: poolOf(config, node), zone: labelZone(node) }
-    return matching ? { pool: undefined, zone: undefined, claims: labelled } : labelled
+    if (matching)
+      return {
+        pool: undefined,
+        zone: undefined,
+        claims: { pool: poolOf(config, node), zone: labelZone(node) }
+      }
+    const l = locatedOf(node)
+    return l._tag === "Proven" ? { pool: l.pool, zone: l.zone } : { pool: undefined, zone: undefined }
   }
   const put = (node: NodeView, matching: boolean) => {
     remove(node.name)

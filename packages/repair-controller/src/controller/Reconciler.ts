@@ -15,6 +15,7 @@ import type { Placement } from "../domain/Placement.ts"
 import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
+import { metricReason } from "../observability/seriesBounds.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { poolEvent } from "./poolEvents.ts"
@@ -152,7 +153,10 @@ const report = (
           `repairs of ${d.held.reason} in this NodePool are held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
         )
         yield* Metric.update(
-          Metric.withAttributes(M.repairsHeld, { pool: d.scope, reason: d.held.reason }),
+          Metric.withAttributes(M.repairsHeld, {
+            pool: d.scope,
+            reason: metricReason(env.config, d.held.reason)
+          }),
           1
         )
         env.queue.addAfter(name, d.requeueAfterMs)
@@ -212,7 +216,7 @@ const report = (
         yield* Metric.update(
           Metric.withAttributes(M.wouldRepair, {
             condition: d.governing.conditionType,
-            reason: d.governing.reason
+            reason: metricReason(env.config, d.governing.reason)
           }),
           1
         )
@@ -295,8 +299,10 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     if (node === undefined || node.deleting) {
       env.placements.forget(name)
       env.sightings.forget(name)
+      env.inventory.forget(name)
       return env.preProofs.forget(name)
     }
+    env.inventory.ensure(node)
     const now = yield* Clock.currentTimeMillis
     // Its toleration runs from the controller's own first sight, not only from what the node wrote (toleration.ts).
     const seen = env.sightings.see(node, now)

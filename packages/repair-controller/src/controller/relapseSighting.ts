@@ -5,6 +5,7 @@ import { matchPolicies } from "../decide/policyMatch.ts"
 import { evidenceText } from "../decide/relapse.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import * as M from "../observability/metrics.ts"
+import { metricReason } from "../observability/seriesBounds.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
 /**
@@ -43,7 +44,10 @@ export const sightRelapse = (env: ControllerEnv, node: NodeView, now: number) =>
         )
       )
     for (const s of seen) {
-      yield* Metric.update(Metric.withAttributes(M.relapses, { pool: scope, reason: s.ledger.reason }), 1)
+      yield* Metric.update(
+        Metric.withAttributes(M.relapses, { pool: scope, reason: metricReason(env.config, s.ledger.reason) }),
+        1
+      )
       yield* Effect.logWarning("relapse: a repaired fault came back", {
         node: node.name,
         pool: scope,

@@ -9,6 +9,8 @@ import { executeStep, stepError } from "../actions/executeStep.ts"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import { metricReason } from "../observability/seriesBounds.ts"
 import { afterFailure } from "../repair/budget.ts"
 import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
@@ -18,9 +20,10 @@ import { provenScope, sightRelapse } from "./relapseSighting.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
-export const labelsOf = (r: RepairRecord) => ({
+/** A repair's metric labels; its reason bounded by the catalog and the config (observability/seriesBounds.ts). */
+export const labelsOf = (config: ControllerConfig, r: RepairRecord) => ({
   condition: r.conditionType,
-  reason: r.reason,
+  reason: metricReason(config, r.reason),
   action: r.action
 })
 
@@ -79,7 +82,7 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
       env.queue.add(n)
     }
     env.flushPoolMetrics()
-    yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(r)), 1)
+    yield* Metric.update(Metric.withAttributes(M.repairsCompleted, labelsOf(env.config, r)), 1)
     yield* Effect.logInfo("repair succeeded", { node: r.node.name, id: r.id, action: r.action })
   })
 
@@ -96,7 +99,7 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
     )
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
     env.flushPoolMetrics()
-    yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(r)), 1)
+    yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(env.config, r)), 1)
     yield* Effect.logError("repair failed; record kept for an operator", {
       node: r.node.name,
       id: r.id,

@@ -82,11 +82,13 @@ export const startRepair = (
       },
       now
     )
-    yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(record)), 1)
+    yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(env.config, record)), 1)
     yield* Effect.logInfo("repair started", {
       node: name,
       id: record.id,
-      ...labelsOf(record),
+      condition: record.conditionType,
+      reason: record.reason,
+      action: record.action,
       pool: d.breaker.scope
     })
     // On the way to the taint: the work behind the taints of a wave waits for it too (actions/TaintFirst.ts).

@@ -70,3 +70,13 @@ export interface ZonalShift {
   readonly expiresAt: Date
   readonly id?: string
 }
+
+/**
+ * Where the cloud places a machine that a Node of the cluster runs on (the fleet inventory, `CloudProvider.locate`):
+ * its zone and pool as the cloud records them. The breaker, the zone breaker and the metrics count healthy nodes
+ * by it (owner/Inventory.ts), never by the labels a node writes on itself.
+ */
+export interface Location {
+  readonly zone?: string
+  readonly pool?: string
+}

@@ -1,6 +1,6 @@
 /**
  * CloudProvider for AWS, composed of one module per operation: inspect (Inspect.ts, the owner from EC2's tags),
- * describe (Ec2Instances.ts), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
+ * describe (Ec2Instances.ts), locate (Ec2Inventory.ts, the fleet inventory), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
  * planned by LaunchPlan.ts for a standalone instance) and activeZonalShifts (ZonalShifts.ts, ARC). Auto Scaling group
  * members are terminated and replaced through their group (AutoScalingGroups.ts, the `autoScaling` port), never with
  * RunInstances.
@@ -16,6 +16,7 @@ import { type AwsClients, closeAwsClients, makeAwsClients } from "./AwsClients.t
 import type { AwsConfig } from "../../config/AwsConfig.ts"
 import { awsInstanceRef } from "./AwsProviderId.ts"
 import { makeEc2Instances } from "./Ec2Instances.ts"
+import { makeLocate } from "./Ec2Inventory.ts"
 import { makeInspect } from "./Inspect.ts"
 import { makeLaunchReplacement } from "./Launch.ts"
 import { makeReboot } from "./Reboot.ts"
@@ -71,6 +72,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
     reboot: makeReboot(ec2, instances),
     launchReplacement: makeLaunchReplacement(ec2, launchSettings),
     autoScaling: groupPort(groups),
+    locate: makeLocate(ec2, config.poolLabel),
     activeZonalShifts: !config.zonalShift.enabled
       ? Effect.succeed([])
       : config.clusterArn === undefined

@@ -142,6 +142,18 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
       name: "kwok",
       inspect,
       describe,
+      // The Node is the machine: its labels when first asked, which the inventory then fixes for that Node.
+      locate: (nodes) =>
+        Effect.succeed(
+          new Map(
+            nodes.flatMap((n) => {
+              if (kwokInstanceId(n) === undefined) return []
+              const zone = n.labels[ZONE_LABEL]
+              const pool = n.labels[opts.poolLabel]
+              return [[n.name, { ...(zone ? { zone } : {}), ...(pool ? { pool } : {}) }] as const]
+            })
+          )
+        ),
       terminate: (node) =>
         kube.deleteNode(node.name).pipe(
           Effect.as("shutting-down" as InstanceState),
