@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest"
 import type { Location, NodeRef } from "../src/cloud/CloudProvider.ts"
 import { CloudError } from "../src/cloud/CloudProvider.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
+import { decide } from "../src/decide/decide.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import { makeInventory } from "../src/owner/Inventory.ts"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
@@ -124,5 +125,41 @@ describe("the fleet inventory", () => {
     s.inventory.refresh()
     await s.flush()
     expect([...s.counter.stats().pools.keys()]).toEqual(["b"])
+  })
+})
+
+describe("a due repair waits for the fleet inventory", () => {
+  it("is Unsettled while nodes are unanswered (their pool may be short), decided once they are", async () => {
+    const truth = new Map<string, Location>()
+    for (let i = 0; i < 10; i++) truth.set(`n${i}`, { pool: "general", zone: "z" })
+    const s = setup(truth)
+    const broken: NodeView = {
+      ...node("n0", "general", "z"),
+      conditions: [
+        { type: "KernelReady", status: "False", reason: "ForkFailedOutOfPIDs", lastTransitionTime: 0 }
+      ]
+    }
+    for (let i = 1; i < 10; i++) s.put(node(`n${i}`, "general", "z"))
+    s.put(broken)
+    expect(s.inventory.pending()).toBe(10)
+    const at = (unlocated: number) =>
+      decide({
+        config,
+        node: broken,
+        stats: s.counter.stats(),
+        shifts: { _tag: "Known", shifts: [] },
+        now: 3_600_000,
+        placement: { _tag: "Proven", pool: "general", zone: "z" },
+        unlocated
+      })._tag
+    expect(at(s.inventory.pending())).toBe("Unsettled")
+    await s.flush()
+    expect(s.inventory.pending()).toBe(0)
+    expect(at(s.inventory.pending())).toBe("Repair")
+    s.inventory.forget("n3")
+    s.put(node("n3", "general", "z", "new-uid"))
+    expect(s.inventory.pending()).toBe(1)
+    s.inventory.forget("n3")
+    expect(s.inventory.pending()).toBe(0)
   })
 })

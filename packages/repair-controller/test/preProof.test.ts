@@ -274,7 +274,7 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
         forget: () => {}
       },
       // The fleet inventory is inventory.test.ts's: here it only takes the calls.
-      inventory: { ensure: () => {}, forget: () => {} },
+      inventory: { ensure: () => {}, forget: () => {}, pending: () => 0 },
       waiting: makeWaitingRoom(60_000),
       relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) },
       // First sights in memory only (nothing is flushed here): the journal is sightingStore.test.ts's.

@@ -184,10 +184,25 @@ const INVENTORY_BATCH_NAMES = 500
 /** How long the start waits for the inventory's first answer before the workers start. */
 const INVENTORY_FIRST_WAIT = "30 seconds"
 
-const flushInventory = (inventory: ReturnType<typeof makeInventory>) =>
-  inventory.flush.pipe(
-    Effect.catch((e) => Effect.logWarning("fleet inventory query failed; asking again", { error: e.message }))
+/** A failing inventory query is logged at most this often (it is asked again every INVENTORY_BATCH_MS). */
+const INVENTORY_WARN_MS = 60_000
+
+/** Asks the cloud about the queued Nodes; a failure keeps them queued, and decisions wait (decide.ts `unlocated`). */
+const inventoryFlusher = (inventory: ReturnType<typeof makeInventory>) => {
+  let warnedAt = Number.NEGATIVE_INFINITY
+  return inventory.flush.pipe(
+    Effect.catch((e) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (now - warnedAt < INVENTORY_WARN_MS) return Effect.void
+        warnedAt = now
+        return Effect.logWarning("fleet inventory query failed; asking again every second", {
+          error: e.message,
+          unanswered: inventory.pending()
+        })
+      })
+    )
   )
+}
 
 /** Placement proofs (owner/Placements.ts) in flight at once: a flood of unhealthy nodes asks the cloud in batches. */
 const PLACEMENT_PROOFS_IN_FLIGHT = 8
@@ -348,7 +363,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       const view = cache.view(name)
       if (view !== undefined) inventory.ensure(view)
     }
-    yield* flushInventory(inventory).pipe(Effect.timeout(INVENTORY_FIRST_WAIT), Effect.ignore)
+    const flushInventory = inventoryFlusher(inventory)
+    yield* flushInventory.pipe(Effect.timeout(INVENTORY_FIRST_WAIT), Effect.ignore)
     for (const name of env.store.journalNodeNames()) queue.add(name)
     yield* Effect.logInfo("controller started", {
       nodes: cache.names().length,
@@ -409,7 +425,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       )
     )
     yield* Effect.forkScoped(
-      Effect.forever(Effect.sleep(INVENTORY_BATCH_MS).pipe(Effect.andThen(flushInventory(inventory))))
+      Effect.forever(Effect.sleep(INVENTORY_BATCH_MS).pipe(Effect.andThen(flushInventory)))
     )
     yield* Effect.forkScoped(
       Effect.forever(Effect.sleep(INVENTORY_REFRESH_MS).pipe(Effect.andThen(Effect.sync(inventory.refresh))))

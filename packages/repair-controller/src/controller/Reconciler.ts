@@ -318,6 +318,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       shifts: yield* Ref.get(env.shifts),
       now,
       placement,
+      unlocated: env.inventory.pending(),
       ...nodePoolOf(env, node, placement),
       ledger: env.relapse.ledger,
       waiting: (scope) => env.waiting.of(scope, now),

@@ -40,6 +40,11 @@ export interface DecideInput {
    * replays and tests only: the controller always passes it).
    */
   readonly placement?: Placement
+  /**
+   * Nodes the fleet inventory has not answered for yet (owner/Inventory.ts): until it has, a pool's or zone's size
+   * may be short, so a decision waits (seconds; none in what-if replays, which count by the recording).
+   */
+  readonly unlocated?: number
   /** The node's pool when it is a Karpenter NodePool (undefined otherwise). */
   readonly nodePool?: NodePoolFacts
   /** The relapse ledger of a pool (scope name) and reason, if one is kept (decide/relapse.ts). */
@@ -150,6 +155,7 @@ export const decide = ({
   shifts,
   now,
   placement,
+  unlocated,
   nodePool,
   ledger,
   waiting,
@@ -170,6 +176,13 @@ export const decide = ({
       _tag: "Unsettled",
       governing,
       why: "its pool and zone are being proven",
+      requeueAfterMs: UNSETTLED_MS
+    }
+  if (unlocated !== undefined && unlocated > 0)
+    return {
+      _tag: "Unsettled",
+      governing,
+      why: `the fleet inventory has not placed ${unlocated} nodes yet`,
       requeueAfterMs: UNSETTLED_MS
     }
   const { pool, zone: myZone } = placed

@@ -28,6 +28,8 @@ export interface Inventory {
   /** Queues every located Node again (the next `flush` asks). */
   readonly refresh: () => void
   readonly size: () => number
+  /** Nodes asked about and not answered yet (a failed call keeps them so). */
+  readonly pending: () => number
 }
 
 export interface InventoryPorts {
@@ -59,6 +61,16 @@ const samePlacement = (a: Placement, b: Placement) =>
 
 export const makeInventory = (ports: InventoryPorts): Inventory => {
   const entries = new Map<string, Entry>()
+  let unanswered = 0
+  /** Every write of `entries` goes through here: it keeps the count of Pending entries. */
+  const put = (name: string, e: Entry | undefined) => {
+    if (entries.get(name)?.placement._tag === "Pending") unanswered--
+    if (e === undefined) entries.delete(name)
+    else {
+      entries.set(name, e)
+      if (e.placement._tag === "Pending") unanswered++
+    }
+  }
   const answer = (asked: ReadonlyArray<NodeView>, found: ReadonlyMap<string, Location>) => {
     for (const node of asked) {
       const e = entries.get(node.name)
@@ -69,7 +81,7 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
         l === undefined
           ? { _tag: "Unprovable", why: `the cloud knows no live machine named ${node.name}` }
           : { _tag: "Proven", pool: l.pool, zone: l.zone }
-      entries.set(node.name, { node: e.node, placement, queued: false })
+      put(node.name, { node: e.node, placement, queued: false })
       if (!samePlacement(e.placement, placement)) ports.settled(node.name)
     }
   }
@@ -84,11 +96,9 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
       if (node.uid === undefined) return
       const e = entries.get(node.name)
       if (e !== undefined && sameNode(e.node, node)) return
-      entries.set(node.name, { node, placement: { _tag: "Pending" }, queued: true })
+      put(node.name, { node, placement: { _tag: "Pending" }, queued: true })
     },
-    forget: (name) => {
-      entries.delete(name)
-    },
+    forget: (name) => put(name, undefined),
     flush: Effect.suspend(() => {
       const queued = [...entries.values()].filter((e) => e.queued).map((e) => e.node)
       const batches: NodeView[][] = []
@@ -99,6 +109,7 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
     refresh: () => {
       for (const [name, e] of entries) entries.set(name, { ...e, queued: true })
     },
-    size: () => entries.size
+    size: () => entries.size,
+    pending: () => unanswered
   }
 }
