@@ -4,6 +4,7 @@
  * effects (state transitions), so tests can prove that retries never terminate twice.
  */
 import { randomBytes, randomUUID } from "node:crypto"
+import { ScheduledEventStore } from "./ec2/ScheduledEvents.ts"
 import { defaultZones, type FakeZone, VPC_ID } from "./zones.ts"
 
 export type InstanceStateName =
@@ -157,6 +158,8 @@ const hex = (bytes: number) => randomBytes(bytes).toString("hex")
 export class InstanceStore {
   readonly region: string
   readonly zones: ReadonlyArray<FakeZone>
+  /** EC2's scheduled events of each instance (DescribeInstanceStatus), set through the admin API. */
+  readonly events = new ScheduledEventStore()
   readonly #instances = new Map<string, FakeInstance>()
   /** Launch templates marked broken (by id): what their instances come up with. */
   readonly #brokenTemplates = new Map<string, NodeFault>()

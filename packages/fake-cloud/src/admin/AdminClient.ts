@@ -17,6 +17,16 @@ export interface AdminInstance {
   readonly bootId: string
 }
 
+/** An EC2 scheduled event as the admin API reports it (`description` prefixed once it has ended, as EC2's). */
+export interface AdminScheduledEvent {
+  readonly instanceEventId: string
+  readonly code: string
+  readonly description: string
+  readonly notBefore: string
+  readonly notAfter?: string
+  readonly outcome?: "completed" | "canceled"
+}
+
 export interface AdminStats {
   /** Instances launched by anyone; `launchesBy` splits them into RunInstances calls and Auto Scaling groups. */
   readonly launches: number
@@ -77,6 +87,31 @@ export class AdminClient {
   ) => this.#call<unknown>("PUT", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`, fault)
   mendLaunchTemplate = (templateId: string) =>
     this.#call<unknown>("DELETE", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`)
+  /** Schedules an EC2 event on an instance: `notBefore` (ISO) or `notBeforeInMinutes` from now. */
+  scheduleEvent = (
+    instanceId: string,
+    req: {
+      code: string
+      notBefore?: string
+      notBeforeInMinutes?: number
+      windowMinutes?: number
+      notAfter?: string
+      description?: string
+    }
+  ) =>
+    this.#call<AdminScheduledEvent>("POST", `/admin/instances/${encodeURIComponent(instanceId)}/events`, req)
+  /** Completes or cancels a scheduled event; it stays listed with `[Completed]` or `[Canceled]`, as on EC2. */
+  endEvent = (instanceId: string, eventId: string, outcome: "completed" | "canceled") =>
+    this.#call<AdminScheduledEvent>(
+      "POST",
+      `/admin/instances/${encodeURIComponent(instanceId)}/events/${encodeURIComponent(eventId)}/end`,
+      { outcome }
+    )
+  scheduledEvents = (instanceId: string) =>
+    this.#call<{ events: AdminScheduledEvent[] }>(
+      "GET",
+      `/admin/instances/${encodeURIComponent(instanceId)}/events`
+    ).then((r) => r.events)
   injectFault = (spec: FaultSpec) => this.#call<unknown>("POST", "/admin/faults", spec)
   clearFaults = () => this.#call<unknown>("DELETE", "/admin/faults")
   startZonalShift = (req: {

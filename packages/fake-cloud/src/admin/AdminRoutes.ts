@@ -8,6 +8,7 @@ import type { GroupStore } from "../autoscaling/GroupStore.ts"
 import { AutoScalingGroupRequest, groupJson, LaunchFailureRequest, toGroupSpec } from "./AutoScalingAdmin.ts"
 import { FaultSpec, type Faults } from "../Faults.ts"
 import type { FakeInstance, InstanceStore } from "../InstanceStore.ts"
+import { routeScheduledEvents } from "./ScheduledEventsAdmin.ts"
 
 export const StartShiftRequest = Schema.Struct({
   /** Zone name or zone id. */
@@ -68,7 +69,7 @@ export const instanceJson = (i: FakeInstance) => ({
   launchTemplate: i.launchTemplate
 })
 
-function decode<S extends Schema.Top & { readonly DecodingServices: never }>(
+export function decode<S extends Schema.Top & { readonly DecodingServices: never }>(
   schema: S,
   body: string
 ): S["Type"] {
@@ -110,6 +111,8 @@ export async function routeAdmin(
     })
     return { status: 200, body: instanceJson(i) }
   }
+  const events = routeScheduledEvents(store, method, path, body)
+  if (events !== undefined) return events
   if (path === "/admin/stats" && method === "GET") {
     return { status: 200, body: { ...store.stats(), calls: { ...ctx.calls } } }
   }

@@ -1,7 +1,11 @@
-/** The EC2 actions the fake serves: RunInstances, DescribeInstances, TerminateInstances, RebootInstances. */
+/**
+ * The EC2 actions the fake serves: RunInstances, DescribeInstances, TerminateInstances, RebootInstances,
+ * DescribeInstanceStatus (DescribeInstanceStatus.ts), DescribeAvailabilityZones.
+ */
 import { Ec2Error, type FakeInstance, type InstanceStore, STATE_CODE } from "../InstanceStore.ts"
 import { OWNER_ID } from "../zones.ts"
 import { filters, instanceTags, listParam, type QueryParams } from "./Ec2Query.ts"
+import { describeInstanceStatus } from "./DescribeInstanceStatus.ts"
 import { ec2Response, el, set } from "./Ec2Xml.ts"
 
 export const EC2_API_VERSION = "2016-11-15"
@@ -9,15 +13,19 @@ export const EC2_ACTIONS = [
   "RunInstances",
   "DescribeInstances",
   "TerminateInstances",
-  "RebootInstances"
+  "RebootInstances",
+  "DescribeInstanceStatus"
 ] as const
 
-/** DescribeInstances' pages: `MaxResults` (5-1000, not with instance ids) and the `NextToken` of the page before. */
-function paged(
-  found: ReadonlyArray<FakeInstance>,
+/**
+ * DescribeInstances' and DescribeInstanceStatus' pages: `MaxResults` (5-1000, not with instance ids) and the
+ * `NextToken` of the page before.
+ */
+export function paged<T>(
+  found: ReadonlyArray<T>,
   params: QueryParams,
   byIds: boolean
-): { page: ReadonlyArray<FakeInstance>; nextToken?: string } {
+): { page: ReadonlyArray<T>; nextToken?: string } {
   const max = params.get("MaxResults")
   const token = params.get("NextToken")
   if (max === undefined && token === undefined) return { page: found }
@@ -36,7 +44,8 @@ function paged(
   return from + size < found.length ? { page, nextToken: `page-${from + size}` } : { page }
 }
 
-const stateXml = (name: keyof typeof STATE_CODE) => `${el("code", STATE_CODE[name])}${el("name", name)}`
+export const stateXml = (name: keyof typeof STATE_CODE) =>
+  `${el("code", STATE_CODE[name])}${el("name", name)}`
 
 function instanceXml(i: FakeInstance): string {
   const tags = Object.entries(i.tags).map(([k, v]) => `${el("key", k)}${el("value", v)}`)
@@ -72,7 +81,7 @@ const reservationXml = (reservationId: string, instances: ReadonlyArray<FakeInst
   `${el("reservationId", reservationId)}${el("ownerId", OWNER_ID)}<groupSet/>${set("instancesSet", instances.map(instanceXml))}`
 
 /** EC2 filter values take wildcards: `*` any run of characters, `?` one; a backslash escapes either. */
-function wildcard(pattern: string): RegExp {
+export function wildcard(pattern: string): RegExp {
   let source = ""
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!
@@ -88,7 +97,7 @@ function wildcard(pattern: string): RegExp {
 }
 
 /** EC2 refuses a call with more filter values than this, all filters together. */
-const MAX_FILTER_VALUES = 200
+export const MAX_FILTER_VALUES = 200
 
 function matches(i: FakeInstance, name: string, values: ReadonlyArray<string>): boolean {
   const any = (v: string | undefined) =>
@@ -211,6 +220,8 @@ export function runEc2Action(
       store.reboot(ids)
       return ec2Response("RebootInstances", requestId, el("return", "true"))
     }
+    case "DescribeInstanceStatus":
+      return ec2Response("DescribeInstanceStatus", requestId, describeInstanceStatus(store, params))
     case "DescribeAvailabilityZones": {
       const items = store.zones.map(
         (z) =>
