@@ -44,7 +44,7 @@ let gone: string
 beforeAll(async () => {
   cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 0, terminateDelayMs: 0 })
   admin = new AdminClient(cloud.url)
-  const launched = cloud.store.run({ count: 4, imageId: "ami-1", instanceType: "m5.large" }).instances
+  const launched = cloud.store.run({ count: 4, imageId: "ami-1", instanceType: "m5.large", tags: {} }).instances
   await new Promise((r) => setTimeout(r, 30))
   running = launched.slice(0, 3).map((i) => i.instanceId)
   gone = launched[3]!.instanceId
@@ -121,7 +121,7 @@ describe("DescribeInstanceStatus", () => {
     expect(one(unknown.xml, "Code")).toBe("InvalidInstanceID.NotFound")
     const both = await status({ "InstanceId.1": running[0]!, MaxResults: "5" })
     expect(one(both.xml, "Code")).toBe("InvalidParameterCombination")
-    cloud.store.run({ count: 6, imageId: "ami-1", instanceType: "m5.large" })
+    cloud.store.run({ count: 6, imageId: "ami-1", instanceType: "m5.large", tags: {} })
     await new Promise((r) => setTimeout(r, 30))
     const first = await status({ MaxResults: "5" })
     expect(all(first.xml, "instanceId")).toHaveLength(5)
