@@ -1172,6 +1172,75 @@ export const CATALOG = [
     recovery: "auto",
     defaultAction: "None"
   },
+  // 1.6.0: the driver's GPU recovery action (XID 154, NVML field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230),
+  // one code per value of nvmlDeviceGpuRecoveryAction_t. nodemend cannot reset one GPU: a reboot resets it.
+  {
+    code: "NvidiaGPUResetRequired",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Condition",
+    monitor: "nvidia",
+    description:
+      "The GPU driver says the GPU must be reset before it can be used again (recovery action GPU_RESET, 1).",
+    trigger: "XID 154, then NVML field 230 (GPU recovery action) reads 1 on that GPU",
+    message: "GPU {gpu} needs a reset: the driver's recovery action is {action} (XID 154)",
+    since: "1.6.0",
+    recovery: "reboot",
+    defaultAction: "Reboot"
+  },
+  {
+    code: "NvidiaNodeRebootRequired",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Condition",
+    monitor: "nvidia",
+    description:
+      "The GPU driver says the node must be rebooted to recover the GPU (recovery action NODE_REBOOT, 2).",
+    trigger: "XID 154, then NVML field 230 (GPU recovery action) reads 2 on that GPU",
+    message: "GPU {gpu} needs a node reboot: the driver's recovery action is {action} (XID 154)",
+    since: "1.6.0",
+    recovery: "reboot",
+    defaultAction: "Reboot"
+  },
+  {
+    code: "NvidiaGPUDrainAndResetRequired",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Condition",
+    monitor: "nvidia",
+    description:
+      "The GPU driver says the GPU runs at reduced capacity: drain its work, then reset it (recovery action DRAIN_AND_RESET, 4).",
+    trigger: "XID 154, then NVML field 230 (GPU recovery action) reads 4 on that GPU",
+    message:
+      "GPU {gpu} needs its work drained and a reset: the driver's recovery action is {action} (XID 154)",
+    since: "1.6.0",
+    recovery: "reboot",
+    defaultAction: "Reboot"
+  },
+  {
+    code: "NvidiaGPUDrainP2PRequired",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Event",
+    monitor: "nvidia",
+    description:
+      "The GPU driver asks for peer-to-peer (NVLink) traffic to be drained (recovery action DRAIN_P2P, 3); it names the final action in a later XID 154.",
+    trigger: "XID 154, then NVML field 230 (GPU recovery action) reads 3 on that GPU",
+    message:
+      "GPU {gpu} needs its peer-to-peer traffic drained: the driver's recovery action is {action} (XID 154)",
+    since: "1.6.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
+  {
+    code: "NvidiaGPURecoveryActionOther",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Event",
+    monitor: "nvidia",
+    description:
+      "The GPU driver reports a recovery action that is not a node action (RECOVER_IMEX_DOMAIN, 5) or that this version does not know.",
+    trigger: "XID 154, then NVML field 230 (GPU recovery action) reads 5 or a value above 5",
+    message: "GPU {gpu}: the driver's recovery action is {action} (XID 154)",
+    since: "1.6.0",
+    recovery: "auto",
+    defaultAction: "None"
+  },
   // ---------------------------------------------------------------- AcceleratedHardwareReady (Neuron)
   {
     code: "NeuronSRAMUncorrectableError",

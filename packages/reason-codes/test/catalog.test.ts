@@ -127,7 +127,15 @@ const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> =
     "XFSFilesystemShutdown",
     "FilesystemRemountedReadOnly"
   ],
-  AcceleratedHardwareReady: ["NvidiaMonitorNotWatching"]
+  AcceleratedHardwareReady: [
+    "NvidiaMonitorNotWatching",
+    // 1.6.0: the driver's GPU recovery action (XID 154, issue #38)
+    "NvidiaGPUResetRequired",
+    "NvidiaNodeRebootRequired",
+    "NvidiaGPUDrainAndResetRequired",
+    "NvidiaGPUDrainP2PRequired",
+    "NvidiaGPURecoveryActionOther"
+  ]
 }
 
 // NMA "Fatal" reasons (they set the condition False), and nodemend's own Conditions; everything else is an Event.
@@ -156,6 +164,9 @@ const FATAL = new Set([
   "NvidiaDoubleBitError",
   "NvidiaNVLinkError",
   "NvidiaDeviceCountMismatch",
+  "NvidiaGPUResetRequired",
+  "NvidiaNodeRebootRequired",
+  "NvidiaGPUDrainAndResetRequired",
   "NeuronSRAMUncorrectableError",
   "NeuronNCUncorrectableError",
   "NeuronHBMUncorrectableError",
