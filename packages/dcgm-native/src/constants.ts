@@ -136,6 +136,21 @@ export const NvmlEventType = {
   XidCriticalError: 0x8n
 } as const
 
+/**
+ * NVML field ids (NVML's own id space, not DCGM's) and nvmlDeviceGpuRecoveryAction_t, from NVIDIA/go-nvml
+ * gen/nvml/nvml.h (commit 2f9e261, 2026-07-01): `NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230` "None/Reset/Reboot/
+ * Drain P2P/Drain and Reset"; its change is reported as XID 154 (GPU_RECOVERY_ACTION_CHANGED).
+ */
+export const NvmlFieldId = { GPU_RECOVERY_ACTION: 230 } as const
+export const NvmlGpuRecoveryAction = {
+  NONE: 0,
+  GPU_RESET: 1,
+  NODE_REBOOT: 2,
+  DRAIN_P2P: 3,
+  DRAIN_AND_RESET: 4,
+  RECOVER_IMEX_DOMAIN: 5
+} as const
+
 /** nvmlGpuFabricState_t */
 export const FabricState = { NOT_SUPPORTED: 0, NOT_STARTED: 1, IN_PROGRESS: 2, COMPLETED: 3 } as const
 

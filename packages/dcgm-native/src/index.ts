@@ -23,6 +23,7 @@ export {
   type FabricInfo,
   Nvml,
   type NvmlApi,
+  type RecoveryActionReading,
   type NvmlDevice,
   type NvmlEvent,
   type PciInfo,

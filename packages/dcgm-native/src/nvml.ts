@@ -5,7 +5,7 @@
  */
 import koffi, { type LibraryHandle } from "koffi"
 import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
-import { NvmlReturn } from "./constants.ts"
+import { NvmlFieldId, NvmlReturn } from "./constants.ts"
 import { LibraryMissing, NvmlCallFailed, VersionMismatch } from "./errors.ts"
 import {
   NvmlEventData,
@@ -56,6 +56,15 @@ export interface RetiredPages {
   readonly timestamps: readonly bigint[]
 }
 
+/**
+ * The driver's GPU recovery action (field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): `Absent` where this NVML or
+ * driver does not offer it (no nvmlDeviceGetFieldValues, or the field NOT_SUPPORTED / unknown: drivers before
+ * R570), which is not a fault.
+ */
+export type RecoveryActionReading =
+  | { readonly _tag: "Present"; readonly value: number }
+  | { readonly _tag: "Absent"; readonly detail: string }
+
 export interface NvmlEvent {
   readonly deviceIndex: number
   readonly eventType: bigint
@@ -76,6 +85,7 @@ export interface NvmlApi {
   readonly fabricInfo: (index: number) => Effect.Effect<FabricInfo, NvmlCallFailed>
   readonly retiredPages: (index: number, cause: 0 | 1) => Effect.Effect<RetiredPages, NvmlCallFailed>
   readonly remappedRows: (index: number) => Effect.Effect<RemappedRows, NvmlCallFailed>
+  readonly gpuRecoveryAction: (index: number) => Effect.Effect<RecoveryActionReading, NvmlCallFailed>
   /**
    * Events of the given types from every device. The event set lives as long as the stream; a wait in
    * flight when the stream ends is awaited (at most `waitMs`) before the set is freed.
@@ -94,6 +104,7 @@ interface NvmlFunctions {
   readonly nvmlDeviceGetGpuFabricInfoV: NativeFunction | undefined
   readonly nvmlDeviceGetRetiredPages_v2: NativeFunction
   readonly nvmlDeviceGetRemappedRows: NativeFunction
+  readonly nvmlDeviceGetFieldValues: NativeFunction | undefined
   readonly nvmlEventSetCreate: NativeFunction
   readonly nvmlDeviceRegisterEvents: NativeFunction
   readonly nvmlEventSetWait_v2: NativeFunction
@@ -113,12 +124,14 @@ const loadNvml = (path: string): Effect.Effect<NvmlFunctions, LibraryMissing | V
       )
     }
     try {
-      let fabric: NativeFunction | undefined
-      try {
-        fabric = lib.func("nvmlDeviceGetGpuFabricInfoV", "int", ["void *", "void *"])
-      } catch {
-        fabric = undefined
+      const optional = (name: string, args: string[]): NativeFunction | undefined => {
+        try {
+          return lib.func(name, "int", args)
+        } catch {
+          return undefined
+        }
       }
+      const fabric = optional("nvmlDeviceGetGpuFabricInfoV", ["void *", "void *"])
       return Effect.succeed({
         nvmlInit_v2: lib.func("nvmlInit_v2", "int", []),
         nvmlShutdown: lib.func("nvmlShutdown", "int", []),
@@ -150,6 +163,7 @@ const loadNvml = (path: string): Effect.Effect<NvmlFunctions, LibraryMissing | V
           koffi.out(koffi.pointer("uint32_t")),
           koffi.out(koffi.pointer("uint32_t"))
         ]),
+        nvmlDeviceGetFieldValues: optional("nvmlDeviceGetFieldValues", ["void *", "int", "void *"]),
         nvmlEventSetCreate: lib.func("nvmlEventSetCreate", "int", [outPtr]),
         nvmlDeviceRegisterEvents: lib.func("nvmlDeviceRegisterEvents", "int", [
           "void *",
@@ -169,6 +183,42 @@ const loadNvml = (path: string): Effect.Effect<NvmlFunctions, LibraryMissing | V
       )
     }
   })
+
+/**
+ * nvmlFieldValue_t (nvml.h): fieldId u32 @0, scopeId u32 @4, timestamp i64 @8, latencyUsec i64 @16,
+ * valueType (nvmlValueType_t) @24, nvmlReturn @28, value (nvmlValue_t, an 8-byte union) @32; 40 bytes.
+ */
+const NVML_FIELD_VALUE_SIZE = 40
+/** A driver that predates the field answers with one of these (per call or per value): absent, not a fault. */
+const ABSENT_RETURNS: ReadonlySet<number> = new Set([
+  NvmlReturn.NOT_SUPPORTED,
+  NvmlReturn.FUNCTION_NOT_FOUND,
+  NvmlReturn.INVALID_ARGUMENT,
+  NvmlReturn.ARGUMENT_VERSION_MISMATCH
+])
+
+const decodeRecoveryAction = (
+  buf: Buffer,
+  fail: (call: string, rc: number) => NvmlCallFailed
+): Effect.Effect<RecoveryActionReading, NvmlCallFailed> => {
+  const rc = buf.readInt32LE(28)
+  if (ABSENT_RETURNS.has(rc))
+    return Effect.succeed({
+      _tag: "Absent",
+      detail: `field ${NvmlFieldId.GPU_RECOVERY_ACTION} returned ${rc}`
+    })
+  if (rc !== NvmlReturn.SUCCESS) return Effect.fail(fail("nvmlDeviceGetFieldValues", rc))
+  // nvmlValueType_t: 1 unsigned int, 2 unsigned long, 3 unsigned long long, 4 signed long long, 5 signed int,
+  // 6 unsigned short; the driver reports this enum as an unsigned int.
+  const type = buf.readInt32LE(24)
+  const value =
+    type === 2 || type === 3 || type === 4
+      ? Number(buf.readBigUInt64LE(32))
+      : type === 6
+        ? buf.readUInt16LE(32)
+        : buf.readUInt32LE(32)
+  return Effect.succeed({ _tag: "Present", value })
+}
 
 export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-native/Nvml") {
   /** Loads the library, nvmlInit_v2; nvmlShutdown (off the main thread) when the layer is released. */
@@ -317,6 +367,20 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
               failureOccurred: failure[0] === 1
             }
           })
+        const gpuRecoveryAction = (index: number) =>
+          Effect.gen(function* () {
+            const fn = fns.nvmlDeviceGetFieldValues
+            if (fn === undefined)
+              return { _tag: "Absent", detail: "nvmlDeviceGetFieldValues not in this NVML" } as const
+            const d = yield* device(index)
+            const buf = Buffer.alloc(NVML_FIELD_VALUE_SIZE)
+            buf.writeUInt32LE(NvmlFieldId.GPU_RECOVERY_ACTION, 0)
+            const rc = yield* callAsync<number>(fn, d, 1, buf)
+            if (ABSENT_RETURNS.has(rc))
+              return { _tag: "Absent", detail: `nvmlDeviceGetFieldValues returned ${rc}` } as const
+            yield* check("nvmlDeviceGetFieldValues")(rc)
+            return yield* decodeRecoveryAction(buf, fail)
+          })
 
         const events = (eventTypes: bigint, waitMs = 500) =>
           Stream.callback<NvmlEvent, NvmlCallFailed>((queue) =>
@@ -400,6 +464,7 @@ export class Nvml extends Context.Service<Nvml, NvmlApi>()("@nodemend/dcgm-nativ
           fabricInfo,
           retiredPages,
           remappedRows,
+          gpuRecoveryAction,
           events
         })
       })

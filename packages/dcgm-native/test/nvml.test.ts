@@ -51,6 +51,25 @@ describe("NVML", () => {
       expect(err.code).toBe(NvmlReturn.INVALID_ARGUMENT)
     }).pipe(Effect.provide(NvmlDouble))
   )
+  it.live("GPU recovery action (field 230): each value; Absent where the driver lacks it, not an error", () =>
+    Effect.gen(function* () {
+      const nvml = yield* Nvml
+      expect(yield* nvml.gpuRecoveryAction(0)).toEqual({ _tag: "Present", value: 0 })
+      for (const value of [1, 2, 3, 4, 5]) {
+        injector.nvmlSetRecoveryAction(3, value)
+        expect(yield* nvml.gpuRecoveryAction(3)).toEqual({ _tag: "Present", value })
+      }
+      // a driver before R570: the call works, the field is NOT_SUPPORTED
+      injector.nvmlSetRecoveryAction(1, 2, { perValueReturn: NvmlReturn.NOT_SUPPORTED })
+      expect((yield* nvml.gpuRecoveryAction(1))._tag).toBe("Absent")
+      injector.nvmlSetRecoveryAction(1, 2, { callReturn: NvmlReturn.FUNCTION_NOT_FOUND })
+      expect((yield* nvml.gpuRecoveryAction(1))._tag).toBe("Absent")
+      // a lost GPU is a failed call, not "absent"
+      injector.nvmlSetRecoveryAction(2, 0, { perValueReturn: NvmlReturn.GPU_IS_LOST })
+      const err = yield* Effect.flip(nvml.gpuRecoveryAction(2))
+      expect(err.code).toBe(NvmlReturn.GPU_IS_LOST)
+    }).pipe(Effect.provide(NvmlDouble))
+  )
   it.live("clock event reasons keep all 64 bits", () =>
     Effect.gen(function* () {
       const nvml = yield* Nvml

@@ -134,7 +134,8 @@ export class GpuDoubleInjector {
         "uint64_t"
       ]),
       nvmlPci: n.func("nmdouble_nvml_set_pci", "void", ["uint32_t", "uint32_t", "uint32_t", "uint32_t"]),
-      nvmlEvent: n.func("nmdouble_nvml_post_event", "int", ["uint32_t", "uint64_t", "uint64_t"])
+      nvmlEvent: n.func("nmdouble_nvml_post_event", "int", ["uint32_t", "uint64_t", "uint64_t"]),
+      nvmlRecovery: n.func("nmdouble_nvml_set_recovery_action", "void", ["uint32_t", "uint32_t", "int"])
     }
   }
 
@@ -328,6 +329,17 @@ export class GpuDoubleInjector {
     this.f.nvmlPci!(index, pci.domain, pci.bus, pci.device)
   }
   /** Queues an NVML event on every event set registered for it; returns how many sets received it. */
+  /**
+   * Field 230 (GPU recovery action) of a device. `perValueReturn` answers in the value's nvmlReturn (a driver
+   * before R570: NOT_SUPPORTED); `callReturn` fails the whole nvmlDeviceGetFieldValues call.
+   */
+  nvmlSetRecoveryAction(
+    index: number,
+    action: number,
+    r: { perValueReturn?: number; callReturn?: number } = {}
+  ): void {
+    this.f.nvmlRecovery!(index, action, r.callReturn ? -r.callReturn : (r.perValueReturn ?? 0))
+  }
   nvmlPostEvent(index: number, eventType: bigint, eventData: bigint | number): number {
     return this.f.nvmlEvent!(index, eventType, eventData) as number
   }

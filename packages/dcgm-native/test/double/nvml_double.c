@@ -30,6 +30,10 @@ struct nvmlDevice_st {
   unsigned long long pageTs[2][MAX_PAGES];
   unsigned int pageCount[2];
   unsigned int pciDomain, pciBus, pciDevice; /* default: 0000:(0x10 + index):00.0 */
+  unsigned int recoveryAction;
+  /* What field 230 answers: 0 the value; else this nvmlReturn_t per value (a driver before R570 answers
+     NOT_SUPPORTED), or, negated, for the whole call. */
+  int recoveryReturn;
 };
 
 struct nvmlEventSet_st {
@@ -278,6 +282,26 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   return NVML_ERROR_INVALID_ARGUMENT;
 }
 
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values) {
+  pthread_mutex_lock(&mu);
+  nvmlReturn_t r = ready();
+  struct nvmlDevice_st *x = dev(d);
+  if (r == NVML_SUCCESS && (x == NULL || values == NULL || count <= 0)) r = NVML_ERROR_INVALID_ARGUMENT;
+  if (r == NVML_SUCCESS && x->recoveryReturn < 0) r = -x->recoveryReturn;
+  for (int k = 0; r == NVML_SUCCESS && k < count; k++) {
+    nvmlFieldValue_t *v = &values[k];
+    v->timestamp = (long long)time(NULL) * 1000000LL;
+    v->latencyUsec = 0;
+    if (v->fieldId != NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) { v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; continue; }
+    v->nvmlReturn = x->recoveryReturn;
+    v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+    v->value.ullVal = 0;
+    if (x->recoveryReturn == NVML_SUCCESS) v->value.uiVal = x->recoveryAction;
+  }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
 /* ---- injection controls (double only) ---- */
 
 void nmdouble_nvml_reset(void) {
@@ -329,6 +353,12 @@ void nmdouble_nvml_add_retired_page(unsigned int i, unsigned int cause, unsigned
     devices[i].pages[cause][k] = address;
     devices[i].pageTs[cause][k] = ts;
   }
+  pthread_mutex_unlock(&mu);
+}
+
+void nmdouble_nvml_set_recovery_action(unsigned int i, unsigned int action, int fieldReturn) {
+  pthread_mutex_lock(&mu);
+  if (i < MAX_DEV) { devices[i].recoveryAction = action; devices[i].recoveryReturn = fieldReturn; }
   pthread_mutex_unlock(&mu);
 }
 

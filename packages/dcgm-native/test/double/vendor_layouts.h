@@ -225,6 +225,22 @@ typedef struct {
 } nvmlPciInfo_t;
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t");
 
+/* nvmlFieldValue_t: NVIDIA/go-nvml gen/nvml/nvml.h (nvmlDeviceGetFieldValues); value is an 8-byte union. */
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  union { double dVal; unsigned int uiVal; unsigned long ulVal; unsigned long long ullVal; long long sllVal; } value;
+} nvmlFieldValue_t;
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t");
+_Static_assert(__builtin_offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t.valueType");
+_Static_assert(__builtin_offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value");
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+#define NVML_VALUE_TYPE_UNSIGNED_INT 1
+
 #define NVML_STRUCT_VERSION(data, ver) ((unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U)))
 #define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
 #define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(GpuFabricInfo, 3)
