@@ -26,6 +26,7 @@ import { ConditionWriter, conditionWriterLayer } from "./k8s/condition-writer.ts
 import { EventRecorder, eventRecorderLayer } from "./k8s/event-recorder.ts"
 import { findingRoutes } from "./finding-routes.ts"
 import { KubeApi, kubeApiLayer } from "./k8s/kube-api.ts"
+import { reportShedFindings } from "./k8s/shed-events.ts"
 import { detectAccelerator, managedConditionTypes, readyTextsFor } from "./k8s/managed-conditions.ts"
 import { libraryPresent } from "./monitors/nvidia/library-presence.ts"
 import { notWatchingDetection } from "./monitors/nvidia/not-watching.ts"
@@ -243,6 +244,8 @@ export const runAgent = (flags: AgentFlags) =>
       // storm those runs' allocations, promoted by the deployed 1 MiB young generation, were what grew the old
       // space before its next mark-compact (docs/performance.md, "Peak RSS during storms": 102 -> 90-92 MiB).
       yield* Effect.forkScoped(Stream.runForEachArray(logs.findings, sink))
+      // What a log storm shed (repeats only; news and resolutions are always delivered) is named once a minute.
+      yield* Effect.forkScoped(reportShedFindings({ drainShed: logs.drainShed, nodeUid: w.nodeUid }))
       return yield* Effect.never
     }).pipe(Effect.provide(Layer.merge(services, XidDeduplicator.layer)))
   }).pipe(Effect.scoped)

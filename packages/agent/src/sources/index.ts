@@ -8,13 +8,16 @@ export { lineTimestamp } from "./line-timestamp.ts"
 export { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
 export {
   FINDINGS_DROPPED,
+  FINDINGS_SHED,
   LOG_SOURCE_METRICS,
   type LogMetrics,
   type LogMonitors,
   type LogMonitorsOptions,
   LogMonitorsService,
-  makeLogMonitors
+  makeLogMonitors,
+  type ShedReport
 } from "./log-monitors.ts"
+export { type FindingLanes, makeFindingLanes, NEWS_WINDOW_MS, REPEATS_PER_SOURCE } from "./finding-lanes.ts"
 export { type PodLogReader, startPodLogReader } from "./pod-log-reader.ts"
 export type { SourceLog } from "./source-log.ts"
 export {

@@ -1,15 +1,19 @@
 /**
  * The log-driven monitors for the runtime: opens every source the rules read (one reader per resource),
- * runs each record through the rule engine as it arrives and offers the findings (Detections and
- * Resolutions) to a bounded queue, exposed as a Stream. Readers live as long as the Scope. A full queue
- * drops the finding, counts it and logs it; nothing is dropped silently.
+ * runs each record through the rule engine as it arrives and hands the findings (Detections and Resolutions)
+ * to the finding lanes (finding-lanes.ts), exposed as a Stream. Each finding is judged news or a repeat there,
+ * before anything is bounded: news (a reason not reported for a minute, every Resolution that changes its key)
+ * is always kept; repeats wait in their source's bounded lane, and a full lane sheds them, counted per source
+ * and reason (`nodemend_agent_log_findings_shed_total`) and named by the shed-findings Event. Readers live as
+ * long as the Scope.
  */
-import { Context, Effect, Layer, Metric, Queue, type Scope, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Queue, type Scope, Stream } from "effect"
 import type { Detection, Finding } from "../model.ts"
 import { InvalidRule } from "../rules/compile.ts"
 import { makeLogRuleEngine } from "../rules/engine.ts"
 import type { RuleOverrides } from "../rules/overrides.ts"
 import type { LogSourceId } from "../rules/rule.ts"
+import { makeFindingLanes, REPEATS_PER_SOURCE } from "./finding-lanes.ts"
 import { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
 import type { SourceLog } from "./source-log.ts"
 
@@ -35,11 +39,18 @@ export const LOG_SOURCE_METRICS: Readonly<Record<keyof SourceCounters, Metric.Co
   })
 }
 export const FINDINGS_DROPPED = Metric.counter("nodemend_agent_log_findings_dropped_total", {
-  description: "Log findings (Detections, Resolutions) dropped because the findings queue was full"
+  description:
+    "Log findings shed that were not tracked as news (a reason or subject beyond the tracked bounds): possibly a first occurrence"
 })
+export const FINDINGS_SHED = Metric.counter("nodemend_agent_log_findings_shed_total", {
+  description:
+    "Repeated log findings shed in a storm (their source's lane was full, or a newer one superseded them), per source and reason"
+})
+/** Findings handed to the sink at once (the sink runs once per batch). */
+const TAKE_BATCH = 512
 
 export interface LogMonitorsOptions {
-  /** Bound of the Detection queue (default 4096). */
+  /** Bound of each source's lane of repeats (default 1024); news is never bounded by it. */
   readonly capacity?: number
   readonly journalctl?: string
   readonly kmsgLookbackMs?: number
@@ -57,8 +68,18 @@ export interface LogMetrics {
   readonly kmsgSequenceGaps: number
   readonly detections: number
   readonly resolutions: number
+  /** Shed findings that were not tracked as news (see FINDINGS_DROPPED). */
   readonly findingsDropped: number
+  /** Repeats shed, all sources and reasons. */
+  readonly findingsShed: number
   readonly bySource: Readonly<Partial<Record<LogSourceId, Readonly<SourceCounters>>>>
+}
+
+export interface ShedReport {
+  readonly source: LogSourceId
+  readonly monitor: string
+  readonly reason: string
+  readonly count: number
 }
 
 export interface LogMonitors {
@@ -69,6 +90,8 @@ export interface LogMonitors {
   readonly metrics: () => LogMetrics
   /** Per source: watching, or not watching (journalctl or the file's directory missing, ...). */
   readonly status: () => Readonly<Partial<Record<LogSourceId, SourceStatus>>>
+  /** Per source and reason, what was shed since the last call, most first (for the shed-findings Event). */
+  readonly drainShed: () => readonly ShedReport[]
   /** The shared readers, for other subscribers of raw lines. */
   readonly hub: LogHub
 }
@@ -102,11 +125,44 @@ export const makeLogMonitors = (
             : Effect.logInfo(message, fields)
       runLog(effect.pipe(Effect.annotateLogs("component", "log-sources")))
     }
-    const queue = yield* Queue.bounded<Finding>(options.capacity ?? 4096)
+    const clock = yield* Clock.Clock
+    const lanes = makeFindingLanes({ repeatsPerSource: options.capacity ?? REPEATS_PER_SOURCE })
+    // Wakes the Stream's pull when findings arrive; one pending signal is enough.
+    const wake = yield* Queue.sliding<void>(1)
+    const shedRegistrations = new Map<string, { remove: () => void }>()
     let detections = 0
     let resolutions = 0
-    let findingsDropped = 0
-    let lastDropLog = Number.NEGATIVE_INFINITY
+    let lastShedLog = Number.NEGATIVE_INFINITY
+    /** A (source, reason) that sheds for the first time gets its Prometheus series. */
+    const registerShed = () => {
+      for (const c of lanes.shed()) {
+        const key = `${c.source}\u0000${c.reason}`
+        if (shedRegistrations.has(key)) continue
+        shedRegistrations.set(
+          key,
+          Metric.registerUnsafe(
+            Metric.withAttributes(FINDINGS_SHED, { source: c.source, monitor: c.monitor, reason: c.reason }),
+            context,
+            {
+              get: () => ({ count: c.count, incremental: true }),
+              update: () => undefined,
+              modify: () => undefined
+            }
+          )
+        )
+      }
+    }
+    const shed = (source: LogSourceId, f: Finding, now: number) => {
+      if (shedRegistrations.size < lanes.shed().length) registerShed()
+      // Counted every time; logged at most once a minute (the Event names every storm's count).
+      if (now - lastShedLog < 60_000) return
+      lastShedLog = now
+      log("warn", "log storm: repeated findings shed (news and resolutions are kept)", {
+        source,
+        reason: f.reason,
+        findingsShed: lanes.shedTotal()
+      })
+    }
     const hub = yield* Effect.acquireRelease(
       Effect.promise(() =>
         startLogHub({
@@ -127,20 +183,10 @@ export const makeLogMonitors = (
             options.onDetection?.(f)
           } else resolutions++
           options.onFinding?.(f)
-          if (!Queue.offerUnsafe(queue, f)) {
-            findingsDropped++
-            // Counted every time; logged at most once a second.
-            const t = Date.now()
-            if (t - lastDropLog >= 1000) {
-              lastDropLog = t
-              log("error", "log findings queue full; finding dropped", {
-                finding: f._tag,
-                reason: f.reason,
-                subject: f.subject,
-                findingsDropped
-              })
-            }
-          }
+          const now = clock.currentTimeMillisUnsafe()
+          const verdict = lanes.offer(source, f, now)
+          if (verdict === "shed") shed(source, f, now)
+          else Queue.offerUnsafe(wake, undefined)
         }
       })
     }
@@ -148,7 +194,7 @@ export const makeLogMonitors = (
       Effect.sync(() => {
         const registrations = [
           Metric.registerUnsafe(FINDINGS_DROPPED, context, {
-            get: () => ({ count: findingsDropped, incremental: true }),
+            get: () => ({ count: lanes.untrackedShed(), incremental: true }),
             update: () => undefined,
             modify: () => undefined
           })
@@ -170,6 +216,7 @@ export const makeLogMonitors = (
       (registrations) =>
         Effect.sync(() => {
           for (const r of registrations) r.remove()
+          for (const r of shedRegistrations.values()) r.remove()
         })
     )
     const metrics = (): LogMetrics => {
@@ -183,12 +230,21 @@ export const makeLogMonitors = (
         kmsgSequenceGaps: sum("kmsgSequenceGaps"),
         detections,
         resolutions,
-        findingsDropped,
+        findingsDropped: lanes.untrackedShed(),
+        findingsShed: lanes.shedTotal(),
         bySource
       }
     }
-    const findings = Stream.fromQueue(queue)
-    return { findings, detections: findings, metrics, status: hub.status, hub }
+    // News first, then each source's repeats in turn (finding-lanes.ts); waits for a wake when all are empty.
+    const pull = Effect.gen(function* () {
+      for (;;) {
+        const batch = lanes.take(TAKE_BATCH)
+        if (batch.length > 0) return batch as unknown as readonly [Finding, ...Finding[]]
+        yield* Queue.take(wake)
+      }
+    })
+    const findings = Stream.fromPull(Effect.succeed(pull))
+    return { findings, detections: findings, metrics, status: hub.status, drainShed: lanes.drainShed, hub }
   })
 
 /** The log monitors as a service, for composition in the binary's main. */
