@@ -35,6 +35,40 @@ export const REPAIR_CONTROLLER_REPORTING_CONTROLLER = "nodemend.io/repair-contro
  */
 export const EVENTS_THROTTLED_REASON = "EventsThrottled"
 
+/**
+ * The condition type of a repair the repair controller plans for a cloud scheduled event (EC2 DescribeInstanceStatus):
+ * the controller's own, never written by the agent or kubelet; it names the plan in the repair's record, Events and
+ * metrics (`condition` label).
+ */
+export const SCHEDULED_EVENT_CONDITION_TYPE = "EC2ScheduledEvent"
+
+/**
+ * The reason of a repair planned for an EC2 scheduled event, per event code: what the repair's record, Events and
+ * metrics name it by, and the key of a `reasons.<reason>` override in the controller's config.
+ */
+export const SCHEDULED_EVENT_REASONS = {
+  "instance-retirement": "EC2InstanceRetirementScheduled",
+  "instance-stop": "EC2InstanceStopScheduled",
+  "system-reboot": "EC2SystemRebootScheduled",
+  "instance-reboot": "EC2InstanceRebootScheduled",
+  "system-maintenance": "EC2SystemMaintenanceScheduled"
+} as const
+
+/** What the controller does by default for each scheduled event (a `reasons.<reason>.action` overrides it). */
+export const SCHEDULED_EVENT_ACTIONS = {
+  "instance-retirement": "Replace",
+  "instance-stop": "Replace",
+  "system-reboot": "Reboot",
+  "instance-reboot": "Reboot",
+  "system-maintenance": "None"
+} as const
+
+/** `reason` of the repair controller's Event on a Node whose machine has a scheduled event it plans a repair for. */
+export const REPAIR_PLANNED_REASON = "RepairPlanned"
+
+/** `reason` of its Warning when a planned repair has not started by the event's NotBefore. */
+export const SCHEDULED_EVENT_UNHANDLED_REASON = "ScheduledEventUnhandled"
+
 /** Well-known Kubernetes label: the node's availability zone name. */
 export const ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -55,6 +89,8 @@ export type KeyKind =
   | "ec2-tag"
   | "event-reporting-controller"
   | "event-reason"
+  | "repair-condition-type"
+  | "repair-reason"
 
 export interface KeyInfo {
   readonly key: string
@@ -123,6 +159,58 @@ export const KEYS = [
     owner: "nodemend",
     description:
       "reason of the agent's Normal Event naming, per monitor and reason, the findings its Event budgets refused in the last interval."
+  },
+  {
+    key: SCHEDULED_EVENT_CONDITION_TYPE,
+    kind: "repair-condition-type",
+    owner: "nodemend",
+    description:
+      "The repair controller's condition type of a repair it plans for an EC2 scheduled event; read from the cloud, never from the Node."
+  },
+  {
+    key: SCHEDULED_EVENT_REASONS["instance-retirement"],
+    kind: "repair-reason",
+    owner: "nodemend",
+    description:
+      "A planned repair for EC2's instance-retirement event; default action Replace (capacity first)."
+  },
+  {
+    key: SCHEDULED_EVENT_REASONS["instance-stop"],
+    kind: "repair-reason",
+    owner: "nodemend",
+    description: "A planned repair for EC2's instance-stop event; default action Replace (capacity first)."
+  },
+  {
+    key: SCHEDULED_EVENT_REASONS["system-reboot"],
+    kind: "repair-reason",
+    owner: "nodemend",
+    description: "A planned repair for EC2's system-reboot event; default action Reboot (drained first)."
+  },
+  {
+    key: SCHEDULED_EVENT_REASONS["instance-reboot"],
+    kind: "repair-reason",
+    owner: "nodemend",
+    description: "A planned repair for EC2's instance-reboot event; default action Reboot (drained first)."
+  },
+  {
+    key: SCHEDULED_EVENT_REASONS["system-maintenance"],
+    kind: "repair-reason",
+    owner: "nodemend",
+    description: "EC2's system-maintenance event: reported, not repaired by default (action None)."
+  },
+  {
+    key: REPAIR_PLANNED_REASON,
+    kind: "event-reason",
+    owner: "nodemend",
+    description:
+      "reason of the repair controller's Event on a Node whose machine has an EC2 scheduled event: the event, its window and when the repair is due."
+  },
+  {
+    key: SCHEDULED_EVENT_UNHANDLED_REASON,
+    kind: "event-reason",
+    owner: "nodemend",
+    description:
+      "reason of the repair controller's Warning when a planned repair has not started by the event's NotBefore (held by a gate or a budget)."
   },
   {
     key: ZONE_LABEL,

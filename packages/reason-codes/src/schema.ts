@@ -106,7 +106,9 @@ export const CatalogDocumentSchema = Schema.Struct({
         "configmap-label",
         "ec2-tag",
         "event-reporting-controller",
-        "event-reason"
+        "event-reason",
+        "repair-condition-type",
+        "repair-reason"
       ]),
       owner: Schema.Literals(["nodemend", "kubernetes", "aws", "karpenter"]),
       effect: Schema.optionalKey(Schema.String),
