@@ -301,6 +301,31 @@ describe("NVIDIA monitor", () => {
     })
   )
 
+  it.effect(
+    "XID 154: the GPU's recovery action from NVML field 230 becomes its reason; absent field, none",
+    () =>
+      Effect.gen(function* () {
+        injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })
+        injector.nvmlSetRecoveryAction(0, 2) // NODE_REBOOT
+        // a driver before R570 on GPU 1: the field is NOT_SUPPORTED, which is absent, not an error
+        injector.nvmlSetRecoveryAction(1, 1, { perValueReturn: 3 })
+        const h = yield* start(settings())
+        let delivered = 0
+        for (let i = 0; i < 200 && delivered === 0; i++) {
+          delivered = injector.nvmlPostEvent(0, NvmlEventType.XidCriticalError, 154)
+          if (delivered === 0) yield* TestClock.withLive(Effect.sleep("10 millis"))
+        }
+        expect(delivered).toBeGreaterThan(0)
+        yield* untilFindings(h, has("NvidiaNodeRebootRequired"), "the recovery action after XID 154")
+        const fs = yield* Ref.get(h.findings)
+        expect(fs.find((f) => f.reason === "NvidiaXID154Warning")).toBeDefined()
+        expect(
+          fs.filter((f) => f.reason.startsWith("NvidiaGPU") || f.reason === "NvidiaNodeRebootRequired")
+        ).toEqual([expect.objectContaining({ reason: "NvidiaNodeRebootRequired", subject: "0000:2a:00" })])
+        yield* Fiber.interrupt(h.fiber)
+      })
+  )
+
   it.effect("NVML XIDs carry the PCI bus id: deduplicated against kernel lines by (PCI, XID)", () =>
     Effect.gen(function* () {
       injector.nvmlSetPci(0, { domain: 0, bus: 0x2a, device: 0 })

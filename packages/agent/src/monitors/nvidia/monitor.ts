@@ -47,6 +47,7 @@ import {
 import { nvidiaPoll } from "./scheduled-polls.ts"
 import type { NvidiaMonitorSettings } from "./settings.ts"
 import { violationDetection } from "./violation-findings.ts"
+import { recoveryActionFindings } from "./recovery-action.ts"
 import { XidDeduplicator } from "./xid-deduplicator.ts"
 import { normalizePci } from "./xid-dedupe.ts"
 
@@ -110,9 +111,14 @@ export const makeNvidiaMonitor = (
     })
 
     const emit = (fs: readonly Finding[]) => (fs.length === 0 ? Effect.void : sinks.findings(fs))
+    const nvmlPci = libs.nvml === undefined ? undefined : nvmlPciOf(libs.nvml)
     const emitXid = (xid: number, pci: string | undefined, atMs: number, subject: string) =>
       Effect.gen(function* () {
-        if (yield* dedupe.admit({ xid, pci, atMs })) yield* emit([xidDetection(xid, atMs, subject)])
+        if (!(yield* dedupe.admit({ xid, pci, atMs }))) return
+        yield* emit([xidDetection(xid, atMs, subject)])
+        // XID 154: the driver changed a GPU's recovery action; NVML names it (field 230) where it offers it.
+        if (xid === GPU_RECOVERY_ACTION_CHANGED && libs.nvml !== undefined && nvmlPci !== undefined)
+          yield* emit(yield* readRecoveryActions(libs.nvml, nvmlPci, atMs))
       })
     const dcgmCount = yield* Ref.make<number | undefined>(undefined)
     const session = yield* Ref.make<SessionPolls | undefined>(undefined)
@@ -167,7 +173,7 @@ export const makeNvidiaMonitor = (
     }
     if (libs.nvml !== undefined) {
       const nvml = libs.nvml
-      const pciOf = nvmlPciOf(nvml)
+      const pciOf = nvmlPci ?? nvmlPciOf(nvml)
       forks.push(nvmlXidEvents(nvml, pciOf, emitXid))
       // Without DCGM, NVML is the polled source too.
       if (libs.dcgm === undefined)
@@ -381,6 +387,24 @@ const nvmlPciOf = (nvml: NvmlApi) => {
 }
 
 type PciOf = ReturnType<typeof nvmlPciOf>
+
+const GPU_RECOVERY_ACTION_CHANGED = 154
+
+/**
+ * Every GPU's recovery action: XID 154 from DCGM or a kernel line may not say which NVML index it is, and a
+ * GPU whose action is NONE yields nothing. A driver without the field (Absent) or a failed read yields nothing.
+ */
+const readRecoveryActions = (nvml: NvmlApi, pciOf: PciOf, atMs: number) =>
+  Effect.gen(function* () {
+    const n = yield* nvml.deviceCount.pipe(Effect.orElseSucceed(() => 0))
+    const out: Finding[] = []
+    for (let i = 0; i < n; i++) {
+      const reading = yield* nvml.gpuRecoveryAction(i).pipe(Effect.option)
+      if (reading._tag === "None" || reading.value._tag === "Absent") continue
+      out.push(...recoveryActionFindings(reading.value.value, atMs, (yield* pciOf(i)) ?? `gpu${i}`))
+    }
+    return out
+  })
 
 const nvmlXidEvents = (nvml: NvmlApi, pciOf: PciOf, emitXid: EmitXid) =>
   Effect.gen(function* () {
