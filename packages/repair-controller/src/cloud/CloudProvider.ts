@@ -3,7 +3,14 @@
  * (EC2 + ARC, issue #5). Every call is idempotent: the controller may repeat any of them after a crash.
  */
 import { Context, Data, type Effect } from "effect"
-import type { InstanceFacts, InstanceState, Location, Replacement, ZonalShift } from "../domain/Instance.ts"
+import type {
+  InstanceFacts,
+  InstanceState,
+  Location,
+  Replacement,
+  ScheduledEvent,
+  ZonalShift
+} from "../domain/Instance.ts"
 import type { NodeRef } from "../domain/NodeView.ts"
 
 export type {
@@ -12,6 +19,8 @@ export type {
   Location,
   Owner,
   Replacement,
+  ScheduledEvent,
+  ScheduledEventCode,
   ZonalShift
 } from "../domain/Instance.ts"
 export type { NodeRef } from "../domain/NodeView.ts"
@@ -126,6 +135,15 @@ export class CloudProvider extends Context.Service<
     readonly locate: (
       nodes: ReadonlyArray<NodeRef>
     ) => Effect.Effect<ReadonlyMap<string, Location>, CloudError>
+    /**
+     * The scheduled events of the machines behind `nodes`, batched (EC2: DescribeInstanceStatus, 100 instances a
+     * call), keyed by Node name; a Node whose machine has none (or that the cloud does not know) is absent. Ended
+     * events are reported with `ended` set. Absent where the provider has no scheduled events. The controller
+     * asks every `scheduledEvents.refreshSeconds` and keeps the answer in between (controller/ScheduledEventWatch.ts).
+     */
+    readonly scheduledEvents?: (
+      nodes: ReadonlyArray<NodeRef>
+    ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<ScheduledEvent>>, CloudError>
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */
     readonly activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError>
   }

@@ -230,6 +230,8 @@ export const ConfigFileSchema = Schema.Struct({
     Schema.Struct({
       replacementDelaySeconds: Schema.optionalKey(Seconds),
       zonalShiftConfigMap: Schema.optionalKey(Name),
+      /** The ConfigMap (controller's namespace) the kwok provider reads scheduled events from. */
+      scheduledEventsConfigMap: Schema.optionalKey(Name),
       /** Prefix of replacement Node names; default: the failed node's name. */
       replacementNamePrefix: Schema.optionalKey(Name)
     })

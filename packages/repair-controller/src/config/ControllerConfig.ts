@@ -133,6 +133,7 @@ export interface ControllerConfig {
   readonly kwok: {
     readonly replacementDelaySeconds: number
     readonly zonalShiftConfigMap: string
+    readonly scheduledEventsConfigMap: string
     readonly replacementNamePrefix?: string
   }
   readonly aws: Readonly<Record<string, unknown>>
@@ -249,6 +250,7 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   kwok: {
     replacementDelaySeconds: f.kwok?.replacementDelaySeconds ?? 5,
     zonalShiftConfigMap: f.kwok?.zonalShiftConfigMap ?? "nodemend-zonal-shifts",
+    scheduledEventsConfigMap: f.kwok?.scheduledEventsConfigMap ?? "nodemend-scheduled-events",
     ...(f.kwok?.replacementNamePrefix !== undefined
       ? { replacementNamePrefix: f.kwok.replacementNamePrefix }
       : {})

@@ -80,3 +80,24 @@ export interface Location {
   readonly zone?: string
   readonly pool?: string
 }
+
+/** What the cloud says it will do to a machine at a scheduled time (EC2 `DescribeInstanceStatus` events). */
+export type ScheduledEventCode =
+  | "instance-retirement"
+  | "instance-stop"
+  | "system-reboot"
+  | "instance-reboot"
+  | "system-maintenance"
+
+/**
+ * A scheduled event of a Node's machine, as the cloud reports it. `ended`: completed or cancelled (EC2 keeps such
+ * an event listed for up to a week, its description starting `[Completed]` or `[Canceled]`); it plans nothing.
+ */
+export interface ScheduledEvent {
+  readonly id: string
+  readonly code: ScheduledEventCode
+  readonly description: string
+  readonly notBefore: number
+  readonly notAfter?: number
+  readonly ended?: "completed" | "canceled"
+}

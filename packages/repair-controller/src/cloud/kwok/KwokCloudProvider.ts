@@ -2,7 +2,8 @@
  * The in-cluster `kwok` cloud provider: instances are kwok Nodes. terminate = delete the Node; a replacement
  * is a new kwok Node with the same labels and capacity, created after a configurable delay (like an instance
  * booting); zonal shifts are read from a ConfigMap (`data.shifts`: JSON list of {kind, zone, zoneId, expiresAt,
- * applied}). Here the Node is its own "cloud", so its labels are the facts: a provider for local runs and tests,
+ * applied}), scheduled events from another (`data.events`: JSON list of {node, id, code, notBefore, notAfter,
+ * description, ended}): both in the controller's namespace, which a node cannot write. Here the Node is its own "cloud", so its labels are the facts: a provider for local runs and tests,
  * not a security boundary (docs/security.md).
  */
 import { createHash } from "node:crypto"
@@ -18,6 +19,7 @@ import {
   InstanceMismatch,
   type InstanceState,
   type NodeRef,
+  type ScheduledEvent,
   type ZonalShift
 } from "../CloudProvider.ts"
 
@@ -36,6 +38,54 @@ const ShiftsSchema = Schema.Array(
 )
 const decodeShifts = Schema.decodeUnknownResult(Schema.fromJsonString(ShiftsSchema))
 
+const IsoTime = Schema.String.check(
+  Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || `not a time: ${s}`)
+)
+const EventsSchema = Schema.Array(
+  Schema.Struct({
+    node: Schema.String,
+    id: Schema.String,
+    code: Schema.Literals([
+      "instance-retirement",
+      "instance-stop",
+      "system-reboot",
+      "instance-reboot",
+      "system-maintenance"
+    ]),
+    notBefore: IsoTime,
+    notAfter: Schema.optionalKey(IsoTime),
+    description: Schema.optionalKey(Schema.String),
+    ended: Schema.optionalKey(Schema.Literals(["completed", "canceled"]))
+  })
+)
+const decodeEvents = Schema.decodeUnknownResult(Schema.fromJsonString(EventsSchema))
+
+/** The ConfigMap's events of the asked Nodes; a bad ConfigMap is an error (the plans keep their last answer). */
+export const kwokScheduledEvents = (
+  text: string | undefined,
+  names: ReadonlySet<string>
+): Result.Result<ReadonlyMap<string, ReadonlyArray<ScheduledEvent>>, string> => {
+  const out = new Map<string, ScheduledEvent[]>()
+  if (text === undefined || text.trim() === "") return Result.succeed(out)
+  const r = decodeEvents(text)
+  if (Result.isFailure(r)) return Result.fail(r.failure.message)
+  for (const e of r.success) {
+    if (!names.has(e.node)) continue
+    out.set(e.node, [
+      ...(out.get(e.node) ?? []),
+      {
+        id: e.id,
+        code: e.code,
+        description: e.description ?? "",
+        notBefore: Date.parse(e.notBefore),
+        ...(e.notAfter !== undefined ? { notAfter: Date.parse(e.notAfter) } : {}),
+        ...(e.ended !== undefined ? { ended: e.ended } : {})
+      }
+    ])
+  }
+  return Result.succeed(out)
+}
+
 const cloudError = (operation: string) => (e: KubeError) =>
   new CloudError({
     operation,
@@ -51,6 +101,8 @@ export const replacementName = (prefix: string, idempotencyToken: string): strin
 export interface KwokOptions {
   readonly namespace: string
   readonly zonalShiftConfigMap: string
+  /** Default `nodemend-scheduled-events`. */
+  readonly scheduledEventsConfigMap?: string
   readonly replacementDelayMs: number
   readonly replacementNamePrefix?: string | undefined
   readonly poolLabel: string
@@ -194,6 +246,26 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           }
           return { instanceId: `kwok://${name}`, nodeName: name, ...(zone !== undefined ? { zone } : {}) }
         }),
+      scheduledEvents: (nodes) =>
+        kube.readConfigMap(opts.namespace, opts.scheduledEventsConfigMap ?? "nodemend-scheduled-events").pipe(
+          Effect.map((cm) => cm.data?.events),
+          Effect.catchTag("KubeError", (e) =>
+            e.code === 404 ? Effect.succeed(undefined) : Effect.fail(cloudError("scheduledEvents")(e))
+          ),
+          Effect.flatMap((text) =>
+            Result.match(kwokScheduledEvents(text, new Set(nodes.map((n) => n.name))), {
+              onSuccess: (m) => Effect.succeed(m),
+              onFailure: (why) =>
+                Effect.fail(
+                  new CloudError({
+                    operation: "scheduledEvents",
+                    message: `bad scheduled events ConfigMap: ${why}`,
+                    retryable: false
+                  })
+                )
+            })
+          )
+        ),
       activeZonalShifts: kube.readConfigMap(opts.namespace, opts.zonalShiftConfigMap).pipe(
         Effect.map((cm) => cm.data?.shifts),
         Effect.catchTag("KubeError", (e) =>
@@ -236,6 +308,7 @@ export const kwokCloudProviderLayer = (config: ControllerConfig): Layer.Layer<Cl
       return yield* makeKwokCloudProvider(kube, {
         namespace: config.namespace,
         zonalShiftConfigMap: config.kwok.zonalShiftConfigMap,
+        scheduledEventsConfigMap: config.kwok.scheduledEventsConfigMap,
         replacementDelayMs: config.kwok.replacementDelaySeconds * 1000,
         replacementNamePrefix: config.kwok.replacementNamePrefix,
         poolLabel: config.poolLabel
