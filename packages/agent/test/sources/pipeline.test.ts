@@ -182,21 +182,82 @@ describe("LogMonitorsService layer", () => {
   })
 })
 
-describe("bounded Detection queue", () => {
-  it("drops Detections beyond its capacity and counts them", async () => {
+describe("finding lanes behind the real readers (issue #39)", () => {
+  // Nothing is taken from the Stream until every finding was made, so each source's lane of repeats (2 here) is
+  // full: what gets through is news, and what is shed is counted.
+  it("delivers every distinct fault; sheds and counts the storm's repeats", async () => {
     const host = makeTestHost()
     const opened = await openScoped(makeLogMonitors(host.root, {}, { capacity: 2 }))
     try {
       const monitors = opened.value
-      for (let cpu = 0; cpu < 5; cpu++)
-        host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${cpu} stuck for 22s! [x:1]`)
-      await waitFor("5 detections", () => monitors.metrics().detections === 5, {
+      await waitFor("dmesg watching", () => monitors.status().dmesg === "watching", {
         timeoutMs: 5000,
         intervalMs: 10
       })
-      expect(monitors.metrics().findingsDropped).toBe(3)
-      const kept = await Effect.runPromise(monitors.detections.pipe(Stream.take(2), Stream.runCollect))
-      expect(kept.map((d) => d.subject)).toEqual(["cpu0", "cpu1"])
+      for (let i = 0; i < 50; i++) host.appendKmsg("watchdog: BUG: soft lockup - CPU#9 stuck for 22s! [x:1]")
+      // Five CPUs are five distinct faults: news, past the full lane.
+      for (let cpu = 0; cpu < 5; cpu++)
+        host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${cpu} stuck for 22s! [x:1]`)
+      await waitFor("55 detections", () => monitors.metrics().detections === 55, {
+        timeoutMs: 5000,
+        intervalMs: 10
+      })
+      expect(monitors.metrics().findingsShed).toBe(47)
+      expect(monitors.metrics().findingsDropped).toBe(0)
+      const kept = await Effect.runPromise(monitors.findings.pipe(Stream.take(8), Stream.runCollect))
+      expect(kept.map((d) => d.subject)).toEqual([
+        "cpu9",
+        "cpu0",
+        "cpu1",
+        "cpu2",
+        "cpu3",
+        "cpu4",
+        "cpu9",
+        "cpu9"
+      ])
+      const text = await Effect.runPromise(PrometheusMetrics.format())
+      expect(text).toMatch(
+        /nodemend_agent_log_findings_shed_total\{source="dmesg",monitor="kernel",reason="SoftLockup"\} 47/
+      )
+      expect(monitors.drainShed()).toEqual([
+        { source: "dmesg", monitor: "kernel", reason: "SoftLockup", count: 47 }
+      ])
+    } finally {
+      await opened.close()
+      host.cleanup()
+    }
+  })
+
+  it("a storm on the ipamd file does not starve the kernel's faults", async () => {
+    const host = makeTestHost()
+    const ipamd = "var/log/aws-routed-eni/ipamd.log"
+    host.appendFile(ipamd, '{"msg":"start"}')
+    const opened = await openScoped(makeLogMonitors(host.root, {}, { capacity: 2 }))
+    try {
+      const monitors = opened.value
+      await waitFor(
+        "sources watching",
+        () => monitors.status().dmesg === "watching" && monitors.status()[`file:/${ipamd}`] === "watching",
+        { timeoutMs: 5000, intervalMs: 10 }
+      )
+      const storm = FAULT_LINES.find((f) => f.source === `file:/${ipamd}` && f.reason === "IPAMDNoIPs")!
+      for (let i = 0; i < 200; i++) {
+        host.appendFile(ipamd, storm.text)
+        if (i % 40 === 20)
+          host.appendKmsg(`INFO: task kworker/${i}:2:10762 blocked for more than 120 seconds.`)
+        if (i % 40 === 30) host.appendKmsg(`watchdog: BUG: soft lockup - CPU#${i} stuck for 22s! [x:1]`)
+      }
+      await waitFor("210 detections", () => monitors.metrics().detections === 210, {
+        timeoutMs: 10_000,
+        intervalMs: 10
+      })
+      const all = await Effect.runPromise(
+        monitors.findings.pipe(Stream.take(210 - monitors.metrics().findingsShed), Stream.runCollect)
+      )
+      expect(all.filter((f) => f.reason === "AppBlocked" || f.reason === "SoftLockup")).toHaveLength(10)
+      expect(monitors.drainShed()).toEqual([
+        { source: `file:/${ipamd}`, monitor: "networking", reason: "IPAMDNoIPs", count: 197 }
+      ])
     } finally {
       await opened.close()
       host.cleanup()
