@@ -8,6 +8,8 @@
  *   dmesg:   raw /dev/kmsg records (`6,123,4567,-;text`), `dmesg` output, syslog copies;
  *   journal: `journalctl -o json` lines (MESSAGE, __REALTIME_TIMESTAMP) or `journalctl -o short*` lines;
  *   file/podlogs: the file's lines as they are.
+ * For dmesg a line ` KEY=VALUE` is a raw record's dictionary continuation: it prints `-` and a note on stderr
+ * naming the line; any other line starting with a space is matched as a message.
  * Exit codes: 0 done, 2 invalid config or rules, 64 usage error.
  */
 import { parseArgs } from "node:util"
@@ -32,6 +34,8 @@ interface Writable {
 
 const SOURCE = /^(?:dmesg|journal:\S+|file:\/\S*|podlogs:\S+)$/
 const KMSG_RECORD = /^\d+,\d+,\d+(?:,[^;]*)?;/
+/** A raw record's dictionary continuation, ` KEY=VALUE` (keys as the kernel writes them: SUBSYSTEM, DEVICE). */
+const KMSG_DICTIONARY = /^ [A-Z0-9_]+=/
 const DMESG_TIME = /^\[\s*(\d+)\.(\d+)\]/
 /** `Mar 31 05:03:22 host ident[pid]: message` and `2024-03-31T05:03:22+0000 host ident[pid]: message`. */
 const JOURNAL_SHORT =
@@ -44,7 +48,8 @@ export const recordFromInputLine = (
   fallbackMs: number
 ): LogRecord | undefined => {
   if (source === "dmesg") {
-    if (line.startsWith(" ")) return undefined // dictionary continuation of a raw record
+    // A dictionary line belongs to the record before it, as the reader sees it; any other line is a message.
+    if (KMSG_DICTIONARY.test(line)) return undefined
     if (KMSG_RECORD.test(line)) {
       const r = parseKmsgRecord(line)
       if (r !== undefined) return { source, text: r.text, timestampMs: Math.floor(r.usecSinceBoot / 1000) }
@@ -139,6 +144,11 @@ export const runRulesCheck = async (
   let n = 0
   for await (const line of lines) {
     const record = recordFromInputLine(source, line, start + n++)
+    // Said, not silent: a `-` here means the line was not matched at all.
+    if (record === undefined)
+      stderr.write(
+        `nodemend-agent rules check: line ${n}: skipped, a kmsg dictionary continuation (" KEY=VALUE") of the record before it\n`
+      )
     const findings =
       record === undefined ? [] : engine.process(record).flatMap((f) => asConfigured(config, f))
     stdout.write(

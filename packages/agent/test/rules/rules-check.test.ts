@@ -48,6 +48,21 @@ describe("rules check", () => {
     ])
   })
 
+  it("says why a kmsg dictionary line prints -, and matches any other line that starts with a space", async () => {
+    const input = [
+      "4,1201,123456789,-;watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]",
+      " SUBSYSTEM=cpu",
+      " watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [x:1]",
+      " Call Trace:"
+    ].join("\n")
+    const { code, out, err } = await run(["check", "--source", "dmesg"], `${input}\n`)
+    expect(code).toBe(0)
+    expect(out).toEqual(["SoftLockup", "-", "SoftLockup", "-"])
+    expect(err).toBe(
+      'nodemend-agent rules check: line 2: skipped, a kmsg dictionary continuation (" KEY=VALUE") of the record before it\n'
+    )
+  })
+
   it("applies occurrence windows like the agent: the 2nd stuck-pod line fires", async () => {
     const line = FAULT_LINES.find((f) => f.reason === "PodStuckTerminating")!.text
     const { out } = await run(["--source", "journal:kubelet"], `${line}\n${line}\n`)
