@@ -51,6 +51,8 @@ export interface FindingLanes {
   readonly pending: () => number
   /** Every (source, reason) that shed something, with its counts. */
   readonly shed: () => readonly ShedCount[]
+  /** How many (source, reason) pairs shed something (cheap: called on every shed finding). */
+  readonly shedPairs: () => number
   /** The (source, reason) pairs that shed since the last call, most first; resets their `recent`. */
   readonly drainShed: () => readonly { source: LogSourceId; monitor: string; reason: string; count: number }[]
   readonly shedTotal: () => number
@@ -205,6 +207,7 @@ export const makeFindingLanes = (options: FindingLanesOptions = {}): FindingLane
     take,
     pending: () => news.length - newsHead + repeatsPending,
     shed: () => [...shedBy.values()],
+    shedPairs: () => shedBy.size,
     drainShed: () => {
       const recent = [...shedBy.values()]
         .filter((c) => c.recent > 0)

@@ -153,7 +153,7 @@ export const makeLogMonitors = (
       }
     }
     const shed = (source: LogSourceId, f: Finding, now: number) => {
-      if (shedRegistrations.size < lanes.shed().length) registerShed()
+      if (shedRegistrations.size < lanes.shedPairs()) registerShed()
       // Counted every time; logged at most once a minute (the Event names every storm's count).
       if (now - lastShedLog < 60_000) return
       lastShedLog = now
