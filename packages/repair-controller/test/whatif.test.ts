@@ -257,6 +257,35 @@ describe("whatif replay (decide over a recording)", () => {
     ])
   })
 
+  it("escalates as the controller does: the fault back within the window after a reboot is a Replace", () => {
+    const reboot = config({ reasons: { KubeletNotReady: { tolerationSeconds: 300, action: "Reboot" } } })
+    // Rebooted 15..35; back at 60 (25 min after) -> Replace at 65; a later fault on its replacement is its own.
+    const r = replay(reboot, history(10, [ready("n1", 10, "False"), ready("n1", 60, "False")], 200), {
+      repairDurationMs: 20 * MIN
+    })
+    expect(r.repairs.map((x) => [x.node, x.startedAt, x.action])).toEqual([
+      ["n1", T0 + 15 * MIN, "Reboot"],
+      ["n1", T0 + 65 * MIN, "Replace"]
+    ])
+    expect(r.repairs[1]!.escalation).toMatchObject({ afterMs: 25 * MIN, rebooted: { at: T0 + 35 * MIN } })
+    expect(resultJson(r).repairs[1]).toMatchObject({
+      escalation: { rebootedAt: at(35), cameBackAt: at(60), afterSeconds: 1500, windowSeconds: 3600 }
+    })
+    // Back after the window (here 20 min): rebooted again.
+    const short = replay(
+      config({
+        ...{ reasons: { KubeletNotReady: { tolerationSeconds: 300, action: "Reboot" } } },
+        escalation: { windowSeconds: 1200 }
+      }),
+      history(10, [ready("n1", 10, "False"), ready("n1", 60, "False")], 200),
+      { repairDurationMs: 20 * MIN }
+    )
+    expect(short.repairs.map((x) => [x.action, x.escalation])).toEqual([
+      ["Reboot", undefined],
+      ["Reboot", undefined]
+    ])
+  })
+
   it("summarizes per pool and reason, and compares two policy sets", () => {
     const h = history(10, [ready("n1", 10, "False"), ready("n1", 55, "True", "KubeletReady")], 120)
     const a = replay(config(), h)

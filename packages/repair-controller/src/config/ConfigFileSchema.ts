@@ -59,7 +59,9 @@ export const PolicyFile = Schema.Struct({
   status: Schema.Literals(["False", "Unknown"]),
   /** false removes a default policy. */
   enabled: Schema.optionalKey(Schema.Boolean),
-  ...RepairKnobs
+  ...RepairKnobs,
+  /** This condition type's `escalation.windowSeconds`; 0 turns escalation off for it. */
+  escalationWindowSeconds: Schema.optionalKey(Seconds)
 })
 
 /** Two entries for one conditionType + status: the later would silently replace the earlier. */
@@ -162,6 +164,16 @@ export const ConfigFileSchema = Schema.Struct({
   breaker: Schema.optionalKey(Schema.Struct({ requeueSeconds: Schema.optionalKey(PositiveSeconds) })),
   /** Relapse holds (decide/relapse.ts): per pool in `pools.<p>.relapse`, per reason in `reasons`. */
   relapse: Schema.optionalKey(RelapseFile),
+  /**
+   * Per-node escalation across repairs (decide/escalation.ts): a node whose fault comes back within `windowSeconds`
+   * of a Reboot repair's end is replaced the next time; per condition type in `policies[].escalationWindowSeconds`.
+   */
+  escalation: Schema.optionalKey(
+    Schema.Struct({
+      enabled: Schema.optionalKey(Schema.Boolean),
+      windowSeconds: Schema.optionalKey(PositiveSeconds)
+    })
+  ),
   /** The failure-domain breaker (decide/zoneBreaker.ts). */
   zoneBreaker: Schema.optionalKey(
     Schema.Struct({

@@ -57,6 +57,15 @@ export interface PolicyConfig extends RepairKnobs {
   readonly conditionType: string
   readonly status: "False" | "Unknown"
   readonly tolerationSeconds: number
+  /** This condition type's `escalation.windowSeconds` (decide/escalation.ts); 0 turns escalation off for it. */
+  readonly escalationWindowSeconds?: number
+}
+
+/** Per-node escalation across repairs (decide/escalation.ts). */
+export interface EscalationConfig {
+  readonly enabled: boolean
+  /** A fault that comes back on a rebooted node within this of the reboot's end is repaired by Replace. */
+  readonly windowSeconds: number
 }
 
 export interface ControllerConfig {
@@ -98,6 +107,7 @@ export interface ControllerConfig {
   }
   readonly breaker: { readonly requeueSeconds: number }
   readonly relapse: RelapseSettings & { readonly reasons: Readonly<Record<string, Partial<RelapseSettings>>> }
+  readonly escalation: EscalationConfig
   readonly zoneBreaker: ZoneBreakerConfig
   readonly retry: {
     readonly maxAttempts: number
@@ -209,6 +219,10 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     threshold: f.relapse?.threshold ?? 3,
     quietSeconds: f.relapse?.quietSeconds ?? 6 * 3600,
     reasons: f.relapse?.reasons ?? {}
+  },
+  escalation: {
+    enabled: f.escalation?.enabled ?? true,
+    windowSeconds: f.escalation?.windowSeconds ?? 3600
   },
   zoneBreaker: {
     enabled: f.zoneBreaker?.enabled ?? true,

@@ -28,6 +28,7 @@ import { initialListFailed, retryInitialList } from "./initialSync.ts"
 import { makeKarpenterCache } from "../karpenter/KarpenterCache.ts"
 import { makeNodeCache } from "./NodeCache.ts"
 import { reconcile } from "./Reconciler.ts"
+import { makeRebootStore } from "./RebootStore.ts"
 import { makeRelapseStore } from "./RelapseStore.ts"
 import { makeWaitingRoom } from "./WaitingRoom.ts"
 import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
@@ -306,6 +307,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       inventory,
       store,
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      reboots: makeRebootStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       sightings: makeSightingStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
@@ -340,6 +342,15 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     yield* env.relapse.load.pipe(
       Effect.tapError((e) =>
         Effect.logWarning("could not read relapse ledgers; retrying before any repair starts", {
+          error: e.message
+        })
+      ),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
+    )
+    // The reboots too: a restart must not reboot again a node whose fault came back after its reboot.
+    yield* env.reboots.load.pipe(
+      Effect.tapError((e) =>
+        Effect.logWarning("could not read the reboots journal; retrying before any repair starts", {
           error: e.message
         })
       ),

@@ -14,6 +14,7 @@ import type { KubeShape } from "../kube/Kube.ts"
 import type { BlockedNodes } from "./BlockedNodes.ts"
 import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
+import type { RebootStore } from "./RebootStore.ts"
 import type { RelapseStore } from "./RelapseStore.ts"
 import type { RepairStore } from "./RepairStore.ts"
 import type { SightingStore } from "./SightingStore.ts"
@@ -33,6 +34,8 @@ export interface ControllerEnv extends StepPorts {
   readonly store: RepairStore
   /** Relapse ledgers per pool and reason, and their holds (journal: RelapseStore.ts). */
   readonly relapse: RelapseStore
+  /** Reboot repairs that ended well, per node: a fault back soon after one escalates (journal: RebootStore.ts). */
+  readonly reboots: RebootStore
   /** The controller's first sight of each unhealthy status, where tolerations start (journal: SightingStore.ts). */
   readonly sightings: SightingStore
   /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */

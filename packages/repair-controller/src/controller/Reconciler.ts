@@ -8,6 +8,7 @@ import { placeText } from "../decide/order.ts"
 import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
 import { zoneText } from "../decide/zoneBreaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
+import { escalationText } from "../decide/escalation.ts"
 import { vetoOf } from "../decide/veto.ts"
 import { standDownKey, standDownPoolNote } from "../decide/zonalShiftGate.ts"
 import type { NodeView } from "../domain/NodeView.ts"
@@ -225,7 +226,10 @@ const report = (
           type: "Normal",
           reason: "WouldRepair",
           action: "Decide",
-          note: `dry-run: would ${d.governing.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason})`
+          note: `dry-run: would ${d.governing.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason})${d.escalation !== undefined ? `; ${escalationText(d.escalation, d.governing)}` : ""}`.slice(
+            0,
+            1000
+          )
         })
     }
   })
@@ -322,7 +326,8 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       ...nodePoolOf(env, node, placement),
       ledger: env.relapse.ledger,
       waiting: (scope) => env.waiting.of(scope, now),
-      setbacks: (scope, reason) => setbacksOf(env, scope, reason, now)
+      setbacks: (scope, reason) => setbacksOf(env, scope, reason, now),
+      reboots: env.reboots.of
     })
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair

@@ -55,7 +55,7 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
       "Normal",
       "RepairSucceeded",
       r.action === "Replace"
-        ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})`
+        ? `replaced by ${r.replacement?.nodeName ?? r.replacement?.instanceId ?? "?"} (${r.conditionType}=${r.conditionStatus}, ${r.reason})${r.logBundle ? `; logs: ${r.logBundle}` : ""}`
         : `healthy after reboot (${r.conditionType}, ${r.reason})`,
       "now"
     )
@@ -69,6 +69,17 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
         })
       )
     )
+    // So does a reboot's node: its fault back soon after escalates the next repair to Replace (RebootStore.ts).
+    yield* env.reboots
+      .repaired(r, yield* Clock.currentTimeMillis)
+      .pipe(
+        Effect.catch((e) =>
+          Effect.logWarning("could not record the reboot for escalation", {
+            node: r.node.name,
+            error: e.message
+          })
+        )
+      )
     yield* env.store.finish(r)
     // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
     // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too. Sighted

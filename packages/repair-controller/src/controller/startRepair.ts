@@ -5,6 +5,7 @@
  */
 import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
+import { escalationText } from "../decide/escalation.ts"
 import { identityRefusal } from "../decide/identity.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
@@ -63,7 +64,7 @@ export const startRepair = (
       yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
       return yield* refused(env, node, refusal)
     }
-    const record = newRepairRecord(
+    const started = newRepairRecord(
       {
         id: newRepairId(node.uid, now),
         match: d.governing,
@@ -82,6 +83,19 @@ export const startRepair = (
       },
       now
     )
+    const e = d.escalation
+    const record =
+      e === undefined
+        ? started
+        : {
+            ...started,
+            escalatedAfter: {
+              repairId: e.rebooted.repairId,
+              rebootedAt: new Date(e.rebooted.at).toISOString(),
+              reason: e.rebooted.reason,
+              cameBackAt: new Date(e.cameBackAt).toISOString()
+            }
+          }
     yield* Metric.update(Metric.withAttributes(M.repairsStarted, labelsOf(env.config, record)), 1)
     yield* Effect.logInfo("repair started", {
       node: name,
@@ -94,6 +108,16 @@ export const startRepair = (
     // On the way to the taint: the work behind the taints of a wave waits for it too (actions/TaintFirst.ts).
     yield* env.taintFirst.starting(env.store.persist(record))
     env.flushPoolMetrics()
+    if (e !== undefined) {
+      yield* env.events.emit({
+        node: { name, uid: node.uid },
+        type: "Warning",
+        reason: "RepairEscalated",
+        action: "Repair",
+        note: escalationText(e, d.governing).slice(0, 1000)
+      })
+      yield* Metric.update(M.repairsEscalated, 1)
+    }
     yield* env.events.emit({
       node: { name, uid: node.uid },
       type: "Warning",

@@ -1,7 +1,7 @@
 /**
  * The decision for one node that is not under repair yet. Pure: the caller passes the clock reading, the
  * pool counts, the node's proven placement and the last zonal-shift observation. Order: toleration, veto, zonal-shift gate, zone breaker,
- * relapse hold, breaker, in-flight budget, dry-run. "When in doubt the controller does nothing."
+ * relapse hold, breaker, in-flight budget, escalation, dry-run. "When in doubt the controller does nothing."
  */
 import { Clock, Effect } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
@@ -18,6 +18,8 @@ import {
   withUnproven
 } from "./breaker.ts"
 import type { Placement } from "../domain/Placement.ts"
+import { type Escalation, escalated, escalationOf } from "./escalation.ts"
+import type { RebootMark } from "../domain/Reboots.ts"
 import { type InFlightBudget, inFlightBudget } from "./inFlightBudget.ts"
 import { matchPolicies, type PolicyMatch } from "./policyMatch.ts"
 import { type Place, placeOf, rankOf, type Waiting } from "./order.ts"
@@ -53,6 +55,10 @@ export interface DecideInput {
   readonly waiting?: (scope: string) => ReadonlyArray<Waiting>
   /** Relapses and failed repairs of a pool and reason: the queue's backoff. */
   readonly setbacks?: (scope: string, reason: string) => number
+  /** A repair planned for the cloud's scheduled event of the node's machine (decide/scheduledEvents.ts): one more match. */
+  readonly planned?: PolicyMatch
+  /** The node's Reboot repairs that ended well (decide/escalation.ts): a fault back soon after one escalates. */
+  readonly reboots?: (node: string) => ReadonlyArray<RebootMark>
 }
 
 /** Not yet due: the toleration's own verdicts, passed through. */
@@ -111,11 +117,18 @@ export type Decision =
       readonly place: Place
       readonly requeueAfterMs: number
     }
-  | { readonly _tag: "WouldRepair"; readonly governing: PolicyMatch; readonly breaker: BreakerVerdict }
+  /** `escalation`: why `governing` is a Replace where the policy says Reboot (decide/escalation.ts). */
+  | {
+      readonly _tag: "WouldRepair"
+      readonly governing: PolicyMatch
+      readonly breaker: BreakerVerdict
+      readonly escalation?: Escalation
+    }
   | {
       readonly _tag: "Repair"
       readonly governing: PolicyMatch
       readonly breaker: BreakerVerdict
+      readonly escalation?: Escalation
       /** The proven pool and zone the repair counts in, for good (the record keeps them). */
       readonly pool: string | undefined
       readonly zone: string | undefined
@@ -159,9 +172,12 @@ export const decide = ({
   nodePool,
   ledger,
   waiting,
-  setbacks
+  setbacks,
+  reboots,
+  planned
 }: DecideInput): Decision => {
-  const t = tolerationVerdict(matchPolicies(config, node), now)
+  const matches = matchPolicies(config, node)
+  const t = tolerationVerdict(planned !== undefined ? [...matches, planned] : matches, now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
   const veto = vetoOf(config, node) ?? (nodePool?.vetoed === true ? "nodepool-annotation" : undefined)
@@ -248,8 +264,11 @@ export const decide = ({
         Math.min(config.breaker.requeueSeconds * 1000, (budget.until ?? Number.POSITIVE_INFINITY) - now)
       )
     }
-  if (config.dryRun) return { _tag: "WouldRepair", governing, breaker }
-  return { _tag: "Repair", governing, breaker, pool, zone: myZone }
+  // A fault back soon after a reboot that healed it: this time the node is replaced.
+  const escalation = escalationOf(config, node, governing, reboots?.(node.name) ?? [])
+  const acting = escalation === undefined ? { governing } : { governing: escalated(governing), escalation }
+  if (config.dryRun) return { _tag: "WouldRepair", ...acting, breaker }
+  return { _tag: "Repair", ...acting, breaker, pool, zone: myZone }
 }
 
 /** `decide` at the current Clock time (TestClock in tests). */

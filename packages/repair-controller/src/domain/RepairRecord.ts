@@ -41,6 +41,13 @@ export const RepairRecordSchema = Schema.Struct({
   action: Schema.Literals(["Replace", "Reboot"]),
   /** Set when a reboot did not clear the condition and the repair became a replacement. */
   escalatedFrom: Schema.optionalKey(Schema.Literal("Reboot")),
+  /**
+   * Set when the repair is a Replace from the start because the node's fault came back soon after a Reboot repair
+   * of it healed it (decide/escalation.ts): that repair, its end and its reason, and when the fault came back.
+   */
+  escalatedAfter: Schema.optionalKey(
+    Schema.Struct({ repairId: Schema.String, rebootedAt: Iso, reason: Schema.String, cameBackAt: Iso })
+  ),
   conditionType: Schema.String,
   conditionStatus: Schema.String,
   reason: Schema.String,
@@ -62,6 +69,8 @@ export const RepairRecordSchema = Schema.Struct({
   evictionBlocked: Schema.optionalKey(Schema.Struct({ rounds: Schema.Int, at: Iso })),
   captureLogs: Schema.Boolean,
   logsCaptured: Schema.optionalKey(Schema.Literals(["captured", "timed-out", "skipped", "failed"])),
+  /** The captured log bundle's object (`s3://bucket/key`): `kubectl nodemend logs --repair` reads it. */
+  logBundle: Schema.optionalKey(Schema.String),
   rebootRequestedAt: Schema.optionalKey(Iso),
   terminateRequestedAt: Schema.optionalKey(Iso),
   instanceGoneAt: Schema.optionalKey(Iso),

@@ -19,7 +19,9 @@
  * (`decide/relapse.ts`: a repair that ended joins it, a sighting of its condition and reason on a replacement, on a
  * node that came up after the repair started or on the rebooted node is a relapse, a held ledger whose quiet period
  * passed starts over), the waiting room of queued repairs (`controller/WaitingRoom.ts`) and the backoff of the
- * relapses that count. A node's arrival is its first line in the recording, and a status's first sight (where its
+ * relapses that count. A reboot that ended well is remembered per node, as the controller's RebootStore does: the
+ * same condition type back within the escalation window makes the node's next repair a Replace (`decide`, through
+ * decide/escalation.ts; the repair's `escalation` says why). A node's arrival is its first line in the recording, and a status's first sight (where its
  * toleration starts, decide/toleration.ts) is the line that shows it. Every repair ends well (failed repairs
  * are not in a recording), so the backoff counts relapses only. Pure and synchronous: no I/O, no clock.
  */
@@ -30,6 +32,7 @@ import { makePoolCounter } from "../controller/PoolCounter.ts"
 import { makeWaitingRoom } from "../controller/WaitingRoom.ts"
 import { CLUSTER_SCOPE, poolOf } from "../decide/breaker.ts"
 import { type Decision, decide } from "../decide/decide.ts"
+import type { Escalation } from "../decide/escalation.ts"
 import { matchPolicies, type PolicyMatch } from "../decide/policyMatch.ts"
 import {
   keepsLedger,
@@ -49,6 +52,7 @@ import { ledgerKey, type Relapse, type RelapseLedger } from "../domain/RelapseLe
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { NodePoolFacts } from "../domain/NodePool.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
+import type { RebootMark } from "../domain/Reboots.ts"
 import { type HistoryEvent, isoTime } from "./history.ts"
 
 /** What a replaced node's repair takes beyond its drain deadline: launch, join, terminate (documented). */
@@ -83,6 +87,8 @@ export interface WhatIfRepair {
   readonly endsAt: number
   /** The config is dry-run: the controller would only have said WouldRepair (no slot taken). */
   readonly dryRun: boolean
+  /** A Replace where the policy says Reboot: the fault came back soon after the replay's reboot of the node. */
+  readonly escalation?: Escalation
 }
 
 /** How a hold ended: the repair started, the node recovered or was deleted, another gate held it, or the end. */
@@ -313,6 +319,8 @@ export const replay = (
   const openRelapseHolds = new Map<string, Omit<WhatIfRelapseHold, "to" | "outcome">>()
   const relapses: Array<Relapse & { readonly pool: string; readonly reason: string }> = []
   const nodes = new Map<string, SimNode>()
+  /** Reboots that ended well, by node: the controller's RebootStore (escalation, decide/escalation.ts). */
+  const reboots = new Map<string, RebootMark[]>()
   const heap = makeHeap()
   let seq = 0
   const woken = new Set<string>()
@@ -501,7 +509,8 @@ export const replay = (
       ledger: ledgerOf,
       waiting: (scope) => waiting.of(scope, now),
       setbacks: (scope, reason) =>
-        relapseSetbacks(ledgerOf(scope, reason), relapsePolicyOf(scope, reason), now)
+        relapseSetbacks(ledgerOf(scope, reason), relapsePolicyOf(scope, reason), now),
+      reboots: (name) => reboots.get(name) ?? []
     })
     if (d._tag === "Queued") waiting.put(d.scope, d.waiting, now)
     const m = governingOf(d)
@@ -529,7 +538,8 @@ export const replay = (
         dueAt: d.governing.expiresAt,
         startedAt: now,
         endsAt: now + duration,
-        dryRun: false
+        dryRun: false,
+        ...(d.escalation !== undefined ? { escalation: d.escalation } : {})
       })
       if (d.governing.action === "Replace" && d.governing.capacityFirst) replacementOf(n, now)
       heap.push({ at: now + duration, seq: seq++, kind: "repairEnd", node: n.name })
@@ -550,7 +560,8 @@ export const replay = (
           dueAt: d.governing.expiresAt,
           startedAt: now,
           endsAt: now,
-          dryRun: true
+          dryRun: true,
+          ...(d.escalation !== undefined ? { escalation: d.escalation } : {})
         })
       }
       return
@@ -589,6 +600,19 @@ export const replay = (
     // It ended well (every replayed repair does; a recorded deletion is the live controller's repair ending).
     repairedWell(n, r.m, entry?.startedAt ?? now, now)
     if (r.m.action === "Reboot" && !gone) {
+      // Remembered as the controller's RebootStore does: the fault back within the window escalates the next repair.
+      reboots.set(n.name, [
+        ...(reboots.get(n.name) ?? []).filter((x) => x.conditionType !== r.m.conditionType),
+        {
+          node: n.name,
+          providerID: n.view.providerID ?? "",
+          uid: "",
+          conditionType: r.m.conditionType,
+          reason: r.m.reason,
+          repairId: `${n.name}@${entry?.startedAt ?? now}`,
+          at: now
+        }
+      ])
       // Back healthy: the conditions that made it unhealthy are gone; the recording applies again from here.
       for (const p of config.policies) {
         const c = n.conditions.get(p.conditionType)

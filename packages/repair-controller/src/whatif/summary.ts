@@ -159,7 +159,19 @@ export const resultJson = (r: WhatIfResult) => ({
     dueAt: t(x.dueAt),
     startedAt: isoTime(x.startedAt),
     endsAt: isoTime(x.endsAt),
-    zone: x.zone ?? null
+    zone: x.zone ?? null,
+    ...(x.escalation !== undefined
+      ? {
+          escalation: {
+            rebootRepair: x.escalation.rebooted.repairId,
+            rebootedFor: x.escalation.rebooted.reason,
+            rebootedAt: isoTime(x.escalation.rebooted.at),
+            cameBackAt: isoTime(x.escalation.cameBackAt),
+            afterSeconds: Math.round(x.escalation.afterMs / 1000),
+            windowSeconds: Math.round(x.escalation.windowMs / 1000)
+          }
+        }
+      : {})
   })),
   holds: r.holds.map((h) => ({
     ...h,
