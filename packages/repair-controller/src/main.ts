@@ -19,6 +19,7 @@ import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.t
 import { type CliOptions, parseCli, USAGE } from "./cli.ts"
 import { Kube, loadKubeAccess, makeKube } from "./kube/Kube.ts"
 import { type LogCaptureHook, noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
+import { missingDestinationWarning, s3Settings } from "./diagnostics/logCaptureConfig.ts"
 import { type Readiness, serverLayer } from "./observability/server.ts"
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
@@ -46,21 +47,44 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
 }
 
 /**
- * Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set.
- * Imported only then: a controller without a capture destination never loads it.
+ * Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set; for
+ * `s3://bucket/prefix`, each repair's PUT presigned with the controller's credentials. Imported only then: a
+ * controller without a capture destination never loads it (nor the S3 client).
  */
-const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, never, Kube> => {
+const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, StartupError, Kube> => {
   const destination = config.logCapture.destination
   if (destination === undefined) return noLogCaptureLayer
-  return Layer.unwrap(
-    Effect.promise(() => import("./diagnostics/logCaptureHookLayer.ts")).pipe(
-      Effect.map(({ logCaptureHookLayer }) =>
-        logCaptureHookLayer({
-          destination,
-          ...(config.logCapture.categories !== undefined ? { categories: config.logCapture.categories } : {})
-        })
+  const categories = config.logCapture.categories
+  const hook = import("./diagnostics/logCaptureHookLayer.ts")
+  if (!destination.startsWith("s3://"))
+    return Layer.unwrap(
+      Effect.promise(() => hook).pipe(
+        Effect.map(({ logCaptureHookLayer }) =>
+          logCaptureHookLayer({ destination, ...(categories !== undefined ? { categories } : {}) })
+        )
       )
     )
+  return Layer.unwrap(
+    Effect.gen(function* () {
+      const { logCaptureHookLayer } = yield* Effect.promise(() => hook)
+      const { makeBundlePutPresigner, parseS3Destination } = yield* Effect.promise(
+        () => import("./diagnostics/S3BundleDestination.ts")
+      )
+      const fail = (message: string) => new StartupError({ message: `logCapture.destination: ${message}` })
+      if (parseS3Destination(destination) === undefined)
+        return yield* fail(`${destination} is not s3://<bucket>[/<prefix>]`)
+      const { region, endpoint } = s3Settings(config)
+      if (region === undefined) return yield* fail(`${destination} needs a region: aws.region or AWS_REGION`)
+      const presigner = yield* Effect.acquireRelease(
+        Effect.sync(() => makeBundlePutPresigner({ region, ...(endpoint ? { endpoint } : {}) })),
+        (p) => Effect.sync(p.close)
+      )
+      return logCaptureHookLayer({
+        destination,
+        presigner,
+        ...(categories !== undefined ? { categories } : {})
+      })
+    })
   )
 }
 
@@ -94,6 +118,8 @@ const program = (values: CliOptions) =>
       paused: config.paused,
       port
     })
+    const captureWarning = missingDestinationWarning(config)
+    if (captureWarning !== undefined) yield* Effect.logWarning(captureWarning)
 
     const lease = {
       namespace: config.namespace,

@@ -17,7 +17,7 @@ export interface CapturePorts {
  * operator checks it against this later (`sha256sum`). Pure.
  */
 export const logCaptureNote = (report: LogCaptureReport): string =>
-  `pre-termination log capture: ${report.outcome}${
+  `pre-termination log capture: ${report.outcome}${report.object ? ` to ${report.object}` : ""}${
     report.bundle
       ? ` (bundle sha256 ${report.bundle.sha256}, ${report.bundle.size} bytes)`
       : report.outcome === "captured"
@@ -42,5 +42,9 @@ export const captureLogs = (env: CapturePorts, r: RepairRecord, timeoutMs: numbe
         })
       )
     yield* nodeEvent(env.events, r, "Normal", "LogCapture", logCaptureNote(report))
-    return fact({ _tag: "LogCaptureFinished", outcome: report.outcome })
+    return fact({
+      _tag: "LogCaptureFinished",
+      outcome: report.outcome,
+      ...(report.object ? { object: report.object } : {})
+    })
   })

@@ -4,7 +4,7 @@
  *   aws:
  *     region: us-west-2
  *     clusterArn: arn:aws:eks:us-west-2:111122223333:cluster/prod   # needed for zonal shift
- *     endpoints: { ec2: http://127.0.0.1:4566, arcZonalShift: ..., autoScaling: ... }  # tests / fakes
+ *     endpoints: { ec2: http://127.0.0.1:4566, arcZonalShift: ..., autoScaling: ..., s3: ... }  # tests / fakes
  *     zonalShift: { enabled: true, cacheSeconds: 30 }
  *     maxAttempts: 5
  *     requestTimeoutSeconds: 10
@@ -45,7 +45,9 @@ const sectionFields = {
   endpoints: Schema.Struct({
     ec2: Schema.optionalKey(Url),
     autoScaling: Schema.optionalKey(Url),
-    arcZonalShift: Schema.optionalKey(Url)
+    arcZonalShift: Schema.optionalKey(Url),
+    /** Where `logCapture.destination: s3://…` bundles go (path-style then): the fake cloud, a VPC endpoint. */
+    s3: Schema.optionalKey(Url)
   }).pipe(withDefault({})),
   /**
    * Removed (#16): whether an instance is in an Auto Scaling group is read from its EC2 tags, and a member is always

@@ -12,6 +12,8 @@ export type LogCaptureOutcome = "captured" | "timed-out" | "skipped" | "failed"
 export interface LogCaptureReport {
   readonly outcome: LogCaptureOutcome
   readonly bundle?: { readonly sha256: string; readonly size: number }
+  /** Where the bundle went, when the destination names an object (`s3://bucket/key`). */
+  readonly object?: string
 }
 
 export interface LogCaptureRequest {

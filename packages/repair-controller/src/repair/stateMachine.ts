@@ -42,7 +42,12 @@ export type Fact =
   /** Evictions went through again after a block: the backoff starts afresh. */
   | { readonly _tag: "EvictionsAccepted" }
   | { readonly _tag: "Drained" }
-  | { readonly _tag: "LogCaptureFinished"; readonly outcome: "captured" | "timed-out" | "skipped" | "failed" }
+  | {
+      readonly _tag: "LogCaptureFinished"
+      readonly outcome: "captured" | "timed-out" | "skipped" | "failed"
+      /** The object the bundle went to (`s3://bucket/key`), when captured to one. */
+      readonly object?: string
+    }
   | { readonly _tag: "RebootRequested" }
   /** The node is back after the reboot; `stillFailing` when the governing condition still matches. */
   | { readonly _tag: "NodeBack"; readonly stillFailing: boolean }
@@ -231,7 +236,12 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
         : towardsTermination(withoutEvictionBlock(r))
     case "CapturingLogs":
       return fact._tag === "LogCaptureFinished"
-        ? { ...r, phase: "Terminating", logsCaptured: fact.outcome }
+        ? {
+            ...r,
+            phase: "Terminating",
+            logsCaptured: fact.outcome,
+            ...(fact.object ? { logBundle: fact.object } : {})
+          }
         : r
     case "Rebooting":
       if (fact._tag === "RebootRequested") return { ...r, rebootRequestedAt: iso(now) }
