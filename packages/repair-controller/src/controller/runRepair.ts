@@ -70,16 +70,14 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
       )
     )
     // So does a reboot's node: its fault back soon after escalates the next repair to Replace (RebootStore.ts).
-    yield* env.reboots
-      .repaired(r, yield* Clock.currentTimeMillis)
-      .pipe(
-        Effect.catch((e) =>
-          Effect.logWarning("could not record the reboot for escalation", {
-            node: r.node.name,
-            error: e.message
-          })
-        )
+    yield* env.reboots.repaired(r, yield* Clock.currentTimeMillis).pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("could not record the reboot for escalation", {
+          node: r.node.name,
+          error: e.message
+        })
       )
+    )
     yield* env.store.finish(r)
     // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
     // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too. Sighted
