@@ -4,6 +4,7 @@
  */
 import { CATALOG, NEVER_REPAIR_CONDITION_TYPES } from "@nodemend/reason-codes"
 import { Result, Schema } from "effect"
+import { budgetState } from "../decide/budgetWindow.ts"
 import { AwsConfigSection } from "./AwsConfig.ts"
 import { Count, Percent, Port, PositiveMillis, PositiveSeconds, Seconds } from "./units.ts"
 
@@ -63,6 +64,14 @@ export const PolicyFile = Schema.Struct({
   /** This condition type's `escalation.windowSeconds`; 0 turns escalation off for it. */
   escalationWindowSeconds: Schema.optionalKey(Seconds)
 })
+
+/** A pool's maintenance window, checked as Karpenter checks a budget's schedule and duration. */
+const MaintenanceWindowFile = Schema.Struct({ schedule: Name, duration: Name }).check(
+  Schema.makeFilter((w) => {
+    const state = budgetState({ nodes: "1", schedule: w.schedule, duration: w.duration }, 0)
+    return state._tag !== "Invalid" || state.why
+  })
+)
 
 /** Two entries for one conditionType + status: the later would silently replace the earlier. */
 const noDuplicatePolicies = Schema.makeFilter((ps: ReadonlyArray<typeof PolicyFile.Type>) => {
@@ -162,6 +171,16 @@ export const ConfigFileSchema = Schema.Struct({
     })
   ),
   breaker: Schema.optionalKey(Schema.Struct({ requeueSeconds: Schema.optionalKey(PositiveSeconds) })),
+  /** Planned repairs for the cloud's scheduled events (decide/scheduledEvents.ts, ADR 0018). */
+  scheduledEvents: Schema.optionalKey(
+    Schema.Struct({
+      enabled: Schema.optionalKey(Schema.Boolean),
+      refreshSeconds: Schema.optionalKey(PositiveSeconds),
+      leadSeconds: Schema.optionalKey(Seconds),
+      /** Per pool: a cron schedule in UTC and a duration, as a NodePool disruption budget's. */
+      maintenanceWindows: Schema.optionalKey(Schema.Record(Schema.String, MaintenanceWindowFile))
+    })
+  ),
   /** Relapse holds (decide/relapse.ts): per pool in `pools.<p>.relapse`, per reason in `reasons`. */
   relapse: Schema.optionalKey(RelapseFile),
   /**

@@ -106,6 +106,17 @@ export interface ControllerConfig {
     readonly refreshSeconds: number
   }
   readonly breaker: { readonly requeueSeconds: number }
+  /** Planned repairs for the cloud's scheduled events (decide/scheduledEvents.ts). */
+  readonly scheduledEvents: {
+    readonly enabled: boolean
+    /** How often the cloud is asked; the answer is kept in between. */
+    readonly refreshSeconds: number
+    /** How long before an event's NotBefore its repair is due. */
+    readonly leadSeconds: number
+    readonly maintenanceWindows: Readonly<
+      Record<string, { readonly schedule: string; readonly duration: string }>
+    >
+  }
   readonly relapse: RelapseSettings & { readonly reasons: Readonly<Record<string, Partial<RelapseSettings>>> }
   readonly escalation: EscalationConfig
   readonly zoneBreaker: ZoneBreakerConfig
@@ -213,6 +224,12 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     refreshSeconds: f.zonalShift?.refreshSeconds ?? 30
   },
   breaker: { requeueSeconds: f.breaker?.requeueSeconds ?? 300 },
+  scheduledEvents: {
+    enabled: f.scheduledEvents?.enabled ?? true,
+    refreshSeconds: f.scheduledEvents?.refreshSeconds ?? 300,
+    leadSeconds: f.scheduledEvents?.leadSeconds ?? 2 * 3600,
+    maintenanceWindows: f.scheduledEvents?.maintenanceWindows ?? {}
+  },
   relapse: {
     enabled: f.relapse?.enabled ?? true,
     windowSeconds: f.relapse?.windowSeconds ?? 3600,

@@ -35,6 +35,8 @@ import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
 import { stoodDownZones } from "../decide/zoneBreaker.ts"
 import { makeRepairStore } from "./RepairStore.ts"
 import { makeSightingStore } from "./SightingStore.ts"
+import { makeScheduledEventWatch } from "./ScheduledEventWatch.ts"
+import { nodesToAsk, scheduledEventLoop } from "./plannedRepair.ts"
 import { makeTaintFirst } from "../actions/TaintFirst.ts"
 import { makeWorkQueue } from "./WorkQueue.ts"
 
@@ -309,6 +311,11 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       reboots: makeRebootStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       sightings: makeSightingStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      scheduled: makeScheduledEventWatch({
+        query: cloud.scheduledEvents,
+        nodes: () => nodesToAsk({ cache }),
+        wake: queue.add
+      }),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
       queue,
@@ -406,6 +413,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       }
     })
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    if (config.scheduledEvents.enabled) yield* Effect.forkScoped(scheduledEventLoop(env))
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))

@@ -16,6 +16,7 @@ import type { DrainPool } from "./DrainPool.ts"
 import type { NodeCache } from "./NodeCache.ts"
 import type { RebootStore } from "./RebootStore.ts"
 import type { RelapseStore } from "./RelapseStore.ts"
+import type { ScheduledEventWatch } from "./ScheduledEventWatch.ts"
 import type { RepairStore } from "./RepairStore.ts"
 import type { SightingStore } from "./SightingStore.ts"
 import type { WaitingRoom } from "./WaitingRoom.ts"
@@ -38,6 +39,8 @@ export interface ControllerEnv extends StepPorts {
   readonly reboots: RebootStore
   /** The controller's first sight of each unhealthy status, where tolerations start (journal: SightingStore.ts). */
   readonly sightings: SightingStore
+  /** The cloud's scheduled events of the Nodes' machines, which plan repairs (controller/plannedRepair.ts). */
+  readonly scheduled: ScheduledEventWatch
   /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */
   readonly waiting: WaitingRoom
   /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */

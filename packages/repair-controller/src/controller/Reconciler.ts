@@ -19,6 +19,7 @@ import * as M from "../observability/metrics.ts"
 import { metricReason } from "../observability/seriesBounds.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
+import { markStarted, matchOf, planOf, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
@@ -312,7 +313,9 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     const seen = env.sightings.see(node, now)
     // An unhealthy node's pool and zone are proven as soon as it is unhealthy (not at its expiry): until then it
     // counts in no pool or zone (PoolCounter.ts).
-    if (isUnhealthy(env.config, node)) yield* env.placements.ensure(node)
+    // A repair planned for a scheduled event of its machine needs them too (controller/plannedRepair.ts).
+    const plan = planOf(env, node, now)
+    if (isUnhealthy(env.config, node) || plan !== undefined) yield* env.placements.ensure(node)
     yield* sightRelapse(env, node, now)
     const placement = env.placements.of(node)
     const d = decide({
@@ -327,12 +330,14 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       ledger: env.relapse.ledger,
       waiting: (scope) => env.waiting.of(scope, now),
       setbacks: (scope, reason) => setbacksOf(env, scope, reason, now),
+      planned: matchOf(env, plan),
       reboots: env.reboots.of
     })
     if (d._tag === "Repair") {
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
       env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
+      markStarted(env, plan, d.governing)
       return yield* startRepair(env, node, d, now).pipe(
         Effect.ensuring(
           Effect.sync(() => {
@@ -343,5 +348,6 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     }
     // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
     if (d._tag !== "Tolerating") env.preProofs.forget(name)
+    yield* reportPlan(env, node, plan, d, now)
     return yield* report(env, node, d, placement._tag === "Proven" ? placement.pool : undefined)
   })

@@ -87,7 +87,7 @@ const parseUncached = (schedule: string): Result.Result<Cron.Cron, string> => {
 }
 
 /** `8h`, `30m`, `1h30m`, `8h0m0s` (the CRD's forms) in ms. */
-const durationMs = (d: string): number => {
+export const durationMs = (d: string): number => {
   const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:0s)?$/.exec(d)
   return (Number(m?.[1] ?? 0) * 60 + Number(m?.[2] ?? 0)) * 60_000
 }

@@ -1,0 +1,116 @@
+/**
+ * The reconcile's side of the planned repairs (decide/scheduledEvents.ts): the node's plan from the cloud's last
+ * answer, its Events (RepairPlanned while it waits for its due time; ScheduledEventUnhandled when it is due and a
+ * gate or budget holds it), and the gauges, recomputed on every refresh.
+ */
+import {
+  REPAIR_PLANNED_REASON,
+  SCHEDULED_EVENT_CONDITION_TYPE,
+  SCHEDULED_EVENT_UNHANDLED_REASON
+} from "@nodemend/reason-codes"
+import { Clock, Effect, Metric } from "effect"
+import type { Decision } from "../decide/decide.ts"
+import type { PolicyMatch } from "../decide/policyMatch.ts"
+import {
+  type Plan,
+  planFor,
+  plannedAction,
+  plannedMatch,
+  planSettings,
+  planText
+} from "../decide/scheduledEvents.ts"
+import type { NodeView } from "../domain/NodeView.ts"
+import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
+import { nodeRef } from "../kube/views.ts"
+import * as M from "../observability/scheduledEventMetrics.ts"
+import type { ControllerEnv } from "./ControllerEnv.ts"
+
+/** The node's plan, if its machine has a live scheduled event no repair was started for. */
+export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {
+  if (!env.config.scheduledEvents.enabled) return undefined
+  const events = env.scheduled.of(node.name).filter((e) => !env.scheduled.acted(e.id))
+  if (events.length === 0) return undefined
+  // The window is the pool's; a node's own pool label may only move the repair within [now, NotBefore - lead].
+  const pool = node.labels[env.config.poolLabel]
+  return planFor(events, planSettings(env.config, pool), now, (r, e) => plannedAction(env.config, r, e))
+}
+
+export const matchOf = (env: ControllerEnv, plan: Plan | undefined): PolicyMatch | undefined =>
+  plan === undefined ? undefined : plannedMatch(env.config, plan)
+
+const isPlanned = (m: PolicyMatch | undefined) => m?.conditionType === SCHEDULED_EVENT_CONDITION_TYPE
+
+/** The plan's Events for a decision that does not start its repair. */
+export const reportPlan = (
+  env: ControllerEnv,
+  node: NodeView,
+  plan: Plan | undefined,
+  d: Decision,
+  now: number
+) =>
+  Effect.gen(function* () {
+    if (plan === undefined || !("governing" in d) || !isPlanned(d.governing)) return
+    const ref = { name: node.name, uid: node.uid }
+    if (d._tag === "Tolerating")
+      return yield* env.events.emitDeduped(
+        `${node.name}/Planned/${plan.event.id}/${plan.dueAt}`,
+        EVENT_DEDUPE_MS,
+        {
+          node: ref,
+          type: "Normal",
+          reason: REPAIR_PLANNED_REASON,
+          action: "Plan",
+          note: `${d.governing.action} planned for ${plan.reason}: ${planText(plan)}`.slice(0, 1000)
+        }
+      )
+    if (d._tag === "Repair" || now < plan.dueAt) return
+    yield* env.events.emitDeduped(`${node.name}/Unhandled/${plan.event.id}`, EVENT_DEDUPE_MS, {
+      node: ref,
+      type: "Warning",
+      reason: SCHEDULED_EVENT_UNHANDLED_REASON,
+      action: "Plan",
+      note: `the repair planned for ${plan.reason} is due and not started (${d._tag}); EC2 acts from ${new Date(plan.event.notBefore).toISOString()}: ${planText(plan)}`.slice(
+        0,
+        1000
+      )
+    })
+  })
+
+/** Marks the event a started repair is for: it is not planned again (see ScheduledEventWatch.acted). */
+export const markStarted = (env: ControllerEnv, plan: Plan | undefined, governing: PolicyMatch) => {
+  if (plan !== undefined && isPlanned(governing)) env.scheduled.markActed(plan.event.id)
+}
+
+/** The gauges of the plans: nodes with a plan and no repair yet, and those of them already due. */
+const gaugePlans = (env: ControllerEnv, now: number) =>
+  Effect.suspend(() => {
+    let planned = 0
+    let unhandled = 0
+    for (const name of env.cache.names()) {
+      const view = env.cache.view(name)
+      if (view === undefined || env.store.get(name)._tag === "Record") continue
+      const plan = planOf(env, view, now)
+      if (plan === undefined || plannedAction(env.config, plan.reason, plan.event) === "None") continue
+      planned++
+      if (now >= plan.dueAt) unhandled++
+    }
+    return Metric.update(M.plannedRepairs, planned).pipe(
+      Effect.andThen(Metric.update(M.scheduledEventsUnhandled, unhandled))
+    )
+  })
+
+/** The refresh loop the controller forks: ask the cloud, wake the changed nodes, write the gauges; every period. */
+export const scheduledEventLoop = (env: ControllerEnv) =>
+  Effect.forever(
+    Clock.currentTimeMillis.pipe(
+      Effect.tap((now) => env.scheduled.refresh(now).pipe(Effect.andThen(gaugePlans(env, now)))),
+      Effect.andThen(Effect.sleep(`${env.config.scheduledEvents.refreshSeconds} seconds`))
+    )
+  )
+
+/** The watch for a controller: every cached Node is asked about. */
+export const nodesToAsk = (env: Pick<ControllerEnv, "cache">) =>
+  env.cache.names().flatMap((name) => {
+    const v = env.cache.view(name)
+    return v === undefined || v.deleting ? [] : [nodeRef(v)]
+  })
