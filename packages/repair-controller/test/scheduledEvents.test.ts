@@ -11,6 +11,7 @@ import { decideNow } from "../src/decide/decide.ts"
 import { fitWindow, planFor, plannedMatch, planSettings } from "../src/decide/scheduledEvents.ts"
 import type { ScheduledEvent } from "../src/domain/Instance.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
+import { kwokScheduledEvents } from "../src/cloud/kwok/KwokCloudProvider.ts"
 import { node } from "./fixtures.ts"
 
 const HOUR = 3_600_000
@@ -186,4 +187,24 @@ describe("through decide's gates", () => {
       expect(d._tag).toBe("Healthy")
     })
   )
+})
+
+describe("kwok provider: events from its ConfigMap (data.events), not from the Node", () => {
+  it("the asked Nodes' events, ended ones marked; a bad ConfigMap is an error", () => {
+    const text = JSON.stringify([
+      { node: "n1", id: "e1", code: "instance-retirement", notBefore: "2026-12-09T00:00:00Z" },
+      { node: "n1", id: "e2", code: "system-reboot", notBefore: "2026-12-08T00:00:00Z", ended: "canceled" },
+      { node: "other", id: "e3", code: "instance-stop", notBefore: "2026-12-08T00:00:00Z" }
+    ])
+    const r = Result.getOrThrow(kwokScheduledEvents(text, new Set(["n1"])))
+    expect([...r.keys()]).toEqual(["n1"])
+    expect(r.get("n1")?.map((e) => [e.id, e.ended])).toEqual([
+      ["e1", undefined],
+      ["e2", "canceled"]
+    ])
+    expect(Result.isFailure(kwokScheduledEvents('[{"node":"n1","code":"reboot"}]', new Set(["n1"])))).toBe(
+      true
+    )
+    expect(Result.getOrThrow(kwokScheduledEvents(undefined, new Set(["n1"]))).size).toBe(0)
+  })
 })
