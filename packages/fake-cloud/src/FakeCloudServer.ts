@@ -1,7 +1,8 @@
 /**
  * One loopback HTTP server for everything: EC2 Query and EC2 Auto Scaling Query (`POST /`, told apart by their
  * API `Version`), ARC REST-JSON (`/managedresources`, `/zonalshifts`, `/autoshifts`), and the admin API
- * (`/admin/...`), and Prometheus metrics (`GET /metrics`, CloudMetrics.ts). Point the EC2, Auto Scaling and ARC endpoint overrides of a client at its URL.
+ * (`/admin/...`), S3 PUT/GET object through presigned URLs (`/<bucket>/<key>`, s3/S3Routes.ts), and Prometheus
+ * metrics (`GET /metrics`, CloudMetrics.ts). Point the EC2, Auto Scaling and ARC endpoint overrides of a client at its URL.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -21,6 +22,8 @@ import { ec2ErrorResponse, newRequestId } from "./ec2/Ec2Xml.ts"
 import { type Api, Faults, type FaultSpec } from "./Faults.ts"
 import { Ec2Error, InstanceStore, type StoreOptions } from "./InstanceStore.ts"
 import { checkSigV4 } from "./SigV4Presence.ts"
+import { ObjectStore } from "./s3/ObjectStore.ts"
+import { handleS3Object, isS3ObjectRequest } from "./s3/S3Routes.ts"
 
 export interface FakeCloudOptions extends StoreOptions {
   readonly host?: string
@@ -31,6 +34,11 @@ export interface FakeCloudOptions extends StoreOptions {
   readonly autoScalingGroups?: ReadonlyArray<GroupSpec>
   /** How often groups replace members that died under them (ms; default 500). */
   readonly autoScalingReconcileMs?: number
+  /**
+   * Access key id -> secret access key: the keys whose presigned S3 URLs the fake accepts (it verifies the
+   * signature, s3/PresignedAuth.ts). None: every S3 request is refused.
+   */
+  readonly s3Credentials?: Readonly<Record<string, string>>
 }
 
 export interface FakeCloud {
@@ -39,6 +47,8 @@ export interface FakeCloud {
   readonly shifts: ZonalShiftStore
   readonly groups: GroupStore
   readonly faults: Faults
+  /** What presigned PUTs stored (S3 PUT/GET object, path-style, s3/S3Routes.ts). */
+  readonly objects: ObjectStore
   readonly close: () => Promise<void>
 }
 
@@ -70,6 +80,8 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
   })
   for (const spec of options.autoScalingGroups ?? []) groups.create(spec)
   const faults = new Faults()
+  const objects = new ObjectStore()
+  const s3Credentials = new Map(Object.entries(options.s3Credentials ?? {}))
   const calls: Record<string, number> = {}
   const callCounts = new CallCounts()
   /** Counts the call (admin stats) and, once its answer is sent, its outcome (metrics); returns the fault it hits. */
@@ -240,8 +252,10 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = newRequestId()
     const url = new URL(req.url ?? "/", "http://fake")
-    const body = await readBody(req)
     const method = req.method ?? "GET"
+    // Before the body is read as text: an object is bytes.
+    if (isS3ObjectRequest(method, url.pathname)) return handleS3Object(req, res, objects, s3Credentials, log)
+    const body = await readBody(req)
     if (url.pathname === "/metrics" && method === "GET") {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" })
       return res.end(
@@ -314,6 +328,7 @@ export async function startFakeCloud(options: FakeCloudOptions): Promise<FakeClo
     shifts,
     groups,
     faults,
+    objects,
     close: () =>
       new Promise<void>((resolve) => {
         groups.close()

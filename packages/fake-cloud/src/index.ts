@@ -40,4 +40,6 @@ export {
   LAUNCH_TEMPLATE_VERSION_ANNOTATION,
   tagsAsLabels
 } from "./KwokNodeMirror.ts"
+export { ObjectStore, type StoredObject } from "./s3/ObjectStore.ts"
+export { checkPresignedUrl, type KnownCredentials, type S3AuthProblem } from "./s3/PresignedAuth.ts"
 export { defaultZones, type FakeZone } from "./zones.ts"
