@@ -33,6 +33,7 @@ import {
 import { REPAIR_JOURNAL_LABEL } from "@nodemend/reason-codes"
 import { connect } from "./kubeClient.ts"
 import { logsCommand } from "./logs.ts"
+import { repairLogsCommand } from "./repairLogs.ts"
 import { namespaceFlag, type RepairCommand, runRepairAction } from "./repairActions.ts"
 import { HOLD_HEADERS, holdRows, holdsOf, runRelease } from "./relapseHolds.ts"
 import { RELAPSE_LEDGER_LABEL } from "@nodemend/repair-controller"
@@ -51,10 +52,13 @@ export const USAGE = `kubectl nodemend: nodemend's kubectl plugin
 Usage:
   kubectl nodemend logs <node>... | -l <selector> [-o <dir>] [--timeout 300s] [--categories All]
                         [--destination-url <PUT url>] [--download-url <GET url>] [--s3 s3://bucket/prefix --region r]
+  kubectl nodemend logs --repair <node> [-o <dir>] [--region r] [--endpoint-url <S3 endpoint>]
       Collect a log bundle from each node's agent (NodeDiagnostic), download it to <dir>/<node>-logs.tar.gz and
       clean up. Without --destination-url the bundle stays on the node and is fetched through the kubelet proxy.
       URL flags may contain {node}. A destination URL must be allowed by the agents' allowlist. --s3 presigns
       PUT and GET URLs for <prefix>/<node>-logs.tar.gz with your AWS credentials.
+      --repair <node>: download the bundle the repair controller captured before it terminated the node (the S3
+      object its repair record or Events name) with your AWS credentials, checked against the reported digest.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
       The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, the pools held
       by a failed repair (each counts against its pool's in-flight budget until an operator acts), and the
@@ -105,6 +109,8 @@ const parse = (args: string[]) =>
       "download-url": { type: "string" },
       s3: { type: "string" },
       region: { type: "string" },
+      repair: { type: "string" },
+      "endpoint-url": { type: "string" },
       categories: { type: "string", default: "All" },
       "pool-label": { type: "string", multiple: true },
       config: { type: "string" },
@@ -288,6 +294,23 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
         const timeoutMs = parseDurationMs(values.timeout)
         if (timeoutMs === undefined || timeoutMs <= 0)
           throw new PluginError(`invalid --timeout ${values.timeout} (e.g. 300s, 5m)`)
+        if (values.repair !== undefined) {
+          if (positionals.length > 0 || values.selector || values.s3 || values["destination-url"])
+            throw new PluginError("--repair <node> takes no other nodes, -l, --s3 or --destination-url")
+          io.out(
+            terminalSafe(
+              `ok   ${await repairLogsCommand(kube(), {
+                node: values.repair,
+                outputDir: values.output,
+                timeoutMs,
+                controllerNamespace: values["controller-namespace"],
+                ...(values.region ? { region: values.region } : {}),
+                ...(values["endpoint-url"] ? { endpoint: values["endpoint-url"] } : {})
+              })}`
+            )
+          )
+          return 0
+        }
         const requested = values.categories.split(",").map((c) => c.trim())
         const categories = requested.filter(isLogCategory)
         const bad = requested.filter((c) => !isLogCategory(c))

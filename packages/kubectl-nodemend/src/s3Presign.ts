@@ -38,9 +38,36 @@ export const s3Endpoint = (
     : { hostname: `${bucket}.s3.${region}.${domain}`, path: `/${escapeKey(key)}` }
 }
 
+/**
+ * Where an object is: AWS's endpoint for the region, or an endpoint override (`--endpoint-url`,
+ * `AWS_ENDPOINT_URL_S3`: a fake, MinIO, a VPC endpoint), addressed path-style as the SDK does with an override.
+ */
+export const s3ObjectLocation = (
+  bucket: string,
+  key: string,
+  region: string,
+  endpoint?: string
+): { protocol: "https:" | "http:"; hostname: string; port?: number; path: string } => {
+  if (endpoint === undefined) return { protocol: "https:", ...s3Endpoint(bucket, region, key) }
+  const u = new URL(endpoint)
+  if (u.protocol !== "https:" && u.protocol !== "http:")
+    throw new PluginError(`invalid S3 endpoint ${endpoint} (expected http(s)://host[:port])`)
+  const base = u.pathname.replace(/\/+$/, "")
+  return {
+    protocol: u.protocol,
+    hostname: u.hostname,
+    ...(u.port !== "" ? { port: Number(u.port) } : {}),
+    path: `${base}/${bucket}/${escapeKey(key)}`
+  }
+}
+
 export interface PresignInput {
   readonly method: "GET" | "PUT"
+  /** Default https. */
+  readonly protocol?: "https:" | "http:"
   readonly hostname: string
+  /** A port other than the protocol's (an endpoint override). */
+  readonly port?: number
   readonly path: string
   readonly region: string
   readonly credentials: AwsCredentials
@@ -56,12 +83,15 @@ export const presignS3Url = async (input: PresignInput): Promise<string> => {
     uriEscapePath: false,
     applyChecksum: false
   })
+  const protocol = input.protocol ?? "https:"
+  const host = input.port !== undefined ? `${input.hostname}:${input.port}` : input.hostname
   const request = new HttpRequest({
     method: input.method,
-    protocol: "https:",
+    protocol,
     hostname: input.hostname,
+    ...(input.port !== undefined ? { port: input.port } : {}),
     path: input.path,
-    headers: { host: input.hostname, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" }
+    headers: { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" }
   })
   // The payload hash is UNSIGNED-PAYLOAD, but the header is neither signed nor put in the query: the URL alone works.
   const signed = await signer.presign(request, {
@@ -73,7 +103,7 @@ export const presignS3Url = async (input: PresignInput): Promise<string> => {
   const query = Object.entries(signed.query ?? {})
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join("&")
-  return `https://${input.hostname}${input.path}?${query}`
+  return `${protocol}//${host}${input.path}?${query}`
 }
 
 /** PUT + GET URLs for one node's bundle. */
