@@ -44,7 +44,12 @@ let gone: string
 beforeAll(async () => {
   cloud = await startFakeCloud({ region: "us-west-2", bootDelayMs: 0, terminateDelayMs: 0 })
   admin = new AdminClient(cloud.url)
-  const launched = cloud.store.run({ count: 4, imageId: "ami-1", instanceType: "m5.large", tags: {} }).instances
+  const launched = cloud.store.run({
+    count: 4,
+    imageId: "ami-1",
+    instanceType: "m5.large",
+    tags: {}
+  }).instances
   await new Promise((r) => setTimeout(r, 30))
   running = launched.slice(0, 3).map((i) => i.instanceId)
   gone = launched[3]!.instanceId
