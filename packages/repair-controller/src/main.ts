@@ -18,8 +18,8 @@ import { startController } from "./controller/Controller.ts"
 import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
 import { type CliOptions, parseCli, USAGE } from "./cli.ts"
 import { Kube, loadKubeAccess, makeKube } from "./kube/Kube.ts"
-import { type LogCaptureHook, noLogCaptureLayer } from "./repair/LogCaptureHook.ts"
-import { missingDestinationWarning, s3Settings } from "./diagnostics/logCaptureConfig.ts"
+import { missingDestinationWarning } from "./diagnostics/logCaptureConfig.ts"
+import { logCaptureLayer } from "./diagnostics/logCaptureLayer.ts"
 import { type Readiness, serverLayer } from "./observability/server.ts"
 
 class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
@@ -44,48 +44,6 @@ const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider
         )
       )
   }
-}
-
-/**
- * Pre-termination log capture: the diagnostics package's NodeDiagnostic request when a destination is set; for
- * `s3://bucket/prefix`, each repair's PUT presigned with the controller's credentials. Imported only then: a
- * controller without a capture destination never loads it (nor the S3 client).
- */
-const logCaptureLayer = (config: ControllerConfig): Layer.Layer<LogCaptureHook, StartupError, Kube> => {
-  const destination = config.logCapture.destination
-  if (destination === undefined) return noLogCaptureLayer
-  const categories = config.logCapture.categories
-  const hook = import("./diagnostics/logCaptureHookLayer.ts")
-  if (!destination.startsWith("s3://"))
-    return Layer.unwrap(
-      Effect.promise(() => hook).pipe(
-        Effect.map(({ logCaptureHookLayer }) =>
-          logCaptureHookLayer({ destination, ...(categories !== undefined ? { categories } : {}) })
-        )
-      )
-    )
-  return Layer.unwrap(
-    Effect.gen(function* () {
-      const { logCaptureHookLayer } = yield* Effect.promise(() => hook)
-      const { makeBundlePutPresigner, parseS3Destination } = yield* Effect.promise(
-        () => import("./diagnostics/S3BundleDestination.ts")
-      )
-      const fail = (message: string) => new StartupError({ message: `logCapture.destination: ${message}` })
-      if (parseS3Destination(destination) === undefined)
-        return yield* fail(`${destination} is not s3://<bucket>[/<prefix>]`)
-      const { region, endpoint } = s3Settings(config)
-      if (region === undefined) return yield* fail(`${destination} needs a region: aws.region or AWS_REGION`)
-      const presigner = yield* Effect.acquireRelease(
-        Effect.sync(() => makeBundlePutPresigner({ region, ...(endpoint ? { endpoint } : {}) })),
-        (p) => Effect.sync(p.close)
-      )
-      return logCaptureHookLayer({
-        destination,
-        presigner,
-        ...(categories !== undefined ? { categories } : {})
-      })
-    })
-  )
 }
 
 const program = (values: CliOptions) =>
@@ -138,9 +96,11 @@ const program = (values: CliOptions) =>
       // Built into the program's scope, not provided to startController alone: the cloud provider's resources
       // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
       const services = yield* Layer.build(
-        Layer.mergeAll(cloudProviderLayer(config), logCaptureLayer(config)).pipe(
-          Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
-        )
+        Layer.mergeAll(
+          cloudProviderLayer(config),
+          // Pre-termination log capture (docs/diagnostics.md): loads nothing without a destination.
+          logCaptureLayer(config)
+        ).pipe(Layer.provide(Layer.succeed(Kube, Kube.of(kube))))
       )
       const handle = yield* startController(config, kube).pipe(Effect.provide(services))
       synced = handle.synced

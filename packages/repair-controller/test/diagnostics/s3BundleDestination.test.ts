@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Result } from "effect"
+import { Effect, Exit, Layer, Result } from "effect"
 import { logCaptureNote } from "../../src/actions/captureLogs.ts"
 import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import { missingDestinationWarning, s3Settings } from "../../src/diagnostics/logCaptureConfig.ts"
 import { resolveDestination } from "../../src/diagnostics/logCaptureHookLayer.ts"
+import { logCaptureLayer } from "../../src/diagnostics/logCaptureLayer.ts"
+import { Kube } from "../../src/kube/Kube.ts"
 import {
   bundleObjectKey,
   makeBundlePutPresigner,
@@ -159,5 +161,39 @@ describe("log-capture config at start", () => {
       region: "us-east-1"
     })
     expect(s3Settings(Result.getOrThrow(decodeConfig({})), {})).toEqual({})
+  })
+})
+
+describe("the capture layer main.ts builds", () => {
+  const build = (raw: Record<string, unknown>, env: Record<string, string> = {}) =>
+    Effect.runPromiseExit(
+      Effect.scoped(
+        Layer.build(
+          logCaptureLayer(Result.getOrThrow(decodeConfig(raw)), env).pipe(
+            Layer.provide(Layer.succeed(Kube, {} as Kube["Service"]))
+          )
+        )
+      )
+    )
+  it("stops the start on an s3:// destination that is no bucket, or with no region", async () => {
+    const bad = await build(
+      { logCapture: { destination: "s3://Not_A_Bucket/x" } },
+      { AWS_REGION: "us-west-2" }
+    )
+    expect(Exit.isFailure(bad) && String(bad.cause)).toContain(
+      "s3://Not_A_Bucket/x is not s3://<bucket>[/<prefix>]"
+    )
+    const noRegion = await build({ logCapture: { destination: "s3://diag-bucket/x" } })
+    expect(Exit.isFailure(noRegion) && String(noRegion.cause)).toContain(
+      "needs a region: aws.region or AWS_REGION"
+    )
+  })
+  it("builds with a region, and with no destination at all", async () => {
+    expect(
+      Exit.isSuccess(
+        await build({ logCapture: { destination: "s3://diag-bucket/x" } }, { AWS_REGION: "us-west-2" })
+      )
+    ).toBe(true)
+    expect(Exit.isSuccess(await build({}))).toBe(true)
   })
 })
