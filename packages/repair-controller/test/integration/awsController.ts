@@ -10,11 +10,11 @@ import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import type { ControllerConfig } from "../../src/config/ControllerConfig.ts"
 import { startController } from "../../src/controller/Controller.ts"
 import { Kube, loadKubeAccess, makeKube } from "../../src/kube/Kube.ts"
-import { noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
+import { type LogCaptureHook, noLogCaptureLayer } from "../../src/repair/LogCaptureHook.ts"
 import { CLUSTER_ARN } from "./awsFakeCloudSupport.ts"
 
 const REGION = "us-west-2"
-const CREDENTIALS = { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
+export const CREDENTIALS = { accessKeyId: "AKIDFAKEE2E", secretAccessKey: "fake-secret" }
 
 /** The default credential chain reads these first (no IMDS, no profile files). */
 export const useFakeCredentials = (): void => {
@@ -112,10 +112,14 @@ export const awsTestConfig = (
 
 export type ControllerFiber = Fiber.Fiber<unknown, unknown>
 
-/** Starts the controller as main.ts composes it for `cloudProvider: aws`; `name` tells its client apart. */
+/**
+ * Starts the controller as main.ts composes it for `cloudProvider: aws`; `name` tells its client apart.
+ * `logCapture`: the pre-termination capture (main.ts: diagnostics/logCaptureLayer.ts); default none.
+ */
 export const startAwsController = async (
   config: ControllerConfig,
-  name: string
+  name: string,
+  logCapture: Layer.Layer<LogCaptureHook, unknown, Kube> = noLogCaptureLayer
 ): Promise<ControllerFiber> => {
   const awsConfig = await Effect.runPromise(decodeAwsConfig({ ...config.aws, poolLabel: config.poolLabel }))
   const kube = makeKube(loadKubeAccess(kubeconfigPath()).access, `${name}-${process.pid}`)
@@ -123,7 +127,7 @@ export const startAwsController = async (
     startController(config, kube).pipe(
       Effect.andThen(Effect.never),
       Effect.provide(
-        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), noLogCaptureLayer).pipe(
+        Layer.mergeAll(AwsCloudProvider.layer(awsConfig), logCapture).pipe(
           Layer.provide(Layer.succeed(Kube, Kube.of(kube)))
         )
       ),

@@ -9,6 +9,7 @@ import {
   AdminClient,
   type AdminGroup,
   type FakeCloud,
+  type FakeCloudOptions,
   kwokNodeMirror,
   startFakeCloud
 } from "@nodemend/fake-cloud"
@@ -21,6 +22,8 @@ const NODE = fileURLToPath(new URL("../../../../node_modules/.bin/node", import.
 export interface ClusterFakeCloud {
   readonly url: string
   readonly store: FakeCloud["store"]
+  /** Its S3 objects (presigned PUTs; `extra.s3Credentials` names the keys it accepts). */
+  readonly objects: FakeCloud["objects"]
   readonly admin: AdminClient
   /** Runs the `nodemend-fake-cloud` CLI against this cloud; returns its parsed JSON output. */
   cli(...args: string[]): Promise<unknown>
@@ -37,8 +40,12 @@ export interface ClusterFakeCloud {
   stop(): Promise<void>
 }
 
-export async function startClusterFakeCloud(core: CoreV1Api): Promise<ClusterFakeCloud> {
+export async function startClusterFakeCloud(
+  core: CoreV1Api,
+  extra: Pick<FakeCloudOptions, "s3Credentials"> = {}
+): Promise<ClusterFakeCloud> {
   const cloud = await startFakeCloud({
+    ...extra,
     region: "us-west-2",
     bootDelayMs: 300,
     terminateDelayMs: 300,
@@ -64,6 +71,7 @@ export async function startClusterFakeCloud(core: CoreV1Api): Promise<ClusterFak
   return {
     url: cloud.url,
     store: cloud.store,
+    objects: cloud.objects,
     admin,
     cli,
     throttleEc2: async (action, count) => {
