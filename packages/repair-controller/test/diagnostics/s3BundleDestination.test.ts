@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Result } from "effect"
+// The agent's own allowlist: the URL the controller puts in the NodeDiagnostic must pass it (test-only import).
+import { decideDestination } from "../../../agent/src/diagnostics/DestinationPolicy.ts"
 import { logCaptureNote } from "../../src/actions/captureLogs.ts"
 import { decodeConfig } from "../../src/config/ConfigFile.ts"
 import { missingDestinationWarning, s3Settings } from "../../src/diagnostics/logCaptureConfig.ts"
@@ -64,6 +66,9 @@ describe("s3:// log-capture destinations", () => {
       expect(q.get("X-Amz-Signature")).toMatch(/^[0-9a-f]{64}$/)
       // A checksum signed into the URL would be that of an empty body: S3 would refuse the real bundle.
       expect([...q.keys()].filter((k) => /checksum/i.test(k))).toEqual([])
+      // The node's agent uploads it when its allowlist names the bucket and folder, and only then.
+      expect(decideDestination(d.url, ["s3://diag-bucket/nodemend/"])._tag).toBe("Allowed")
+      expect(decideDestination(d.url, ["s3://diag-bucket/other/"])._tag).toBe("Refused")
     })
   )
 
