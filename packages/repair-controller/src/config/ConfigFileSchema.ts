@@ -231,7 +231,11 @@ export const ConfigFileSchema = Schema.Struct({
     Schema.Struct({
       timeoutSeconds: Schema.optionalKey(PositiveSeconds),
       capacityFirst: Schema.optionalKey(Schema.Boolean),
-      onNoCapacity: Schema.optionalKey(NoCapacity)
+      onNoCapacity: Schema.optionalKey(NoCapacity),
+      /** How long a Ready replacement may take to pass the health gate (agent conditions, GPUs) before it fails it. */
+      healthTimeoutSeconds: Schema.optionalKey(PositiveSeconds),
+      /** Replacements one repair launches at most (the first included) while they fail the health gate. */
+      maxAttempts: Schema.optionalKey(Count)
     })
   ),
   logCapture: Schema.optionalKey(

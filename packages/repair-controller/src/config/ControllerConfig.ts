@@ -137,6 +137,10 @@ export interface ControllerConfig {
     readonly timeoutSeconds: number
     readonly capacityFirst: boolean
     readonly onNoCapacity: NoCapacity
+    /** A Ready replacement passes the health gate within this, or fails it (decide/replacementHealth.ts). */
+    readonly healthTimeoutSeconds: number
+    /** Replacements per repair at most, the first included, while they fail the health gate. */
+    readonly maxAttempts: number
   }
   readonly logCapture: {
     readonly timeoutSeconds: number
@@ -263,7 +267,9 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   replacement: {
     timeoutSeconds: f.replacement?.timeoutSeconds ?? 1200,
     capacityFirst: f.replacement?.capacityFirst ?? true,
-    onNoCapacity: f.replacement?.onNoCapacity ?? "removeFirst"
+    onNoCapacity: f.replacement?.onNoCapacity ?? "removeFirst",
+    healthTimeoutSeconds: f.replacement?.healthTimeoutSeconds ?? 600,
+    maxAttempts: f.replacement?.maxAttempts ?? 2
   },
   logCapture: {
     timeoutSeconds: f.logCapture?.timeoutSeconds ?? 120,

@@ -93,6 +93,28 @@ export const RepairRecordSchema = Schema.Struct({
    * decrement, journaled before the call (the group launches the replacement: a member not among them). Absent in
    * records written before #25, and for any other removal: the member is then told by its launch time alone.
    */
+  /**
+   * What the replacement must show before it counts as capacity (decide/replacementHealth.ts), fixed when the repair
+   * started; absent in records written before #41: kubelet Ready alone then.
+   */
+  replacementExpects: Schema.optionalKey(
+    Schema.Struct({ agentConditions: Schema.Array(Schema.String), gpus: Schema.optionalKey(Schema.Int) })
+  ),
+  /** When the owner first reported the current replacement Ready: its health gate's bound counts from here. */
+  replacementReadyAt: Schema.optionalKey(Iso),
+  /** Replacements that failed the health gate (or its bound), oldest first: never capacity; each has its own repair. */
+  failedReplacements: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        nodeName: Schema.optionalKey(Schema.String),
+        instanceId: Schema.optionalKey(Schema.String),
+        nodeClaim: Schema.optionalKey(Schema.String),
+        check: Schema.String,
+        why: Schema.String,
+        at: Iso
+      })
+    )
+  ),
   removedFromGroup: Schema.optionalKey(
     Schema.Struct({ group: Schema.String, membersBefore: Schema.Array(Schema.String) })
   ),

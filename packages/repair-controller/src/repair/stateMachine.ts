@@ -7,6 +7,8 @@
  *   Replace, capacity first (default): Tainting -> Replacing -> Draining -> [CapturingLogs] -> Terminating
  *            -> RemovingNode -> Succeeded (the replacement is Ready before a pod moves, so pods move once)
  *            \-> (no replacement to be had) -> removeFirst from Draining on, or Failed (policy `onNoCapacity`)
+ *            Replacing waits for the replacement to pass the health gate (decide/replacementHealth.ts); one that
+ *            fails it (or its bound) is no capacity: another is launched, up to `replacement.maxAttempts`, then Failed
  *   Replace, remove first: Tainting -> Draining -> [CapturingLogs] -> Terminating -> RemovingNode -> Replacing
  *            -> Succeeded
  *   Reboot:  Tainting -> Draining -> Rebooting -> Untainting -> Succeeded
@@ -14,6 +16,7 @@
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
+import type { HealthExpectations } from "../decide/replacementHealth.ts"
 import type { InstanceFacts, Replacement } from "../domain/Instance.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 
@@ -30,7 +33,8 @@ export type Action =
   | { readonly _tag: "AwaitInstanceGone" }
   | { readonly _tag: "DeleteNode" }
   | { readonly _tag: "LaunchReplacement" }
-  | { readonly _tag: "AwaitReplacement"; readonly timesOutAt: number }
+  /** `healthTimesOutAt`: the replacement was Ready; it passes the health gate by then or fails it. */
+  | { readonly _tag: "AwaitReplacement"; readonly timesOutAt: number; readonly healthTimesOutAt?: number }
   | { readonly _tag: "Untaint" }
   | { readonly _tag: "Done" }
 
@@ -64,7 +68,20 @@ export type Fact =
   | { readonly _tag: "ReplacementLaunched"; readonly replacement: Replacement }
   /** More is known of the replacement (the member a grown group launched, the Node a NodeClaim registered). */
   | { readonly _tag: "ReplacementProgress"; readonly replacement: Replacement }
+  /** The replacement is capacity: Ready and, where the repair expects more, through the health gate. */
   | { readonly _tag: "ReplacementReady" }
+  /** The owner reports the replacement Ready; the health gate has not decided yet (its bound starts now). */
+  | { readonly _tag: "ReplacementUp" }
+  /**
+   * The replacement failed the health gate (`check`), or its bound: never capacity. Another is launched while the
+   * repair's failed replacements are fewer than `attemptsAllowed` (`replacement.maxAttempts` as configured).
+   */
+  | {
+      readonly _tag: "ReplacementUnhealthy"
+      readonly check: string
+      readonly why: string
+      readonly attemptsAllowed: number
+    }
   | { readonly _tag: "ReplacementTimedOut" }
   /** The owner cannot provide one (capacity, limits, a shifted zone): the policy's fallback applies. */
   | { readonly _tag: "ReplacementUnavailable"; readonly why: string }
@@ -88,6 +105,8 @@ export const newRepairRecord = (
       readonly labels: Readonly<Record<string, string>>
       readonly instance: InstanceFacts
     }
+    /** What the replacement must show to count as capacity (decide/replacementHealth.ts). */
+    readonly replacementExpects?: HealthExpectations
   },
   now: number
 ): RepairRecord => ({
@@ -106,6 +125,14 @@ export const newRepairRecord = (
   drainMode: args.match.drainMode,
   drainDeadlineMs: args.match.drainDeadlineMs,
   captureLogs: args.match.captureLogs,
+  ...(args.replacementExpects !== undefined
+    ? {
+        replacementExpects: {
+          agentConditions: [...args.replacementExpects.agentConditions],
+          ...(args.replacementExpects.gpus !== undefined ? { gpus: args.replacementExpects.gpus } : {})
+        }
+      }
+    : {}),
   node: {
     ...args.node,
     labels: { ...args.node.labels },
@@ -143,7 +170,13 @@ export const nextAction = (r: RepairRecord, config: ControllerConfig, now: numbe
         ? { _tag: "LaunchReplacement" }
         : {
             _tag: "AwaitReplacement",
-            timesOutAt: (ms(r.replacementRequestedAt) ?? now) + config.replacement.timeoutSeconds * 1000
+            timesOutAt: (ms(r.replacementRequestedAt) ?? now) + config.replacement.timeoutSeconds * 1000,
+            ...(r.replacementReadyAt !== undefined
+              ? {
+                  healthTimesOutAt:
+                    Date.parse(r.replacementReadyAt) + config.replacement.healthTimeoutSeconds * 1000
+                }
+              : {})
           }
     case "Untainting":
       return { _tag: "Untaint" }
@@ -193,6 +226,44 @@ export const advance = (r: RepairRecord, fact: Fact, now: number): RepairRecord 
   return { ...rest, phaseSince: iso(now) }
 }
 
+/**
+ * The idempotency token of the repair's current launch: the repair id for the first, then one per attempt, so a
+ * replacement launched after a failed one is a new machine (EC2's ClientToken, kwok's and Karpenter's names).
+ */
+export const replacementToken = (r: RepairRecord): string => {
+  const failed = r.failedReplacements?.length ?? 0
+  return failed === 0 ? r.id : `${r.id}-a${failed + 1}`
+}
+
+/** A replacement that failed the health gate is recorded and dropped; another is asked for, or the repair fails. */
+const unhealthyReplacement = (
+  r: RepairRecord,
+  fact: Extract<Fact, { _tag: "ReplacementUnhealthy" }>,
+  now: number
+): RepairRecord => {
+  const { replacement: rep, replacementRequestedAt: _at, replacementReadyAt: _ready, ...rest } = r
+  const failed = [
+    ...(r.failedReplacements ?? []),
+    {
+      ...(rep?.nodeName !== undefined ? { nodeName: rep.nodeName } : {}),
+      ...(rep?.instanceId !== undefined ? { instanceId: rep.instanceId } : {}),
+      ...(rep?.nodeClaim !== undefined ? { nodeClaim: rep.nodeClaim } : {}),
+      check: fact.check,
+      why: fact.why,
+      at: iso(now)
+    }
+  ]
+  const next: RepairRecord = { ...rest, failedReplacements: failed }
+  if (failed.length < fact.attemptsAllowed) return next
+  // Replacements keep coming up broken (an image, a template, a driver): the node is kept for an operator.
+  return {
+    ...next,
+    phase: "Failed",
+    failure: `${failed.length} replacements failed the health gate (replacement.maxAttempts ${fact.attemptsAllowed}); the last: ${fact.check}: ${fact.why}`,
+    finishedAt: iso(now)
+  }
+}
+
 const replacing = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
   const first = r.order === "capacityFirst"
   switch (fact._tag) {
@@ -204,6 +275,10 @@ const replacing = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       }
     case "ReplacementProgress":
       return { ...r, replacement: fact.replacement }
+    case "ReplacementUp":
+      return r.replacementReadyAt !== undefined ? r : { ...r, replacementReadyAt: iso(now) }
+    case "ReplacementUnhealthy":
+      return unhealthyReplacement(r, fact, now)
     case "ReplacementReady":
       return first ? draining(r, now) : { ...r, phase: "Succeeded", finishedAt: iso(now) }
     case "ReplacementUnavailable":
