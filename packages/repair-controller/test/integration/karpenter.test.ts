@@ -289,7 +289,7 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
     expect(await nodeEvents(core, target, "RepairStarted")).toHaveLength(0)
   }, 180_000)
 
-  it("a node Karpenter is already repairing is left alone (RepairDeferred), never tainted or drained by nodemend", async () => {
+  it("a node Karpenter is already repairing is left alone (RepairDeferred, or its deletion waited out), never tainted or drained by nodemend", async () => {
     const { pool, nodes } = await poolOf("nm-kc", 2)
     const target = nodes[0] ?? ""
     // The PDB holds Karpenter's drain (up to its 45 s TGP), so its repair is still under way when nodemend decides.
@@ -323,10 +323,26 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
       lastHeartbeatTime: new Date(),
       lastTransitionTime: longAgo
     })
-    const deferred = await waitForEvent(core, target, "RepairDeferred", 30_000)
-    expect(deferred[0]?.message).toMatch(/Karpenter/)
+    // The toleration (3 s) runs from nodemend's first sight of the condition (#37), not from the 2 minutes the node
+    // wrote: by its expiry Karpenter may already be deleting the Node, which nodemend then leaves alone without a
+    // word. Either way nodemend never starts, taints or drains.
+    const outcome = await waitFor(
+      "nodemend deferring to Karpenter, or the Node deleting",
+      async () => {
+        const deferred = await nodeEvents(core, target, "RepairDeferred")
+        if (deferred.length > 0) return { deferred: deferred[0]?.message ?? "" }
+        const n = await readNodeOrUndefined(core, target)
+        return n === undefined || n.metadata?.deletionTimestamp !== undefined ? { deleting: true } : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 250 }
+    )
+    if ("deferred" in outcome) expect(outcome.deferred).toMatch(/Karpenter/)
+    await sleep(5000)
     expect(await nodeEvents(core, target, "RepairStarted")).toHaveLength(0)
     expect(isTainted(await readNodeOrUndefined(core, target))).toBe(false)
+    console.log(
+      `Karpenter repairing: ${"deferred" in outcome ? "RepairDeferred" : "the Node deleting, left alone"}`
+    )
   }, 180_000)
 
   it("unknown ownership is refused: a node that says it is Karpenter's with no NodeClaim behind it", async () => {
