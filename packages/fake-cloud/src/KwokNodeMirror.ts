@@ -3,10 +3,33 @@
  * (label + annotation `kwok.x-k8s.io/node=fake`, which the cluster harness's kwok selects on);
  * termination -> the Node is deleted; reboot -> a new `status.nodeInfo.bootID`.
  */
-import { DEFAULT_POOL_LABEL, INSTANCE_TYPE_LABEL, ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
+import {
+  CONDITION_TYPE_INFO,
+  DEFAULT_POOL_LABEL,
+  INSTANCE_TYPE_LABEL,
+  ZONE_ID_LABEL,
+  ZONE_LABEL
+} from "@nodemend/reason-codes"
 import { type KubeError, type KubeHttp, NODES_PATH, type Node, nodePath } from "@nodemend/kube-access"
 import { Effect } from "effect"
 import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
+
+/**
+ * No agent runs on a fake instance: its Node registers with what a healthy agent first reports (every managed type
+ * True), which the controller's replacement health gate reads. An instance of a broken launch template leaves its
+ * fault's type out: the agent reports it once the node is Ready (below), as the fault.
+ */
+const agentFirstReport = (i: FakeInstance) => {
+  const at = new Date().toISOString()
+  return CONDITION_TYPE_INFO.filter((c) => c.type !== i.fault?.type).map((c) => ({
+    type: c.type,
+    status: "True",
+    reason: c.readyReason,
+    message: c.readyMessage,
+    lastHeartbeatTime: at,
+    lastTransitionTime: at
+  }))
+}
 
 export const KWOK_NODE_KEY = "kwok.x-k8s.io/node"
 export const KWOK_NODE_VALUE = "fake"
@@ -140,7 +163,7 @@ export function kwokNodeMirror(
             }
           },
           spec: { providerID: `aws:///${i.zone.name}/${i.instanceId}` },
-          status: { capacity, allocatable: capacity }
+          status: { capacity, allocatable: capacity, conditions: agentFirstReport(i) }
         }),
         409
       )

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import type { Node } from "@nodemend/kube-access"
+import { replacementNodeOf } from "../src/actions/replacementGate.ts"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
+import { slim } from "../src/controller/NodeCache.ts"
 import {
   healthExpectations,
   type ReplacementNode,
@@ -117,6 +120,29 @@ describe("healthExpectations", () => {
       healthExpectations(config, { conditionTypes: ["KernelReady"], capacity: { cpu: "8" } }, {})
     ).toEqual({
       agentConditions: ["KernelReady"]
+    })
+  })
+})
+
+describe("the informer's slimmed Node", () => {
+  it("keeps the GPUs of capacity and allocatable, for the gate, and drops the rest", () => {
+    const n: Node = {
+      metadata: { name: "n" },
+      status: {
+        conditions: [{ type: "Ready", status: "True" }],
+        capacity: { cpu: "96", "nvidia.com/gpu": "8" },
+        allocatable: { cpu: "95", "nvidia.com/gpu": "7" },
+        images: []
+      }
+    }
+    slim(n)
+    expect(n.status).toEqual({
+      conditions: [{ type: "Ready", status: "True" }],
+      capacity: { "nvidia.com/gpu": "8" },
+      allocatable: { "nvidia.com/gpu": "7" }
+    })
+    expect(replacementHealth(replacementNodeOf(n), { agentConditions: [], gpus: 8 })).toMatchObject({
+      check: "GpuAllocatable"
     })
   })
 })

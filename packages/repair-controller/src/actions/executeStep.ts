@@ -12,6 +12,7 @@ import { type Outcome, wait } from "../repair/outcome.ts"
 import type { Action } from "../repair/stateMachine.ts"
 import { type CapturePorts, captureLogs } from "./captureLogs.ts"
 import { type DrainPorts, drain } from "./drain.ts"
+import { type GatePorts, gateReplacement } from "./replacementGate.ts"
 import { awaitReboot, type RebootPorts, reboot } from "./reboot.ts"
 import { type TaintPorts, taint, untaint } from "./taint.ts"
 
@@ -21,7 +22,8 @@ export type StepFailure = KubeError | ListExpired | CloudError | InvalidProvider
 export type StepPorts = TaintPorts &
   DrainPorts &
   CapturePorts &
-  RebootPorts & {
+  RebootPorts &
+  GatePorts & {
     readonly owners: Owners
   }
 
@@ -53,7 +55,9 @@ export const executeStep = (
     case "LaunchReplacement":
       return owner.addCapacity(r)
     case "AwaitReplacement":
-      return owner.awaitCapacity(r, action.timesOutAt)
+      return owner
+        .awaitCapacity(r, action.timesOutAt)
+        .pipe(Effect.flatMap((out) => gateReplacement(ports, r, out, action.healthTimesOutAt)))
     case "Untaint":
       return untaint(ports, r)
     case "Done":

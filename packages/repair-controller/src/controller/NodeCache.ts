@@ -20,11 +20,21 @@ import type { NodeView } from "../domain/NodeView.ts"
 import type { Placement } from "../domain/Placement.ts"
 import { startError } from "../kube/KubeHttp.ts"
 import { nodeSignature, nodeView } from "../kube/views.ts"
+import { GPU_RESOURCE } from "../decide/replacementHealth.ts"
 import { makePoolCounter, type PoolCounter } from "./PoolCounter.ts"
+
+/** The one resource of capacity and allocatable the controller reads: the replacement health gate's GPUs. */
+const gpusOf = (resources: unknown): Record<string, string> | undefined => {
+  const v =
+    typeof resources === "object" && resources !== null
+      ? (resources as Record<string, unknown>)[GPU_RESOURCE]
+      : undefined
+  return v === undefined ? undefined : { [GPU_RESOURCE]: String(v) }
+}
 
 /**
  * Drops what the controller never reads from a cached Node (managed fields, images, addresses, node info,
- * capacity...), in place: the informer's cache holds the same object. Roughly 2/3 of a Node's memory.
+ * capacity but its GPUs...), in place: the informer's cache holds the same object. Roughly 2/3 of a Node's memory.
  */
 export const slim = (n: Node): void => {
   const m = n.metadata
@@ -35,7 +45,13 @@ export const slim = (n: Node): void => {
   }
   const st = n.status
   if (st === undefined) return
-  n.status = { ...(st.conditions !== undefined ? { conditions: st.conditions } : {}) }
+  const capacity = gpusOf(st.capacity)
+  const allocatable = gpusOf(st.allocatable)
+  n.status = {
+    ...(st.conditions !== undefined ? { conditions: st.conditions } : {}),
+    ...(capacity !== undefined ? { capacity } : {}),
+    ...(allocatable !== undefined ? { allocatable } : {})
+  }
 }
 
 export interface NodeCache {

@@ -20,6 +20,7 @@ import {
   quietUntil,
   recordRepair,
   relapsePolicy,
+  replacementFailed,
   sightingsOf,
   worthObserving
 } from "../decide/relapse.ts"
@@ -55,6 +56,12 @@ export interface RelapseStore {
   readonly ledgers: () => ReadonlyArray<RelapseLedger>
   /** A repair ended well: it joins its pool and reason's ledger. */
   readonly repaired: (r: RepairRecord, now: number) => Effect.Effect<void, KubeError>
+  /** The repair's replacement `node` failed its health gate: a relapse of the repair, in its pool and reason's ledger. */
+  readonly replacementFailed: (
+    r: RepairRecord,
+    node: string,
+    now: number
+  ) => Effect.Effect<Sighted | undefined, KubeError>
   /** A node (not under repair) matching `matches`: each a relapse or not; the relapses it was. */
   readonly sighted: (
     node: NodeView,
@@ -151,6 +158,32 @@ export const makeRelapseStore = (
             now
           )
           yield* write(next, exists)
+        })
+      )
+    },
+    replacementFailed: (r, node, now) => {
+      const pool = r.node.pool ?? CLUSTER_SCOPE
+      if (!keepsLedger(r.reason, policyOf({ pool, reason: r.reason }))) return Effect.succeed(undefined)
+      const up = Date.parse(r.replacementReadyAt ?? r.replacementRequestedAt ?? "")
+      const relapse = {
+        node,
+        repairId: r.id,
+        repairedNode: r.node.name,
+        kind: "replacement" as const,
+        at: now,
+        afterMs: Number.isNaN(up) ? 0 : Math.max(0, now - up)
+      }
+      return lock.withPermits(1)(
+        Effect.gen(function* () {
+          const { ledger, exists } = yield* current(pool, r.reason, r.conditionType)
+          const o = replacementFailed(ledger, relapse, policyOf(ledger), now)
+          if (o.relapse === undefined) return undefined
+          yield* write(o.ledger, exists)
+          return {
+            ledger: o.ledger,
+            relapse: o.relapse,
+            ...(o.engaged !== undefined ? { engaged: o.engaged } : {})
+          }
         })
       )
     },

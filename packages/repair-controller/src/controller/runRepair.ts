@@ -17,6 +17,7 @@ import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/pl
 import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { provenScope, sightRelapse } from "./relapseSighting.ts"
+import { unhealthyReplacement } from "./unhealthyReplacement.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -284,7 +285,9 @@ export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
       }
       if (next.phase !== r.phase)
         yield* Effect.logInfo("repair step", { node: r.node.name, id: r.id, from: r.phase, to: next.phase })
-      if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
+      if (outcome.fact._tag === "ReplacementUnhealthy")
+        yield* unhealthyReplacement(env, r, next, outcome.fact)
+      else if (r.order === "capacityFirst" && (next.order === "removeFirst" || next.phase === "Failed"))
         yield* reportNoCapacity(env, next)
       // The taint's outcome, while a wave's starts are still being written, is journaled before the repair's next
       // action instead of now: that action waits for the wave anyway (TaintFirst), and the worker goes to the next

@@ -7,6 +7,8 @@ import { Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import { escalationText } from "../decide/escalation.ts"
 import { identityRefusal } from "../decide/identity.ts"
+import { healthExpectations } from "../decide/replacementHealth.ts"
+import { replacementNodeOf } from "../actions/replacementGate.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -79,7 +81,16 @@ export const startRepair = (
           ...((d.zone ?? facts.success.zone) !== undefined ? { zone: d.zone ?? facts.success.zone } : {}),
           labels: node.labels,
           instance: facts.success
-        }
+        },
+        // What its replacement must show to count as capacity: fixed now, from the node as it is and the cloud's facts.
+        replacementExpects: healthExpectations(
+          env.config,
+          {
+            conditionTypes: node.conditions.map((c) => c.type),
+            capacity: replacementNodeOf(env.cache.get(name))?.capacity ?? {}
+          },
+          facts.success.launch
+        )
       },
       now
     )

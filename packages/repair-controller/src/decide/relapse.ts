@@ -211,6 +211,30 @@ export const observe = (ledger: RelapseLedger, s: Sighting, policy: RelapsePolic
   if (!policy.enabled) return { ledger }
   const relapse = relapseOf(ledger, s, policy)
   if (relapse === undefined) return { ledger }
+  return withRelapse(ledger, relapse, policy, now)
+}
+
+/**
+ * A repair's replacement failed its health gate (actions/replacementGate.ts): a relapse of that repair, kept while
+ * the repair is still in flight (the repair itself joins the ledger only if it ends well), once per node name.
+ */
+export const replacementFailed = (
+  ledger: RelapseLedger,
+  relapse: Relapse,
+  policy: RelapsePolicy,
+  now: number
+): Observed =>
+  !policy.enabled || ledger.relapses.some((r) => r.node === relapse.node)
+    ? { ledger }
+    : withRelapse(ledger, relapse, policy, now)
+
+/** The ledger with one more relapse, and the hold it engages when it is the one past the threshold. */
+const withRelapse = (
+  ledger: RelapseLedger,
+  relapse: Relapse,
+  policy: RelapsePolicy,
+  now: number
+): Observed => {
   const next = { ...ledger, relapses: [...ledger.relapses, relapse].slice(-LEDGER_CAP) }
   if (next.hold !== undefined) return { ledger: next, relapse }
   const counting = countingRelapses(next, policy, now)

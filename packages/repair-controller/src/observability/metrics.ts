@@ -19,6 +19,11 @@ export const capacityFallbacks = Metric.counter("repair_capacity_fallbacks_total
     "Capacity-first repairs whose replacement could not be had, by what followed (removeFirst, fail)",
   incremental: true
 })
+export const replacementsUnhealthy = Metric.counter("replacements_unhealthy_total", {
+  description:
+    "Replacements that failed the health gate and were not counted as capacity, by the check that failed (Ready, AgentCondition, GpuCapacity, GpuAllocatable, Timeout)",
+  incremental: true
+})
 export const repairsCompleted = Metric.counter("repairs_completed_total", {
   description: "Repairs completed (replacement Ready, or node healthy after reboot)",
   incremental: true

@@ -11,7 +11,7 @@ import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { isReady, nodeEvent, refOf } from "../kube/stepPorts.ts"
 import * as M from "../observability/metrics.ts"
 import { fact, wait } from "../repair/outcome.ts"
-import type { Fact } from "../repair/stateMachine.ts"
+import { type Fact, replacementToken } from "../repair/stateMachine.ts"
 import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 
 const INSTANCE_POLL_MS = 2000
@@ -92,7 +92,7 @@ const askForReplacement = (env: Env, machine: CloudMachine, r: RepairRecord) =>
       {
         facts: r.node.instance,
         avoidZones,
-        idempotencyToken: r.id,
+        idempotencyToken: replacementToken(r),
         capacityFirst: r.order === "capacityFirst",
         ...(r.replacement !== undefined ? { previous: r.replacement } : {}),
         ...(requestedAtMs !== undefined ? { requestedAtMs } : {})
@@ -125,10 +125,9 @@ const awaitReplacement = (env: Env, machine: CloudMachine, r: RepairRecord, time
       env.cache
         .names()
         .find((n) => env.cache.get(n)?.spec?.providerID?.includes(rep?.instanceId ?? "\u0000") === true)
-    if (name !== undefined && isReady(env.cache, name)) {
-      yield* nodeEvent(env.events, r, "Normal", "ReplacementReady", `replacement ${name} is Ready`)
-      return fact({ _tag: "ReplacementReady" })
-    }
+    // Up; whether it is capacity is the health gate's to say (actions/replacementGate.ts).
+    if (name !== undefined && isReady(env.cache, name))
+      return fact({ _tag: "ReplacementReady", nodeName: name, note: `replacement ${name} is Ready` })
     if (now >= timesOutAt) return fact({ _tag: "ReplacementTimedOut" })
     // A group still launching its new member is asked how far it got; a restarted controller asks again (the
     // launch is idempotent on the repair id, a group's growth on its recorded target).

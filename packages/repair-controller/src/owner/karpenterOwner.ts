@@ -18,6 +18,7 @@ import {
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { isReady, nodeEvent } from "../kube/stepPorts.ts"
 import { fact, wait } from "../repair/outcome.ts"
+import { replacementToken } from "../repair/stateMachine.ts"
 import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 
 const POLL_MS = 1000
@@ -50,7 +51,7 @@ const launchReplacement = (env: OwnerPorts, r: RepairRecord) =>
     if (old === undefined)
       return fact({ _tag: "ReplacementUnavailable", why: `NodeClaim ${claimOf(r)} is gone; nothing to copy` })
     const avoidZones = yield* env.avoidZones
-    const name = replacementName(claimOf(r), r.id)
+    const name = replacementName(claimOf(r), replacementToken(r))
     const pool = r.node.instance.owner.kind === "karpenter" ? r.node.instance.owner.nodePool : undefined
     const body = replacementNodeClaim(old, pool === undefined ? undefined : env.karpenter.nodePool(pool), {
       name,
@@ -96,16 +97,13 @@ const awaitReplacement = (env: OwnerPorts, r: RepairRecord, timesOutAt: number) 
       nodeName !== undefined &&
       registered &&
       isReady(env.cache, nodeName)
-    ) {
-      yield* nodeEvent(
-        env.events,
-        r,
-        "Normal",
-        "ReplacementReady",
-        `replacement ${nodeName} (NodeClaim ${name}) is Ready`
-      )
-      return fact({ _tag: "ReplacementReady" })
-    }
+    )
+      // Up; whether it is capacity is the health gate's to say (actions/replacementGate.ts).
+      return fact({
+        _tag: "ReplacementReady",
+        nodeName,
+        note: `replacement ${nodeName} (NodeClaim ${name}) is Ready`
+      })
     if (now >= timesOutAt) return fact({ _tag: "ReplacementTimedOut" })
     return wait(Math.min(POLL_MS, timesOutAt - now))
   })

@@ -69,7 +69,13 @@ export type Fact =
   /** More is known of the replacement (the member a grown group launched, the Node a NodeClaim registered). */
   | { readonly _tag: "ReplacementProgress"; readonly replacement: Replacement }
   /** The replacement is capacity: Ready and, where the repair expects more, through the health gate. */
-  | { readonly _tag: "ReplacementReady" }
+  | {
+      readonly _tag: "ReplacementReady"
+      /** The replacement's Node, when one Node stands for it: the health gate reads it (actions/replacementGate.ts). */
+      readonly nodeName?: string
+      /** The owner's words for the ReplacementReady Event. */
+      readonly note?: string
+    }
   /** The owner reports the replacement Ready; the health gate has not decided yet (its bound starts now). */
   | { readonly _tag: "ReplacementUp" }
   /**
@@ -78,6 +84,7 @@ export type Fact =
    */
   | {
       readonly _tag: "ReplacementUnhealthy"
+      readonly nodeName?: string
       readonly check: string
       readonly why: string
       readonly attemptsAllowed: number
@@ -245,7 +252,7 @@ const unhealthyReplacement = (
   const failed = [
     ...(r.failedReplacements ?? []),
     {
-      ...(rep?.nodeName !== undefined ? { nodeName: rep.nodeName } : {}),
+      ...((rep?.nodeName ?? fact.nodeName) !== undefined ? { nodeName: rep?.nodeName ?? fact.nodeName } : {}),
       ...(rep?.instanceId !== undefined ? { instanceId: rep.instanceId } : {}),
       ...(rep?.nodeClaim !== undefined ? { nodeClaim: rep.nodeClaim } : {}),
       check: fact.check,

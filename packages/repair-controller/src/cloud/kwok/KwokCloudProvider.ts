@@ -10,7 +10,12 @@ import { createHash } from "node:crypto"
 import type { Node, KubeError } from "@nodemend/kube-access"
 import { Clock, Effect, Layer, Result, Schedule, Schema } from "effect"
 import type { ControllerConfig } from "../../config/ControllerConfig.ts"
-import { KWOK_REBOOTED_AT_ANNOTATION, REPLACEMENT_OF_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
+import {
+  CONDITION_TYPE_INFO,
+  KWOK_REBOOTED_AT_ANNOTATION,
+  REPLACEMENT_OF_LABEL,
+  ZONE_LABEL
+} from "@nodemend/reason-codes"
 import { Kube, type KubeShape } from "../../kube/Kube.ts"
 import {
   CloudError,
@@ -111,6 +116,8 @@ export interface KwokOptions {
 /** Creating a replacement Node: from 250 ms doubling to 5 s between tries (30 tries: about two minutes). */
 const CREATE_RETRY = Schedule.min([Schedule.exponential("250 millis"), Schedule.spaced("5 seconds")])
 
+/** How long after its Node registers a kwok replacement's agent reports (kubelet is Ready well before). */
+const AGENT_REPORT_DELAY_MS = 1500
 const CAPACITY_KEYS = ["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu"] as const
 const DEFAULT_CAPACITY: Readonly<Record<string, string>> = { cpu: "32", memory: "256Gi", pods: "110" }
 
@@ -156,6 +163,29 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
           e.code === 404 ? Effect.succeed("not-found" as const) : Effect.fail(cloudError("describe")(e))
         )
       )
+
+    /**
+     * A kwok machine boots healthy, but no agent runs on it: what a healthy agent first reports (every managed type
+     * True) is written for it a moment after its Node registers, as an agent's report follows kubelet's, for the
+     * replacement health gate to read. A type already reported (a test's fault, written as its agent would) is left.
+     */
+    const agentFirstReport = (name: string) =>
+      Effect.gen(function* () {
+        yield* Effect.sleep(AGENT_REPORT_DELAY_MS)
+        const n = yield* kube.readNode(name)
+        const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const conditions = CONDITION_TYPE_INFO.filter(
+          (c) => !(n.status?.conditions ?? []).some((x) => x.type === c.type)
+        ).map((c) => ({
+          type: c.type,
+          status: "True",
+          reason: c.readyReason,
+          message: c.readyMessage,
+          lastHeartbeatTime: at,
+          lastTransitionTime: at
+        }))
+        if (conditions.length > 0) yield* kube.patchNodeStatus(name, { conditions })
+      })
 
     const createReplacement = (
       name: string,
@@ -236,7 +266,10 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
               // server restart (seconds) rather than give up after five immediate tries.
               Effect.andThen(
                 createReplacement(name, node, facts, zone).pipe(
-                  Effect.retry({ schedule: CREATE_RETRY, times: 30 })
+                  Effect.retry({ schedule: CREATE_RETRY, times: 30 }),
+                  Effect.andThen(
+                    agentFirstReport(name).pipe(Effect.retry({ schedule: CREATE_RETRY, times: 30 }))
+                  )
                 )
               ),
               Effect.ensuring(Effect.sync(() => pending.delete(name))),

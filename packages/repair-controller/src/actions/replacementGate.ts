@@ -1,0 +1,88 @@
+/**
+ * The one place that decides a replacement is capacity (issue #41), for every owner: the owner says when its
+ * replacement is up (kubelet Ready, and for Karpenter its NodeClaim Initialized); the health gate
+ * (decide/replacementHealth.ts) then says whether it is healthy, within `replacement.healthTimeoutSeconds` of its
+ * first Ready. Until it is, no pod moves.
+ */
+import { Clock, Effect } from "effect"
+import type { Node } from "@nodemend/kube-access"
+import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import { type ReplacementNode, replacementHealth } from "../decide/replacementHealth.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
+import type { EventRecorder } from "../kube/EventRecorder.ts"
+import { type CachedNodes, nodeEvent } from "../kube/stepPorts.ts"
+import { fact, type Outcome, wait } from "../repair/outcome.ts"
+
+const POLL_MS = 2000
+
+export interface GatePorts {
+  readonly cache: CachedNodes
+  readonly events: EventRecorder
+  readonly config: ControllerConfig
+}
+
+const strings = (o: unknown): Record<string, string> =>
+  typeof o === "object" && o !== null
+    ? Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]))
+    : {}
+
+/** The parts of a Node the gate reads. */
+export const replacementNodeOf = (n: Node | undefined): ReplacementNode | undefined =>
+  n === undefined
+    ? undefined
+    : {
+        conditions: (n.status?.conditions ?? []).map((c) => ({
+          type: c.type,
+          status: c.status,
+          ...(c.reason !== undefined ? { reason: c.reason } : {})
+        })),
+        capacity: strings(n.status?.capacity),
+        allocatable: strings(n.status?.allocatable)
+      }
+
+/** The owner's answer to AwaitReplacement, through the health gate. */
+export const gateReplacement = (
+  ports: GatePorts,
+  r: RepairRecord,
+  owned: Outcome,
+  healthTimesOutAt: number | undefined
+): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
+    if (owned._tag !== "Fact" || owned.fact._tag !== "ReplacementReady") return owned
+    const { nodeName, note } = owned.fact
+    const ready = () =>
+      note === undefined ? Effect.void : nodeEvent(ports.events, r, "Normal", "ReplacementReady", note)
+    // Records from before the gate, and replacements no one node stands for (Karpenter provisioning for evicted
+    // pods), are capacity when the owner says so.
+    const expects = r.replacementExpects
+    if (expects === undefined || nodeName === undefined) {
+      yield* ready()
+      return owned
+    }
+    const health = replacementHealth(replacementNodeOf(ports.cache.get(nodeName)), expects)
+    if (health._tag === "Healthy") {
+      yield* ready()
+      return owned
+    }
+    const attemptsAllowed = ports.config.replacement.maxAttempts
+    if (health._tag === "Unhealthy")
+      return fact({
+        _tag: "ReplacementUnhealthy",
+        nodeName,
+        check: health.check,
+        why: health.why,
+        attemptsAllowed
+      })
+    const now = yield* Clock.currentTimeMillis
+    if (healthTimesOutAt !== undefined && now >= healthTimesOutAt)
+      return fact({
+        _tag: "ReplacementUnhealthy",
+        nodeName,
+        check: "Timeout",
+        why: `not healthy within ${ports.config.replacement.healthTimeoutSeconds}s of Ready: ${health.why}`,
+        attemptsAllowed
+      })
+    // Journals its first Ready (the bound counts from it), then asks again.
+    const left = healthTimesOutAt === undefined ? POLL_MS : Math.min(POLL_MS, healthTimesOutAt - now)
+    return wait(left, { _tag: "ReplacementUp" })
+  })
