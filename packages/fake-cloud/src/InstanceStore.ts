@@ -4,7 +4,10 @@
  * effects (state transitions), so tests can prove that retries never terminate twice.
  */
 import { randomBytes, randomUUID } from "node:crypto"
+import { Ec2Error } from "./ec2/Ec2Error.ts"
 import { ScheduledEventStore } from "./ec2/ScheduledEvents.ts"
+
+export { Ec2Error }
 import { defaultZones, type FakeZone, VPC_ID } from "./zones.ts"
 
 export type InstanceStateName =
@@ -113,16 +116,6 @@ export interface NodeMirror {
   readonly read: (nodeName: string) => Promise<AdoptRequest & { readonly providerID?: string | undefined }>
   /** Records the instance's providerID on an adopted Node that has none. */
   readonly setProviderId: (nodeName: string, providerID: string) => Promise<void>
-}
-
-export class Ec2Error extends Error {
-  readonly code: string
-  readonly status: number
-  constructor(code: string, message: string, status = 400) {
-    super(message)
-    this.code = code
-    this.status = status
-  }
 }
 
 export interface TerminateChange {

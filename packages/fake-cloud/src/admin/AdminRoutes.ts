@@ -8,7 +8,10 @@ import type { GroupStore } from "../autoscaling/GroupStore.ts"
 import { AutoScalingGroupRequest, groupJson, LaunchFailureRequest, toGroupSpec } from "./AutoScalingAdmin.ts"
 import { FaultSpec, type Faults } from "../Faults.ts"
 import type { FakeInstance, InstanceStore } from "../InstanceStore.ts"
+import { AdminError, type AdminReply, decode } from "./AdminReply.ts"
 import { routeScheduledEvents } from "./ScheduledEventsAdmin.ts"
+
+export { AdminError, type AdminReply, decode }
 
 export const StartShiftRequest = Schema.Struct({
   /** Zone name or zone id. */
@@ -41,19 +44,6 @@ export interface AdminContext {
   readonly defaultResourceArn: string | undefined
 }
 
-export interface AdminReply {
-  readonly status: number
-  readonly body: unknown
-}
-
-export class AdminError extends Error {
-  readonly status: number
-  constructor(message: string, status = 400) {
-    super(message)
-    this.status = status
-  }
-}
-
 export const instanceJson = (i: FakeInstance) => ({
   instanceId: i.instanceId,
   state: i.state,
@@ -68,17 +58,6 @@ export const instanceJson = (i: FakeInstance) => ({
   bootId: i.bootId,
   launchTemplate: i.launchTemplate
 })
-
-export function decode<S extends Schema.Top & { readonly DecodingServices: never }>(
-  schema: S,
-  body: string
-): S["Type"] {
-  try {
-    return Schema.decodeUnknownSync(schema)(body === "" ? {} : JSON.parse(body))
-  } catch (e) {
-    throw new AdminError(`bad request body: ${e instanceof Error ? e.message : String(e)}`)
-  }
-}
 
 /** The condition instances of a broken launch template report (InstanceStore.markTemplateBroken). */
 const NodeFaultRequest = Schema.Struct({

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import type { InstanceStore } from "../InstanceStore.ts"
 import { descriptionOf, EVENT_CODES, type ScheduledEvent } from "../ec2/ScheduledEvents.ts"
-import { AdminError, type AdminReply, decode } from "./AdminRoutes.ts"
+import { AdminError, type AdminReply, decode } from "./AdminReply.ts"
 
 const IsoTime = Schema.String.check(
   Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || `not an ISO time: ${s}`)

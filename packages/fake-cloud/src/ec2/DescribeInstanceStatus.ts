@@ -5,7 +5,7 @@
  * then listed with all of them). Status checks always pass: the fake has no impaired hardware.
  */
 import { Ec2Error, type FakeInstance, type InstanceStore, STATE_CODE } from "../InstanceStore.ts"
-import { MAX_FILTER_VALUES, paged, stateXml, wildcard } from "./Ec2Actions.ts"
+import { MAX_FILTER_VALUES, paged, stateXml, wildcard } from "./Ec2Paging.ts"
 import { filters, listParam, type QueryParams } from "./Ec2Query.ts"
 import { el, set } from "./Ec2Xml.ts"
 import { descriptionOf, type ScheduledEvent } from "./ScheduledEvents.ts"

@@ -7,6 +7,7 @@ import { OWNER_ID } from "../zones.ts"
 import { filters, instanceTags, listParam, type QueryParams } from "./Ec2Query.ts"
 import { describeInstanceStatus } from "./DescribeInstanceStatus.ts"
 import { ec2Response, el, set } from "./Ec2Xml.ts"
+import { MAX_FILTER_VALUES, paged, stateXml, wildcard } from "./Ec2Paging.ts"
 
 export const EC2_API_VERSION = "2016-11-15"
 export const EC2_ACTIONS = [
@@ -16,36 +17,6 @@ export const EC2_ACTIONS = [
   "RebootInstances",
   "DescribeInstanceStatus"
 ] as const
-
-/**
- * DescribeInstances' and DescribeInstanceStatus' pages: `MaxResults` (5-1000, not with instance ids) and the
- * `NextToken` of the page before.
- */
-export function paged<T>(
-  found: ReadonlyArray<T>,
-  params: QueryParams,
-  byIds: boolean
-): { page: ReadonlyArray<T>; nextToken?: string } {
-  const max = params.get("MaxResults")
-  const token = params.get("NextToken")
-  if (max === undefined && token === undefined) return { page: found }
-  if (byIds && max !== undefined)
-    throw new Ec2Error(
-      "InvalidParameterCombination",
-      "The parameter instancesSet cannot be used with the parameter maxResults"
-    )
-  const size = max === undefined ? 1000 : Number(max)
-  if (!Number.isInteger(size) || size < 5 || size > 1000)
-    throw new Ec2Error("InvalidParameterValue", `Value (${max}) for parameter maxResults is invalid`)
-  const from = token === undefined ? 0 : Number(token.replace(/^page-/u, ""))
-  if (!Number.isInteger(from) || from < 0 || (token !== undefined && !token.startsWith("page-")))
-    throw new Ec2Error("InvalidParameterValue", `Invalid value '${token}' for nextToken`)
-  const page = found.slice(from, from + size)
-  return from + size < found.length ? { page, nextToken: `page-${from + size}` } : { page }
-}
-
-export const stateXml = (name: keyof typeof STATE_CODE) =>
-  `${el("code", STATE_CODE[name])}${el("name", name)}`
 
 function instanceXml(i: FakeInstance): string {
   const tags = Object.entries(i.tags).map(([k, v]) => `${el("key", k)}${el("value", v)}`)
@@ -79,25 +50,6 @@ function instanceXml(i: FakeInstance): string {
 
 const reservationXml = (reservationId: string, instances: ReadonlyArray<FakeInstance>) =>
   `${el("reservationId", reservationId)}${el("ownerId", OWNER_ID)}<groupSet/>${set("instancesSet", instances.map(instanceXml))}`
-
-/** EC2 filter values take wildcards: `*` any run of characters, `?` one; a backslash escapes either. */
-export function wildcard(pattern: string): RegExp {
-  let source = ""
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!
-    const next = pattern[i + 1]
-    if (c === "\\" && next !== undefined && "*?\\".includes(next)) {
-      source += `\\${next}`
-      i++
-    } else if (c === "*") source += ".*"
-    else if (c === "?") source += "."
-    else source += c.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")
-  }
-  return new RegExp(`^${source}$`, "su")
-}
-
-/** EC2 refuses a call with more filter values than this, all filters together. */
-export const MAX_FILTER_VALUES = 200
 
 function matches(i: FakeInstance, name: string, values: ReadonlyArray<string>): boolean {
   const any = (v: string | undefined) =>

@@ -4,7 +4,7 @@
  * up to a week, its description starting with `[Completed]` or `[Canceled]` (API reference, InstanceStatusEvent).
  */
 import { randomBytes } from "node:crypto"
-import { Ec2Error } from "../InstanceStore.ts"
+import { Ec2Error } from "./Ec2Error.ts"
 
 export const EVENT_CODES = [
   "instance-reboot",

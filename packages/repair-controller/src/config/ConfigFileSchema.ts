@@ -4,7 +4,7 @@
  */
 import { CATALOG, NEVER_REPAIR_CONDITION_TYPES } from "@nodemend/reason-codes"
 import { Result, Schema } from "effect"
-import { budgetState } from "../decide/budgetWindow.ts"
+import { scheduleProblem } from "./cronSchedule.ts"
 import { AwsConfigSection } from "./AwsConfig.ts"
 import { Count, Percent, Port, PositiveMillis, PositiveSeconds, Seconds } from "./units.ts"
 
@@ -68,8 +68,8 @@ export const PolicyFile = Schema.Struct({
 /** A pool's maintenance window, checked as Karpenter checks a budget's schedule and duration. */
 const MaintenanceWindowFile = Schema.Struct({ schedule: Name, duration: Name }).check(
   Schema.makeFilter((w) => {
-    const state = budgetState({ nodes: "1", schedule: w.schedule, duration: w.duration }, 0)
-    return state._tag !== "Invalid" || state.why
+    const why = scheduleProblem(w.schedule, w.duration)
+    return why === undefined || why
   })
 )
 

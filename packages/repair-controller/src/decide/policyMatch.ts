@@ -12,7 +12,7 @@ import type {
   RepairKnobs
 } from "../config/ControllerConfig.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
-import { toleratedFrom } from "./toleration.ts"
+import { toleratedFrom } from "./toleratedFrom.ts"
 
 export interface PolicyMatch {
   readonly conditionType: string

@@ -16,7 +16,7 @@ import {
 import { Cron, Result } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ScheduledEvent } from "../domain/Instance.ts"
-import { durationMs, parseSchedule } from "./budgetWindow.ts"
+import { durationMs, parseSchedule } from "../config/cronSchedule.ts"
 import type { PolicyMatch } from "./policyMatch.ts"
 
 /** A pool's maintenance window: a cron schedule (UTC, as NodePool budgets) and how long each opening lasts. */

@@ -10,7 +10,6 @@
 import { createRequire } from "node:module"
 import type * as S3Module from "@aws-sdk/client-s3"
 import type * as PresignerModule from "@aws-sdk/s3-request-presigner"
-import { type AwsCredentialIdentityProvider, loadCredentialProviders } from "../cloud/aws/sigv4.ts"
 
 const require = createRequire(import.meta.url)
 
@@ -56,7 +55,7 @@ export interface S3PresignerOptions {
   /** An endpoint override (the fake cloud, a VPC endpoint): path-style addressing then. */
   readonly endpoint?: string
   /** Default: the SDK's default chain (Pod Identity, IRSA, environment, instance role). */
-  readonly credentials?: AwsCredentialIdentityProvider
+  readonly credentials?: S3Module.S3ClientConfig["credentials"]
 }
 
 export interface BundlePutPresigner {
@@ -70,7 +69,8 @@ export const makeBundlePutPresigner = (options: S3PresignerOptions): BundlePutPr
   const { getSignedUrl } = require("@aws-sdk/s3-request-presigner") as typeof PresignerModule
   const client = new S3Client({
     region: options.region,
-    credentials: options.credentials ?? loadCredentialProviders().fromNodeProviderChain(),
+    // Undefined: the S3 client's own default chain.
+    ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
     // Else the SDK signs a checksum of an empty body into the URL, and S3 refuses the agent's real bundle.
     requestChecksumCalculation: "WHEN_REQUIRED"

@@ -8,7 +8,6 @@
  */
 import { resolveReason } from "@nodemend/reason-codes"
 import { Effect, Metric } from "effect"
-import type { ControllerConfig } from "../config/ControllerConfig.ts"
 
 /** A reason that is neither in the catalog nor named by the config. */
 export const OTHER_REASON = "other"
@@ -16,7 +15,10 @@ export const OTHER_REASON = "other"
 const MAX_TEMPLATE_INTEGER = 999
 
 /** The `reason` label of a reason a node wrote: bounded by the catalog and the config. */
-export const metricReason = (config: Pick<ControllerConfig, "reasons">, reason: string): string => {
+export const metricReason = (
+  config: { readonly reasons: Readonly<Record<string, unknown>> },
+  reason: string
+): string => {
   if (reason === "" || Object.hasOwn(config.reasons, reason)) return reason
   const r = resolveReason(reason)
   if (r === undefined) return OTHER_REASON
