@@ -28,7 +28,7 @@ export interface ReplacementNode {
   readonly allocatable: Readonly<Record<string, string>>
 }
 
-export type HealthCheck = "Ready" | "AgentCondition" | "GpuCapacity" | "GpuAllocatable"
+export type HealthCheck = "AgentCondition" | "GpuCapacity" | "GpuAllocatable"
 
 export type ReplacementHealth =
   | { readonly _tag: "Healthy" }
