@@ -33,7 +33,9 @@ describe("health server", () => {
     expect(out.notReady[0]).toBe(503)
     expect(out.readyz).toEqual([200, "ok"])
     // Other tests of the same worker may have counted runs of pid-usage in the process-wide registry too.
-    expect(out.metrics[1]).toMatch(/^nodemend_agent_check_runs_total\{check="pid-usage",outcome="ok"\} [1-9]\d*$/m)
+    expect(out.metrics[1]).toMatch(
+      /^nodemend_agent_check_runs_total\{check="pid-usage",outcome="ok"\} [1-9]\d*$/m
+    )
     expect(out.missing[0]).toBe(404)
   })
 

@@ -31,7 +31,7 @@ import {
   killControllers,
   startControllerProcess
 } from "./controllerProcess.ts"
-import { isReady, nodeEvents, readNodeOrUndefined, setKernelReady } from "./helpers.ts"
+import { eventsSince, firstDecision, setKernelReady, waitForReady } from "./helpers.ts"
 
 const { kc, core } = clients()
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
@@ -53,15 +53,6 @@ const fleet = async (pool: string, zone: keyof typeof SUBNET, n: number) => {
   for (let i = 0; i < n; i++) names.push(await launch(pool, zone))
   return names
 }
-const ready = (names: ReadonlyArray<string>) =>
-  waitFor(
-    `${names.length} Nodes Ready`,
-    async () => {
-      const r = await Promise.all(names.map(async (n) => isReady(await readNodeOrUndefined(core, n))))
-      return r.every(Boolean) ? true : undefined
-    },
-    { timeoutMs: 120_000 }
-  )
 /** Each node's own kubelet credentials (a CSR approved once per node). */
 const asNodes = new Map<string, Awaited<ReturnType<typeof nodeCore>>>()
 /** The node relabels itself with its own kubelet credentials. */
@@ -73,21 +64,6 @@ const relabel = async (node: string, labels: Record<string, string>) => {
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch)
   )
 }
-const recent = async (node: string, reason: string) =>
-  (await nodeEvents(core, node, reason)).filter((e) => {
-    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
-    return at === undefined || new Date(String(at)).getTime() >= STARTED
-  })
-/** The first of `reasons` an Event about `node` says. */
-const decided = (node: string, reasons: ReadonlyArray<string>) =>
-  waitFor(
-    `a decision about ${node} (${reasons.join(" | ")})`,
-    async () => {
-      for (const r of reasons) if ((await recent(node, r)).length > 0) return r
-      return undefined
-    },
-    { timeoutMs: 60_000, intervalMs: 250 }
-  )
 const DECISIONS = ["RepairStarted", "RepairStandDown", "RepairBlocked", "RepairQueued", "RepairRefused"]
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -122,7 +98,7 @@ describe("label churn with a node's own credentials", () => {
   it("4,000 relabels leave the shipped controller's /metrics and RSS flat", async () => {
     const pool = `${RUN}-churn`
     const nodes = await fleet(pool, "a", 3)
-    await ready(nodes)
+    await waitForReady(core, nodes)
     const ctl = await startControllerProcess(
       kubeconfig,
       // Selected by hostname, which the attack leaves alone: by its pool label it would leave the selection.
@@ -166,7 +142,7 @@ describe("zone and pool sizes come from the cloud, not from healthy nodes' label
   it("the phantom zone: a healthy node naming its own zone does not stand three broken machines down", async () => {
     const pool = `${RUN}-ph`
     const nodes = await fleet(pool, "a", 10)
-    await ready(nodes)
+    await waitForReady(core, nodes)
     inProcess = await startAwsController(
       zoneConfig(pool, { zoneBreaker: { maxUnhealthyPercent: 20, minUnhealthyNodes: 2 } }),
       "fleetfig-ph"
@@ -174,15 +150,15 @@ describe("zone and pool sizes come from the cloud, not from healthy nodes' label
     await relabel(nodes[9]!, { [ZONE]: "us-west-2z" })
     const broken = nodes.slice(0, 3)
     for (const n of broken) await setKernelReady(core, n, "False")
-    for (const n of broken) expect(await decided(n, DECISIONS), n).toBe("RepairStarted")
-    for (const n of broken) expect(await recent(n, "RepairStandDown"), n).toEqual([])
+    for (const n of broken) expect(await firstDecision(core, n, DECISIONS, STARTED), n).toBe("RepairStarted")
+    for (const n of broken) expect(await eventsSince(core, n, "RepairStandDown", STARTED), n).toEqual([])
   }, 300_000)
 
   it("relabel-away, then dilution: the sick zone stands down by the cloud's figures, whatever the labels say", async () => {
     const pool = `${RUN}-zd`
     const a = await fleet(pool, "a", 5)
     const b = await fleet(pool, "b", 8)
-    await ready([...a, ...b])
+    await waitForReady(core, [...a, ...b])
     inProcess = await startAwsController(
       zoneConfig(pool, { zoneBreaker: { maxUnhealthyPercent: 30, minUnhealthyNodes: 2 } }),
       "fleetfig-zd"
@@ -191,18 +167,20 @@ describe("zone and pool sizes come from the cloud, not from healthy nodes' label
     // repairs go ahead; by the labels it would be 2 of 5 (40%) while a is healthy, a stand-down.
     for (const n of b.slice(5)) await relabel(n, { [ZONE]: "us-west-2a" })
     for (const n of b.slice(0, 2)) await setKernelReady(core, n, "False")
-    for (const n of b.slice(0, 2)) expect(await decided(n, DECISIONS), n).toBe("RepairStarted")
+    for (const n of b.slice(0, 2))
+      expect(await firstDecision(core, n, DECISIONS, STARTED), n).toBe("RepairStarted")
     // Dilution: a's five healthy nodes say they are in b. Three more of b's machines break: 3 of 8 (37.5%) plus
     // the two repairs still counted there until they end; by the labels b would hold 13+ nodes, under 30%.
     for (const n of a) await relabel(n, { [ZONE]: "us-west-2b" })
     for (const n of b.slice(2, 5)) await setKernelReady(core, n, "False")
-    for (const n of b.slice(2, 5)) expect(await decided(n, DECISIONS), n).toBe("RepairStandDown")
-    const [standDown] = await recent(b[2]!, "RepairStandDown")
+    for (const n of b.slice(2, 5))
+      expect(await firstDecision(core, n, DECISIONS, STARTED), n).toBe("RepairStandDown")
+    const [standDown] = await eventsSince(core, b[2]!, "RepairStandDown", STARTED)
     // Counted where the cloud placed them: a keeps its 5 healthy nodes, b its 8 machines (10 while the first two
     // repairs' replacements and old machines overlap), whatever the labels say.
     expect(standDown?.message).toMatch(
       /zone us-west-2b has [3-5] of (8|9|10) nodes unhealthy .* while us-west-2a has 0 of 5 /
     )
-    for (const n of b.slice(2, 5)) expect(await recent(n, "RepairStarted"), n).toEqual([])
+    for (const n of b.slice(2, 5)) expect(await eventsSince(core, n, "RepairStarted", STARTED), n).toEqual([])
   }, 300_000)
 })

@@ -282,3 +282,38 @@ export const waitForHeldReplacement = (
     },
     { timeoutMs, intervalMs: 500 }
   )
+
+/** Waits until every one of `names` is Ready. */
+export const waitForReady = (core: CoreV1Api, names: ReadonlyArray<string>, timeoutMs = 120_000) =>
+  waitFor(
+    `${names.length} Nodes Ready (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", ..." : ""})`,
+    async () => {
+      const r = await Promise.all(names.map(async (n) => isReady(await readNodeOrUndefined(core, n))))
+      return r.every(Boolean) ? true : undefined
+    },
+    { timeoutMs }
+  )
+
+/** `node`'s Events of `reason` written at or after `since` (epoch ms): node names may repeat across runs. */
+export const eventsSince = async (core: CoreV1Api, node: string, reason: string, since: number) =>
+  (await nodeEvents(core, node, reason)).filter((e) => {
+    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
+    return at === undefined || new Date(String(at)).getTime() >= since
+  })
+
+/** The first of `reasons` an Event about `node` since `since` says: the decision made about it. */
+export const firstDecision = (
+  core: CoreV1Api,
+  node: string,
+  reasons: ReadonlyArray<string>,
+  since: number,
+  timeoutMs = 60_000
+) =>
+  waitFor(
+    `a decision about ${node} (${reasons.join(" | ")})`,
+    async () => {
+      for (const r of reasons) if ((await eventsSince(core, node, r, since)).length > 0) return r
+      return undefined
+    },
+    { timeoutMs, intervalMs: 250 }
+  )

@@ -24,7 +24,7 @@ import {
   stopController,
   useFakeCredentials
 } from "./awsController.ts"
-import { isReady, nodeEvents, readNodeOrUndefined, setKernelReady, waitForEvent } from "./helpers.ts"
+import { eventsSince, firstDecision, setKernelReady, waitForEvent, waitForReady } from "./helpers.ts"
 
 const { kc, core } = clients()
 const POOL_LABEL = "karpenter.sh/nodepool"
@@ -41,31 +41,6 @@ const y: string[] = []
 
 const launch = (pool: string, zone: keyof typeof SUBNET): Promise<string> =>
   runPoolInstance(ec2, { subnet: SUBNET[zone], pool: [POOL_LABEL, pool] })
-const ready = async (names: ReadonlyArray<string>) =>
-  waitFor(
-    `${names.join(", ")} Ready`,
-    async () => {
-      const r = await Promise.all(names.map(async (n) => isReady(await readNodeOrUndefined(core, n))))
-      return r.every(Boolean) ? true : undefined
-    },
-    { timeoutMs: 100_000 }
-  )
-/** Events since this file started (names could repeat across runs). */
-const recent = async (node: string, reason: string) =>
-  (await nodeEvents(core, node, reason)).filter((e) => {
-    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
-    return at === undefined || new Date(String(at)).getTime() >= STARTED
-  })
-/** The first of `reasons` an Event about `node` says (the decision made about it). */
-const firstOf = (node: string, reasons: ReadonlyArray<string>) =>
-  waitFor(
-    `a decision about ${node} (${reasons.join(" | ")})`,
-    async () => {
-      for (const r of reasons) if ((await recent(node, r)).length > 0) return r
-      return undefined
-    },
-    { timeoutMs: 30_000, intervalMs: 250 }
-  )
 const ledgersOfY = async () =>
   (await core.listNamespacedConfigMap({ namespace: ns, labelSelector: `${RELAPSE_LEDGER_LABEL}=true` })).items
     .map((cm) => parseLedger(cm.data?.ledger ?? ""))
@@ -78,7 +53,7 @@ beforeAll(async () => {
   ec2 = fakeEc2(cloud.url)
   const x = [await launch(X, "a"), await launch(X, "a")]
   for (let i = 0; i < 4; i++) y.push(await launch(Y, "b"))
-  await ready([...x, ...y])
+  await waitForReady(core, [...x, ...y])
   const config = awsTestConfig(ns, cloud.url, {
     poolLabel: POOL_LABEL,
     nodeSelector: `${POOL_LABEL} in (${X},${Y})`,
@@ -105,7 +80,7 @@ describe("a node that relabels itself into another pool and zone counts where th
     await waitForEvent(core, y[0]!, "RepairStarted", 60_000)
     // Launched after y's repair started, so, read by its labels, it is a fresh node of y with y's fault.
     const attacker = await launch(X, "a")
-    await ready([attacker])
+    await waitForReady(core, [attacker])
     await waitForEvent(core, y[0]!, "RepairSucceeded", 120_000)
     await waitFor("y's relapse ledger with its repair", async () =>
       (await ledgersOfY()).some((l) => l.repairs.length === 1) ? true : undefined
@@ -119,29 +94,30 @@ describe("a node that relabels itself into another pool and zone counts where th
     await setKernelReady(core, attacker, "False")
     // Its own decision (it was counted and sighted before): with the fix, its repair is refused (its labels are
     // not its instance's); counted by its labels, its own relapse in y held it.
-    const attackerDecided = await firstOf(attacker, [
-      "RepairRefused",
-      "RepairHeld",
-      "RepairStandDown",
-      "RepairBlocked"
-    ])
+    const attackerDecided = await firstDecision(
+      core,
+      attacker,
+      ["RepairRefused", "RepairHeld", "RepairStandDown", "RepairBlocked"],
+      STARTED,
+      30_000
+    )
 
     await setKernelReady(core, y[1]!, "False")
-    const victimDecided = await firstOf(y[1]!, [
-      "RepairStarted",
-      "RepairHeld",
-      "RepairBlocked",
-      "RepairStandDown",
-      "RepairQueued"
-    ])
+    const victimDecided = await firstDecision(
+      core,
+      y[1]!,
+      ["RepairStarted", "RepairHeld", "RepairBlocked", "RepairStandDown", "RepairQueued"],
+      STARTED,
+      30_000
+    )
     expect(victimDecided).toBe("RepairStarted")
     for (const reason of ["RepairHeld", "RepairBlocked", "RepairStandDown", "RepairQueued"])
-      expect(await recent(y[1]!, reason), reason).toEqual([])
+      expect(await eventsSince(core, y[1]!, reason, STARTED), reason).toEqual([])
     expect(attackerDecided).toBe("RepairRefused")
     const ledgers = await ledgersOfY()
     expect(ledgers.flatMap((l) => l.relapses)).toEqual([])
     expect(ledgers.some((l) => l.hold !== undefined)).toBe(false)
     await waitForEvent(core, y[1]!, "RepairSucceeded", 120_000)
-    expect(await recent(attacker, "RepairStarted")).toEqual([])
+    expect(await eventsSince(core, attacker, "RepairStarted", STARTED)).toEqual([])
   }, 300_000)
 })
