@@ -35,6 +35,7 @@ import { dirname, join } from "node:path"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { type AgentReports, reportAsAgents } from "./agentReport.ts"
 import { breakReplacements } from "./brokenReplacements.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
 import {
@@ -54,6 +55,8 @@ const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
 let ns = ""
 const running: ControllerProcess[] = []
 const pools: string[] = []
+/** What the pools' agents would report (no agent runs on kwok): the replacement health gate reads it. */
+const agents: AgentReports[] = []
 
 /** The integration tests' config, scoped to a NodePool (Karpenter's nodes carry no test label of ours). */
 const configFor = (pool: string, over: Record<string, unknown> = {}) => {
@@ -78,12 +81,22 @@ const start = async (config: unknown) => {
 }
 
 /** A NodePool of `size` Nodes (one workload pod each), launched by Karpenter; its Nodes. */
-const poolOf = async (prefix: string, size: number, annotations?: Record<string, string>) => {
+const poolOf = async (
+  prefix: string,
+  size: number,
+  annotations?: Record<string, string>,
+  budgets?: ReadonlyArray<{ readonly nodes: string }>
+) => {
   const pool = uniqueName(prefix).slice(0, 40)
   pools.push(pool)
+  agents.push(reportAsAgents(core, `karpenter.sh/nodepool=${pool}`))
   await createNodePool(
     custom,
-    karpenterNodePool(pool, { nodes: size + 3, ...(annotations ? { annotations } : {}) })
+    karpenterNodePool(pool, {
+      nodes: size + 3,
+      ...(annotations ? { annotations } : {}),
+      ...(budgets ? { budgets: [...budgets] } : {})
+    })
   )
   await provisionNodes(apps, pool, size, { namespace: ns })
   const launched = await waitForPoolNodes(custom, core, pool, size)
@@ -116,6 +129,7 @@ afterEach(async (ctx) => {
   await killControllers(running, ctx.task.result?.state === "fail")
 })
 afterAll(async () => {
+  for (const a of agents) await a.stop()
   for (const pool of pools)
     await deleteNodePool({ custom, apps, core }, pool, { deployment: { namespace: ns, name: pool } }).catch(
       () => {}
@@ -243,7 +257,9 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
   }, 180_000)
 
   it("Karpenter path: replacements that come up with the same fault relapse; held after 2, with one RepairHeld on the NodePool (#28)", async () => {
-    const { pool, nodes } = await poolOf("nm-krl", 3)
+    // Every replacement fails the health gate, so the first repair fails, keeping its in-flight slot for an
+    // operator: the budget leaves room for the broken replacements' own (held) repairs.
+    const { pool, nodes } = await poolOf("nm-krl", 3, undefined, [{ nodes: "100%" }])
     // The toleration outlasts a repair, so each relapse is on record before the relapsed node falls due.
     await start(
       configFor(pool, {
