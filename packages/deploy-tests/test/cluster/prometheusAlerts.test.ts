@@ -11,6 +11,8 @@
 //   NMDOUBLE_DCGM_REFUSE=1) past its grace period: NodemendDCGMError fires (no for);
 // - a pool whose launch template is "broken" (every replacement comes up with the fault its original was repaired
 //   for, as relapse.test.ts does it): after 2 relapses its repairs are held, NodemendRepairsHeldForRelapse fires;
+//   its replacements fail the health gate (#41), so its repair may fail too: NodemendRepairsFailing and
+//   NodemendPoolHeldByFailedRepair, for pool r only;
 // and nothing else is pending or firing.
 // Then firing for the two with a long `for:`: a second Prometheus (scaledPrometheus.ts) scrapes the same targets
 // with a rule file generated at test time from the shipped one in which only `for:` is divided by 60 (15m -> 15s);
@@ -21,7 +23,7 @@ import { createTestPod, RUN_ID, TEST_RUN_LABEL } from "@nodemend/cluster-harness
 import { describe, expect, it } from "vitest"
 import { H100_PCI_DEVICES, makeFakeHost } from "../../../agent/test/integration/agent-process.ts"
 import { buildGpuDoubles } from "../../../dcgm-native/test/double/build.ts"
-import { hasAlert, prometheusApi, show } from "./prometheusApi.ts"
+import { type ActiveAlert, hasAlert, prometheusApi, show } from "./prometheusApi.ts"
 import { POOL_LABEL, prometheusStory, ZONE_LABEL } from "./prometheusStory.ts"
 import { startScaledPrometheus } from "./scaledPrometheus.ts"
 
@@ -159,12 +161,25 @@ describe.skipIf(prometheus === undefined)(
         out.push("--- binaries ---", story.outputs())
         return out.join("\n")
       }
+      // Pool r's repair fails too once its replacements have all failed the health gate (#41: a replacement that
+      // comes up with the fault is never capacity; another is launched up to replacement.maxAttempts): the two
+      // alerts of a failed repair may join, for pool r and its reason only (checked below).
+      const failedRepair = ["NodemendRepairsFailing", "NodemendPoolHeldByFailedRepair"]
       const expected = [
         "NodemendZoneStoodDown",
         "NodemendDrainBlockedPastDeadline",
         "NodemendDCGMError",
-        "NodemendRepairsHeldForRelapse"
+        "NodemendRepairsHeldForRelapse",
+        ...failedRepair
       ]
+      const onlyPoolR = (alerts: ReadonlyArray<ActiveAlert>) =>
+        alerts
+          .filter((a) => failedRepair.includes(a.labels.alertname!))
+          .filter(
+            (a) =>
+              (a.labels.pool ?? poolR) !== poolR ||
+              (a.labels.reason ?? "ForkFailedOutOfPIDs") !== "ForkFailedOutOfPIDs"
+          )
       const raised = await alertsUntil(
         "a zone stood down, a drain blocked by a PDB, DCGM unreachable, repairs held for relapse",
         (alerts) =>
@@ -174,8 +189,9 @@ describe.skipIf(prometheus === undefined)(
           hasAlert(alerts, "NodemendDCGMError", "firing", { node: agentNode, reason: "DCGMError" }),
         diagnose
       )
-      // Nothing else: no pool breaker (100%), no failed repair, no zonal-shift stand-down, no agent trouble.
+      // Nothing else: no pool breaker (100%), no failed repair but pool r's, no zonal-shift stand-down, no agent trouble.
       expect(show(raised.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
+      expect(show(onlyPoolR(raised))).toBe("(none)")
       // The stand-down is zone x's, the blocked drain zone y's node (the series the alerts read).
       const zones = await instant("nodemend_controller_zone_stand_down == 1")
       expect(zones.map((s) => s.metric.zone)).toEqual([zoneX])
@@ -195,6 +211,7 @@ describe.skipIf(prometheus === undefined)(
         60_000
       )
       expect(show(firing.filter((a) => !expected.includes(a.labels.alertname!)))).toBe("(none)")
+      expect(show(onlyPoolR(firing))).toBe("(none)")
       injecting = false
       await injector
     }, 240_000)
