@@ -82,6 +82,11 @@ describe("replacementHealth", () => {
     })
   })
 
+  it("takes more GPUs than expected (the repaired node may have lost one before the repair started)", () => {
+    const more = gpuNode({ capacity: { "nvidia.com/gpu": "8" }, allocatable: { "nvidia.com/gpu": "8" } })
+    expect(replacementHealth(more, { ...expects, gpus: 7 })._tag).toBe("Healthy")
+  })
+
   it("waits while the device plugin has not reported any GPU capacity", () => {
     expect(replacementHealth(gpuNode({ capacity: {}, allocatable: {} }), expects)).toEqual({
       _tag: "Waiting",

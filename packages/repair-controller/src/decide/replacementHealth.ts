@@ -58,22 +58,28 @@ const agentConditions = (node: ReplacementNode, expected: ReadonlyArray<string>)
   return { _tag: "Healthy" }
 }
 
+/**
+ * Every GPU there and usable: at least the expected count in capacity (more is no fault: the repaired node may have
+ * lost a GPU from its capacity before the repair started), and all of it allocatable (the device plugin withholds
+ * an unhealthy GPU from allocatable).
+ */
 const gpus = (node: ReplacementNode, expected: number): ReplacementHealth => {
   const capacity = node.capacity[GPU_RESOURCE]
   // The device plugin registers after kubelet is Ready: no figure yet is not a missing GPU.
   if (capacity === undefined) return { _tag: "Waiting", why: `no ${GPU_RESOURCE} capacity reported yet` }
-  if (count(capacity) !== expected)
+  const cap = count(capacity)
+  if (cap === undefined || cap < expected)
     return {
       _tag: "Unhealthy",
       check: "GpuCapacity",
       why: `${GPU_RESOURCE} capacity ${capacity}, expected ${expected}`
     }
   const allocatable = node.allocatable[GPU_RESOURCE]
-  if (count(allocatable) !== expected)
+  if (count(allocatable) !== cap)
     return {
       _tag: "Unhealthy",
       check: "GpuAllocatable",
-      why: `${GPU_RESOURCE} allocatable ${allocatable ?? "none"}, expected ${expected}`
+      why: `${GPU_RESOURCE} allocatable ${allocatable ?? "none"} of capacity ${cap}`
     }
   return { _tag: "Healthy" }
 }
