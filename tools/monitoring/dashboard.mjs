@@ -104,12 +104,14 @@ export const ROWS = [
         type: "timeseries",
         w: 12,
         h: 8,
-        alert: "NodemendRepairsHeldForRelapse, NodemendZoneStoodDown",
+        alert: "NodemendRepairsHeldForRelapse, NodemendZoneStoodDown, NodemendScheduledEventUnhandled",
         description:
-          "Pool and reason pairs whose new repairs are held because the nodes repaired for that reason came back with it (kubectl nodemend status lists them; kubectl nodemend release POOL REASON lifts one); above 0 fires NodemendRepairsHeldForRelapse. Per zone, 1 while the failure-domain breaker stands its repairs down (its unhealthy share is over zoneBreaker.maxUnhealthyPercent while the other zones' is not); 15 minutes fires NodemendZoneStoodDown.",
+          "Pool and reason pairs whose new repairs are held because the nodes repaired for that reason came back with it (kubectl nodemend status lists them; kubectl nodemend release POOL REASON lifts one); above 0 fires NodemendRepairsHeldForRelapse. Per zone, 1 while the failure-domain breaker stands its repairs down (its unhealthy share is over zoneBreaker.maxUnhealthyPercent while the other zones' is not); 15 minutes fires NodemendZoneStoodDown. Repairs planned for EC2 scheduled events, and those overdue and held by a gate; overdue for 10 minutes fires NodemendScheduledEventUnhandled.",
         queries: [
           q("max(nodemend_controller_relapse_holds)", "pool and reason pairs held for relapse"),
-          q("max by (zone) (nodemend_controller_zone_stand_down)", "{{zone}} stood down")
+          q("max by (zone) (nodemend_controller_zone_stand_down)", "{{zone}} stood down"),
+          q("max(nodemend_controller_planned_repairs)", "repairs planned for scheduled events"),
+          q("max(nodemend_controller_scheduled_events_unhandled)", "planned repairs overdue")
         ]
       },
       {
