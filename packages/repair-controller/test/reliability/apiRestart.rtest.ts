@@ -103,6 +103,30 @@ const restart = async (name: "kube-apiserver" | "etcd", downMs: number) => {
   launch(name)
 }
 
+/**
+ * kwok (v0.8.0) can stop serving pods after kube-apiserver restarts while it keeps serving Nodes: in a CI run its
+ * last "Patch pod" came before the second restart and it went on syncing new Nodes' leases, while the next trial's
+ * pods stayed Pending. That is kwok's state, not the repair's: a process supervisor with a liveness check would
+ * restart it. So when the trial's pods are not Running in 20 s, kwok is restarted (said in the trial's figures),
+ * and they must run within 60 s after.
+ */
+const podsRunning = async (core: ReturnType<typeof clients>["core"], names: ReadonlyArray<string>) => {
+  const running = (timeoutMs: number) =>
+    Promise.all(names.map((n) => waitForPodPhase(core, ns, n, "Running", { timeoutMs })))
+  try {
+    await running(20_000)
+    return false
+  } catch {
+    console.log("kwok served no pod of the trial in 20 s after the control plane's restarts: restarting kwok")
+    const pid = pidOf("kwok")
+    process.kill(pid, "SIGKILL")
+    await waitFor("kwok stopped", () => (dead(pid) ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 })
+    launch("kwok")
+    await running(60_000)
+    return true
+  }
+}
+
 beforeAll(async () => {
   cluster("up")
   for (const n of COMPONENTS)
@@ -133,8 +157,10 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
     const pods = await Promise.all(
       [0, 1].map(() => createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } }))
     )
-    for (const p of pods)
-      await waitForPodPhase(core, ns, p.metadata?.name ?? "", "Running", { timeoutMs: 60_000 })
+    const kwokRestarted = await podsRunning(
+      core,
+      pods.map((p) => p.metadata?.name ?? "")
+    )
     // A revived controller-manager leads only once its old Lease expired: its disruption controller may take a while.
     await policy.createNamespacedPodDisruptionBudget({
       namespace: ns,
@@ -223,7 +249,11 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
       downMs,
       completedMs,
       controllerRestarts,
-      controlPlaneRevived: [...revivedBefore, ...revivedAfter],
+      controlPlaneRevived: [
+        ...revivedBefore,
+        ...(kwokRestarted ? ["kwok (pods not served)" as const] : []),
+        ...revivedAfter
+      ],
       replacements: replacements.items.length,
       othersTainted: others.filter(isTainted).length,
       repairStartedEvents: started.length
