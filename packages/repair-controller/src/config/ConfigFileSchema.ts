@@ -178,7 +178,12 @@ export const ConfigFileSchema = Schema.Struct({
       refreshSeconds: Schema.optionalKey(PositiveSeconds),
       leadSeconds: Schema.optionalKey(Seconds),
       /** Per pool: a cron schedule in UTC and a duration, as a NodePool disruption budget's. */
-      maintenanceWindows: Schema.optionalKey(Schema.Record(Schema.String, MaintenanceWindowFile))
+      maintenanceWindows: Schema.optionalKey(Schema.Record(Schema.String, MaintenanceWindowFile)),
+      /**
+       * Karpenter's interruption queue (its `settings.interruptionQueue`, fed by EventBridge) is set up: Karpenter
+       * acts on its own nodes' scheduled events, so nodemend plans none for them and says so.
+       */
+      karpenterInterruptionQueue: Schema.optionalKey(Schema.Boolean)
     })
   ),
   /** Relapse holds (decide/relapse.ts): per pool in `pools.<p>.relapse`, per reason in `reasons`. */

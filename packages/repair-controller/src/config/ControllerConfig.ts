@@ -116,6 +116,8 @@ export interface ControllerConfig {
     readonly maintenanceWindows: Readonly<
       Record<string, { readonly schedule: string; readonly duration: string }>
     >
+    /** Karpenter's interruption queue handles its own nodes' events: none is planned for them. */
+    readonly karpenterInterruptionQueue: boolean
   }
   readonly relapse: RelapseSettings & { readonly reasons: Readonly<Record<string, Partial<RelapseSettings>>> }
   readonly escalation: EscalationConfig
@@ -232,7 +234,8 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
     enabled: f.scheduledEvents?.enabled ?? true,
     refreshSeconds: f.scheduledEvents?.refreshSeconds ?? 300,
     leadSeconds: f.scheduledEvents?.leadSeconds ?? 2 * 3600,
-    maintenanceWindows: f.scheduledEvents?.maintenanceWindows ?? {}
+    maintenanceWindows: f.scheduledEvents?.maintenanceWindows ?? {},
+    karpenterInterruptionQueue: f.scheduledEvents?.karpenterInterruptionQueue ?? false
   },
   relapse: {
     enabled: f.relapse?.enabled ?? true,

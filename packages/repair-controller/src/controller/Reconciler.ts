@@ -19,7 +19,7 @@ import * as M from "../observability/metrics.ts"
 import { metricReason } from "../observability/seriesBounds.ts"
 import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { markStarted, matchOf, planOf, reportPlan } from "./plannedRepair.ts"
+import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
@@ -315,6 +315,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     // counts in no pool or zone (PoolCounter.ts).
     // A repair planned for a scheduled event of its machine needs them too (controller/plannedRepair.ts).
     const plan = planOf(env, node, now)
+    if (plan === undefined) yield* reportDeferredToKarpenter(env, node, now)
     if (isUnhealthy(env.config, node) || plan !== undefined) yield* env.placements.ensure(node)
     yield* sightRelapse(env, node, now)
     const placement = env.placements.of(node)

@@ -12,6 +12,7 @@ import { Clock, Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
 import {
+  isLive,
   type Plan,
   planFor,
   plannedAction,
@@ -25,15 +26,57 @@ import { nodeRef } from "../kube/views.ts"
 import * as M from "../observability/scheduledEventMetrics.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
+/** The pool whose maintenance window applies: the proven one (owner proof, else fleet inventory), never a label. */
+const provenPool = (env: ControllerEnv, node: NodeView): string | undefined => {
+  const proof = env.placements.of(node)
+  if (proof._tag === "Proven") return proof.pool
+  const located = env.inventory.of(node)
+  return located._tag === "Proven" ? located.pool : undefined
+}
+
+/** A Node that Karpenter registered to one of its NodeClaims (Karpenter alone writes `status.nodeName`). */
+const karpenters = (env: ControllerEnv, node: NodeView) =>
+  env.karpenter.claimOf(node.providerID)?.status?.nodeName === node.name
+
+/** The node's live scheduled events that no repair was started for and that are nodemend's to plan. */
+const eventsToPlan = (env: ControllerEnv, node: NodeView) => {
+  if (!env.config.scheduledEvents.enabled) return []
+  const events = env.scheduled.of(node.name).filter((e) => !env.scheduled.acted(e.id))
+  return env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node) ? [] : events
+}
+
 /** The node's plan, if its machine has a live scheduled event no repair was started for. */
 export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {
-  if (!env.config.scheduledEvents.enabled) return undefined
-  const events = env.scheduled.of(node.name).filter((e) => !env.scheduled.acted(e.id))
+  const events = eventsToPlan(env, node)
   if (events.length === 0) return undefined
-  // The window is the pool's; a node's own pool label may only move the repair within [now, NotBefore - lead].
-  const pool = node.labels[env.config.poolLabel]
-  return planFor(events, planSettings(env.config, pool), now, (r, e) => plannedAction(env.config, r, e))
+  // The window is the pool's as the cloud proved it: until proven, none (due at NotBefore - lead).
+  return planFor(events, planSettings(env.config, provenPool(env, node)), now, (r, e) =>
+    plannedAction(env.config, r, e)
+  )
 }
+
+/**
+ * A Karpenter node's scheduled events left to Karpenter's interruption queue (`karpenterInterruptionQueue`):
+ * one Event per event, so the deferral is visible where a plan would be.
+ */
+export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, now: number) =>
+  Effect.gen(function* () {
+    const c = env.config.scheduledEvents
+    if (!c.enabled || !c.karpenterInterruptionQueue || !karpenters(env, node)) return
+    for (const e of env.scheduled.of(node.name)) {
+      if (env.scheduled.acted(e.id) || !isLive(e, now)) continue
+      yield* env.events.emitDeduped(`${node.name}/KarpenterInterruption/${e.id}`, EVENT_DEDUPE_MS, {
+        node: { name: node.name, uid: node.uid },
+        type: "Normal",
+        reason: "RepairDeferred",
+        action: "Plan",
+        note: `not planning a repair for ${e.code} (${e.id}, from ${new Date(e.notBefore).toISOString()}): Karpenter's interruption queue handles its nodes' scheduled events (scheduledEvents.karpenterInterruptionQueue)`.slice(
+          0,
+          1000
+        )
+      })
+    }
+  })
 
 export const matchOf = (env: ControllerEnv, plan: Plan | undefined): PolicyMatch | undefined =>
   plan === undefined ? undefined : plannedMatch(env.config, plan)
