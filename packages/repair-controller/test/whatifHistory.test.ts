@@ -6,7 +6,8 @@ import {
   historyLine,
   isoTime,
   parseHistory,
-  parseHistoryLine
+  parseHistoryLine,
+  SCHEDULED_EVENT_CODES
 } from "../src/whatif/history.ts"
 
 const T0 = Date.parse("2026-11-23T00:00:00Z")
@@ -57,7 +58,28 @@ const line: fc.Arbitrary<HistoryLine> = fc.oneof(
     .map((r) => defined({ v: 1 as const, kind: "nodepool" as const, ...r })),
   fc
     .record({ at: time, mark: fc.constantFrom("start" as const, "end" as const), note: opt(fc.string()) })
-    .map((r) => defined({ v: 1 as const, kind: "mark" as const, ...r }))
+    .map((r) => defined({ v: 1 as const, kind: "mark" as const, ...r })),
+  fc
+    .record({
+      at: time,
+      node: name,
+      pool: opt(fc.string()),
+      id: name,
+      code: fc.constantFrom(...SCHEDULED_EVENT_CODES),
+      notBefore: fc.integer({ min: 0, max: 7 * 24 * 3600 }),
+      span: opt(fc.integer({ min: 0, max: 7 * 24 * 3600 })),
+      state: opt(fc.constantFrom("scheduled" as const, "completed" as const, "canceled" as const)),
+      description: opt(fc.string())
+    })
+    .map(({ notBefore, span, ...r }) =>
+      defined({
+        v: 1 as const,
+        kind: "scheduledEvent" as const,
+        ...r,
+        notBefore: isoTime(T0 + notBefore * 1000),
+        notAfter: span === undefined ? undefined : isoTime(T0 + (notBefore + span) * 1000)
+      })
+    )
 )
 
 /** Lines that must be refused: not JSON, a wrong version, a missing field, a wrong status, an unknown kind. */
@@ -142,7 +164,8 @@ describe("history format", () => {
       { type: "string", enum: ["condition"] },
       { type: "string", enum: ["deleted"] },
       { type: "string", enum: ["nodepool"] },
-      { type: "string", enum: ["mark"] }
+      { type: "string", enum: ["mark"] },
+      { type: "string", enum: ["scheduledEvent"] }
     ])
   })
 })

@@ -3,21 +3,17 @@
  * answer, its Events (RepairPlanned while it waits for its due time; ScheduledEventUnhandled when it is due and a
  * gate or budget holds it), and the gauges, recomputed on every refresh.
  */
-import {
-  REPAIR_PLANNED_REASON,
-  SCHEDULED_EVENT_CONDITION_TYPE,
-  SCHEDULED_EVENT_UNHANDLED_REASON
-} from "@nodemend/reason-codes"
+import { REPAIR_PLANNED_REASON, SCHEDULED_EVENT_UNHANDLED_REASON } from "@nodemend/reason-codes"
 import { Clock, Effect, Metric } from "effect"
 import type { Decision } from "../decide/decide.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
 import {
   isLive,
+  isPlannedMatch,
+  nodePlan,
   type Plan,
-  planFor,
   plannedAction,
   plannedMatch,
-  planSettings,
   planText
 } from "../decide/scheduledEvents.ts"
 import type { NodeView } from "../domain/NodeView.ts"
@@ -38,21 +34,11 @@ const provenPool = (env: ControllerEnv, node: NodeView): string | undefined => {
 const karpenters = (env: ControllerEnv, node: NodeView) =>
   env.karpenter.claimOf(node.providerID)?.status?.nodeName === node.name
 
-/** The node's live scheduled events that no repair was started for and that are nodemend's to plan. */
-const eventsToPlan = (env: ControllerEnv, node: NodeView) => {
-  if (!env.config.scheduledEvents.enabled) return []
-  const events = env.scheduled.of(node.name).filter((e) => !env.scheduled.acted(e.id))
-  return env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node) ? [] : events
-}
-
-/** The node's plan, if its machine has a live scheduled event no repair was started for. */
+/** The node's plan, if its machine has a live scheduled event no repair was started for and it is nodemend's. */
 export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {
-  const events = eventsToPlan(env, node)
-  if (events.length === 0) return undefined
+  if (env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node)) return undefined
   // The window is the pool's as the cloud proved it: until proven, none (due at NotBefore - lead).
-  return planFor(events, planSettings(env.config, provenPool(env, node)), now, (r, e) =>
-    plannedAction(env.config, r, e)
-  )
+  return nodePlan(env.config, env.scheduled.of(node.name), env.scheduled.acted, provenPool(env, node), now)
 }
 
 /**
@@ -81,8 +67,6 @@ export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, no
 export const matchOf = (env: ControllerEnv, plan: Plan | undefined): PolicyMatch | undefined =>
   plan === undefined ? undefined : plannedMatch(env.config, plan)
 
-const isPlanned = (m: PolicyMatch | undefined) => m?.conditionType === SCHEDULED_EVENT_CONDITION_TYPE
-
 /** The plan's Events for a decision that does not start its repair. */
 export const reportPlan = (
   env: ControllerEnv,
@@ -92,7 +76,7 @@ export const reportPlan = (
   now: number
 ) =>
   Effect.gen(function* () {
-    if (plan === undefined || !("governing" in d) || !isPlanned(d.governing)) return
+    if (plan === undefined || !("governing" in d) || !isPlannedMatch(d.governing)) return
     const ref = { name: node.name, uid: node.uid }
     if (d._tag === "Tolerating")
       return yield* env.events.emitDeduped(
@@ -121,7 +105,7 @@ export const reportPlan = (
 
 /** Marks the event a started repair is for: it is not planned again (see ScheduledEventWatch.acted). */
 export const markStarted = (env: ControllerEnv, plan: Plan | undefined, governing: PolicyMatch) => {
-  if (plan !== undefined && isPlanned(governing)) env.scheduled.markActed(plan.event.id)
+  if (plan !== undefined && isPlannedMatch(governing)) env.scheduled.markActed(plan.event.id)
 }
 
 /** The gauges of the plans: nodes with a plan and no repair yet, and those of them already due. */

@@ -106,6 +106,28 @@ export const planSettings = (config: ControllerConfig, pool: string | undefined)
   return { leadMs: config.scheduledEvents.leadSeconds * 1000, ...(window !== undefined ? { window } : {}) }
 }
 
+/**
+ * A node's plan from its machine's events: those no repair was started for (`acted`), under its pool's settings.
+ * The one entry of the live controller (controller/plannedRepair.ts) and of the what-if replay (whatif/replay.ts),
+ * so both plan alike. Nothing while `scheduledEvents.enabled` is off.
+ */
+export const nodePlan = (
+  config: ControllerConfig,
+  events: ReadonlyArray<ScheduledEvent>,
+  acted: (eventId: string) => boolean,
+  pool: string | undefined,
+  now: number
+): Plan | undefined => {
+  if (!config.scheduledEvents.enabled) return undefined
+  const open = events.filter((e) => !acted(e.id))
+  if (open.length === 0) return undefined
+  return planFor(open, planSettings(config, pool), now, (r, e) => plannedAction(config, r, e))
+}
+
+/** The match is a planned repair's (its condition type is the controller's, never a node's). */
+export const isPlannedMatch = (m: PolicyMatch | undefined): boolean =>
+  m?.conditionType === SCHEDULED_EVENT_CONDITION_TYPE
+
 /** The action a reason gets: a `reasons.<reason>` override, else the event code's default. */
 export const plannedAction = (config: ControllerConfig, reason: string, e: ScheduledEvent): RepairAction =>
   config.reasons[reason]?.action ?? SCHEDULED_EVENT_ACTIONS[e.code]

@@ -10,6 +10,9 @@
  * - `nodepool`: a Karpenter NodePool's facts changed (its NodeClaims, the do-not-repair annotation, its disruption
  *   budgets), or it is gone (`deleted: true`). A pool without such a line is not a Karpenter NodePool.
  * - `mark`: the recording started or ended (`end` lets the replay run its clock to the end of the recording).
+ * - `scheduledEvent`: the cloud's scheduled event of a node's machine (EC2 DescribeInstanceStatus `Events`), as
+ *   the cloud answered at `at`: announced, changed, or ended (`state` completed or canceled). The replay plans it
+ *   as the controller does (decide/scheduledEvents.ts, ADR 0018).
  *
  * Pure: parsing a file's text gives the events and, for every bad line, its number and why; a bad line loses
  * nothing else.
@@ -86,7 +89,39 @@ export const MarkLine = Schema.Struct({
   note: Schema.optionalKey(Schema.String)
 })
 
-export const HistoryLine = Schema.Union([NodeLine, ConditionLine, DeletedLine, NodePoolLine, MarkLine])
+export const SCHEDULED_EVENT_CODES = [
+  "instance-retirement",
+  "instance-stop",
+  "system-reboot",
+  "instance-reboot",
+  "system-maintenance"
+] as const
+
+export const ScheduledEventLine = Schema.Struct({
+  v: V,
+  kind: Schema.Literal("scheduledEvent"),
+  at: Time,
+  node: Name,
+  pool: Schema.optionalKey(Schema.String),
+  zone: Schema.optionalKey(Schema.String),
+  /** The event's id (`instance-event-...`): a later line with the same id updates it. */
+  id: Name,
+  code: Schema.Literals(SCHEDULED_EVENT_CODES),
+  notBefore: Time,
+  notAfter: Schema.optionalKey(Time),
+  /** Absent: scheduled. `completed` or `canceled`: ended, it plans nothing. */
+  state: Schema.optionalKey(Schema.Literals(["scheduled", "completed", "canceled"])),
+  description: Schema.optionalKey(Schema.String)
+})
+
+export const HistoryLine = Schema.Union([
+  NodeLine,
+  ConditionLine,
+  DeletedLine,
+  NodePoolLine,
+  MarkLine,
+  ScheduledEventLine
+])
 export type HistoryLine = typeof HistoryLine.Type
 
 /** A decoded line with its time as epoch ms and its line number (1-based) in the file. */
@@ -109,12 +144,15 @@ type Decoder = (
   options: { readonly errors: "all" }
 ) => Result.Result<HistoryLine, Schema.SchemaError>
 /** One decoder per kind: a line is checked against its own kind only, so its error names its own fields. */
-const decoders: Readonly<Record<"node" | "condition" | "deleted" | "nodepool" | "mark", Decoder>> = {
+const decoders: Readonly<
+  Record<"node" | "condition" | "deleted" | "nodepool" | "mark" | "scheduledEvent", Decoder>
+> = {
   node: Schema.decodeUnknownResult(NodeLine),
   condition: Schema.decodeUnknownResult(ConditionLine),
   deleted: Schema.decodeUnknownResult(DeletedLine),
   nodepool: Schema.decodeUnknownResult(NodePoolLine),
-  mark: Schema.decodeUnknownResult(MarkLine)
+  mark: Schema.decodeUnknownResult(MarkLine),
+  scheduledEvent: Schema.decodeUnknownResult(ScheduledEventLine)
 }
 const KINDS = Object.keys(decoders) as ReadonlyArray<keyof typeof decoders>
 const isKind = (k: unknown): k is keyof typeof decoders => KINDS.includes(k as keyof typeof decoders)
@@ -127,6 +165,16 @@ const issueText = (issue: SchemaIssue.Issue): string =>
       return path === "" ? i.message : `${path}: ${i.message}`
     })
     .join("; ")
+
+/** A scheduled event's window that is no time span: why, else undefined. */
+const badWindow = (e: typeof ScheduledEventLine.Type): string | undefined => {
+  const from = Date.parse(e.notBefore)
+  if (!Number.isFinite(from)) return `notBefore: not a valid time: ${e.notBefore}`
+  if (e.notAfter === undefined) return undefined
+  const to = Date.parse(e.notAfter)
+  if (!Number.isFinite(to)) return `notAfter: not a valid time: ${e.notAfter}`
+  return to < from ? `notAfter: ${e.notAfter} is before notBefore ${e.notBefore}` : undefined
+}
 
 /** One line's event, or why it is bad. Blank lines are neither (undefined). */
 export const parseHistoryLine = (text: string, line: number): HistoryEvent | BadLine | undefined => {
@@ -154,6 +202,10 @@ export const parseHistoryLine = (text: string, line: number): HistoryEvent | Bad
   if (Result.isFailure(r)) return { line, error: issueText(r.failure.issue) }
   const atMs = Date.parse(r.success.at)
   if (!Number.isFinite(atMs)) return { line, error: `at: not a valid time: ${r.success.at}` }
+  if (r.success.kind === "scheduledEvent") {
+    const bad = badWindow(r.success)
+    if (bad !== undefined) return { line, error: bad }
+  }
   return { ...r.success, atMs, line }
 }
 

@@ -22,7 +22,10 @@
  * relapses that count. A reboot that ended well is remembered per node, as the controller's RebootStore does: the
  * same condition type back within the escalation window makes the node's next repair a Replace (`decide`, through
  * decide/escalation.ts; the repair's `escalation` says why). A node's arrival is its first line in the recording, and a status's first sight (where its
- * toleration starts, decide/toleration.ts) is the line that shows it. Every repair ends well (failed repairs
+ * toleration starts, decide/toleration.ts) is the line that shows it. The cloud's scheduled events of a node's
+ * machine (`scheduledEvent` lines) are planned by the controller's planner (decide/scheduledEvents.ts `nodePlan`)
+ * and given to `decide` as its one more match; a started repair marks its event acted (planned no more), as the
+ * controller's journal does. The window is the recorded pool's. Every repair ends well (failed repairs
  * are not in a recording), so the backoff counts relapses only. Pure and synchronous: no I/O, no clock.
  */
 import { DO_NOT_REPAIR_ANNOTATION, ZONE_LABEL } from "@nodemend/reason-codes"
@@ -53,6 +56,8 @@ import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
 import type { NodePoolFacts } from "../domain/NodePool.ts"
 import type { ConditionView, NodeView } from "../domain/NodeView.ts"
 import type { RebootMark } from "../domain/Reboots.ts"
+import type { ScheduledEvent } from "../domain/Instance.ts"
+import { isPlannedMatch, nodePlan, plannedMatch } from "../decide/scheduledEvents.ts"
 import { type HistoryEvent, isoTime } from "./history.ts"
 
 /** What a replaced node's repair takes beyond its drain deadline: launch, join, terminate (documented). */
@@ -189,6 +194,10 @@ interface SimNode {
     | undefined
   /** Dry-run: the episodes (condition type + transition time) already reported as WouldRepair. */
   readonly wouldRepair: Set<string>
+  /** The cloud's scheduled events of its machine, by id, as last recorded. */
+  readonly scheduled: Map<string, ScheduledEvent>
+  /** Events a started repair was for: planned no more (the controller's acted marks). */
+  readonly acted: Set<string>
 }
 
 interface Timer {
@@ -293,6 +302,16 @@ export const holdOf = (
   }
 }
 
+/** A `scheduledEvent` line as the cloud provider gives the event to the controller. */
+const scheduledEventOf = (e: HistoryEvent & { readonly kind: "scheduledEvent" }): ScheduledEvent => ({
+  id: e.id,
+  code: e.code,
+  description: e.description ?? "",
+  notBefore: Date.parse(e.notBefore),
+  ...(e.notAfter !== undefined ? { notAfter: Date.parse(e.notAfter) } : {}),
+  ...(e.state === "completed" || e.state === "canceled" ? { ended: e.state } : {})
+})
+
 const governingOf = (d: Decision): PolicyMatch | undefined =>
   "governing" in d ? (d as { readonly governing: PolicyMatch }).governing : undefined
 
@@ -376,7 +395,9 @@ export const replay = (
       repair: undefined,
       replaced: false,
       repaired: undefined,
-      wouldRepair: new Set()
+      wouldRepair: new Set(),
+      scheduled: new Map(),
+      acted: new Set()
     }
     nodes.set(name, n)
     refresh(n)
@@ -499,6 +520,7 @@ export const replay = (
     sight(n, now)
     // Back in the pool's queue only if this decision queues it again.
     waiting.remove(n.name)
+    const plan = nodePlan(config, [...n.scheduled.values()], (id) => n.acted.has(id), n.pool, now)
     const d = decide({
       config,
       node: n.view,
@@ -510,7 +532,8 @@ export const replay = (
       waiting: (scope) => waiting.of(scope, now),
       setbacks: (scope, reason) =>
         relapseSetbacks(ledgerOf(scope, reason), relapsePolicyOf(scope, reason), now),
-      reboots: (name) => reboots.get(name) ?? []
+      reboots: (name) => reboots.get(name) ?? [],
+      ...(plan !== undefined ? { planned: plannedMatch(config, plan) } : {})
     })
     if (d._tag === "Queued") waiting.put(d.scope, d.waiting, now)
     const m = governingOf(d)
@@ -518,6 +541,7 @@ export const replay = (
     if (requeue !== undefined) schedule(n, now + requeue)
     if (d._tag === "Repair") {
       closeHold(n, now, "started")
+      if (plan !== undefined && isPlannedMatch(d.governing)) n.acted.add(plan.event.id)
       const duration = options.repairDurationMs ?? defaultRepairDurationMs(config, d.governing)
       counter.setRepair(n.name, { pool: d.pool, zone: d.zone, failed: false })
       n.repair = { m: d.governing, endsAt: now + duration, index: repairs.length }
@@ -711,6 +735,8 @@ export const replay = (
     if (e.zone !== undefined) n.zone = e.zone === "" ? undefined : e.zone
     if (e.kind === "node") {
       if (e.doNotRepair !== undefined) n.doNotRepair = e.doNotRepair
+    } else if (e.kind === "scheduledEvent") {
+      n.scheduled.set(e.id, scheduledEventOf(e))
     } else {
       const old = n.conditions.get(e.type)
       // Kubernetes moves lastTransitionTime only when the status changes; a new reason alone keeps it.
