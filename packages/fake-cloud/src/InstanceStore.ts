@@ -58,6 +58,16 @@ export interface NodeFault {
   readonly message: string
 }
 
+/** GPUs an instance comes up without (a launch template marked broken so): gone from its Node's capacity. */
+export interface GpuLoss {
+  readonly missingGpus: number
+}
+
+/** What a broken launch template's instances come up with. */
+export type LaunchDefect = NodeFault | GpuLoss
+
+const isGpuLoss = (d: LaunchDefect): d is GpuLoss => "missingGpus" in d
+
 export interface FakeInstance {
   readonly instanceId: string
   readonly reservationId: string
@@ -77,6 +87,8 @@ export interface FakeInstance {
   stateReason?: string
   /** The fault its Node reports once Ready: its launch template was marked broken when it was launched. */
   readonly fault?: NodeFault
+  /** GPUs it came up without: its launch template was marked broken so when it was launched. */
+  readonly missingGpus?: number
 }
 
 export interface RunRequest {
@@ -155,7 +167,7 @@ export class InstanceStore {
   readonly events = new ScheduledEventStore()
   readonly #instances = new Map<string, FakeInstance>()
   /** Launch templates marked broken (by id): what their instances come up with. */
-  readonly #brokenTemplates = new Map<string, NodeFault>()
+  readonly #brokenTemplates = new Map<string, LaunchDefect>()
   readonly #byClientToken = new Map<string, { reservationId: string; ids: string[]; fingerprint: string }>()
   readonly #timers = new Set<NodeJS.Timeout>()
   readonly #bootDelayMs: number
@@ -279,21 +291,22 @@ export class InstanceStore {
 
   /**
    * Marks a launch template broken: every instance launched from it from now on (RunInstances, an Auto Scaling
-   * group) comes up Ready and then reports `fault` on its Node, as a bad image or user data would. `undefined`
-   * mends it (instances already up keep their fault).
+   * group) comes up Ready and then reports `fault` on its Node, as a bad image or user data would, or comes up
+   * with `missingGpus` fewer GPUs than its type has. `undefined` mends it (instances already up keep their fault).
    */
-  markTemplateBroken(templateId: string, fault: NodeFault | undefined): void {
+  markTemplateBroken(templateId: string, fault: LaunchDefect | undefined): void {
     if (fault === undefined) this.#brokenTemplates.delete(templateId)
     else this.#brokenTemplates.set(templateId, fault)
   }
 
-  brokenTemplates(): Record<string, NodeFault> {
+  brokenTemplates(): Record<string, LaunchDefect> {
     return Object.fromEntries(this.#brokenTemplates)
   }
 
-  #faultOf(lt: LaunchTemplateRef | undefined): { fault?: NodeFault } {
-    const fault = lt?.id !== undefined ? this.#brokenTemplates.get(lt.id) : undefined
-    return fault !== undefined ? { fault } : {}
+  #faultOf(lt: LaunchTemplateRef | undefined): { fault?: NodeFault; missingGpus?: number } {
+    const defect = lt?.id !== undefined ? this.#brokenTemplates.get(lt.id) : undefined
+    if (defect === undefined) return {}
+    return isGpuLoss(defect) ? { missingGpus: defect.missingGpus } : { fault: defect }
   }
 
   /** Instances by id; unknown ids fail the whole call like EC2 does. No ids: every instance. */

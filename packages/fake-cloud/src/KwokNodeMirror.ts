@@ -12,6 +12,7 @@ import {
 } from "@nodemend/reason-codes"
 import { type KubeError, type KubeHttp, NODES_PATH, type Node, nodePath } from "@nodemend/kube-access"
 import { Effect } from "effect"
+import { nodeCapacityOf } from "./ec2/InstanceTypes.ts"
 import type { FakeInstance, NodeMirror } from "./InstanceStore.ts"
 
 /**
@@ -53,17 +54,9 @@ export function tagsAsLabels(tags: Readonly<Record<string, string>>): Record<str
   return labels
 }
 
-const CAPACITY: Record<string, Record<string, string>> = {
-  "m5.large": { cpu: "2", memory: "8Gi" },
-  "m5.xlarge": { cpu: "4", memory: "16Gi" },
-  "c5.xlarge": { cpu: "4", memory: "8Gi" },
-  "g5.xlarge": { cpu: "4", memory: "16Gi", "nvidia.com/gpu": "1" },
-  "p4d.24xlarge": { cpu: "96", memory: "1152Gi", "nvidia.com/gpu": "8" },
-  "p5.48xlarge": { cpu: "192", memory: "2048Gi", "nvidia.com/gpu": "8" }
-}
-
-const capacityOf = (instanceType: string) => ({
-  ...(CAPACITY[instanceType] ?? { cpu: "8", memory: "32Gi" }),
+/** As its type promises (ec2/InstanceTypes.ts, what DescribeInstanceTypes says), less the GPUs it came up without. */
+const capacityOf = (i: FakeInstance) => ({
+  ...nodeCapacityOf(i.instanceType, i.missingGpus),
   pods: "110",
   "ephemeral-storage": "100Gi"
 })
@@ -135,7 +128,7 @@ export function kwokNodeMirror(
   }
   return {
     async create(i: FakeInstance) {
-      const capacity = capacityOf(i.instanceType)
+      const capacity = capacityOf(i)
       const lt = i.launchTemplate
       await run(
         kube.call("create node", "POST", NODES_PATH, {

@@ -33,6 +33,8 @@ const USAGE = `usage: nodemend-fake-cloud <command> [options]
   asg list
   template break LT_ID --condition TYPE --reason REASON [--status False] [--message TEXT]
       Instances launched from LT_ID from now on come up Ready, then report that Node condition (a broken template).
+  template break LT_ID --missing-gpus N
+      Instances launched from LT_ID from now on come up with N GPUs fewer than their type has.
   template mend LT_ID
   asg launch-failure NAME --message TEXT | --clear
   instances | stats | zonal-shifts
@@ -73,6 +75,7 @@ const { values: flags, positionals } = parseArgs({
     "instance-type": { type: "string" },
     "instance-id": { type: "string" },
     condition: { type: "string" },
+    "missing-gpus": { type: "string" },
     reason: { type: "string" },
     help: { type: "boolean", short: "h" }
   }
@@ -239,6 +242,9 @@ async function main(): Promise<void> {
       const id = arg ?? fail("template break|mend LT_ID")
       if (sub === "mend") return print(await admin().mendLaunchTemplate(id))
       if (sub !== "break") return fail("template break|mend LT_ID")
+      const missing = flags["missing-gpus"]
+      if (missing !== undefined)
+        return print(await admin().breakLaunchTemplate(id, { missingGpus: Number(missing) }))
       return print(
         await admin().breakLaunchTemplate(id, {
           type: flags.condition ?? fail("template break needs --condition TYPE"),

@@ -4,6 +4,7 @@ import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminClient } from "../src/admin/AdminClient.ts"
 import { type FakeCloud, startFakeCloud } from "../src/FakeCloudServer.ts"
+import { nodeCapacityOf } from "../src/ec2/InstanceTypes.ts"
 
 const ARN = "arn:aws:eks:us-west-2:111122223333:cluster/demo"
 let cloud: FakeCloud
@@ -155,6 +156,45 @@ describe("EC2 Query protocol", () => {
     expect(b?.fault).toEqual(fault)
     expect(o?.fault).toBeUndefined()
     expect(m?.fault).toBeUndefined()
+  })
+
+  it("a launch template broken with missing GPUs: its instances come up short of their type's GPUs", async () => {
+    const BROKEN = { ...P5_FROM_TEMPLATE, "LaunchTemplate.LaunchTemplateId": "lt-0badbadbadbadbad1" }
+    await admin.breakLaunchTemplate("lt-0badbadbadbadbad1", { missingGpus: 1 })
+    const short = one((await runInstances({ ...BROKEN, ClientToken: "tok-gpu-1" })).xml, "instanceId")!
+    await admin.mendLaunchTemplate("lt-0badbadbadbadbad1")
+    const whole = one((await runInstances({ ...BROKEN, ClientToken: "tok-gpu-2" })).xml, "instanceId")!
+    const [s, w] = cloud.store.describe([short, whole])
+    expect([s?.missingGpus, s?.fault]).toEqual([1, undefined])
+    expect(w?.missingGpus).toBeUndefined()
+    expect(nodeCapacityOf("p5.48xlarge", s?.missingGpus)["nvidia.com/gpu"]).toBe("7")
+    expect(nodeCapacityOf("p5.48xlarge")["nvidia.com/gpu"]).toBe("8")
+    expect(
+      (
+        await fetch(`${cloud.url}/admin/launch-templates/lt-1/broken`, {
+          method: "PUT",
+          body: '{"missingGpus":0}'
+        })
+      ).status
+    ).toBe(400)
+  })
+
+  it("DescribeInstanceTypes: the types' GPUs as EC2 reports them; an unknown type is InvalidInstanceType", async () => {
+    const r = await ec2({
+      Action: "DescribeInstanceTypes",
+      "InstanceType.1": "p5.48xlarge",
+      "InstanceType.2": "g5.xlarge"
+    })
+    expect(r.status).toBe(200)
+    expect(all(r.xml, "instanceType")).toEqual(["p5.48xlarge", "g5.xlarge"])
+    expect(all(r.xml, "count")).toEqual(["8", "1"])
+    expect(all(r.xml, "name")).toEqual(["H100", "A10G"])
+    const m5 = await ec2({ Action: "DescribeInstanceTypes", "InstanceType.1": "m5.large" })
+    expect(m5.xml).not.toContain("<gpuInfo>")
+    expect(ec2Error(await ec2({ Action: "DescribeInstanceTypes", "InstanceType.1": "p9.huge" }))).toEqual([
+      400,
+      "InvalidInstanceType"
+    ])
   })
 
   it("boots after the fake-cloud:boot-delay-ms tag's delay when RunInstances carries it", async () => {

@@ -5,6 +5,7 @@ import type { Node } from "@nodemend/kube-access"
 import { Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { gateReplacement } from "../src/actions/replacementGate.ts"
+import { CloudError, type CloudProvider, type PromisedGpus } from "../src/cloud/CloudProvider.ts"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { EventRecorder } from "../src/kube/EventRecorder.ts"
 import { fact } from "../src/repair/outcome.ts"
@@ -14,7 +15,7 @@ import { xid79Match } from "./fixtures.ts"
 const config = Result.getOrThrow(decodeConfig({ replacement: { healthTimeoutSeconds: 30, maxAttempts: 3 } }))
 const T0 = Date.parse("2026-01-01T00:00:00Z")
 
-const record = (expects = true) =>
+const record = (expects = true, gpus = 8) =>
   advance(
     advance(
       newRepairRecord(
@@ -28,9 +29,7 @@ const record = (expects = true) =>
             labels: {},
             instance: { instanceId: "n1", state: "running", launch: {}, owner: { kind: "standalone" } }
           },
-          ...(expects
-            ? { replacementExpects: { agentConditions: ["AcceleratedHardwareReady"], gpus: 8 } }
-            : {})
+          ...(expects ? { replacementExpects: { agentConditions: ["AcceleratedHardwareReady"], gpus } } : {})
         },
         T0
       ),
@@ -41,21 +40,27 @@ const record = (expects = true) =>
     T0
   )
 
-const node = (gpuStatus: string | undefined, gpus = "8"): Node => ({
+const node = (gpuStatus: string | undefined, gpus = "8", allocatable = gpus, ready = "True"): Node => ({
   metadata: { name: "n1-r" },
   status: {
     conditions: [
-      { type: "Ready", status: "True" },
+      { type: "Ready", status: ready },
       ...(gpuStatus === undefined ? [] : [{ type: "AcceleratedHardwareReady", status: gpuStatus }])
     ],
     capacity: { "nvidia.com/gpu": gpus },
-    allocatable: { "nvidia.com/gpu": gpus }
+    allocatable: { "nvidia.com/gpu": allocatable }
   }
 })
 
 type NodeEventInput = Parameters<EventRecorder["emit"]>[0]
 
-const gate = (n: Node | undefined, expects = true, healthTimesOutAt?: number) => {
+const gate = (
+  n: Node | undefined,
+  expects = true,
+  healthTimesOutAt?: number,
+  cloud: Pick<CloudProvider["Service"], "promisedGpus"> = {},
+  r = record(expects)
+) => {
   const events: NodeEventInput[] = []
   const ports = {
     cache: { get: (name: string) => (name === "n1-r" ? n : undefined), names: () => ["n1-r"] },
@@ -64,10 +69,11 @@ const gate = (n: Node | undefined, expects = true, healthTimesOutAt?: number) =>
       emitNow: (e: NodeEventInput) => Effect.sync(() => void events.push(e)),
       emitDeduped: (_k: string, _t: number, e: NodeEventInput) => Effect.sync(() => void events.push(e))
     },
-    config
+    config,
+    cloud
   }
   const up = fact({ _tag: "ReplacementReady", nodeName: "n1-r", note: "replacement n1-r is Ready" })
-  return Effect.map(gateReplacement(ports, record(expects), up, healthTimesOutAt), (out) => ({ out, events }))
+  return Effect.map(gateReplacement(ports, r, up, healthTimesOutAt), (out) => ({ out, events }))
 }
 
 describe("the replacement gate", () => {
@@ -124,5 +130,105 @@ describe("the replacement gate", () => {
       const { out } = yield* gate(node("False", "0"), false)
       expect(out).toMatchObject({ _tag: "Fact", fact: { _tag: "ReplacementReady" } })
     })
+  )
+})
+
+/** A cloud that proves the replacement's type (AWS), counting what it is asked. */
+const provingCloud = (answer: () => Effect.Effect<PromisedGpus | undefined, CloudError>) => {
+  const asked: string[] = []
+  return {
+    asked,
+    cloud: {
+      promisedGpus: (name: string) =>
+        Effect.suspend(() => {
+          asked.push(name)
+          return answer()
+        })
+    }
+  }
+}
+const P5 = { instanceId: "i-0abc", instanceType: "p5.48xlarge", gpus: 8 }
+
+describe("the replacement gate, where the cloud proves what the type promises", () => {
+  it.effect(
+    "the type's GPUs are required, not the repaired node's: a repaired node already short one is no excuse",
+    () =>
+      Effect.gen(function* () {
+        // The repaired node had lost a GPU before the repair (capacity 7): the record expects 7; its type promises 8.
+        const { cloud, asked } = provingCloud(() => Effect.succeed(P5))
+        const { out, events } = yield* gate(node("True", "7"), true, undefined, cloud, record(true, 7))
+        expect(asked).toEqual(["n1-r"])
+        expect(out).toEqual(
+          fact({
+            _tag: "ReplacementUnhealthy",
+            nodeName: "n1-r",
+            check: "GpuCapacity",
+            why: "nvidia.com/gpu capacity 7, expected 8 (p5.48xlarge promises 8, instance i-0abc)",
+            attemptsAllowed: 3
+          })
+        )
+        expect(events).toEqual([])
+      })
+  )
+
+  it.effect("every promised GPU allocatable: one withheld by the device plugin fails GpuAllocatable", () =>
+    Effect.gen(function* () {
+      const { cloud } = provingCloud(() => Effect.succeed(P5))
+      const { out } = yield* gate(node("True", "8", "7"), true, undefined, cloud)
+      expect(out).toMatchObject({
+        _tag: "Fact",
+        fact: {
+          _tag: "ReplacementUnhealthy",
+          check: "GpuAllocatable",
+          why: "nvidia.com/gpu allocatable 7 of capacity 8 (p5.48xlarge promises 8, instance i-0abc)"
+        }
+      })
+    })
+  )
+
+  it.effect("all promised GPUs there and allocatable: capacity", () =>
+    Effect.gen(function* () {
+      const { cloud } = provingCloud(() => Effect.succeed(P5))
+      const { out } = yield* gate(node("True", "8"), true, undefined, cloud, record(true, 7))
+      expect(out).toMatchObject({ _tag: "Fact", fact: { _tag: "ReplacementReady" } })
+    })
+  )
+
+  it.effect("not Ready yet: the cloud is not asked", () =>
+    Effect.gen(function* () {
+      const { cloud, asked } = provingCloud(() => Effect.succeed(P5))
+      const { out } = yield* gate(node("True", "8", "8", "False"), true, undefined, cloud)
+      expect(out).toMatchObject({ _tag: "Wait" })
+      expect(asked).toEqual([])
+    })
+  )
+
+  it.effect(
+    "a machine the cloud does not know yet, or a cloud that fails, waits within the bound; then Timeout",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(T0 + 10_000)
+        const unknown = provingCloud(() => Effect.succeed(undefined))
+        expect((yield* gate(node("True"), true, T0 + 30_000, unknown.cloud)).out).toMatchObject({
+          _tag: "Wait"
+        })
+        const failing = provingCloud(() =>
+          Effect.fail(
+            new CloudError({ operation: "DescribeInstanceTypes", message: "throttled", retryable: true })
+          )
+        )
+        expect((yield* gate(node("True"), true, T0 + 30_000, failing.cloud)).out).toMatchObject({
+          _tag: "Wait"
+        })
+        yield* TestClock.setTime(T0 + 30_000)
+        expect((yield* gate(node("True"), true, T0 + 30_000, unknown.cloud)).out).toMatchObject({
+          _tag: "Fact",
+          fact: {
+            _tag: "ReplacementUnhealthy",
+            check: "Timeout",
+            why: "not healthy within 30s of Ready: the cloud does not know its machine yet"
+          }
+        })
+      })
   )
 })

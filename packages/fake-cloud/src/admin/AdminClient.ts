@@ -80,10 +80,13 @@ export class AdminClient {
       `/admin/autoscaling-groups/${encodeURIComponent(group)}/launch-failure`,
       message === undefined ? {} : { message }
     )
-  /** Instances launched from `templateId` from now on report `fault` on their Node once Ready. */
+  /**
+   * Instances launched from `templateId` from now on report `fault` on their Node once Ready, or (`missingGpus`)
+   * come up with that many GPUs fewer than their type has.
+   */
   breakLaunchTemplate = (
     templateId: string,
-    fault: { type: string; status: string; reason: string; message: string }
+    fault: { type: string; status: string; reason: string; message: string } | { missingGpus: number }
   ) => this.#call<unknown>("PUT", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`, fault)
   mendLaunchTemplate = (templateId: string) =>
     this.#call<unknown>("DELETE", `/admin/launch-templates/${encodeURIComponent(templateId)}/broken`)

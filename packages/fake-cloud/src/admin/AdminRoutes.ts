@@ -59,13 +59,19 @@ export const instanceJson = (i: FakeInstance) => ({
   launchTemplate: i.launchTemplate
 })
 
-/** The condition instances of a broken launch template report (InstanceStore.markTemplateBroken). */
-const NodeFaultRequest = Schema.Struct({
-  type: Schema.String,
-  status: Schema.String,
-  reason: Schema.String,
-  message: Schema.String
-})
+/**
+ * What instances of a broken launch template come up with (InstanceStore.markTemplateBroken): a condition they
+ * report, or GPUs they lack.
+ */
+const NodeFaultRequest = Schema.Union([
+  Schema.Struct({
+    type: Schema.String,
+    status: Schema.String,
+    reason: Schema.String,
+    message: Schema.String
+  }),
+  Schema.Struct({ missingGpus: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)) })
+])
 
 export async function routeAdmin(
   ctx: AdminContext,

@@ -1,11 +1,13 @@
 /**
  * The EC2 actions the fake serves: RunInstances, DescribeInstances, TerminateInstances, RebootInstances,
- * DescribeInstanceStatus (DescribeInstanceStatus.ts), DescribeAvailabilityZones.
+ * DescribeInstanceStatus (DescribeInstanceStatus.ts), DescribeInstanceTypes (DescribeInstanceTypes.ts),
+ * DescribeAvailabilityZones.
  */
 import { Ec2Error, type FakeInstance, type InstanceStore, STATE_CODE } from "../InstanceStore.ts"
 import { OWNER_ID } from "../zones.ts"
 import { filters, instanceTags, listParam, type QueryParams } from "./Ec2Query.ts"
 import { describeInstanceStatus } from "./DescribeInstanceStatus.ts"
+import { describeInstanceTypes } from "./DescribeInstanceTypes.ts"
 import { ec2Response, el, set } from "./Ec2Xml.ts"
 import { MAX_FILTER_VALUES, paged, stateXml, wildcard } from "./Ec2Paging.ts"
 
@@ -15,7 +17,8 @@ export const EC2_ACTIONS = [
   "DescribeInstances",
   "TerminateInstances",
   "RebootInstances",
-  "DescribeInstanceStatus"
+  "DescribeInstanceStatus",
+  "DescribeInstanceTypes"
 ] as const
 
 function instanceXml(i: FakeInstance): string {
@@ -174,6 +177,8 @@ export function runEc2Action(
     }
     case "DescribeInstanceStatus":
       return ec2Response("DescribeInstanceStatus", requestId, describeInstanceStatus(store, params))
+    case "DescribeInstanceTypes":
+      return ec2Response("DescribeInstanceTypes", requestId, describeInstanceTypes(params))
     case "DescribeAvailabilityZones": {
       const items = store.zones.map(
         (z) =>

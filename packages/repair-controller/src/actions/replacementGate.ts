@@ -6,8 +6,14 @@
  */
 import { Clock, Effect } from "effect"
 import type { Node } from "@nodemend/kube-access"
+import type { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
-import { type ReplacementNode, replacementHealth } from "../decide/replacementHealth.ts"
+import {
+  type HealthExpectations,
+  type ReplacementHealth,
+  type ReplacementNode,
+  replacementHealth
+} from "../decide/replacementHealth.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
 import { type CachedNodes, nodeEvent } from "../kube/stepPorts.ts"
@@ -19,6 +25,7 @@ export interface GatePorts {
   readonly cache: CachedNodes
   readonly events: EventRecorder
   readonly config: ControllerConfig
+  readonly cloud: Pick<CloudProvider["Service"], "promisedGpus">
 }
 
 const strings = (o: unknown): Record<string, string> =>
@@ -40,6 +47,38 @@ export const replacementNodeOf = (n: Node | undefined): ReplacementNode | undefi
         allocatable: strings(n.status?.allocatable)
       }
 
+const isReady = (node: ReplacementNode | undefined) =>
+  node?.conditions.some((c) => c.type === "Ready" && c.status === "True") === true
+
+/**
+ * The verdict on the replacement `nodeName`. Where the cloud proves what a machine's type promises (AWS), the GPUs
+ * required are that promise, asked once the replacement is Ready: the record's figure (the repaired node's
+ * capacity) could itself be short a GPU. Until the cloud knows the machine, or while it cannot answer, the
+ * replacement waits (within the gate's bound).
+ */
+const healthOf = (
+  ports: GatePorts,
+  nodeName: string,
+  expects: HealthExpectations
+): Effect.Effect<ReplacementHealth> =>
+  Effect.gen(function* () {
+    const node = replacementNodeOf(ports.cache.get(nodeName))
+    const promisedGpus = ports.cloud.promisedGpus
+    if (promisedGpus === undefined || !isReady(node)) return replacementHealth(node, expects)
+    const promise = yield* promisedGpus(nodeName).pipe(Effect.result)
+    if (promise._tag === "Failure")
+      return {
+        _tag: "Waiting",
+        why: `the cloud could not say what its type promises: ${promise.failure.message}`
+      }
+    const p = promise.success
+    if (p === undefined) return { _tag: "Waiting", why: "the cloud does not know its machine yet" }
+    const health = replacementHealth(node, { ...expects, gpus: p.gpus })
+    return health._tag === "Unhealthy" && health.check !== "AgentCondition"
+      ? { ...health, why: `${health.why} (${p.instanceType} promises ${p.gpus}, instance ${p.instanceId})` }
+      : health
+  })
+
 /** The owner's answer to AwaitReplacement, through the health gate. */
 export const gateReplacement = (
   ports: GatePorts,
@@ -59,7 +98,7 @@ export const gateReplacement = (
       yield* ready()
       return owned
     }
-    const health = replacementHealth(replacementNodeOf(ports.cache.get(nodeName)), expects)
+    const health = yield* healthOf(ports, nodeName, expects)
     if (health._tag === "Healthy") {
       yield* ready()
       return owned

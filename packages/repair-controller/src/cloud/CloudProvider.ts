@@ -93,6 +93,14 @@ export interface AutoScalingPort {
   >
 }
 
+/** What a live machine's type promises in GPUs, as the cloud reports it (`CloudProvider.promisedGpus`). */
+export interface PromisedGpus {
+  readonly instanceId: string
+  readonly instanceType: string
+  /** NVIDIA GPUs (the `nvidia.com/gpu` resource); 0 for a type without them. */
+  readonly gpus: number
+}
+
 export class CloudProvider extends Context.Service<
   CloudProvider,
   {
@@ -144,6 +152,13 @@ export class CloudProvider extends Context.Service<
     readonly scheduledEvents?: (
       nodes: ReadonlyArray<NodeRef>
     ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<ScheduledEvent>>, CloudError>
+    /**
+     * The GPUs the type of the live machine named `nodeName` promises (EC2: the Node's name bound to its instance as
+     * `inspect` binds it, DescribeInstanceTypes for its type), which the replacement health gate requires; undefined
+     * while the cloud does not know such a machine. Absent where the provider has no such facts (kwok: the repair's
+     * record fixes the expected count from the launch facts or the repaired node, ADR 0019).
+     */
+    readonly promisedGpus?: (nodeName: string) => Effect.Effect<PromisedGpus | undefined, CloudError>
     /** Active (applied and unexpired) zonal shifts and autoshifts. Fails when the provider cannot answer. */
     readonly activeZonalShifts: Effect.Effect<ReadonlyArray<ZonalShift>, CloudError>
   }

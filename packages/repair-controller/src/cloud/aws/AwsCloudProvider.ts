@@ -1,6 +1,6 @@
 /**
  * CloudProvider for AWS, composed of one module per operation: inspect (Inspect.ts, the owner from EC2's tags),
- * describe (Ec2Instances.ts), locate (Ec2Inventory.ts, the fleet inventory), scheduledEvents (Ec2ScheduledEvents.ts), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
+ * describe (Ec2Instances.ts), locate (Ec2Inventory.ts, the fleet inventory), scheduledEvents (Ec2ScheduledEvents.ts), promisedGpus (Ec2InstanceTypes.ts), terminate (Termination.ts), reboot (Reboot.ts), launchReplacement (Launch.ts: RunInstances
  * planned by LaunchPlan.ts for a standalone instance) and activeZonalShifts (ZonalShifts.ts, ARC). Auto Scaling group
  * members are terminated and replaced through their group (AutoScalingGroups.ts, the `autoScaling` port), never with
  * RunInstances.
@@ -20,6 +20,7 @@ import { makeLocate } from "./Ec2Inventory.ts"
 import { makeInspect } from "./Inspect.ts"
 import { makeLaunchReplacement } from "./Launch.ts"
 import { makeReboot } from "./Reboot.ts"
+import { makePromisedGpus } from "./Ec2InstanceTypes.ts"
 import { makeScheduledEvents } from "./Ec2ScheduledEvents.ts"
 import { makeTerminate } from "./Termination.ts"
 import { makeZonalShifts } from "./ZonalShifts.ts"
@@ -75,6 +76,7 @@ export const makeAwsCloudProvider = Effect.fn("makeAwsCloudProvider")(function* 
     autoScaling: groupPort(groups),
     locate: makeLocate(ec2, config.poolLabel),
     scheduledEvents: makeScheduledEvents(ec2),
+    promisedGpus: makePromisedGpus(ec2),
     activeZonalShifts: !config.zonalShift.enabled
       ? Effect.succeed([])
       : config.clusterArn === undefined

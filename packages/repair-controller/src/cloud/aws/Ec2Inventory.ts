@@ -88,13 +88,19 @@ const describePaged = (ec2: EC2Client, filters: ReadonlyArray<Filter>) =>
     return found
   })
 
+/** The live instances that may be `names`' (still to be bound with `instanceIsNode`). */
+export const describeByNames = (
+  ec2: EC2Client,
+  names: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<Instance>, CloudError> =>
+  Effect.forEach(inventoryFilters(names), (f) => describePaged(ec2, f), { concurrency: 2 }).pipe(
+    Effect.map((found) => found.flat())
+  )
+
 export const makeLocate =
   (ec2: EC2Client, poolLabel: string) =>
   (nodes: ReadonlyArray<NodeRef>): Effect.Effect<ReadonlyMap<string, Location>, CloudError> =>
     Effect.gen(function* () {
       const names = nodes.map((n) => n.name)
-      const found = yield* Effect.forEach(inventoryFilters(names), (f) => describePaged(ec2, f), {
-        concurrency: 2
-      })
-      return locations(names, found.flat(), poolLabel)
+      return locations(names, yield* describeByNames(ec2, names), poolLabel)
     }).pipe(Effect.withSpan("AwsCloudProvider.locate"))
