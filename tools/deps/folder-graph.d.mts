@@ -1,0 +1,1 @@
+export declare function folderGraph(options?: { readonly counts?: boolean }): string[]
