@@ -46,7 +46,8 @@ const envOf = (opts: { proven?: Placement; karpenterNode?: boolean; queue?: bool
   const emitted: string[] = []
   const env = {
     config: configOf(opts.queue),
-    scheduled: { of: () => [EVENT], acted: () => false },
+    scheduled: { of: () => [EVENT] },
+    plannedRepairs: { acted: () => false, setPlan: () => undefined },
     placements: { of: () => opts.proven ?? { _tag: "Pending" } },
     inventory: { of: () => ({ _tag: "Pending" }) },
     karpenter: {

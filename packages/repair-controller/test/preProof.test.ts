@@ -278,7 +278,8 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
       waiting: makeWaitingRoom(60_000),
       relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) },
       reboots: { of: () => [] },
-      scheduled: { of: () => [], acted: () => false, markActed: () => {} },
+      scheduled: { of: () => [] },
+      plannedRepairs: { acted: () => false, setPlan: () => undefined },
       // First sights in memory only (nothing is flushed here): the journal is sightingStore.test.ts's.
       sightings: makeSightingStore({} as KubeShape, config, () => Effect.void)
     } as unknown as ControllerEnv

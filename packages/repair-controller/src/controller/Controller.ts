@@ -35,6 +35,7 @@ import { holdVerdict, relapsePolicy } from "../decide/relapse.ts"
 import { stoodDownZones } from "../decide/zoneBreaker.ts"
 import { makeRepairStore } from "./RepairStore.ts"
 import { makeSightingStore } from "./SightingStore.ts"
+import { makePlannedRepairStore } from "./PlannedRepairStore.ts"
 import { makeScheduledEventWatch } from "./ScheduledEventWatch.ts"
 import { nodesToAsk, scheduledEventLoop } from "./plannedRepair.ts"
 import { makeTaintFirst } from "../actions/TaintFirst.ts"
@@ -311,6 +312,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       relapse: makeRelapseStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       reboots: makeRebootStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       sightings: makeSightingStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
+      plannedRepairs: makePlannedRepairStore(kube, config, (msg, extra) => Effect.logWarning(msg, extra)),
       scheduled: makeScheduledEventWatch({
         query: cloud.scheduledEvents,
         nodes: () => nodesToAsk({ cache }),
@@ -373,7 +375,17 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       ),
       Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
     )
+    // The scheduled events repairs were started for: a restart must neither plan them again nor forget the others.
+    yield* env.plannedRepairs.load.pipe(
+      Effect.tapError((e) =>
+        Effect.logWarning("could not read the planned repairs journal; retrying before any repair starts", {
+          error: e.message
+        })
+      ),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
+    )
     yield* Effect.forkScoped(env.sightings.writer)
+    yield* Effect.forkScoped(env.plannedRepairs.writer)
     yield* refreshShifts(env)
     // The pools' and zones' sizes before the first decision: asked once for every Node (a failure or a slow cloud
     // leaves them small, which only holds repairs back, and the batches below ask again).

@@ -21,6 +21,7 @@ import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
+import { intakeRequests, reportRequests, requestsFollow } from "./requestedRepair.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -291,6 +292,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       }
     } else if (stored._tag === "Record") {
       if (isTerminal(stored.record)) return
+      yield* requestsFollow(env, name)
       return yield* runRepair(env, stored.record)
     }
     // A node that is the replacement of a repair in flight wakes that repair.
@@ -302,6 +304,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     // Back in the pool's queue only if this decision queues it again.
     env.waiting.remove(name)
     if (node === undefined || node.deleting) {
+      env.plannedRepairs.setPlan(name, undefined)
       env.placements.forget(name)
       env.sightings.forget(name)
       env.inventory.forget(name)
@@ -338,8 +341,10 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
       env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
-      markStarted(env, plan, d.governing)
-      return yield* startRepair(env, node, d, now).pipe(
+      env.plannedRepairs.setPlan(name, undefined)
+      return yield* startRepair(env, node, d, now, (record) =>
+        markStarted(env, record, plan, d.governing, now)
+      ).pipe(
         Effect.ensuring(
           Effect.sync(() => {
             if (env.store.get(name)._tag !== "Record") env.cache.counter.setRepair(name, undefined)

@@ -14,12 +14,6 @@ export interface ScheduledEventWatch {
   readonly of: (name: string) => ReadonlyArray<ScheduledEvent>
   /** Asks the cloud once; wakes the nodes whose events changed. */
   readonly refresh: (now: number) => Effect.Effect<void>
-  /**
-   * Events a repair was started for: planned no more while this process lives (a reboot does not end a
-   * system-reboot event, which EC2 keeps listing until its own reboot).
-   */
-  readonly acted: (eventId: string) => boolean
-  readonly markActed: (eventId: string) => void
 }
 
 export interface WatchDeps {
@@ -59,15 +53,8 @@ export const makeScheduledEventWatch = (deps: WatchDeps): ScheduledEventWatch =>
       )
     )
   }
-  const acted = new Set<string>()
-  return {
-    of: (name) => known.get(name) ?? [],
-    refresh,
-    acted: (id) => acted.has(id),
-    markActed: (id) => {
-      acted.add(id)
-    }
-  }
+  // The events a repair was started for are journaled apart (PlannedRepairStore.ts): a restart keeps them.
+  return { of: (name) => known.get(name) ?? [], refresh }
 }
 
 const CODES = [

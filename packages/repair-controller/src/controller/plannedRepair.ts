@@ -17,6 +17,8 @@ import {
   planText
 } from "../decide/scheduledEvents.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { PlanView } from "../domain/PlannedRepairs.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import { nodeRef } from "../kube/views.ts"
 import * as M from "../observability/scheduledEventMetrics.ts"
@@ -38,7 +40,13 @@ const karpenters = (env: ControllerEnv, node: NodeView) =>
 export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {
   if (env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node)) return undefined
   // The window is the pool's as the cloud proved it: until proven, none (due at NotBefore - lead).
-  return nodePlan(env.config, env.scheduled.of(node.name), env.scheduled.acted, provenPool(env, node), now)
+  return nodePlan(
+    env.config,
+    env.scheduled.of(node.name),
+    env.plannedRepairs.acted,
+    provenPool(env, node),
+    now
+  )
 }
 
 /**
@@ -50,7 +58,7 @@ export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, no
     const c = env.config.scheduledEvents
     if (!c.enabled || !c.karpenterInterruptionQueue || !karpenters(env, node)) return
     for (const e of env.scheduled.of(node.name)) {
-      if (env.scheduled.acted(e.id) || !isLive(e, now)) continue
+      if (env.plannedRepairs.acted(e.id) || !isLive(e, now)) continue
       yield* env.events.emitDeduped(`${node.name}/KarpenterInterruption/${e.id}`, EVENT_DEDUPE_MS, {
         node: { name: node.name, uid: node.uid },
         type: "Normal",
@@ -67,7 +75,55 @@ export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, no
 export const matchOf = (env: ControllerEnv, plan: Plan | undefined): PolicyMatch | undefined =>
   plan === undefined ? undefined : plannedMatch(env.config, plan)
 
-/** The plan's Events for a decision that does not start its repair. */
+/** What holds a due plan, in words, with what lifts it (the decision's own Event says more). */
+export const heldBy = (d: Decision): string => {
+  switch (d._tag) {
+    case "Queued":
+      return `budget: ${d.inFlight} in flight${d.failed > 0 ? ` (${d.failed} failed)` : ""}, allowed ${d.budget.allowed} by ${d.budget.source}; starts when a slot frees`
+    case "Blocked":
+      return `breaker: ${d.breaker.unhealthy} of ${d.breaker.size} unhealthy in ${d.breaker.scope}, allowed ${d.breaker.allowed}; starts when fewer are`
+    case "Held":
+      return `relapse hold of ${d.held.reason}: lifts at ${new Date(d.held.until).toISOString()} or with kubectl nodemend release`
+    case "Vetoed":
+      return `veto: ${d.veto}; starts when it is lifted`
+    case "StandDown":
+    case "ZoneStandDown":
+      return "stand-down (zonal shift or zone breaker); starts when it ends"
+    case "Unsettled":
+      return `waiting for placement proofs: ${d.why}`
+    case "Unplaced":
+      return `refused: machine not proven: ${d.why}`
+    case "WouldRepair":
+      return "dry-run: would start now"
+    default:
+      return d._tag
+  }
+}
+
+/** The plan as `kubectl nodemend status` and `timeline` read it, for a decision that does not start its repair. */
+const planView = (
+  node: NodeView,
+  plan: Plan,
+  d: Decision,
+  governing: PolicyMatch,
+  now: number
+): PlanView => ({
+  node: node.name,
+  eventId: plan.event.id,
+  code: plan.event.code,
+  reason: plan.reason,
+  action: governing.action,
+  notBefore: plan.event.notBefore,
+  ...(plan.event.notAfter !== undefined ? { notAfter: plan.event.notAfter } : {}),
+  dueAt: plan.dueAt,
+  ...(d._tag === "Tolerating"
+    ? { state: "waiting" as const }
+    : { state: "held" as const, heldBy: heldBy(d) }),
+  text: planText(plan),
+  at: now
+})
+
+/** The plan's Events (and its journaled view) for a decision that does not start its repair. */
 export const reportPlan = (
   env: ControllerEnv,
   node: NodeView,
@@ -76,7 +132,12 @@ export const reportPlan = (
   now: number
 ) =>
   Effect.gen(function* () {
-    if (plan === undefined || !("governing" in d) || !isPlannedMatch(d.governing)) return
+    if (plan === undefined || !("governing" in d) || !isPlannedMatch(d.governing)) {
+      // No plan, or another fault governs the node: its own repair's Events say what happens.
+      env.plannedRepairs.setPlan(node.name, undefined)
+      return
+    }
+    env.plannedRepairs.setPlan(node.name, planView(node, plan, d, d.governing, now))
     const ref = { name: node.name, uid: node.uid }
     if (d._tag === "Tolerating")
       return yield* env.events.emitDeduped(
@@ -103,9 +164,39 @@ export const reportPlan = (
     })
   })
 
-/** Marks the event a started repair is for: it is not planned again (see ScheduledEventWatch.acted). */
-export const markStarted = (env: ControllerEnv, plan: Plan | undefined, governing: PolicyMatch) => {
-  if (plan !== undefined && isPlannedMatch(governing)) env.scheduled.markActed(plan.event.id)
+/**
+ * Journals the event a started repair is for, once its record is written (startRepair's `recorded`,
+ * PlannedRepairStore.ts): it is not planned again, after a restart too. A repair refused or deferred wrote no record
+ * and leaves the event planned. A failed write is logged: the repair goes on, and its event may be planned once more
+ * after it (the safe side: never a plan forgotten).
+ */
+export const markStarted = (
+  env: ControllerEnv,
+  record: RepairRecord,
+  plan: Plan | undefined,
+  governing: PolicyMatch,
+  now: number
+): Effect.Effect<void> => {
+  if (plan === undefined || !isPlannedMatch(governing)) return Effect.void
+  const e = plan.event
+  const mark = {
+    eventId: e.id,
+    node: record.node.name,
+    code: e.code,
+    notBefore: e.notBefore,
+    ...(e.notAfter !== undefined ? { notAfter: e.notAfter } : {}),
+    repairId: record.id,
+    at: now
+  }
+  return env.plannedRepairs.markActed(mark, now).pipe(
+    Effect.catch((err) =>
+      Effect.logWarning("could not journal the scheduled event a repair started for", {
+        node: record.node.name,
+        event: e.id,
+        error: err.message
+      })
+    )
+  )
 }
 
 /** The gauges of the plans: nodes with a plan and no repair yet, and those of them already due. */

@@ -10,6 +10,7 @@ import { identityRefusal } from "../decide/identity.ts"
 import { healthExpectations } from "../decide/replacementHealth.ts"
 import { replacementNodeOf } from "../actions/replacementGate.ts"
 import type { NodeView } from "../domain/NodeView.ts"
+import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { newRepairRecord } from "../repair/stateMachine.ts"
@@ -31,7 +32,9 @@ export const startRepair = (
   env: ControllerEnv,
   node: NodeView,
   d: Extract<Decision, { _tag: "Repair" }>,
-  now: number
+  now: number,
+  /** Run once the record is journaled, before the first action (plannedRepair.ts journals its event there). */
+  recorded: (record: RepairRecord) => Effect.Effect<void> = () => Effect.void
 ) =>
   Effect.gen(function* () {
     const name = node.name
@@ -118,6 +121,7 @@ export const startRepair = (
     })
     // On the way to the taint: the work behind the taints of a wave waits for it too (actions/TaintFirst.ts).
     yield* env.taintFirst.starting(env.store.persist(record))
+    yield* recorded(record)
     env.flushPoolMetrics()
     if (e !== undefined) {
       yield* env.events.emit({
@@ -134,7 +138,7 @@ export const startRepair = (
       type: "Warning",
       reason: "RepairStarted",
       action: "Repair",
-      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${env.owners.of(record).name(record)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
+      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${env.owners.of(record).name(record)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})${record.requestedBy !== undefined ? `; ${d.governing.message}` : ""}`.slice(0, 1000)
     })
     return yield* runRepair(env, record)
   })
