@@ -262,6 +262,7 @@ const main = (argv: readonly string[]) =>
       UsageError: (e) => exitWith(64, e.message),
       ConfigError: (e: ConfigError) => exitWith(2, e.message),
       InvalidRule: (e) => exitWith(2, describeInvalidRule(e)),
+      UnknownLogReader: (e) => exitWith(2, e.message),
       BootIdError: (e) => exitWith(1, e.message),
       KubeAccessError: (e) => exitWith(1, e.message),
       HealthServerError: (e) => exitWith(1, e.message)

@@ -22,6 +22,7 @@ import type { Finding } from "../model.ts"
 import { describeInvalidRule, InvalidRule } from "../rules/compile.ts"
 import { type LogRuleEngine, makeLogRuleEngine } from "../rules/engine.ts"
 import type { LogRecord, LogSourceId } from "../rules/rule.ts"
+import { parseSourceId } from "../rules/source-id.ts"
 import { parseKmsgRecord } from "../sources/kmsg-record.ts"
 import { lineTimestamp } from "../sources/line-timestamp.ts"
 
@@ -32,7 +33,6 @@ interface Writable {
   write(chunk: string): unknown
 }
 
-const SOURCE = /^(?:dmesg|journal:\S+|file:\/\S*|podlogs:\S+)$/
 const KMSG_RECORD = /^\d+,\d+,\d+(?:,[^;]*)?;/
 /** A raw record's dictionary continuation, ` KEY=VALUE` (keys as the kernel writes them: SUBSYSTEM, DEVICE). */
 const KMSG_DICTIONARY = /^ [A-Z0-9_]+=/
@@ -112,10 +112,10 @@ export const runRulesCheck = async (
     stderr.write(`nodemend-agent rules check: ${(e as Error).message}\n${RULES_CHECK_USAGE}\n`)
     return 64
   }
-  if (values.source === undefined || !SOURCE.test(values.source)) {
-    stderr.write(
-      `nodemend-agent rules check: --source is required and must be one of the forms below\n${RULES_CHECK_USAGE}\n`
-    )
+  const parsed = values.source === undefined ? undefined : parseSourceId(values.source)
+  if (parsed?._tag !== "Parsed") {
+    const why = parsed === undefined ? "--source is required" : `--source: ${parsed.message}`
+    stderr.write(`nodemend-agent rules check: ${why}\n${RULES_CHECK_USAGE}\n`)
     return 64
   }
   const source = values.source as LogSourceId

@@ -25,3 +25,10 @@ export {
   UserRule
 } from "./overrides.ts"
 export type { BuiltinRule, CatalogReason, LogRecord, LogRule, LogSourceId } from "./rule.ts"
+export {
+  LOG_READER_NAMES,
+  type LogReaderName,
+  parseSourceId,
+  type ParsedSourceId,
+  SOURCE_FORMS
+} from "./source-id.ts"

@@ -5,6 +5,7 @@
  * `RuleOverrides`; `rules check|list --config` read the same file.
  */
 import { Schema } from "effect"
+import { parseSourceId } from "./source-id.ts"
 
 const Severity = Schema.Literals(["Condition", "Event"])
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
@@ -17,9 +18,11 @@ export const ReasonOverride = Schema.Struct({
 })
 export type ReasonOverride = typeof ReasonOverride.Type
 
+/** `READER` or `READER:ARGUMENT`, of a registered reader (source-id.ts). */
 const SourceId = Schema.String.check(
-  Schema.isPattern(/^(?:dmesg|journal:[^\s]+|file:\/[^\s]*|podlogs:[^\s]+)$/u, {
-    message: "expected dmesg, journal:IDENT, file:/ABSOLUTE/PATH or podlogs:NAME"
+  Schema.makeFilter((id: string) => {
+    const parsed = parseSourceId(id)
+    return parsed._tag === "Parsed" ? undefined : parsed.message
   })
 )
 const NonEmpty = Schema.String.check(Schema.isMinLength(1))

@@ -5,13 +5,9 @@
  */
 import type { CatalogCode, ReasonCode } from "@nodemend/reason-codes"
 import type { UserRule } from "./overrides.ts"
+import type { LogSourceId } from "./source-id.ts"
 
-/**
- * Where a line comes from. `dmesg` is the kernel ring buffer (<host>/dev/kmsg); `journal:IDENT` is the
- * journald entries whose SYSLOG_IDENTIFIER is IDENT; `file:PATH` is a plain file under the host root;
- * `podlogs:NAME` is every container log file of the kube-system pods named NAME-* under /var/log/pods.
- */
-export type LogSourceId = "dmesg" | `journal:${string}` | `file:${string}` | `podlogs:${string}`
+export type { LogSourceId } from "./source-id.ts"
 
 /** A catalog key (`SoftLockup`, `NvidiaXID{code}Error`) or an exact reason (`NvidiaXID79Error`). */
 export type CatalogReason = CatalogCode | ReasonCode

@@ -6,6 +6,14 @@ export { type KmsgReader, startKmsgReader } from "./kmsg-reader.ts"
 export { makeLineSplitter } from "./line-splitter.ts"
 export { lineTimestamp } from "./line-timestamp.ts"
 export { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
+export { LOG_READERS, type PlannedWatcher, plannedWatchers, UnknownLogReader } from "./log-readers.ts"
+export type {
+  LogReaderRegistration,
+  LogWatcher,
+  ReaderSink,
+  WatchedSource,
+  WatcherConfig
+} from "./log-watcher.ts"
 export {
   FINDINGS_DROPPED,
   FINDINGS_SHED,

@@ -15,6 +15,7 @@ import type { RuleOverrides } from "../rules/overrides.ts"
 import type { LogSourceId } from "../rules/rule.ts"
 import { makeFindingLanes, REPEATS_PER_SOURCE } from "./finding-lanes.ts"
 import { type LogHub, type SourceCounters, type SourceStatus, startLogHub } from "./log-hub.ts"
+import { UnknownLogReader } from "./log-readers.ts"
 import type { SourceLog } from "./source-log.ts"
 
 /**
@@ -100,7 +101,7 @@ export const makeLogMonitors = (
   hostRoot: string,
   overrides: RuleOverrides = {},
   options: LogMonitorsOptions = {}
-): Effect.Effect<LogMonitors, InvalidRule, Scope.Scope> =>
+): Effect.Effect<LogMonitors, InvalidRule | UnknownLogReader, Scope.Scope> =>
   Effect.gen(function* () {
     // A rule or override of the operator's that cannot run is logged and left out; every other rule runs.
     const invalid: InvalidRule[] = []
@@ -164,15 +165,18 @@ export const makeLogMonitors = (
       })
     }
     const hub = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        startLogHub({
-          hostRoot,
-          sources: engine.matcher.sources,
-          log,
-          ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),
-          ...(options.kmsgLookbackMs !== undefined ? { kmsgLookbackMs: options.kmsgLookbackMs } : {})
-        })
-      ),
+      Effect.tryPromise({
+        try: () =>
+          startLogHub({
+            hostRoot,
+            sources: engine.matcher.sources,
+            log,
+            ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),
+            ...(options.kmsgLookbackMs !== undefined ? { kmsgLookbackMs: options.kmsgLookbackMs } : {})
+          }),
+        // A source naming no registered reader stops the start; anything else a reader throws is a defect.
+        catch: (e) => e
+      }).pipe(Effect.catch((e) => (e instanceof UnknownLogReader ? Effect.fail(e) : Effect.die(e)))),
       (h) => Effect.promise(() => h.stop())
     )
     for (const source of hub.sources) {
@@ -255,6 +259,6 @@ export class LogMonitorsService extends Context.Service<LogMonitorsService, LogM
     hostRoot: string,
     overrides: RuleOverrides = {},
     options: LogMonitorsOptions = {}
-  ): Layer.Layer<LogMonitorsService, InvalidRule> =>
+  ): Layer.Layer<LogMonitorsService, InvalidRule | UnknownLogReader> =>
     Layer.effect(LogMonitorsService, makeLogMonitors(hostRoot, overrides, options))
 }

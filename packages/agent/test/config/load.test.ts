@@ -112,6 +112,24 @@ checks:
     expect(e.message).toContain(field)
   })
 
+  it("refuses a log rule source naming no registered reader, naming the readers there are", () => {
+    const e = err(`
+logRules:
+  - { id: my.rule, sources: ["syslog:/var/log/messages"], reason: SoftLockup, pattern: "x" }`)
+    expect(e.field).toBe("logRules.0.sources.0")
+    expect(e.message).toContain('unknown log reader "syslog" in "syslog:/var/log/messages"')
+    expect(e.message).toContain("dmesg, journal:IDENT, file:/ABSOLUTE/PATH, podlogs:NAME")
+    // A registered reader with an argument it does not take is refused too, with the reader's form.
+    expect(
+      err(`logRuleOverrides: { kernel.soft-lockup: { sources: ["file:var/log/x"] } }`).message
+    ).toContain('"file:var/log/x" is not a file source: expected file:/ABSOLUTE/PATH')
+    expect(
+      ok(
+        `logRules: [{ id: r, sources: ["journal:kubelet", "podlogs:aws-node"], reason: SoftLockup, pattern: x }]`
+      ).logRules
+    ).toHaveLength(1)
+  })
+
   it("rejects YAML that does not parse, and duplicate keys", () => {
     expect(err("monitors: [").message).toContain("YAML")
     expect(err("heartbeatSeconds: 1\nheartbeatSeconds: 2").message).toContain("YAML")

@@ -20,9 +20,12 @@ import {
   startFileTailer,
   startJournalReader,
   startKmsgReader,
+  LOG_READERS,
   startLogHub,
-  startPodLogReader
+  startPodLogReader,
+  UnknownLogReader
 } from "../../src/sources/index.ts"
+import type { LogSourceId } from "../../src/rules/rule.ts"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
 import { BOOT_SECONDS, CAN_WRITE_JOURNAL, makeTestHost, type TestHost } from "./host.ts"
 
@@ -554,6 +557,60 @@ describe("log hub", () => {
       await hub.stop()
     }
   })
+  it("opens each source through the reader its id names, and refuses a source whose name no reader has", async () => {
+    host = makeTestHost()
+    expect(Object.keys(LOG_READERS)).toEqual(["dmesg", "journal", "file", "podlogs"])
+    const opened = await startLogHub({ hostRoot: host.root, sources: ["dmesg"], log }).then(
+      (h) => h,
+      (e: unknown) => e
+    )
+    expect(opened).not.toBeInstanceOf(Error)
+    await (opened as Awaited<ReturnType<typeof startLogHub>>).stop()
+    const refused = await startLogHub({
+      hostRoot: host.root,
+      sources: ["file:/var/log/a.log", "syslog:/var/log/messages" as LogSourceId],
+      log
+    }).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(refused).toBeInstanceOf(UnknownLogReader)
+    expect((refused as UnknownLogReader).source).toBe("syslog:/var/log/messages")
+    expect((refused as UnknownLogReader).message).toContain('unknown log reader "syslog"')
+  })
+  it.skipIf(!CAN_WRITE_JOURNAL)(
+    "reads every journal source through one journalctl: entries counted per identifier, its bytes on the first",
+    async () => {
+      host = makeTestHost()
+      const sources: LogSourceId[] = ["journal:kubelet", "dmesg", "journal:systemd"]
+      const hub = await startLogHub({ hostRoot: host.root, sources, log })
+      try {
+        const got: string[] = []
+        for (const s of sources) hub.subscribe(s, (r) => got.push(`${r.source} ${r.text}`))
+        const at = Date.now() + 1000
+        host.writeJournal([
+          { identifier: "kubelet", message: "one", realtimeMs: at },
+          { identifier: "systemd", message: "two", realtimeMs: at },
+          { identifier: "kubelet", message: "three", realtimeMs: at }
+        ])
+        await waitFor("three entries", () => got.length === 3, { timeoutMs: 10_000, intervalMs: 20 })
+        expect(got).toEqual(["journal:kubelet one", "journal:systemd two", "journal:kubelet three"])
+        const c = hub.counters()
+        expect([c["journal:kubelet"]?.linesRead, c["journal:systemd"]?.linesRead]).toEqual([2, 1])
+        expect(c["journal:kubelet"]?.bytesRead).toBeGreaterThan(0)
+        expect(c["journal:systemd"]?.bytesRead).toBe(0)
+        expect(c.dmesg?.linesRead).toBe(0)
+        expect(hub.status()).toEqual({
+          "journal:kubelet": "watching",
+          dmesg: "watching",
+          "journal:systemd": "watching"
+        })
+      } finally {
+        await hub.stop()
+      }
+    },
+    15_000
+  )
   it("cuts an overlong line, matches its head, counts and logs the cut", async () => {
     host = makeTestHost()
     host.appendFile("var/log/big.log", "start")
