@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Result } from "effect"
 import { parseConfigText } from "../../src/config/load.ts"
@@ -129,6 +133,29 @@ logRules:
       ).logRules
     ).toHaveLength(1)
   })
+
+  it("an unknown log reader stops the agent at start-up: exit 2, saying which", () => {
+    const dir = mkdtempSync(join(tmpdir(), "nodemend-config-"))
+    try {
+      const config = join(dir, "agent.yaml")
+      writeFileSync(
+        config,
+        'logRules: [{ id: my.rule, sources: ["syslog:/var/log/messages"], reason: SoftLockup, pattern: x }]\n'
+      )
+      const node = resolve(__dirname, "../../../../node_modules/.bin/node")
+      const main = resolve(__dirname, "../../src/main.ts")
+      const result = spawnSync(node, ["--conditions=source", main, "--node-name", "n1", "--config", config], {
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      expect(result.status).toBe(2)
+      expect(result.stderr).toContain(
+        'logRules.0.sources.0: unknown log reader "syslog" in "syslog:/var/log/messages"'
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   it("rejects YAML that does not parse, and duplicate keys", () => {
     expect(err("monitors: [").message).toContain("YAML")
