@@ -21,7 +21,6 @@ import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
-import { intakeRequests, reportRequests, requestsFollow } from "./requestedRepair.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -292,7 +291,6 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       }
     } else if (stored._tag === "Record") {
       if (isTerminal(stored.record)) return
-      yield* requestsFollow(env, name)
       return yield* runRepair(env, stored.record)
     }
     // A node that is the replacement of a repair in flight wakes that repair.
