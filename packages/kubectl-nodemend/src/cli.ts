@@ -40,6 +40,7 @@ import { RELAPSE_LEDGER_LABEL } from "@nodemend/repair-controller"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { DEFAULT_CONTROLLER_NAMESPACE, journalName, journalOf, repairOf } from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
+import { PLAN_HEADERS, PLANNED_REPAIRS_CONFIGMAP, planRows, plansOf } from "./plannedRepairs.ts"
 import { terminalSafe, terminalSafeLines } from "./terminalSafe.ts"
 
 export interface CliIO {
@@ -61,11 +62,14 @@ Usage:
       object its repair record or Events name) with your AWS credentials, checked against the reported digest.
   kubectl nodemend status [-l <selector>] [--pool-label <label>]...
       The fleet at a glance: conditions, repair phase, breaker / stand-down state per pool, the pools held
-      by a failed repair (each counts against its pool's in-flight budget until an operator acts), and the
-      repairs held for relapse (pool and reason, with the evidence and the release command).
+      by a failed repair (each counts against its pool's in-flight budget until an operator acts), the
+      repairs held for relapse (pool and reason, with the evidence and the release command), and the repairs
+      planned for EC2 scheduled events (event, NotBefore, when the repair starts, what holds it), from the
+      controller's journal.
   kubectl nodemend timeline <node>
       What happened to a node, and why, in time order, with who wrote each entry: "verified" only for the
       repair controller's own Events (its identity is checked on write); everything else is "unverified".
+      The controller's journal adds its repair record and its planned repair for a scheduled event.
   kubectl nodemend record [-o history.jsonl] [-l <selector>] [--pool-label <label>]... [--for 24h]
       Watch Nodes and write every change of the agent's conditions and Ready, with each node's pool and zone,
       as JSON lines (the what-if history format, docs/operations.md), until interrupted or --for has passed.
@@ -151,6 +155,33 @@ const enc = encodeURIComponent
 const get = <A>(kube: KubeHttp, operation: string, path: string): Promise<A> =>
   Effect.runPromise(kube.call(operation, "GET", path)) as Promise<A>
 
+/** The controller's planned repairs journal (none when it has planned nothing yet). */
+const readPlans = (kube: KubeHttp, controllerNamespace: string) =>
+  get<ConfigMap>(
+    kube,
+    "read planned repairs",
+    namespacedPath("v1", "configmaps", controllerNamespace, PLANNED_REPAIRS_CONFIGMAP)
+  ).then(plansOf, (e: unknown) => {
+    if (k8sCode(e) === 404) return plansOf(undefined)
+    throw e
+  })
+
+/** The planned repairs section of `status`: the nodes listed only (all when no selector). */
+const printPlans = (io: CliIO, planned: ReturnType<typeof plansOf>, names: ReadonlySet<string>) => {
+  io.out("")
+  if (planned.error !== undefined)
+    io.out(`Planned repairs: the controller's journal cannot be read (${planned.error.slice(0, 300)})`)
+  const plans = planned.plans.filter((p) => names.has(p.node))
+  if (plans.length === 0) {
+    if (planned.error === undefined) io.out("No repair is planned for a scheduled event.")
+    return
+  }
+  io.out(
+    "Planned for EC2 scheduled events (the controller's journal; each starts at REPAIR STARTS, before NOT BEFORE):"
+  )
+  io.out(renderTable(PLAN_HEADERS, planRows(plans)))
+}
+
 const statusCommand = async (
   kube: KubeHttp,
   selector: string | undefined,
@@ -219,6 +250,11 @@ const statusCommand = async (
         `  kubectl nodemend release ${h.pool === "<cluster>" ? "'<cluster>'" : h.pool} ${h.reason}${namespaceFlag(controllerNamespace)}`
       )
   }
+  printPlans(
+    io,
+    await readPlans(kube, controllerNamespace),
+    new Set(nodes.map((n) => n.metadata?.name ?? ""))
+  )
   const held = heldPools(nodes, journal, poolLabels, selector !== undefined)
   io.out("")
   if (held.length === 0) io.out("No pool is held by a failed repair.")
@@ -258,7 +294,8 @@ const timelineCommand = async (kube: KubeHttp, name: string, controllerNamespace
       throw e
     }
   )
-  const entries = timeline(node, events, repairOf(node, journalOf(journalEntry)))
+  const planned = await readPlans(kube, controllerNamespace)
+  const entries = timeline(node, events, repairOf(node, journalOf(journalEntry)), planned.plans)
   if (entries.length === 0) io.out(`no conditions or events recorded for ${name}`)
   else
     io.out(

@@ -10,6 +10,8 @@
  */
 import { type CoreEvent, NODE_EVENT_NAMESPACE, type Node } from "@nodemend/kube-access"
 import { CONDITION_TYPES, REPAIR_CONTROLLER_REPORTING_CONTROLLER, ZONE_LABEL } from "@nodemend/reason-codes"
+import type { PlanView } from "@nodemend/repair-controller"
+import { planTimelineText } from "./plannedRepairs.ts"
 import { journalEntries, type RepairJournal, type RepairSummary, repairOf } from "./repairJournal.ts"
 import { hasInvisible, normalizeName } from "./terminalSafe.ts"
 
@@ -260,12 +262,13 @@ export const TIMELINE_LEGEND = [
   `verified: written as ${REPAIR_CONTROLLER}, which the admission policy nodemend-controller-events lets only the`,
   "  repair controller's service account write (installed by deploy/controller and the Helm chart).",
   "unverified: whatever the writer says it is; any node, and anyone allowed to create Events, can write it.",
-  "node status: the Node's conditions (its kubelet and agent). controller journal: the repair record."
+  "node status: the Node's conditions (its kubelet and agent). controller journal: the repair record and the",
+  "  repair planned for an EC2 scheduled event (ConfigMaps of the controller's namespace)."
 ].join("\n")
 
 export interface TimelineEntry {
   readonly atMs: number
-  readonly kind: "Condition" | "Event" | "Repair"
+  readonly kind: "Condition" | "Event" | "Repair" | "Plan"
   /** Who wrote it: `node status`, `controller journal`, or an Event's source (eventFrom). */
   readonly from: string
   readonly text: string
@@ -274,7 +277,9 @@ export interface TimelineEntry {
 export const timeline = (
   node: Node,
   events: ReadonlyArray<CoreEvent>,
-  repair: RepairSummary | undefined
+  repair: RepairSummary | undefined,
+  /** The controller's planned repairs (its journal, plannedRepairs.ts): the node's is shown. */
+  plans: ReadonlyArray<PlanView> = []
 ): TimelineEntry[] => {
   const out: TimelineEntry[] = []
   for (const c of node.status?.conditions ?? []) {
@@ -311,5 +316,8 @@ export const timeline = (
       text: `repair finished: ${repair.phase}${repair.failure ? ` (${repair.failure})` : ""}`
     })
   }
+  for (const p of plans)
+    if (p.node === node.metadata?.name)
+      out.push({ atMs: p.at, kind: "Plan", from: "controller journal", text: planTimelineText(p) })
   return out.filter((e) => !Number.isNaN(e.atMs)).sort((a, b) => a.atMs - b.atMs)
 }
