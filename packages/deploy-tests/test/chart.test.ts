@@ -59,6 +59,7 @@ describe("helm template", () => {
       [
         "ClusterRole/nodemend-agent",
         "ClusterRole/nodemend-controller",
+        "ClusterRole/nodemend-repair-requester",
         "ClusterRoleBinding/nodemend-agent",
         "ClusterRoleBinding/nodemend-controller",
         "ConfigMap/nodemend-agent-config",
@@ -79,10 +80,12 @@ describe("helm template", () => {
         "ValidatingAdmissionPolicy/nodemend-agent-nodediagnostics",
         "ValidatingAdmissionPolicy/nodemend-agent-nodes",
         "ValidatingAdmissionPolicy/nodemend-controller-events",
+        "ValidatingAdmissionPolicy/nodemend-repair-requests",
         "ValidatingAdmissionPolicyBinding/nodemend-agent-events",
         "ValidatingAdmissionPolicyBinding/nodemend-agent-nodediagnostics",
         "ValidatingAdmissionPolicyBinding/nodemend-agent-nodes",
-        "ValidatingAdmissionPolicyBinding/nodemend-controller-events"
+        "ValidatingAdmissionPolicyBinding/nodemend-controller-events",
+        "ValidatingAdmissionPolicyBinding/nodemend-repair-requests"
       ].sort()
     )
     const config = controllerConfig(objects)
@@ -409,10 +412,12 @@ describe("the schema's agent config keys are the agent's", () => {
 })
 
 describe("chart files", () => {
-  it("crds/ carries deploy/crds unchanged", () => {
-    const file = "nodediagnostics.nodemend.io.yaml"
-    expect(readFileSync(join(CHART_DIR, "crds", file), "utf8")).toBe(
-      readFileSync(join(DEPLOY_DIR, "crds", file), "utf8")
-    )
-  })
+  it.each(["nodediagnostics.nodemend.io.yaml", "repairrequests.nodemend.io.yaml"])(
+    "crds/ carries deploy/crds/%s unchanged",
+    (file) => {
+      expect(readFileSync(join(CHART_DIR, "crds", file), "utf8")).toBe(
+        readFileSync(join(DEPLOY_DIR, "crds", file), "utf8")
+      )
+    }
+  )
 })

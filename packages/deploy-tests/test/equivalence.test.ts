@@ -43,7 +43,8 @@ describe("default render = deploy/agent + deploy/controller", () => {
     "ClusterRole/nodemend-agent",
     "Role/nodemend-agent-events",
     "ClusterRole/nodemend-controller",
-    "Role/nodemend-controller"
+    "Role/nodemend-controller",
+    "ClusterRole/nodemend-repair-requester"
   ])("%s has exactly the manifest's rules", (ref) => {
     const [kind = "", name = ""] = ref.split("/")
     expect(find(chart, kind, name).rules).toEqual(find(manifests, kind, name).rules)
@@ -65,10 +66,12 @@ describe("default render = deploy/agent + deploy/controller", () => {
     "ValidatingAdmissionPolicy/nodemend-agent-nodediagnostics",
     "ValidatingAdmissionPolicy/nodemend-agent-events",
     "ValidatingAdmissionPolicy/nodemend-controller-events",
+    "ValidatingAdmissionPolicy/nodemend-repair-requests",
     "ValidatingAdmissionPolicyBinding/nodemend-agent-nodes",
     "ValidatingAdmissionPolicyBinding/nodemend-agent-nodediagnostics",
     "ValidatingAdmissionPolicyBinding/nodemend-agent-events",
-    "ValidatingAdmissionPolicyBinding/nodemend-controller-events"
+    "ValidatingAdmissionPolicyBinding/nodemend-controller-events",
+    "ValidatingAdmissionPolicyBinding/nodemend-repair-requests"
   ])("%s has the manifest's spec (match, CEL, identities, actions)", (ref) => {
     const [kind = "", name = ""] = ref.split("/")
     expect(find(chart, kind, name).spec).toEqual(find(manifests, kind, name).spec)

@@ -69,6 +69,15 @@ export const REPAIR_PLANNED_REASON = "RepairPlanned"
 /** `reason` of its Warning when a planned repair has not started by the event's NotBefore. */
 export const SCHEDULED_EVENT_UNHANDLED_REASON = "ScheduledEventUnhandled"
 
+/**
+ * The condition type of a repair someone asked for with a RepairRequest (`kubectl nodemend repair`): the
+ * controller's own, read from the request (which a node cannot write), never from the Node.
+ */
+export const REPAIR_REQUESTED_CONDITION_TYPE = "RepairRequested"
+
+/** The reason of a requested repair that names no catalog reason code; default action Replace. */
+export const MANUAL_REPAIR_REASON = "ManualRepairRequested"
+
 /** Well-known Kubernetes label: the node's availability zone name. */
 export const ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -211,6 +220,20 @@ export const KEYS = [
     owner: "nodemend",
     description:
       "reason of the repair controller's Warning when a planned repair has not started by the event's NotBefore (held by a gate or a budget)."
+  },
+  {
+    key: REPAIR_REQUESTED_CONDITION_TYPE,
+    kind: "repair-condition-type",
+    owner: "nodemend",
+    description:
+      "The repair controller's condition type of a repair a person or a workload asked for with a RepairRequest; read from the request, never from the Node."
+  },
+  {
+    key: MANUAL_REPAIR_REASON,
+    kind: "repair-reason",
+    owner: "nodemend",
+    description:
+      "A requested repair that names no catalog reason code (kubectl nodemend repair --reason ManualRepairRequested); default action Replace."
   },
   {
     key: ZONE_LABEL,

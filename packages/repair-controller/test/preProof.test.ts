@@ -279,6 +279,7 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
       relapse: { ledger: () => undefined, ledgers: () => [], sighted: () => Effect.succeed([]) },
       reboots: { of: () => [] },
       scheduled: { of: () => [] },
+      requests: { of: () => [] },
       plannedRepairs: { acted: () => false, setPlan: () => undefined },
       // First sights in memory only (nothing is flushed here): the journal is sightingStore.test.ts's.
       sightings: makeSightingStore({} as KubeShape, config, () => Effect.void)

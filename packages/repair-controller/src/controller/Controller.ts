@@ -37,6 +37,8 @@ import { makeRepairStore } from "./RepairStore.ts"
 import { makeSightingStore } from "./SightingStore.ts"
 import { makePlannedRepairStore } from "./PlannedRepairStore.ts"
 import { makeScheduledEventWatch } from "./ScheduledEventWatch.ts"
+import { makeRepairRequestWatch, PROOF_REFRESH_MS } from "./RepairRequestWatch.ts"
+import { requestLoop } from "./requestedRepair.ts"
 import { nodesToAsk, scheduledEventLoop } from "./plannedRepair.ts"
 import { makeTaintFirst } from "../actions/TaintFirst.ts"
 import { makeWorkQueue } from "./WorkQueue.ts"
@@ -318,6 +320,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
         nodes: () => nodesToAsk({ cache }),
         wake: queue.add
       }),
+      requests: makeRepairRequestWatch(kube.http, config.namespace, queue.add, log),
       waiting: makeWaitingRoom(2 * config.breaker.requeueSeconds * 1000 + 60_000),
       events,
       queue,
@@ -333,10 +336,12 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     // before the workers start below, so the Nodes it enqueues wait for the journals.
     yield* retryInitialList(Effect.tryPromise({ try: () => cache.start(), catch: initialListFailed }))
     yield* retryInitialList(Effect.tryPromise({ try: () => karpenter.start(), catch: initialListFailed }))
+    yield* env.requests.refreshProof
+    env.requests.start()
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.all([cache.stop(), karpenter.stop()]).catch(() => undefined)).pipe(
-        Effect.andThen(Effect.sync(() => queue.shutdown()))
-      )
+      Effect.promise(() =>
+        Promise.all([cache.stop(), karpenter.stop(), env.requests.stop()]).catch(() => undefined)
+      ).pipe(Effect.andThen(Effect.sync(() => queue.shutdown())))
     )
     // No repair starts before the journals are read: one started without them could repeat a repair in flight.
     yield* env.store.loadJournal.pipe(
@@ -426,6 +431,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     })
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
     if (config.scheduledEvents.enabled) yield* Effect.forkScoped(scheduledEventLoop(env))
+    yield* Effect.forkScoped(requestLoop(env, PROOF_REFRESH_MS))
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(`${config.zonalShift.refreshSeconds} seconds`).pipe(Effect.andThen(refreshShifts(env)))

@@ -18,6 +18,7 @@ import type { RebootStore } from "./RebootStore.ts"
 import type { RelapseStore } from "./RelapseStore.ts"
 import type { PlannedRepairStore } from "./PlannedRepairStore.ts"
 import type { ScheduledEventWatch } from "./ScheduledEventWatch.ts"
+import type { RepairRequestWatch } from "./RepairRequestWatch.ts"
 import type { RepairStore } from "./RepairStore.ts"
 import type { SightingStore } from "./SightingStore.ts"
 import type { WaitingRoom } from "./WaitingRoom.ts"
@@ -44,6 +45,8 @@ export interface ControllerEnv extends StepPorts {
   readonly scheduled: ScheduledEventWatch
   /** The events a repair was started for, and each node's plan as last decided (journal: PlannedRepairStore.ts). */
   readonly plannedRepairs: PlannedRepairStore
+  /** RepairRequests of the controller's namespace and the proof of who asked (controller/requestedRepair.ts). */
+  readonly requests: RepairRequestWatch
   /** Due repairs waiting for a slot of their pool, in the queue's order (decide/order.ts). */
   readonly waiting: WaitingRoom
   /** The cloud's answers about nodes whose toleration is about to expire, asked ahead of the decision. */

@@ -21,6 +21,7 @@ import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
+import { intakeRequests, reportRequests, requestsFollow } from "./requestedRepair.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -291,6 +292,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       }
     } else if (stored._tag === "Record") {
       if (isTerminal(stored.record)) return
+      yield* requestsFollow(env, name)
       return yield* runRepair(env, stored.record)
     }
     // A node that is the replacement of a repair in flight wakes that repair.
@@ -301,6 +303,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     env.blocked.unblock(name)
     // Back in the pool's queue only if this decision queues it again.
     env.waiting.remove(name)
+    const requests = yield* intakeRequests(env, name, node)
     if (node === undefined || node.deleting) {
       env.plannedRepairs.setPlan(name, undefined)
       env.placements.forget(name)
@@ -317,7 +320,8 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     // A repair planned for a scheduled event of its machine needs them too (controller/plannedRepair.ts).
     const plan = planOf(env, node, now)
     if (plan === undefined) yield* reportDeferredToKarpenter(env, node, now)
-    if (isUnhealthy(env.config, node) || plan !== undefined) yield* env.placements.ensure(node)
+    if (isUnhealthy(env.config, node) || plan !== undefined || requests.match !== undefined)
+      yield* env.placements.ensure(node)
     yield* sightRelapse(env, node, now)
     const placement = env.placements.of(node)
     const d = decide({
@@ -333,6 +337,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       waiting: (scope) => env.waiting.of(scope, now),
       setbacks: (scope, reason) => setbacksOf(env, scope, reason, now),
       planned: matchOf(env, plan),
+      ...(requests.match !== undefined ? { requested: requests.match } : {}),
       reboots: env.reboots.of
     })
     if (d._tag === "Repair") {
@@ -353,5 +358,6 @@ export const reconcile = (env: ControllerEnv, name: string) =>
     // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
     if (d._tag !== "Tolerating") env.preProofs.forget(name)
     yield* reportPlan(env, node, plan, d, now)
+    yield* reportRequests(env, requests, d)
     return yield* report(env, node, d, placement._tag === "Proven" ? placement.pool : undefined)
   })

@@ -18,6 +18,7 @@ import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { provenScope, sightRelapse } from "./relapseSighting.ts"
 import { unhealthyReplacement } from "./unhealthyReplacement.ts"
+import { requestsEnded } from "./requestedRepair.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -79,6 +80,7 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
         })
       )
     )
+    yield* requestsEnded(env, r, "Succeeded")
     yield* env.store.finish(r)
     // Its replacement is looked at again: it may have come up with the same fault while the repair ran.
     // So are the pool's other unhealthy nodes: one that came up after the repair started may have, too. Sighted
@@ -107,6 +109,7 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
       (r.failure ?? "repair failed").slice(0, 1000),
       "now"
     )
+    yield* requestsEnded(env, r, "Failed")
     if (r.failure?.startsWith(NOT_THE_SAME_NODE) === true) yield* env.store.finish(r)
     env.flushPoolMetrics()
     yield* Metric.update(Metric.withAttributes(M.repairsFailed, labelsOf(env.config, r)), 1)

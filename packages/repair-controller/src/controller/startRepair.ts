@@ -138,7 +138,10 @@ export const startRepair = (
       type: "Warning",
       reason: "RepairStarted",
       action: "Repair",
-      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${env.owners.of(record).name(record)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})`
+      note: `${record.action} (${record.order === "capacityFirst" ? "replacement first" : "removal first"}, through ${env.owners.of(record).name(record)}) for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}); pool ${d.breaker.scope} has ${d.breaker.unhealthy} unhealthy of ${d.breaker.size} (allowed ${d.breaker.allowed})${record.requestedBy !== undefined ? `; ${d.governing.message}` : ""}`.slice(
+        0,
+        1000
+      )
     })
     return yield* runRepair(env, record)
   })

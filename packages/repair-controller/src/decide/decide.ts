@@ -57,6 +57,8 @@ export interface DecideInput {
   readonly setbacks?: (scope: string, reason: string) => number
   /** A repair planned for the cloud's scheduled event of the node's machine (decide/scheduledEvents.ts): one more match. */
   readonly planned?: PolicyMatch
+  /** A repair a person or a workload asked for with a RepairRequest (decide/repairRequest.ts): one more match. */
+  readonly requested?: PolicyMatch
   /** The node's Reboot repairs that ended well (decide/escalation.ts): a fault back soon after one escalates. */
   readonly reboots?: (node: string) => ReadonlyArray<RebootMark>
 }
@@ -174,10 +176,11 @@ export const decide = ({
   waiting,
   setbacks,
   reboots,
-  planned
+  planned,
+  requested
 }: DecideInput): Decision => {
-  const matches = matchPolicies(config, node)
-  const t = tolerationVerdict(planned !== undefined ? [...matches, planned] : matches, now)
+  const extra = [planned, requested].filter((m) => m !== undefined)
+  const t = tolerationVerdict([...matchPolicies(config, node), ...extra], now)
   if (t._tag !== "Expired") return t
   const governing = t.governing
   const veto = vetoOf(config, node) ?? (nodePool?.vetoed === true ? "nodepool-annotation" : undefined)

@@ -35,6 +35,8 @@ export interface PolicyMatch {
   readonly onNoCapacity: NoCapacity
   /** Where the action came from, for events and logs. */
   readonly actionSource: "reason-override" | "policy" | "catalog" | "default"
+  /** A RepairRequest's match (decide/repairRequest.ts): who asked and the request (`namespace/name`). */
+  readonly requestedBy?: { readonly username: string; readonly request: string }
 }
 
 /** The catalog's default action for a reason, if the reason belongs to this condition type. */

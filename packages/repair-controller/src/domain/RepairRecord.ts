@@ -48,6 +48,11 @@ export const RepairRecordSchema = Schema.Struct({
   escalatedAfter: Schema.optionalKey(
     Schema.Struct({ repairId: Schema.String, rebootedAt: Iso, reason: Schema.String, cameBackAt: Iso })
   ),
+  /**
+   * Set when a RepairRequest governed the repair (ADR 0020): who asked (proven by the admission policy when the
+   * request was created) and the request (`namespace/name`).
+   */
+  requestedBy: Schema.optionalKey(Schema.Struct({ username: Schema.String, request: Schema.String })),
   conditionType: Schema.String,
   conditionStatus: Schema.String,
   reason: Schema.String,

@@ -123,6 +123,7 @@ export const newRepairRecord = (
   action: args.match.action === "Reboot" ? "Reboot" : "Replace",
   order: args.match.action !== "Reboot" && args.match.capacityFirst ? "capacityFirst" : "removeFirst",
   onNoCapacity: args.match.onNoCapacity,
+  ...(args.match.requestedBy !== undefined ? { requestedBy: { ...args.match.requestedBy } } : {}),
   conditionType: args.match.conditionType,
   conditionStatus: args.match.status,
   reason: args.match.reason,
