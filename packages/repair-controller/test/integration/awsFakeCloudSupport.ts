@@ -31,13 +31,26 @@ export interface ClusterFakeCloud {
   throttleEc2(action: string, count: number): Promise<void>
   /**
    * An Auto Scaling group of `size` m5.large members from the fake cloud's launch template in two zones, with room
-   * for one more (a repair's replacement); `tags` go on its instances (the pool label).
+   * for one more (a repair's replacement); `tags` go on its instances (the pool label). `options`: another instance
+   * type or launch template (one a test can break), more room.
    */
-  createGroup(name: string, size: number, tags: Record<string, string>): Promise<AdminGroup>
+  createGroup(
+    name: string,
+    size: number,
+    tags: Record<string, string>,
+    options?: GroupOptions
+  ): Promise<AdminGroup>
   /** Starts a zonal shift away from `zone` through the CLI; returns its id. */
   startZonalShift(zone: string, ...args: string[]): Promise<string>
   /** Deletes every Node the cloud created or adopted (they carry its instances' providerIDs), then stops it. */
   stop(): Promise<void>
+}
+
+export interface GroupOptions {
+  readonly instanceType?: string
+  readonly launchTemplateId?: string
+  /** Members the group may grow by (maxSize - desired); default 1. */
+  readonly room?: number
 }
 
 export async function startClusterFakeCloud(
@@ -77,14 +90,14 @@ export async function startClusterFakeCloud(
     throttleEc2: async (action, count) => {
       await cli("fault", "throttle", "--target", "ec2", "--action", action, "--count", String(count))
     },
-    createGroup: (name, size, tags) =>
+    createGroup: (name, size, tags, options = {}) =>
       admin.createAutoScalingGroup({
         name,
-        launchTemplateId: "lt-0123456789abcdef0",
-        instanceType: "m5.large",
+        launchTemplateId: options.launchTemplateId ?? "lt-0123456789abcdef0",
+        instanceType: options.instanceType ?? "m5.large",
         zones: ["us-west-2a", "us-west-2b"],
         minSize: 1,
-        maxSize: size + 1,
+        maxSize: size + (options.room ?? 1),
         desiredCapacity: size,
         tags
       }),
