@@ -1,17 +1,23 @@
 // Prints the repair controller's folder-level import graph, as dependency-cruiser sees it with the repo's rules
 // (.dependency-cruiser.cjs): for each folder of packages/repair-controller/src, lowest layer first, the folders it
-// imports (type-only imports count too; `--counts`: and how many). docs/architecture.md pastes its output without
-// counts, and test/architectureDoc.test.ts checks that it is the output.
-//   node tools/deps/folder-graph.mjs [--counts]
+// imports (type-only imports count too; `--counts`: and how many). `--agent`: the node agent's (packages/agent/src;
+// its src/model.ts is the row `model.ts`, below every folder). docs/architecture.md pastes both without counts, and
+// each package's test/architectureDoc.test.ts checks that it is the output.
+//   node tools/deps/folder-graph.mjs [--agent] [--counts]
 import { spawnSync } from "node:child_process"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 
 const ROOT = join(import.meta.dirname, "..", "..")
-const SRC = "packages/repair-controller/src/"
-const { LAYERS } = createRequire(import.meta.url)(join(ROOT, ".dependency-cruiser.cjs"))
+const { LAYERS: CONTROLLER_LAYERS, AGENT_LAYERS } = createRequire(import.meta.url)(
+  join(ROOT, ".dependency-cruiser.cjs")
+)
+/** The node agent's src/model.ts: a file below all of its folders. */
+const MODEL = "model.ts"
 
-export const folderGraph = ({ counts = false } = {}) => {
+export const folderGraph = ({ counts = false, agent = false } = {}) => {
+  const SRC = agent ? "packages/agent/src/" : "packages/repair-controller/src/"
+  const LAYERS = agent ? AGENT_LAYERS : CONTROLLER_LAYERS
   // On this process's node (the repo's Node 24): depcruise's shebang would take the machine's.
   const r = spawnSync(
     process.execPath,
@@ -31,6 +37,7 @@ export const folderGraph = ({ counts = false } = {}) => {
   const folderOf = (path) => {
     if (!path.startsWith(SRC)) return undefined
     const rest = path.slice(SRC.length)
+    if (agent && rest === MODEL) return MODEL
     return rest.includes("/") ? rest.slice(0, rest.indexOf("/")) : "(src/*.ts)"
   }
   const edges = new Map()
@@ -50,14 +57,14 @@ export const folderGraph = ({ counts = false } = {}) => {
   // Type-only imports are most of what crosses layers; none seen means the parser dropped them.
   if (typeOnly === 0) throw new Error("no type-only import seen: is dependency-cruiser parsing with swc?")
 
-  const order = [...LAYERS.flat(), "(src/*.ts)"]
+  const order = [...(agent ? [MODEL] : []), ...LAYERS.flat(), "(src/*.ts)"]
   const rank = (f) => (order.includes(f) ? order.indexOf(f) : order.length)
   const layerOf = (f) => LAYERS.findIndex((l) => l.includes(f))
   const width = Math.max(...order.map((f) => f.length))
   const lines = []
   for (const f of [...new Set([...order, ...edges.keys()])].sort((a, b) => rank(a) - rank(b))) {
     const out = [...(edges.get(f) ?? new Map())].sort(([a], [b]) => rank(a) - rank(b))
-    const layer = layerOf(f) >= 0 ? `L${layerOf(f)}` : "top"
+    const layer = f === MODEL ? "low" : layerOf(f) >= 0 ? `L${layerOf(f)}` : "top"
     const targets = out.map(([t, n]) => (counts ? `${t} ${n}` : t)).join(", ")
     lines.push(`${layer.padEnd(3)} ${f.padEnd(width)} -> ${out.length === 0 ? "(nothing)" : targets}`)
   }
@@ -69,4 +76,8 @@ export const folderGraph = ({ counts = false } = {}) => {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`)
-  for (const line of folderGraph({ counts: process.argv.includes("--counts") })) console.log(line)
+  for (const line of folderGraph({
+    counts: process.argv.includes("--counts"),
+    agent: process.argv.includes("--agent")
+  }))
+    console.log(line)

@@ -7,7 +7,7 @@ import { CATALOG, resolveReason, type CatalogEntry, type MonitorName } from "@no
 import { Data, Effect, Result, Schema, SchemaIssue } from "effect"
 import { readFile } from "node:fs/promises"
 import { parse as parseYaml } from "yaml"
-import { CHECKS } from "../checks/names.ts"
+import { CHECKS } from "./check-names.ts"
 import { AgentConfig } from "./schema.ts"
 
 export class ConfigError extends Data.TaggedError("ConfigError")<{

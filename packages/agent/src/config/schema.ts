@@ -2,10 +2,10 @@
  * The agent's YAML config file, validated with Schema. Unknown keys are rejected (the decoder runs with
  * `onExcessProperty: "error"`), and every error names the offending field.
  */
-import { NvidiaMonitorSettings } from "../monitors/nvidia/settings.ts"
+import { NvidiaMonitorSettings } from "./nvidia-settings.ts"
 import { Effect, Schema } from "effect"
 import { RuleOverride, UserRule } from "../rules/overrides.ts"
-import { DEFAULT_DESTINATION_ALLOWLIST, parseAllowedDestination } from "../diagnostics/AllowedDestination.ts"
+import { DEFAULT_DESTINATION_ALLOWLIST, parseAllowedDestination } from "./destination-allowlist.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
@@ -158,7 +158,7 @@ export const AgentConfig = Schema.Struct({
   events: withDefault(EventBudget, {}),
   monitors: withDefault(MonitorsConfig, {}),
   diagnostics: withDefault(DiagnosticsConfig, {}),
-  /** Per periodic check (names in checks/names.ts): interval override or off switch. */
+  /** Per periodic check (names in check-names.ts): interval override or off switch. */
   checks: withDefault(Schema.Record(Schema.String, CheckConfig), {}),
   /** The operator's own log rules, in the built-in rules' shape (validated by the rules engine's schema). */
   logRules: withDefault(Schema.Array(UserRule), []),

@@ -15,7 +15,7 @@ import type { LookupFunction } from "node:net"
 import { join } from "node:path"
 import { pipeline } from "node:stream/promises"
 import { nodeHttp } from "../platform/node-http.ts"
-import { classifyHost } from "./AllowedDestination.ts"
+import { classifyHost } from "../config/destination-allowlist.ts"
 import { describeUrl } from "./DestinationPolicy.ts"
 
 /** Relative to the host root; the kubelet's /logs/ handler serves the host's /var/log. */

@@ -1,7 +1,7 @@
 /**
  * Where a log bundle may go. Whoever can create a NodeDiagnostic must not be able to make the agent send node
  * logs (or any request) somewhere the operator did not name: `node` is always allowed; a URL only when it
- * falls under an entry of the agent's allowlist (AllowedDestination.ts), which is empty by default.
+ * falls under an entry of the agent's allowlist (config/destination-allowlist.ts), which is empty by default.
  * Link-local and cloud-metadata addresses are refused in every notation, whatever the allowlist says; so are
  * credentials in the URL, schemes other than https (http only under a loopback test entry), ports the entry
  * does not name and encoded slashes. Pure: no I/O, no DNS (Delivery checks resolved addresses).
@@ -12,7 +12,7 @@ import {
   classifyHost,
   compileAllowlist,
   s3Location
-} from "./AllowedDestination.ts"
+} from "../config/destination-allowlist.ts"
 import { NODE_DESTINATION } from "@nodemend/kube-access/NodeDiagnostic"
 
 export {
@@ -24,7 +24,7 @@ export {
   parseAllowedDestination,
   parseAllowlist,
   s3Location
-} from "./AllowedDestination.ts"
+} from "../config/destination-allowlist.ts"
 
 export type Destination = { readonly _tag: "Node" } | { readonly _tag: "Url"; readonly url: URL }
 

@@ -3,8 +3,9 @@
  * empty by default): S3 buckets (`s3://bucket[/prefix]`, any commercial-partition endpoint, port 443 only)
  * and URL prefixes (`https://host[:port][/path]`; a port other than 443 only when named; plain http only to a
  * loopback IP, for tests). Also what the checks need to read a URL's host and an S3 URL's bucket and key the
- * way the network and S3 will. Pure and import-free: the config decoder validates entries with it without
- * loading the diagnostics code (docs/agent-runtime.md: diagnostics load only when enabled).
+ * way the network and S3 will. Pure and import-free, and part of the config: the config decoder validates entries
+ * with it without loading the diagnostics code (docs/agent-runtime.md: diagnostics load only when enabled), and
+ * the diagnostics read it from here (the config is below them: docs/architecture.md, the agent's layers).
  */
 
 /** The config default: no URL destination at all, only `node`. */
