@@ -95,6 +95,46 @@ describe("Event recorder under a storm of one reason (issue #27)", () => {
     }).pipe(Effect.provide(recorder(api.layer)), Effect.scoped)
   })
 
+  it.effect(
+    "a new reason's first occurrence is written ahead of the storm's admitted repeats (issue #39)",
+    () => {
+      // Each create takes 100 ms of the API server's time: the storm's 13 admitted Events are a 1.3 s backlog.
+      const calls: { reason: string; atMs: number }[] = []
+      const slow = Layer.succeed(
+        KubeApi,
+        KubeApi.of({
+          nodeName: "n1",
+          http: undefined as never,
+          readNode: Effect.die("unused"),
+          patchConditions: () => Effect.die("unused"),
+          bumpEventSeries: () => Effect.sleep("100 millis"),
+          createEvent: (_uid, event) =>
+            Effect.sleep("100 millis").pipe(
+              Effect.andThen(Clock.currentTimeMillis),
+              Effect.map((atMs) => {
+                calls.push({ reason: event.reason, atMs })
+                return `ev-${calls.length}`
+              })
+            )
+        })
+      )
+      return Effect.gen(function* () {
+        const events = yield* EventRecorder
+        for (let i = 0; i < 100; i++) yield* events.record(softLockup(i))
+        yield* settle
+        yield* events.record(conntrack)
+        for (let t = 0; t < 20; t++) {
+          yield* TestClock.adjust("100 millis")
+          yield* settle
+        }
+        // The soft lockup being written when it came, then the conntrack: not the 14th, 1.4 s on.
+        expect(calls.findIndex((c) => c.reason === "ConntrackExceededKernel")).toBe(1)
+        expect(calls.find((c) => c.reason === "ConntrackExceededKernel")?.atMs).toBe(200)
+        expect(calls.filter((c) => c.reason === "SoftLockup")).toHaveLength(13)
+      }).pipe(Effect.provide(recorder(slow)), Effect.scoped)
+    }
+  )
+
   it.effect("the storm of one reason leaves the ceiling's other half to the repeats of the others", () => {
     const api = scripted()
     return Effect.gen(function* () {
