@@ -13,6 +13,8 @@ import {
   waitForPodPhase
 } from "@nodemend/cluster-harness"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
+import { Result } from "effect"
+import { parseReboots, REBOOTS_CONFIGMAP } from "../../src/domain/Reboots.ts"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type ControllerProcess,
@@ -288,6 +290,40 @@ describe("repair controller on a real cluster", () => {
     await waitForEvent(core, stuck, "RepairEscalated", 30_000)
     await waitForReplacementReady(core, stuck)
     await waitForEvent(core, stuck, "RepairSucceeded", 60_000)
+  })
+
+  it("escalation across repairs (#41 item 2): rebooted, the fault back within the window after a controller restart -> replaced", async () => {
+    const s = scenario("esc")
+    const nodes = (await createPool(core, s, 5)).map((n) => n.metadata!.name!)
+    const target = nodes[0]!
+    const config = testConfig(ns, s, {
+      reasons: { ForkFailedOutOfPIDs: { action: "Reboot" } },
+      reboot: { settleSeconds: 4, timeoutSeconds: 60 },
+      escalation: { windowSeconds: 600 }
+    })
+    const first = await start(config, "esc-a")
+    await setKernelReady(core, target, "False")
+    await waitForEvent(core, target, "Rebooting")
+    await setKernelReady(core, target, "True")
+    await waitForEvent(core, target, "RepairSucceeded", 30_000)
+    expect(await nodeEvents(core, target, "TerminatingInstance")).toEqual([])
+    // The reboot is journaled; the controller that made it is killed, and a new one has only the journal.
+    const journal = await core.readNamespacedConfigMap({ namespace: ns, name: REBOOTS_CONFIGMAP })
+    const marks = parseReboots(journal.data?.reboots ?? "")
+    expect(Result.isSuccess(marks) && marks.success.some((m) => m.node === target)).toBe(true)
+    await first.kill("SIGKILL")
+    running.splice(running.indexOf(first), 1)
+    await start(config, "esc-b")
+
+    // The fault comes back well within the window: replaced, not rebooted again.
+    await setKernelReady(core, target, "False")
+    const [escalated] = await waitForEvent(core, target, "RepairEscalated", 30_000)
+    expect(escalated?.message).toMatch(
+      /^rebooted for KernelReady \(ForkFailedOutOfPIDs\) at \S+ \(repair \S+\), the fault came back after 0m .*: replacing instead of rebooting$/
+    )
+    await waitForReplacementReady(core, target)
+    await waitForEvent(core, target, "TerminatingInstance", 60_000)
+    expect(await nodeEvents(core, target, "Rebooting")).toHaveLength(1)
   })
 
   it("do-not-repair annotation is honoured", async () => {
