@@ -5,7 +5,10 @@ import { Effect, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
 import type { ControllerEnv } from "../src/controller/ControllerEnv.ts"
-import { planOf, reportDeferredToKarpenter } from "../src/controller/plannedRepair.ts"
+import { planOf, reportDeferredToKarpenter, reportPlan } from "../src/controller/plannedRepair.ts"
+import type { Decision } from "../src/decide/decide.ts"
+import { plannedMatch } from "../src/decide/scheduledEvents.ts"
+import type { PlanView } from "../src/domain/PlannedRepairs.ts"
 import type { ScheduledEvent } from "../src/domain/Instance.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import type { Placement } from "../src/domain/Placement.ts"
@@ -98,5 +101,62 @@ describe("planned repairs: whose window, whose events", () => {
       await Effect.runPromise(reportDeferredToKarpenter(e.env, node("gpu"), NOW))
       expect(e.emitted).toEqual([])
     }
+  })
+})
+
+describe("planned repairs: the plan as status and timeline read it (the journal's plans)", () => {
+  const withPlans = () => {
+    const { env, emitted } = envOf({ proven: { _tag: "Proven", pool: "general", zone: "us-west-2a" } })
+    const plans = new Map<string, PlanView | undefined>()
+    const e = {
+      ...env,
+      plannedRepairs: { acted: () => false, setPlan: (n: string, p: PlanView | undefined) => plans.set(n, p) }
+    } as unknown as ControllerEnv
+    return { env: e, plans, emitted }
+  }
+
+  it("a plan waiting for its due time, then due and held by the budget: what holds it and what lifts it", async () => {
+    const { env, plans } = withPlans()
+    const n = node("general")
+    const plan = planOf(env, n, NOW)!
+    const governing = plannedMatch(env.config, plan)
+    const waiting: Decision = { _tag: "Tolerating", governing, requeueAfterMs: plan.dueAt - NOW }
+    await Effect.runPromise(reportPlan(env, n, plan, waiting, NOW))
+    expect(plans.get(n.name)).toMatchObject({
+      eventId: EVENT.id,
+      code: "instance-retirement",
+      action: "Replace",
+      notBefore: EVENT.notBefore,
+      dueAt: EVENT.notBefore - 2 * HOUR,
+      state: "waiting"
+    })
+    expect(plans.get(n.name)?.heldBy).toBeUndefined()
+    const queued = {
+      _tag: "Queued",
+      governing,
+      scope: "general",
+      inFlight: 1,
+      failed: 0,
+      budget: { allowed: 1, source: 'maxInFlight "1"' },
+      requeueAfterMs: 1000
+    } as unknown as Decision
+    await Effect.runPromise(reportPlan(env, n, plan, queued, plan.dueAt + 1))
+    expect(plans.get(n.name)).toMatchObject({
+      state: "held",
+      heldBy: 'budget: 1 in flight, allowed 1 by maxInFlight "1"; starts when a slot frees'
+    })
+  })
+
+  it("no plan, or another fault governing the node: no plan shown", async () => {
+    const { env, plans } = withPlans()
+    const n = node("general")
+    const plan = planOf(env, n, NOW)!
+    const other = { ...plannedMatch(env.config, plan), conditionType: "KernelReady" }
+    await Effect.runPromise(
+      reportPlan(env, n, plan, { _tag: "Tolerating", governing: other, requeueAfterMs: 1 }, NOW)
+    )
+    expect(plans.has(n.name) && plans.get(n.name) === undefined).toBe(true)
+    await Effect.runPromise(reportPlan(env, n, undefined, { _tag: "Healthy" } as Decision, NOW))
+    expect(plans.get(n.name)).toBeUndefined()
   })
 })
