@@ -11,7 +11,7 @@
  * monitors and the periodic-check scheduler, and runs until SIGTERM. An invalid config exits with code 2
  * and names the field.
  */
-import { Cause, Context, Data, Effect, Exit, Layer, Logger, References, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Data, Effect, Exit, Layer, Logger, References, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
@@ -191,7 +191,7 @@ export const runAgent = (flags: AgentFlags) =>
       const sink = routes.others
       if (nvidia !== undefined && !nvidiaWatching && accelerator === "nvidia")
         // GPUs that nobody watches: one Event says why (the condition itself stays absent, never Unknown).
-        yield* sink([notWatchingDetection(nvidia.problems, Date.now())])
+        yield* sink([notWatchingDetection(nvidia.problems, yield* Clock.currentTimeMillis)])
       // The NVIDIA monitor's polls join the other checks in the one scheduler (startup jitter, shared queue).
       const nvidiaChecks: PeriodicCheck[] = []
       if (nvidiaWatching && nvidiaModule !== undefined) {
@@ -286,6 +286,7 @@ const hardExit = (): void => {
 
 const runMain = (program: Effect.Effect<void>): void => {
   const fiber = Effect.runFork(program)
+  // Raw timers here: they run outside the Effect runtime, which they keep alive and outlast.
   const keepAlive = setInterval(() => undefined, 2 ** 30)
   const stop = () => {
     fiber.interruptUnsafe()

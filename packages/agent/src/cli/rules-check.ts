@@ -140,6 +140,7 @@ export const runRulesCheck = async (
   const lines = process
     .getBuiltinModule("node:readline")
     .createInterface({ input: stdin, crlfDelay: Number.POSITIVE_INFINITY })
+  // Raw: a one-shot CLI outside Effect; it stamps the stdin lines 1 ms apart from its start.
   const start = Date.now()
   let n = 0
   for await (const line of lines) {

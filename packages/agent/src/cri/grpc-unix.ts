@@ -234,6 +234,7 @@ export const withGrpcConnection = <A, E>(
         if (session.destroyed) return
         // A peer that never answers the GOAWAY must not keep the socket open; a session that closes in time
         // clears the timer (no wake-up a second after every batch).
+        // Raw: the release must not wait for the peer, and a fiber per batch would outlive it; close clears it.
         const force = setTimeout(() => session.destroy(), 1000).unref()
         session.close(() => clearTimeout(force))
       })

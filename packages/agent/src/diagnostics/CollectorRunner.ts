@@ -109,6 +109,7 @@ const runCommand = (
         child.kill("SIGKILL")
       }
     }
+    // Raw: a collector is promise code on a child process, off the detection path (agent-runtime.md).
     const timer = setTimeout(() => {
       kill()
       // Do not wait for pipes a stuck grandchild may hold open.
@@ -159,6 +160,7 @@ const withTimeout = async <A>(
     return await Promise.race([
       run(ctl.signal),
       new Promise<never>((_, reject) => {
+        // Raw, as the command's timer: it aborts a provider's AbortSignal.
         timer = setTimeout(() => {
           ctl.abort(new CollectorTimeout(timeoutMs))
           reject(new CollectorTimeout(timeoutMs))
@@ -213,6 +215,7 @@ export const runCollector = async (
   defaults: CollectorDefaults,
   signal: AbortSignal
 ): Promise<CollectorResult> => {
+  // Raw, as the timers: a collector's duration for the bundle's manifest.
   const started = performance.now()
   const timeoutMs = c.timeoutMs ?? defaults.timeoutMs
   const maxBytes = c.maxBytes ?? defaults.maxBytes

@@ -66,10 +66,12 @@ const pool = async <A, B>(items: ReadonlyArray<A>, n: number, f: (a: A) => Promi
 }
 
 export const assembleBundle = async (req: BundleRequest): Promise<Bundle> => {
+  // Raw: a bundle is promise code on child processes and AbortSignals, off the detection path (agent-runtime.md).
   const started = performance.now()
   const startedAt = new Date().toISOString()
   const spool = await mkdtemp(join(req.workDir, `nodemend-spool-${req.nodeName}-`))
   const deadline = new AbortController()
+  // Raw, as `started`: the deadline aborts the collectors' AbortSignal.
   const timer = setTimeout(
     () => deadline.abort(new Error("capture deadline reached")),
     req.deadlineMs ?? 120_000

@@ -5,7 +5,7 @@
  * every step is bounded, and a wedged capture cannot stop the watch.
  */
 import { tmpdir } from "node:os"
-import { Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
+import { Clock, Duration, Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import type { KubeHttp } from "../k8s/kube-http.ts"
 import { listWatch } from "@nodemend/kube-access"
 import { type Collector, type CollectorDefaults, defaultCollectors } from "./Collectors.ts"
@@ -88,7 +88,8 @@ export const NodeDiagnosticController = (
     yield* poke.pipe(Effect.repeat(Schedule.spaced(options.resync ?? "5 minutes")), Effect.forkScoped)
 
     // Node-destination bundles are deleted after their 10 minutes.
-    yield* Effect.promise(() => pruneNodeBundles(hostRoot, Date.now())).pipe(
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => Effect.promise(() => pruneNodeBundles(hostRoot, now))),
       Effect.repeat(Schedule.spaced("30 seconds")),
       Effect.forkScoped
     )

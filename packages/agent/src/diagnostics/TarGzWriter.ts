@@ -108,6 +108,7 @@ export const paxRecord = (key: string, value: string): string => {
 export const tarHeader = (h: TarHeader): Buffer => {
   const path = h.type === "directory" && !h.path.endsWith("/") ? `${h.path}/` : h.path
   const mode = h.mode ?? (h.type === "directory" ? 0o755 : 0o644)
+  // Raw default: a pure header builder called from promise code; the bundle passes each file's mtime.
   const mtimeMs = h.mtimeMs ?? Date.now()
   const typeflag = h.type === "directory" ? "5" : "0"
   const size = h.type === "directory" ? 0 : h.size

@@ -52,7 +52,7 @@ const makeTick = (listPids: Effect.Effect<readonly number[]>, nowMs: number): Ti
 const runOne = (slot: Slot, tick: TickContext, options: SchedulerOptions) =>
   Effect.gen(function* () {
     const start = yield* Clock.currentTimeMillis
-    const startHr = performance.now()
+    const startNs = yield* Clock.monotonicTimeNanos
     const findings = yield* slot.check.run(tick).pipe(
       Effect.tap(() => inc(checkRunsTotal, { check: slot.check.name, outcome: "ok" })),
       Effect.catch((e) =>
@@ -71,7 +71,7 @@ const runOne = (slot: Slot, tick: TickContext, options: SchedulerOptions) =>
     )
     yield* Metric.update(
       Metric.withAttributes(checkDurationMs, { check: slot.check.name }),
-      performance.now() - startHr
+      Number((yield* Clock.monotonicTimeNanos) - startNs) / 1e6
     )
     const end = yield* Clock.currentTimeMillis
     options.onRun?.(slot.check.name, start, end)

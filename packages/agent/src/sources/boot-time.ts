@@ -8,6 +8,7 @@ import { join } from "node:path"
 
 export const readBootTimeMs = async (
   hostRoot: string,
+  // Raw default only for callers outside Effect; the kmsg reader passes the agent's Clock.
   nowMs: number = Date.now()
 ): Promise<number | undefined> => {
   const stat = await fsp.readFile(join(hostRoot, "proc/stat"), "utf8").catch(() => undefined)

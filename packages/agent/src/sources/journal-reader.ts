@@ -57,6 +57,7 @@ const messageText = (value: unknown): string | undefined => {
 
 export const startJournalReader = async (options: JournalReaderOptions): Promise<JournalReader> => {
   const { log } = options
+  // Raw default only for callers outside Effect; the log hub passes the agent's Clock.
   const now = options.now ?? Date.now
   const dir = await findJournalDir(options.hostRoot)
   if (dir === undefined) {

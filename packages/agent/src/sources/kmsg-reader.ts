@@ -48,6 +48,7 @@ const RECORD_BUFFER = 16 * 1024
 
 export const startKmsgReader = async (options: KmsgReaderOptions): Promise<KmsgReader> => {
   const path = join(options.hostRoot, "dev/kmsg")
+  // Raw default only for callers outside Effect; the log hub passes the agent's Clock.
   const now = options.now ?? Date.now
   const bootMs = await readBootTimeMs(options.hostRoot, now())
   if (bootMs === undefined)

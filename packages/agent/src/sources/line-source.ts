@@ -174,6 +174,7 @@ export interface Timer {
 
 /** Calls `f` once after `ms` (unref'd: it does not keep the process up). */
 export const after = (ms: number, f: () => void): Timer => {
+  // Raw: the readers are callback code on fs/child-process events, outside any fiber (docs/agent-runtime.md).
   const t = setTimeout(f, ms)
   t.unref()
   return { stop: () => clearTimeout(t) }
@@ -181,6 +182,7 @@ export const after = (ms: number, f: () => void): Timer => {
 
 /** Calls `f` every `ms` until stopped (unref'd). */
 export const every = (ms: number, f: () => void): Timer => {
+  // Raw, as `after`: callback code outside any fiber.
   const t = setInterval(f, ms)
   t.unref()
   return { stop: () => clearInterval(t) }

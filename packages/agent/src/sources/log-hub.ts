@@ -38,6 +38,7 @@ const zero = (): SourceCounters => ({
 })
 
 export const startLogHub = async (options: LogHubOptions): Promise<LogHub> => {
+  // Raw default only for callers outside Effect (tests, benches); the agent passes its Clock (log-monitors.ts).
   const now = options.now ?? Date.now
   const sources = [...new Set(options.sources)]
   const watchers = plannedWatchers(sources)

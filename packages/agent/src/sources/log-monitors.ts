@@ -171,6 +171,8 @@ export const makeLogMonitors = (
             hostRoot,
             sources: engine.matcher.sources,
             log,
+            // The readers' time (a line without its own, the journal's start, the cut-line log) is the Clock's.
+            now: () => clock.currentTimeMillisUnsafe(),
             ...(options.journalctl !== undefined ? { journalctl: options.journalctl } : {}),
             ...(options.kmsgLookbackMs !== undefined ? { kmsgLookbackMs: options.kmsgLookbackMs } : {})
           }),

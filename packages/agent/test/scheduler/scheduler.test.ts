@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Logger, Random } from "effect"
+import { Effect, Fiber, Logger, Metric, Random } from "effect"
 import { TestClock } from "effect/testing"
+import { checkDurationMs } from "../../src/health/metrics.ts"
 import type { Finding } from "../../src/model.ts"
 import { CheckError, type PeriodicCheck } from "../../src/scheduler/periodic-check.ts"
 import { makeQuietRepeats } from "../../src/scheduler/quiet-repeats.ts"
@@ -119,6 +120,18 @@ describe("scheduler", () => {
       for (const n of seen) perListing.set(n, (perListing.get(n) ?? 0) + 1)
       expect(listings).toBe(perListing.size)
       expect(Math.max(...perListing.values())).toBe(3)
+    })
+  )
+
+  it.effect("a check's duration is read from the Clock: 5 s of TestClock is 5000 ms in its histogram", () =>
+    Effect.gen(function* () {
+      const slow = check("duration-5s", 100_000, () => Effect.sleep("5 seconds").pipe(Effect.as([])))
+      const { runs, fiber } = yield* start([slow])
+      yield* TestClock.adjust("30 seconds")
+      yield* Fiber.interrupt(fiber)
+      expect(runs.map((r) => r.end - r.start)).toEqual([5000])
+      const h = yield* Metric.value(Metric.withAttributes(checkDurationMs, { check: "duration-5s" }))
+      expect([h.count, h.sum]).toEqual([1, 5000])
     })
   )
 

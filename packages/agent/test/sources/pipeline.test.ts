@@ -3,7 +3,9 @@
  * host root (dev/kmsg records, log files, pod logs, journal files), read by the shared readers, matched
  * by the rule engine and delivered as Detections by makeLogMonitors.
  */
+import { it as itEffect } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { PrometheusMetrics } from "effect/observability"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Detection, Finding } from "../../src/model.ts"
@@ -263,4 +265,29 @@ describe("finding lanes behind the real readers (issue #39)", () => {
       host.cleanup()
     }
   })
+})
+
+describe("log pipeline time", () => {
+  // The readers read the agent's Clock (TestClock here): a line that carries no time of its own is stamped by it.
+  itEffect.effect("stamps a line without a time of its own with the Clock's time", () =>
+    Effect.gen(function* () {
+      const host = makeTestHost()
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.cleanup()))
+      const at = Date.UTC(2026, 0, 2, 3, 4, 5)
+      yield* TestClock.setTime(at)
+      const monitors = yield* makeLogMonitors(host.root)
+      yield* Effect.promise(() =>
+        waitFor("sources to start", () => Object.values(monitors.status()).every((s) => s !== "starting"), {
+          timeoutMs: 10_000,
+          intervalMs: 10
+        })
+      )
+      const line = FAULT_LINES.find(
+        (l) => l.reason === "EtcHostsMountFailed" && l.source === "file:/var/log/messages"
+      )
+      host.appendFile("var/log/messages", line!.text)
+      const [first] = yield* monitors.findings.pipe(Stream.take(1), Stream.runCollect)
+      expect(first).toMatchObject({ _tag: "Detection", reason: "EtcHostsMountFailed", observedAtMs: at })
+    })
+  )
 })

@@ -27,6 +27,9 @@ import {
 } from "../../src/sources/index.ts"
 import type { LogSourceId } from "../../src/rules/rule.ts"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
+import { it as itEffect } from "@effect/vitest"
+import { Clock, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { BOOT_SECONDS, CAN_WRITE_JOURNAL, makeTestHost, type TestHost } from "./host.ts"
 
 const logs: { level: string; message: string }[] = []
@@ -633,4 +636,40 @@ describe("log hub", () => {
       await hub.stop()
     }
   })
+})
+
+describe("log hub time", () => {
+  // The agent gives the hub its Clock (log-monitors.ts); here a TestClock, so the minute is virtual.
+  itEffect.effect("logs cut lines at most once a minute per source, by the Clock it is given", () =>
+    Effect.gen(function* () {
+      const h = makeTestHost()
+      host = h
+      const path = "file:/var/log/big.log"
+      h.appendFile("var/log/big.log", "start")
+      const clock = yield* Clock.Clock
+      const hub = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          startLogHub({ hostRoot: h.root, sources: [path], log, now: () => clock.currentTimeMillisUnsafe() })
+        ),
+        (opened) => Effect.promise(() => opened.stop())
+      )
+      const got: string[] = []
+      hub.subscribe(path, (r) => got.push(r.text))
+      const cutLogs = () => logs.filter((l) => l.message.includes("longer than the line bound")).length
+      const appendOverlong = (n: number) =>
+        Effect.promise(async () => {
+          h.appendFile("var/log/big.log", `HEAD ${"x".repeat(70 * 1024)}`)
+          await waitFor(`line ${n}`, () => got.length === n, { timeoutMs: 5000, intervalMs: 10 })
+        })
+      yield* appendOverlong(1)
+      expect(cutLogs()).toBe(1)
+      yield* TestClock.adjust("59 seconds")
+      yield* appendOverlong(2)
+      expect(cutLogs()).toBe(1)
+      yield* TestClock.adjust("1 second")
+      yield* appendOverlong(3)
+      expect(cutLogs()).toBe(2)
+      expect(hub.counters()[path]?.linesTruncated).toBe(3)
+    })
+  )
 })
