@@ -63,6 +63,17 @@ describe("rules check", () => {
     )
   })
 
+  it("refuses a --source naming no log reader, naming the readers (usage, 64)", async () => {
+    const { code, out, err } = await run(["check", "--source", "syslog:/var/log/messages"], "x\n")
+    expect([code, out]).toEqual([64, []])
+    expect(err).toContain(
+      '--source: unknown log reader "syslog" in "syslog:/var/log/messages": the readers are dmesg,'
+    )
+    expect((await run(["check", "--source", "file:var/log/x"], "x\n")).err).toContain(
+      "expected file:/ABSOLUTE/PATH"
+    )
+  })
+
   it("applies occurrence windows like the agent: the 2nd stuck-pod line fires", async () => {
     const line = FAULT_LINES.find((f) => f.reason === "PodStuckTerminating")!.text
     const { out } = await run(["--source", "journal:kubelet"], `${line}\n${line}\n`)
