@@ -9,6 +9,11 @@
  * - Repeats (the same key again within the window, a Resolution of a key already resolved, and a key beyond the
  *   tracked bounds) go to their source's own bounded lane (`repeatsPerSource`). A full lane sheds the arriving
  *   repeat, counted per source and reason. One source's storm fills only its own lane.
+ * - A tracked key's repeats pass at most once a `repeatIntervalMs` (1 s); the others are shed at once, counted
+ *   the same way. A repeat tells the sink nothing news did not (the rule engine has counted it already for its
+ *   thresholds), and every repeat that reached the sink cost it the time and the garbage of a finding: in a 100%
+ *   storm the agent read 11-20k lines/s with the lane full of repeats, 39-49k with them thinned (load 9-10)
+ *   (bench/storm-table.ts, docs/performance.md).
  * - `take` hands out news first (in arrival order), then one repeat per source in turn. A repeat older than its
  *   key's latest news or Resolution is superseded (a cleared fault must not come back from the queue) and is
  *   shed at take, counted too.
@@ -19,9 +24,12 @@ import type { LogSourceId } from "../rules/rule.ts"
 
 export const NEWS_WINDOW_MS = 60_000
 export const REPEATS_PER_SOURCE = 1024
+export const REPEAT_INTERVAL_MS = 1_000
 
 interface KeyState {
   newsAtMs: number
+  /** When this key last went to the sink or its lane (news or repeat): a repeat sooner than the interval is shed. */
+  passedAtMs: number
   resolved: boolean
   /** Repeats queued before this sequence number are superseded. */
   supersededSeq: number
@@ -65,6 +73,8 @@ export interface FindingLanesOptions {
   readonly repeatsPerSource?: number
   readonly reasonsPerSource?: number
   readonly subjectsPerReason?: number
+  /** A key's repeats pass at most once an interval (default 1 s; 0: every repeat may queue). */
+  readonly repeatIntervalMs?: number
 }
 
 interface SourceLane {
@@ -78,6 +88,7 @@ export const makeFindingLanes = (options: FindingLanesOptions = {}): FindingLane
   const capacity = options.repeatsPerSource ?? REPEATS_PER_SOURCE
   const maxReasons = options.reasonsPerSource ?? 512
   const maxSubjects = options.subjectsPerReason ?? 32
+  const repeatIntervalMs = options.repeatIntervalMs ?? REPEAT_INTERVAL_MS
   const lanes = new Map<LogSourceId, SourceLane>()
   const news: Finding[] = []
   let newsHead = 0
@@ -118,7 +129,12 @@ export const makeFindingLanes = (options: FindingLanesOptions = {}): FindingLane
     const state = subjects.get(subject)
     if (state !== undefined) return [state, false]
     if (!makeRoom(subjects, maxSubjects, staleState)) return [undefined, false]
-    const created: KeyState = { newsAtMs: nowMs, resolved: f._tag === "Resolution", supersededSeq: 0 }
+    const created: KeyState = {
+      newsAtMs: nowMs,
+      passedAtMs: nowMs,
+      resolved: f._tag === "Resolution",
+      supersededSeq: 0
+    }
     subjects.set(subject, created)
     return [created, true]
   }
@@ -149,14 +165,17 @@ export const makeFindingLanes = (options: FindingLanesOptions = {}): FindingLane
     const [state, created] = stateOf(lane, f, nowMs)
     if (state !== undefined && (created || isNews(state, f, nowMs))) {
       state.supersededSeq = n
+      state.passedAtMs = nowMs
       news.push(f)
       return "news"
     }
-    if (lane.repeats.length - lane.head >= capacity) {
+    const thinned = state !== undefined && nowMs - state.passedAtMs < repeatIntervalMs
+    if (thinned || lane.repeats.length - lane.head >= capacity) {
       countShed(source, f)
       if (state === undefined) untrackedShed++
       return "shed"
     }
+    if (state !== undefined) state.passedAtMs = nowMs
     lane.repeats.push({ f, seq: n, state })
     repeatsPending++
     return "queued"

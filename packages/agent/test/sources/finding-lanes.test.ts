@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest"
 import type { Finding } from "../../src/model.ts"
 import { makeLogRuleEngine } from "../../src/rules/index.ts"
 import type { LogRecord, LogSourceId } from "../../src/rules/rule.ts"
-import { makeFindingLanes, NEWS_WINDOW_MS } from "../../src/sources/finding-lanes.ts"
+import { makeFindingLanes, NEWS_WINDOW_MS, REPEAT_INTERVAL_MS } from "../../src/sources/finding-lanes.ts"
 import { FAULT_LINES, RESOLVE_LINES } from "../fixtures/log-lines.ts"
 
 const IPAMD: LogSourceId = "file:/var/log/aws-routed-eni/ipamd.log"
@@ -133,9 +133,26 @@ describe("finding lanes: news is never shed (issue #39)", () => {
     expect(lanes.shedTotal()).toBe(missing(resolve.reason))
   })
 
+  it("a key's repeats pass at most once a second; the others are shed at once and counted", () => {
+    const engine = makeLogRuleEngine()
+    const lanes = makeFindingLanes()
+    const offer = (atMs: number) => {
+      const [f] = engine.process({ source: "dmesg", text: STORM, timestampMs: atMs })
+      return lanes.offer("dmesg", f!, atMs)
+    }
+    expect(offer(0)).toBe("news")
+    expect(offer(1)).toBe("shed")
+    expect(offer(REPEAT_INTERVAL_MS - 1)).toBe("shed")
+    expect(offer(REPEAT_INTERVAL_MS)).toBe("queued")
+    expect(offer(REPEAT_INTERVAL_MS + 1)).toBe("shed")
+    expect(offer(2 * REPEAT_INTERVAL_MS)).toBe("queued")
+    expect(lanes.take(10).map((f) => f.observedAtMs)).toEqual([0, REPEAT_INTERVAL_MS, 2 * REPEAT_INTERVAL_MS])
+    expect(lanes.shedTotal()).toBe(3)
+  })
+
   it("a repeat becomes news again after the news window", () => {
     const engine = makeLogRuleEngine()
-    const lanes = makeFindingLanes({ repeatsPerSource: 1 })
+    const lanes = makeFindingLanes({ repeatsPerSource: 1, repeatIntervalMs: 0 })
     const offer = (atMs: number) => {
       const [f] = engine.process({ source: "dmesg", text: STORM, timestampMs: atMs })
       return lanes.offer("dmesg", f!, atMs)
@@ -151,7 +168,7 @@ describe("finding lanes: news is never shed (issue #39)", () => {
   })
 
   it("keeps memory bounded: subjects beyond the tracked bound are repeats, counted as untracked when shed", () => {
-    const lanes = makeFindingLanes({ repeatsPerSource: 2, subjectsPerReason: 4 })
+    const lanes = makeFindingLanes({ repeatsPerSource: 2, subjectsPerReason: 4, repeatIntervalMs: 0 })
     const lockup = (cpu: number): Finding => ({
       _tag: "Detection",
       monitor: "kernel",
