@@ -4,6 +4,53 @@ import { KEYS } from "../src/keys.ts"
 import { DEFAULT_REPAIR_POLICIES } from "../src/policies.ts"
 import type { CatalogEntry } from "../src/types.ts"
 
+/** What 2.0.0 changed and how a customer keeps 1.x's behaviour (the CHANGELOG names the same changes). */
+const MIGRATION_2_0_0 = [
+  "## Migrating from 1.x to 2.0.0",
+  "",
+  "In 2.0.0 NVIDIA's XID catalog chooses the default action of the XIDs (docs/nvidia-monitor.md, \"NVIDIA's XID",
+  'catalog"): a bucket that resets the GPU or restarts the machine is a Reboot, and a Reboot whose fault returns',
+  "within the controller's `escalation.windowSeconds` (3600) is replaced the next time. Changed:",
+  "",
+  "| Reason | 1.x | 2.0.0 | NVIDIA's bucket |",
+  "|---|---|---|---|",
+  '| `NvidiaXID74Error` | Replace | Reboot | WORKFLOW_NVLINK_ERR ("a GPU reset or node reboot is needed to clear this error") |',
+  "| `NvidiaXID79Error` | Replace | Reboot | RESTART_BM |",
+  "| `NvidiaXID119Error` | Replace | Reboot | RESET_GPU |",
+  "| `NvidiaXID120Error` | Replace | Reboot | RESET_GPU |",
+  "| `NvidiaXID140Error` | Replace | Reboot | RESET_GPU |",
+  "| `NvidiaXID63Error` | Reboot (Condition) | `NvidiaXID63Warning`, an Event: no repair | IGNORE; the driver's XID 154 names the reset it needs (`NvidiaGPUResetRequired`, Reboot) |",
+  "",
+  "Added: `NvidiaNVLinkGPUResetRequired` (Blackwell NVLink XIDs 144-150 whose registers decode to RESET_GPU).",
+  "",
+  "To keep 1.x's actions, override them per reason in the repair controller's config (the chart's",
+  "`controller.config`, or the `nodemend-controller` ConfigMap); an exact reason wins over its template:",
+  "",
+  "```yaml",
+  "reasons:",
+  "  NvidiaXID74Error: { action: Replace }",
+  "  NvidiaXID79Error: { action: Replace }",
+  "  NvidiaXID119Error: { action: Replace }",
+  "  NvidiaXID120Error: { action: Replace }",
+  "  NvidiaXID140Error: { action: Replace }",
+  "  NvidiaXID63Warning: { action: Reboot }   # with the agent override below",
+  "```",
+  "",
+  "XID 63 reaches the controller only as a Condition: to keep it one, promote it in the agent's config (a promoted",
+  "Event clears after `quietSeconds` without a new one, default 600, where 1.x's cleared only on a reboot):",
+  "",
+  "```yaml",
+  "monitors:",
+  "  nvidia:",
+  "    reasons:",
+  "      NvidiaXID63Warning: { severity: Condition }",
+  "```",
+  "",
+  'Automation that reads `defaultAction` or `FATAL_XIDS` sees the 2.0.0 values; `isFatalReason("NvidiaXID63Error")`',
+  "is still true (the template is a Condition) but the agent no longer emits that reason.",
+  ""
+]
+
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ")
 
 export const renderReasonCodesDoc = (version: string): string => {
@@ -26,9 +73,10 @@ export const renderReasonCodesDoc = (version: string): string => {
     "change. A minor version only adds (a code, a condition type, a key). `npm run check:contract` (part of `npm test`)",
     "compares the catalog with the last released contract, the newest git tag `reason-codes-vX.Y.Z` or else main, and",
     "fails a change without the version bump and CHANGELOG section it needs; without a tag, every version that reached",
-    "main counts as released. Pin a range within one major version, e.g. `^1.2.0`: newer minors only add codes, which",
+    "main counts as released. Pin a range within one major version, e.g. `^2.0.0`: newer minors only add codes, which",
     "your automation should treat as unknown, not as healthy.",
     "",
+    ...MIGRATION_2_0_0,
     "## Default repair policies",
     "",
     "| Condition | Status | Toleration |",

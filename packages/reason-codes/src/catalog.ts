@@ -1241,6 +1241,23 @@ export const CATALOG = [
     recovery: "auto",
     defaultAction: "None"
   },
+  // 2.0.0: NVIDIA's XID 144-150 decode (Blackwell NVLink 5: SAW, RLW, TLW, TREX, NVLPW, NETIR, MSE), from the
+  // kernel line's intrInfo and errorStatus registers; only the rows whose immediate action is RESET_GPU.
+  {
+    code: "NvidiaNVLinkGPUResetRequired",
+    conditionType: "AcceleratedHardwareReady",
+    severity: "Condition",
+    monitor: "nvidia",
+    description:
+      "A Blackwell NVLink error (XID 144-150) whose registers NVIDIA's XID catalog decodes as a GPU fatal or link fatal error: the GPU needs a reset (a reboot here).",
+    trigger:
+      '`NVRM: Xid` kernel line of XID 144-150 whose unit, intrInfo and errorStatus match a RESET_GPU row of NVIDIA\'s "XID 144-150 Decode"',
+    message:
+      "GPU {pci} needs a reset: XID {code} {unit} {severity} {detail} (intrInfo {intrInfo}, errorStatus {errorStatus}) decodes to RESET_GPU",
+    since: "2.0.0",
+    recovery: "reboot",
+    defaultAction: "Reboot"
+  },
   // ---------------------------------------------------------------- AcceleratedHardwareReady (Neuron)
   {
     code: "NeuronSRAMUncorrectableError",
@@ -1294,26 +1311,28 @@ export const CATALOG = [
 
 /**
  * XIDs that produce `NvidiaXID{n}Error` (a Condition); every other XID produces `NvidiaXID{n}Warning`.
- * The list of the EKS Node Monitoring Agent 1.7. The repair action per XID follows the EKS docs
- * (Reboot for 48, 63, 64, 95; Replace for 74, 79, 119, 120, 140) and otherwise NVIDIA's resolution
- * bucket: RESET_GPU and RESTART_VM -> Reboot, CHECK_MECHANICALS / RESTART_BM / CONTACT_SUPPORT -> Replace.
+ * Since 2.0.0 NVIDIA's XID catalog chooses (docs/nvidia-monitor.md, "NVIDIA's XID catalog"): an XID is fatal when
+ * its Immediate Action bucket asks for a node action on a generation it applies to, and its action is the
+ * strongest of those: RESET_GPU, RESTART_BM, RESTART_VM, WORKFLOW_XID_48 and WORKFLOW_NVLINK_ERR (XID 74: "a GPU
+ * reset or node reboot is needed to clear this error") -> Reboot (nodemend cannot reset one GPU), CHECK_MECHANICALS
+ * and CONTACT_SUPPORT -> Replace. IGNORE, RESTART_APP and the buckets that defer to XID 154 are not fatal. The
+ * agent's tests derive this table from its copy of the catalog (packages/agent xid-catalog.ts).
  */
 export const FATAL_XIDS: Readonly<Record<number, "Reboot" | "Replace">> = {
   46: "Reboot",
   48: "Reboot",
   54: "Replace",
   62: "Reboot",
-  63: "Reboot",
   64: "Reboot",
-  74: "Replace",
-  79: "Replace",
+  74: "Reboot",
+  79: "Reboot",
   95: "Reboot",
   109: "Reboot",
   110: "Reboot",
-  119: "Replace",
-  120: "Replace",
+  119: "Reboot",
+  120: "Reboot",
   136: "Reboot",
-  140: "Replace",
+  140: "Reboot",
   142: "Replace",
   143: "Reboot",
   151: "Reboot",

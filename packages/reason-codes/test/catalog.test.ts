@@ -134,7 +134,9 @@ const NODEMEND_ADDITIONS: Partial<Record<keyof typeof NMA, readonly string[]>> =
     "NvidiaNodeRebootRequired",
     "NvidiaGPUDrainAndResetRequired",
     "NvidiaGPUDrainP2PRequired",
-    "NvidiaGPURecoveryActionOther"
+    "NvidiaGPURecoveryActionOther",
+    // 2.0.0: NVIDIA's XID 144-150 decode (Blackwell NVLink 5, issue #38)
+    "NvidiaNVLinkGPUResetRequired"
   ]
 }
 
@@ -167,6 +169,7 @@ const FATAL = new Set([
   "NvidiaGPUResetRequired",
   "NvidiaNodeRebootRequired",
   "NvidiaGPUDrainAndResetRequired",
+  "NvidiaNVLinkGPUResetRequired",
   "NeuronSRAMUncorrectableError",
   "NeuronNCUncorrectableError",
   "NeuronHBMUncorrectableError",
@@ -276,10 +279,12 @@ describe("lookup", () => {
     expect(xidReason(31)).toBe("NvidiaXID31Warning")
     expect(isFatalXid(48)).toBe(true)
     expect(resolveReason("NvidiaXID48Error")?.defaultAction).toBe("Reboot")
-    expect(resolveReason("NvidiaXID79Error")?.defaultAction).toBe("Replace")
+    expect(resolveReason("NvidiaXID79Error")?.defaultAction).toBe("Reboot")
+    expect(resolveReason("NvidiaXID54Error")?.defaultAction).toBe("Replace")
+    expect(xidReason(63)).toBe("NvidiaXID63Warning")
     expect(resolveReason("NvidiaXID13Warning")?.defaultAction).toBe("None")
     expect(Object.keys(FATAL_XIDS).map(Number)).toEqual([
-      46, 48, 54, 62, 63, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 142, 143, 151, 155, 156, 158
+      46, 48, 54, 62, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 142, 143, 151, 155, 156, 158
     ])
   })
 

@@ -11,7 +11,7 @@ describe("parseNodeCondition", () => {
     })
     expect(parsed.kind).toBe("fault")
     if (parsed.kind === "fault") {
-      expect(parsed.resolved.defaultAction).toBe("Replace")
+      expect(parsed.resolved.defaultAction).toBe("Reboot")
       expect(parsed.resolved.entry.severity).toBe("Condition")
     }
   })

@@ -144,7 +144,7 @@ const tampers: ReadonlyArray<readonly [string, (r: Repo) => Repo, RegExp]> = [
   ],
   [
     "an XID dropped from the fatal list",
-    (r) => r.edit("src/catalog.ts", '  79: "Replace",\n', ""),
+    (r) => r.edit("src/catalog.ts", '  79: "Reboot",\n', ""),
     /NvidiaXID79Error \(fatal XIDs\): removed/
   ],
   [
@@ -219,6 +219,36 @@ describe("check:contract compares with the released contract in git history", ()
     expect(refused.ok).toBe(false)
     expect(refused.output).toMatch(`CHANGELOG.md section ${NEXT_MAJOR} does not mention SoftLockup`)
     repo.edit("CHANGELOG.md", "- Renamed it.", "- Renamed SoftLockup to CpuSoftLockup.")
+    expect(repo.lockUpdate().ok).toBe(true)
+    repo.commit(NEXT_MAJOR)
+    const r = repo.check()
+    repo.git("checkout", "-q", "main")
+    expect(r.output).toMatch(/contract OK/)
+    expect(r.ok).toBe(true)
+  })
+
+  it("the catalog choosing XID actions (2.0.0's kind of change) is refused on a minor bump, passes on a major", () => {
+    // Per-XID default actions changed and an XID leaving the fatal list, as 1.7.0 -> 2.0.0 did.
+    const change = (r: Repo) =>
+      r
+        .edit("src/catalog.ts", '  79: "Reboot",', '  79: "Replace",')
+        .edit("src/catalog.ts", '  140: "Reboot",', '  140: "Replace",')
+        .edit("src/catalog.ts", '  64: "Reboot",\n', "")
+    const names = "NvidiaXID79Error, NvidiaXID140Error: Reboot -> Replace; NvidiaXID64Error is a Warning"
+    repo.git("checkout", "-q", "-B", "xid-minor", "main")
+    change(repo).bump(NEXT_MINOR, names)
+    const minor = repo.lockUpdate()
+    expect(minor.ok).toBe(false)
+    expect(minor.output).toMatch(/breaking change\(s\) need a major version bump/)
+    expect(minor.output).toMatch(
+      /NvidiaXID79Error \(fatal XIDs\): defaultAction changed from "Reboot" to "Replace"/
+    )
+    expect(minor.output).toMatch(/NvidiaXID64Error \(fatal XIDs\): removed/)
+    repo.forgeLock().commit("minor")
+    expect(repo.check().ok).toBe(false)
+
+    repo.git("checkout", "-q", "-B", "xid-major", "main")
+    change(repo).bump(NEXT_MAJOR, names)
     expect(repo.lockUpdate().ok).toBe(true)
     repo.commit(NEXT_MAJOR)
     const r = repo.check()

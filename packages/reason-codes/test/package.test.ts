@@ -154,7 +154,7 @@ it("import (ESM) and require (CommonJS, without require(esm)) give the same API 
     entries: CATALOG.length,
     jsonEntries: CATALOG.length,
     parsed: { code: "NvidiaXID{code}Error", params: { code: 79 } },
-    action: "Replace",
+    action: "Reboot",
     taint: "nodemend.io/repair"
   })
   expect(cjs).toEqual(esm)

@@ -63,6 +63,10 @@ describe("isFatalReason / defaultActionFor", () => {
   it("follow the catalog and the per-XID actions", () => {
     expect([isFatalReason("NvidiaXID79Error"), defaultActionFor("NvidiaXID79Error")]).toEqual([
       true,
+      "Reboot"
+    ])
+    expect([isFatalReason("NvidiaXID142Error"), defaultActionFor("NvidiaXID142Error")]).toEqual([
+      true,
       "Replace"
     ])
     expect([isFatalReason("NvidiaXID48Error"), defaultActionFor("NvidiaXID48Error")]).toEqual([

@@ -114,18 +114,23 @@ describe("toleration (TestClock, real 10m/30m values)", () => {
 })
 
 describe("reason-aware policy", () => {
-  it.effect("catalog per-XID actions: XID 48 reboots, XID 79 replaces", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(T0 + 11 * MIN)
-      const c = config()
-      const pool = healthyPool("g", 9)
-      const x48 = node("a", [cond("AcceleratedHardwareReady", "False", T0, "NvidiaXID48Error")])
-      const x79 = node("b", [cond("AcceleratedHardwareReady", "False", T0, "NvidiaXID79Error")])
-      const d48 = yield* decideFor(c, x48, [x48, ...pool])
-      const d79 = yield* decideFor(c, x79, [x79, ...pool])
-      expect(d48._tag === "Repair" && d48.governing.action).toBe("Reboot")
-      expect(d79._tag === "Repair" && d79.governing.action).toBe("Replace")
-    })
+  it.effect(
+    "catalog per-XID actions (NVIDIA's catalog, reason-codes 2.0.0): XID 48 and XID 79 reboot, XID 54 replaces",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(T0 + 11 * MIN)
+        const c = config()
+        const pool = healthyPool("g", 9)
+        const x48 = node("a", [cond("AcceleratedHardwareReady", "False", T0, "NvidiaXID48Error")])
+        const x79 = node("b", [cond("AcceleratedHardwareReady", "False", T0, "NvidiaXID79Error")])
+        const d48 = yield* decideFor(c, x48, [x48, ...pool])
+        const d79 = yield* decideFor(c, x79, [x79, ...pool])
+        expect(d48._tag === "Repair" && d48.governing.action).toBe("Reboot")
+        expect(d79._tag === "Repair" && d79.governing.action).toBe("Reboot")
+        const x54 = node("c", [cond("AcceleratedHardwareReady", "False", T0, "NvidiaXID54Error")])
+        const d54 = yield* decideFor(c, x54, [x54, ...pool])
+        expect(d54._tag === "Repair" && d54.governing.action).toBe("Replace")
+      })
   )
 
   it.effect("per-reason override (exact, then template) beats the policy and the catalog", () =>

@@ -159,6 +159,47 @@ describe("escalation across repairs (decide)", () => {
     ])
   })
 
+  it("XID 79 (Reboot from NVIDIA's catalog, reason-codes 2.0.0): rebooted, back within the window, replaced", () => {
+    // No policy action: the catalog's default for NvidiaXID79Error, on the catalog's 10-minute toleration.
+    const c = config()
+    const xid79 = (backAt: number, marks: ReadonlyArray<RebootMark>) => {
+      const n = {
+        ...node("n1", [cond("AcceleratedHardwareReady", "False", backAt, "NvidiaXID79Error")], { pool: "p" }),
+        uid: "u1"
+      }
+      const healthy = Array.from({ length: 9 }, (_, i) =>
+        node(`ok${i}`, [cond("Ready", "True", T0)], { pool: "p" })
+      )
+      const counter = makePoolCounter(c)
+      for (const x of [n, ...healthy]) counter.upsert(x)
+      return decide({
+        config: c,
+        node: n,
+        stats: counter.stats(),
+        shifts: { _tag: "Known", shifts: [] },
+        now: backAt + 11 * MIN,
+        reboots: (name) => marks.filter((m) => m.node === name)
+      })
+    }
+    // The first XID 79: the catalog's Reboot.
+    const first = xid79(T0, [])
+    expect(first._tag === "Repair" && [first.governing.action, first.governing.actionSource]).toEqual([
+      "Reboot",
+      "catalog"
+    ])
+    // That reboot ended at REBOOTED_AT; the GPU falls off the bus again 20 min later: Replace, and why.
+    const rebooted = mark({ conditionType: "AcceleratedHardwareReady", reason: "NvidiaXID79Error" })
+    const relapse = xid79(REBOOTED_AT + 20 * MIN, [rebooted])
+    expect(relapse._tag).toBe("Repair")
+    if (relapse._tag !== "Repair") return
+    expect(relapse.governing.action).toBe("Replace")
+    expect(escalationText(relapse.escalation!, relapse.governing)).toMatch(
+      /^rebooted for AcceleratedHardwareReady \(NvidiaXID79Error\) at .* the fault came back after 20m .*: replacing instead of rebooting$/
+    )
+    // Back after the window: a Reboot again.
+    expect(actionOf(xid79(REBOOTED_AT + 61 * MIN, [rebooted]))).toBe("Reboot")
+  })
+
   it("a policy that replaces anyway carries no escalation", () => {
     const replace = config({
       policies: [{ conditionType: "KernelReady", status: "False", tolerationSeconds: 60, action: "Replace" }]

@@ -1585,6 +1585,57 @@ export const BUILTIN_FIXTURE_TABLE: Readonly<Record<string, RuleFixtures>> = {
         source: "dmesg",
         line: "NVRM: Xid (PCI:0000:3b:00): 13, pid=2096908, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address",
         cite: "NVIDIA Xid 13 description (https://docs.nvidia.com/deploy/xid-errors/) in the >= 470 line format"
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 149, NETIR_LINK_DOWN Fatal <Crosscontain> <injected> <link> (0x02600011 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 149 NETIR_LINK_DOWN 100110 (bits 25:20 100110: IGNORE, so a Warning and no reset), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 144, SAW_MVB Nonfatal <Crosscontain> <injected> <link> (0x00000001 0x00000004 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 144 SAW_MVB 0x00000004 (IGNORE), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 145, RLW_REMAP Nonfatal <Crosscontain> <injected> <link> (0x00000004 0x00000001 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 145 RLW_REMAP 0x00000001 (V2 IntrInfo 0000100: XID_154_EVAL, so a Warning; XID 154 names the action), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      }
+    ],
+    ignores: [
+      {
+        source: "dmesg",
+        line: "NVRM: GPU at PCI:0000:01:00: GPU-34d7319c-5b19-1e75-186d-c187099e4fe5",
+        cite: "look-alike: NVIDIA driver GPU identification line"
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  (dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025",
+        cite: "https://github.com/NVIDIA/NVSentinel/issues/155"
+      }
+    ]
+  },
+  "nvidia.nvlink5-reset-gpu": {
+    matches: [
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 144, SAW_MVB Fatal <Crosscontain> <injected> <link> (0x00000001 0x00000002 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 144 SAW_MVB 0x00000002 (V2 IntrInfo 0000001, RESET_GPU), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 149, pid='<unknown>', name=<unknown>, NETIR_LINK_DOWN Fatal <Crosscontain> <injected> <link> (0x00100011 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 149 NETIR_LINK_DOWN 000001 (V2 IntrInfo[6:0] 0010001, link-down bits 25:20 000001, RESET_GPU), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 149, NETIR_LINK_EVT Fatal <Crosscontain> <injected> <link> (0x002001c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 149 NETIR_LINK_EVT 000010 (V1 IntrInfo[9:0] 0111000110, bits 25:20 000010, RESET_GPU), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
+      },
+      {
+        source: "dmesg",
+        line: "NVRM: Xid (PCI:0000:1b:00): 145, RLW_RXPIPE Nonfatal <Crosscontain> <injected> <link> (0x00000086 0x00000001 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+        cite: 'rendered from the WORKFLOW_NVLINK5_ERR message format at https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, "XID 144-150 Decode" row 145 RLW_RXPIPE 0x00000001 with the decode for action 2 (V2 IntrInfo 10000110, Action 2 RESET_GPU), after kernel_rc.c\'s `NVRM: Xid (PCI:...): N, ` (reference: dcgm-nvml.md §6.4); the fields the table does not decode are left as the doc names them'
       }
     ],
     ignores: [

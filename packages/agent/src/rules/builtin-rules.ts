@@ -589,6 +589,22 @@ export const BUILTIN_RULES: readonly BuiltinRule[] = [
     subject: "{pci}"
   },
   {
+    // Blackwell NVLink 5 XIDs 144-150, in NVIDIA's documented form (the catalog's WORKFLOW_NVLINK5_ERR class):
+    // `<xid>, <sub component> <fatal vs nonfatal> <Crosscontain> <injected> <link> (<intrInfo> <errorStatus> ...)`
+    // after kernel_rc.c's `NVRM: Xid (PCI:...): ` (and its optional `pid=..., name=..., `). It fires alongside
+    // nvidia.xid's NvidiaXID{n}Warning, and only when NVIDIA's "XID 144-150 Decode" says RESET_GPU.
+    id: "nvidia.nvlink5-reset-gpu",
+    sources: ["dmesg"],
+    reason: "NvidiaNVLinkGPUResetRequired",
+    literals: ["NVRM: Xid"],
+    pattern:
+      /NVRM: Xid \((?:PCI:)?(?<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?: GPU-I:[0-9a-fA-F]+(?: GPU-CI:[0-9a-fA-F]+)?)?\): (?<code>14[4-9]|150), (?:pid=[^,]*, name=[^,]*, )?(?<unit>[^\s(),]+) (?<severity>[^\s()]+) (?<detail>[^()]*?) ?\((?<intrInfo>0x[0-9a-fA-F]{1,8}) (?<errorStatus>0x[0-9a-fA-F]{1,8})[ )]/
+        .source,
+    decoder: "nvidia-nvlink5-reset-gpu",
+    alongside: true,
+    subject: "{pci}"
+  },
+  {
     // Newer drivers report a lost GPU without an Xid line (NVIDIA/NVSentinel#155); it is Xid 79's fault.
     // One kmsg record; its embedded newlines arrive unescaped.
     id: "nvidia.fallen-off-bus",

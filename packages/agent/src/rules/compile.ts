@@ -13,6 +13,7 @@ import {
 } from "@nodemend/reason-codes"
 import { Data } from "effect"
 import { BUILTIN_RULES } from "./builtin-rules.ts"
+import { RULE_DECODERS } from "./decoders.ts"
 import { requiredLiteral } from "./literal.ts"
 import type { RuleOverride, RuleOverrides, UserRule } from "./overrides.ts"
 import type { LogRule, LogSourceId } from "./rule.ts"
@@ -167,11 +168,12 @@ export const toLogRule = (rule: UserRule): LogRule => {
         : reason === entry.code
           ? undefined
           : () => reason
+  const decoded = decodedReasonOf(rule, groupNames, reasonOf ?? (() => reason), invalid)
   return {
     id: rule.id,
     sources: rule.sources as readonly LogSourceId[],
     code: entry.code as CatalogCode,
-    ...(reasonOf !== undefined ? { reasonOf } : {}),
+    ...(decoded !== undefined ? { reasonOf: decoded } : reasonOf !== undefined ? { reasonOf } : {}),
     literals,
     pattern,
     ...(rule.message !== undefined ? { message: rule.message } : {}),
@@ -182,6 +184,26 @@ export const toLogRule = (rule: UserRule): LogRule => {
     ...(rule.resolves === true ? { resolves: true } : {}),
     ...(rule.alongside === true ? { alongside: true } : {})
   }
+}
+
+/** A rule's reason behind its decoder (rules/decoders.ts): none unless the decoder fires; undefined without one. */
+const decodedReasonOf = (
+  rule: UserRule,
+  groupNames: ReadonlySet<string>,
+  reasonOf: (groups: Readonly<Record<string, string>>) => string | undefined,
+  invalid: (field: string, message: string) => InvalidRule
+): ((groups: Readonly<Record<string, string>>) => string | undefined) | undefined => {
+  if (rule.decoder === undefined) return undefined
+  const decoder = Object.hasOwn(RULE_DECODERS, rule.decoder) ? RULE_DECODERS[rule.decoder] : undefined
+  if (decoder === undefined)
+    throw invalid("decoder", `no decoder "${rule.decoder}" (known: ${Object.keys(RULE_DECODERS).join(", ")})`)
+  const missing = decoder.groups.find((g) => !groupNames.has(g))
+  if (missing !== undefined)
+    throw invalid(
+      "decoder",
+      `decoder "${rule.decoder}" needs a named group (?<${missing}>...) in the pattern`
+    )
+  return (groups) => (decoder.fires(groups) ? reasonOf(groups) : undefined)
 }
 
 const applyOverride = (rule: UserRule, o: RuleOverride): UserRule => {

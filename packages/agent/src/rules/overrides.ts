@@ -74,6 +74,11 @@ export const UserRule = Schema.Struct({
    * and escalates a run of them (10 corrected memory errors on one DIMM in 24 h).
    */
   alongside: Schema.optionalKey(Schema.Boolean),
+  /**
+   * A decoder of rules/decoders.ts (`nvidia-nvlink5-reset-gpu`): the match fires only when it says the line's
+   * named groups (register values) mean the rule's reason.
+   */
+  decoder: Schema.optionalKey(NonEmpty),
   fixtures: Schema.optionalKey(RuleFixtures)
 })
 export type UserRule = typeof UserRule.Type

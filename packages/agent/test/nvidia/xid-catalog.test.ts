@@ -1,6 +1,6 @@
 // NVIDIA's XID catalog as data: every row cited, the bucket -> action mapping per GPU generation, the locked
-// fatal-XID actions checked against it, and the recovery action (XID 154) as findings.
-import { CATALOG, FATAL_XIDS, resolveReason } from "@nodemend/reason-codes"
+// fatal-XID actions derived from it, and the recovery action (XID 154) as findings.
+import { CATALOG, FATAL_XIDS, resolveReason, xidReason } from "@nodemend/reason-codes"
 import { describe, expect, it } from "vitest"
 import { recoveryActionFindings } from "../../src/monitors/nvidia/recovery-action.ts"
 import { recordProduced } from "../reasons/produced-reasons.ts"
@@ -8,7 +8,8 @@ import { GPU_GENERATIONS, XID_CATALOG, XID_CATALOG_SOURCE } from "../../src/moni
 import {
   BUCKET_ACTIONS,
   catalogAction,
-  LOCKED_ACTION_DIFFERENCES
+  catalogDefaultAction,
+  defaultActionOfEntry
 } from "../../src/monitors/nvidia/xid-catalog-actions.ts"
 
 describe("XID catalog data", () => {
@@ -46,7 +47,7 @@ describe("catalog action per generation", () => {
     expect(catalogAction(136, "H100")).toEqual({ _tag: "Repair", action: "Reboot" })
     expect(catalogAction(136, "B100")).toEqual({ _tag: "NotApplicable" })
     expect(catalogAction(13, "A100")).toEqual({ _tag: "Repair", action: "None" }) // RESTART_APP
-    expect(catalogAction(74, "H100")).toEqual({ _tag: "Undetermined", bucket: "WORKFLOW_NVLINK_ERR" })
+    expect(catalogAction(74, "H100")).toEqual({ _tag: "Repair", action: "Reboot" }) // WORKFLOW_NVLINK_ERR
     expect(catalogAction(74, "GB200")).toEqual({ _tag: "NotApplicable" })
     expect(catalogAction(159, "GB200")).toEqual({ _tag: "Undetermined", bucket: "CHECK_UVM" })
     expect(catalogAction(999, "H100")).toEqual({ _tag: "NotCatalogued" })
@@ -62,16 +63,43 @@ describe("catalog action per generation", () => {
     for (const g of GPU_GENERATIONS) expect(catalogAction(154, g)).toEqual({ _tag: "FollowRecoveryAction" })
   })
 
-  it("every locked fatal-XID action is the catalog's, or a recorded difference", () => {
-    for (const [xid, locked] of Object.entries(FATAL_XIDS)) {
-      const actions = GPU_GENERATIONS.map((g) => catalogAction(Number(xid), g)).filter(
-        (a) => a._tag !== "NotApplicable"
-      )
-      const agrees = actions.every((a) => a._tag === "Repair" && a.action === locked)
-      expect(agrees || Object.hasOwn(LOCKED_ACTION_DIFFERENCES, xid), `XID ${xid} (${locked})`).toBe(true)
-      // a recorded difference that no longer differs must be removed
-      if (Object.hasOwn(LOCKED_ACTION_DIFFERENCES, xid)) expect(agrees, `XID ${xid} recorded`).toBe(false)
+  it("the fatal XIDs and their actions are the catalog's: strongest node action over the generations", () => {
+    // Derived from the rows: a changed row (bucket or "Applies to") changes what this expects of reason-codes.
+    const derived = Object.fromEntries(
+      XID_CATALOG.map((e) => [e.xid, defaultActionOfEntry(e)] as const).filter(([, a]) => a !== "None")
+    )
+    expect(FATAL_XIDS).toEqual(derived)
+    for (const e of XID_CATALOG) {
+      const reason = xidReason(e.xid)
+      expect(resolveReason(reason)!.defaultAction, `${reason} (${e.immediate})`).toBe(defaultActionOfEntry(e))
     }
+  })
+
+  it("the XIDs whose action 2.0.0 changed, from their rows", () => {
+    expect([63, 74, 79, 119, 120, 140].map(catalogDefaultAction)).toEqual([
+      "None", // IGNORE: NvidiaXID63Warning
+      "Reboot", // WORKFLOW_NVLINK_ERR
+      "Reboot", // RESTART_BM
+      "Reboot", // RESET_GPU
+      "Reboot",
+      "Reboot"
+    ])
+    expect(xidReason(63)).toBe("NvidiaXID63Warning")
+    expect([54, 142].map(catalogDefaultAction)).toEqual(["Replace", "Replace"])
+    expect(catalogDefaultAction(999)).toBe(undefined)
+  })
+
+  it("one default per reason: the strongest action of the generations the XID applies to", () => {
+    const row = XID_CATALOG.find((e) => e.xid === 54)!
+    expect(defaultActionOfEntry(row)).toBe("Replace")
+    expect(defaultActionOfEntry({ ...row, immediate: "RESET_GPU" })).toBe("Reboot")
+    expect(defaultActionOfEntry({ ...row, immediate: "RESTART_APP" })).toBe("None")
+    // a bucket no generation applies to chooses nothing
+    const nowhere = { A100: false, H100: false, B100: false, GB200: false }
+    expect(defaultActionOfEntry({ ...row, appliesTo: nowhere })).toBe("None")
+    // buckets that defer to the driver or cannot be known here are no node action for the XID itself
+    for (const bucket of ["XID_154", "WORKFLOW_NVLINK5_ERR", "CHECK_UVM", "SOMETHING_NEW"])
+      expect(defaultActionOfEntry({ ...row, immediate: bucket }), bucket).toBe("None")
   })
 
   it("maps only to actions the catalog of reason codes knows", () => {

@@ -454,7 +454,9 @@ describe("prefilter soundness", () => {
       const m = rule.pattern.exec(text)
       if (m === null) continue
       if (rule.alongside !== true) hit.add(monitor)
-      out.push(rule.reasonOf?.(m.groups ?? {}) ?? rule.code)
+      // A decoder (rules/decoders.ts) may say the line is not the rule's reason after all.
+      const reason = rule.reasonOf === undefined ? rule.code : rule.reasonOf(m.groups ?? {})
+      if (reason !== undefined) out.push(reason)
     }
     return out
   }

@@ -94,13 +94,13 @@ it("typed findings from a real Node, in strict TypeScript (ESM), CommonJS and th
   const typed = JSON.parse(project.run("out/typed.mjs", node))
   expect(typed).toMatchObject({ entries: CATALOG.length, taint: REPAIR_TAINT_KEY })
   sameItems(typed.findings, [
-    { ...xid79, reason: "NvidiaXID79Error", severity: "Condition", action: "Replace" },
+    { ...xid79, reason: "NvidiaXID79Error", severity: "Condition", action: "Reboot" },
     { ...fork, reason: "ForkFailedOutOfPIDs", severity: "Condition", action: "Replace" }
   ])
   const cjs = JSON.parse(project.run("node-findings.cjs", node))
   expect(cjs.underRepair).toBe(true)
   sameItems(cjs.findings, [
-    { ...xid79, status: "False", severity: "Condition", fatal: true, action: "Replace" },
+    { ...xid79, status: "False", severity: "Condition", fatal: true, action: "Reboot" },
     { ...fork, status: "False", severity: "Condition", fatal: true, action: "Replace" }
   ])
   sameItems(JSON.parse(project.run("out/route-alerts.js", node)), [

@@ -102,7 +102,15 @@ describe("replacement health gate", () => {
       await startControllerProcess(
         kubeconfig,
         testConfig(ns, s, {
-          policies: [{ conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 3 }],
+          // XID 79 reboots by default since reason-codes 2.0.0; the gate is a replacement's
+          policies: [
+            {
+              conditionType: "AcceleratedHardwareReady",
+              status: "False",
+              tolerationSeconds: 3,
+              action: "Replace"
+            }
+          ],
           maxUnhealthyPercent: 100,
           maxInFlight: "100%",
           replacement: { timeoutSeconds: 90, healthTimeoutSeconds: 60, maxAttempts: 2 }
