@@ -1,7 +1,12 @@
 // NVIDIA's XID catalog as data: every row cited, the bucket -> action mapping per GPU generation, the locked
 // fatal-XID actions derived from it, and the recovery action (XID 154) as findings.
 import { CATALOG, FATAL_XIDS, resolveReason, xidReason } from "@nodemend/reason-codes"
+import { readFileSync } from "node:fs"
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
+import { parseConfigText } from "../../src/config/load.ts"
+import { applyOverrides } from "../../src/config/overrides.ts"
+import { xidDetection } from "../../src/monitors/nvidia/findings.ts"
 import { recoveryActionFindings } from "../../src/monitors/nvidia/recovery-action.ts"
 import { recordProduced } from "../reasons/produced-reasons.ts"
 import { GPU_GENERATIONS, XID_CATALOG, XID_CATALOG_SOURCE } from "../../src/monitors/nvidia/xid-catalog.ts"
@@ -105,6 +110,26 @@ describe("catalog action per generation", () => {
   it("maps only to actions the catalog of reason codes knows", () => {
     for (const a of Object.values(BUCKET_ACTIONS))
       expect(["None", "Reboot", "Replace", "FollowRecoveryAction"]).toContain(a)
+  })
+})
+
+describe("migrating from reason-codes 1.x", () => {
+  it("the migration note's agent YAML keeps XID 63 a Condition, through the real config path", () => {
+    const doc = readFileSync(new URL("../../../../docs/reason-codes.md", import.meta.url), "utf8")
+    const section = doc.slice(doc.indexOf("## Migrating from 1.x to 2.0.0"))
+    const agentYaml = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .find((y) => y.startsWith("monitors:"))!
+    const config = Result.getOrThrow(parseConfigText(agentYaml, "migration.yaml"))
+    const xid63 = xidDetection(63, 1000, "0000:2a:00")
+    expect([xid63.reason, xid63.severity]).toEqual(["NvidiaXID63Warning", "Event"])
+    expect(applyOverrides(config, xid63)).toMatchObject({
+      reason: "NvidiaXID63Warning",
+      severity: "Condition"
+    })
+    // without it, 2.0.0's Event
+    const plain = Result.getOrThrow(parseConfigText("", "empty.yaml"))
+    expect(applyOverrides(plain, xid63)?.severity).toBe("Event")
   })
 })
 
