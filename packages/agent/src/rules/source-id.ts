@@ -22,7 +22,12 @@ export const LOG_READER_FORMS = {
 
 export type LogReaderName = keyof typeof LOG_READER_FORMS
 
-export type LogSourceId = "dmesg" | `journal:${string}` | `file:${string}` | `podlogs:${string}`
+type ReaderWith<Kind> = {
+  [Name in LogReaderName]: (typeof LOG_READER_FORMS)[Name]["argument"] extends Kind ? Name : never
+}[LogReaderName]
+
+/** `dmesg`, `journal:${string}`, `file:${string}`, `podlogs:${string}`: from the table, so a new reader adds its ids. */
+export type LogSourceId = ReaderWith<"none"> | `${ReaderWith<"name" | "absolute-path">}:${string}`
 
 export const LOG_READER_NAMES = Object.keys(LOG_READER_FORMS) as readonly LogReaderName[]
 
