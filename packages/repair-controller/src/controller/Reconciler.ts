@@ -21,7 +21,7 @@ import { isTerminal } from "../domain/RepairRecord.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
 import { poolEvent } from "./poolEvents.ts"
-import { intakeRequests, reportRequests, requestsFollow } from "./requestedRepair.ts"
+import { intakeRequests, reportRequests, requestsDue, requestsFollow } from "./requestedRepair.ts"
 import { sightRelapse } from "./relapseSighting.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
@@ -344,6 +344,7 @@ export const reconcile = (env: ControllerEnv, name: string) =>
       // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
       // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
       env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
+      yield* requestsDue(env, requests)
       env.plannedRepairs.setPlan(name, undefined)
       return yield* startRepair(env, node, d, now, (record) =>
         markStarted(env, record, plan, d.governing, now)

@@ -105,6 +105,22 @@ export const reportRequests = (
 ) => Effect.forEach(intake.open, (r) => write(env, r, requestStatusOf(d)), { discard: true })
 
 /**
+ * The decision starts a repair: Accepted until its record is journaled (then Started), so an earlier Held never
+ * outlives the gate that held it (the start may still wait for the owner's proof, or be refused: its Event says).
+ */
+export const requestsDue = (env: ControllerEnv, intake: RequestIntake) =>
+  Effect.forEach(
+    intake.open,
+    (r) =>
+      write(env, r, {
+        phase: "Accepted",
+        reason: "Due",
+        message: "due: the gates let it through; starting the repair"
+      }),
+    { discard: true }
+  )
+
+/**
  * A request whose node has a repair record: Started with it (the request's own repair, or one it follows: every
  * open request of a node under repair is answered by that repair), Held while a failed repair waits for an operator.
  */
