@@ -20,12 +20,21 @@
  * e.g. `... 200000 2 25 kmsg file` for two sources, `... 200000 1 25 distinct cross` for two rows of every source.
  */
 import { execFileSync } from "node:child_process"
-import { appendFileSync, mkdirSync, readFileSync, renameSync } from "node:fs"
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { EventsV1Api, Watch } from "@kubernetes/client-node"
 import { clients } from "@nodemend/cluster-harness"
 import { type AgentNode, createAgentNode } from "../test/integration/agent-node.ts"
-import { buildBundle, JOURNAL_REMOTE } from "../test/integration/agent-process.ts"
+import {
+  BUNDLE,
+  buildBundle,
+  DEPLOYED_ENV,
+  DEPLOYED_NODE_FLAGS,
+  JOURNAL_REMOTE,
+  type RunningAgent,
+  spawnNode
+} from "../test/integration/agent-process.ts"
 import {
   benchConfig,
   DISTINCT_REASONS,
@@ -175,16 +184,41 @@ const plan = (kind: Kind, row: Row) => {
   return { texts, faults, other }
 }
 
+/**
+ * The agent as the DaemonSet runs it, from this run's own copy of the bundle: the tests of other engineers on the
+ * same tree rebuild dist/ from their working copies while a table runs.
+ */
+const startAgent = (node: AgentNode): RunningAgent =>
+  spawnNode(
+    [
+      ...DEPLOYED_NODE_FLAGS,
+      bundle,
+      ...[
+        "--node-name",
+        node.name,
+        "--kubeconfig",
+        process.env.NODEMEND_KUBECONFIG!,
+        "--host-root",
+        node.host.root
+      ],
+      ...["--health-address", "127.0.0.1:0", "--config", node.host.writeConfig(benchConfig())]
+    ],
+    DEPLOYED_ENV
+  )
+
+let current: { agent?: RunningAgent; node: AgentNode } | undefined
 const runRow = async (kind: Kind, row: Row): Promise<Result> => {
   const { texts, faults: planned, other } = plan(kind, row)
   const node = await createAgentNode(core, BOOT)
+  current = { node }
   const events = await watchEvents(node.name)
+  let agent: RunningAgent | undefined
   try {
     prepareHost(node)
-    node.start(benchConfig(), { bundle: true })
+    agent = current.agent = startAgent(node)
     await node.waitForCondition("KernelReady", "True", { timeoutMs: 90_000 })
     const staged = kind === "journal" ? stageJournal(node.host.root, texts) : undefined
-    const port = /"health server listening".*?"port":(\d+)/.exec(node.agent?.output() ?? "")?.[1]
+    const port = /"health server listening".*?"port":(\d+)/.exec(agent.output())?.[1]
     if (port === undefined) throw new Error("no health port in the agent's output")
     const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
     const sources = [SOURCE[kind], SOURCE[other]]
@@ -192,7 +226,7 @@ const runRow = async (kind: Kind, row: Row): Promise<Result> => {
     for (let m = await metrics(); !sources.every((s) => m.includes(`source="${s}"`)); m = await metrics())
       await sleep(100)
     await sleep(500)
-    const pid = node.agent!.child.pid!
+    const pid = agent.child.pid!
     const vm = (key: string) =>
       Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024
     const m0 = await metrics()
@@ -250,7 +284,9 @@ const runRow = async (kind: Kind, row: Row): Promise<Result> => {
     }
   } finally {
     events.stop()
+    await agent?.stop()
     await node.close()
+    current = undefined
   }
 }
 
@@ -299,6 +335,17 @@ const tableLine = (kind: Kind, row: Row, rs: readonly Result[]) => {
 }
 
 buildBundle()
+const bundle = join(mkdtempSync(join(tmpdir(), "storm-table-")), "nodemend-agent.mjs")
+copyFileSync(BUNDLE, bundle)
+// Interrupted: the agent and the Node of the row go too.
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    void (async () => {
+      await current?.agent?.stop()
+      await current?.node.close()
+      process.exit(130)
+    })()
+  })
 console.log(
   `storm-table: ${lines} lines a storm, ${runs} run(s) a row, /metrics polled every ${pollMs} ms, load ${load()}`
 )
