@@ -110,6 +110,38 @@ const metric = (text: string, name: string) =>
     .filter((l) => l.startsWith(name))
     .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
 
+/** The bucket bound a histogram's q-quantile falls in (Prometheus buckets: cumulative counts by `le`). */
+const bucketQuantile = (text: string, name: string, q: number) => {
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, "gm"))].map(
+    (m) => ({
+      le: m[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(m[1]),
+      n: Number(m[2])
+    })
+  )
+  const total = buckets.at(-1)?.n ?? 0
+  return total === 0 ? Number.NaN : (buckets.find((b) => b.n >= q * total)?.le ?? Number.NaN)
+}
+
+/** The Lease keeper's renewals and the controller thread's event loop delay (ADR 0020), as the bench prints them. */
+const leaseLine = (text: string) => {
+  const count = metric(text, "nodemend_controller_lease_renewal_seconds_count")
+  const mean = metric(text, "nodemend_controller_lease_renewal_seconds_sum") / count
+  const delay = (q: string) =>
+    metric(text, `nodemend_controller_event_loop_delay_seconds{quantile="${q}"}`).toFixed(3)
+  return `lease renewals: ${count}, mean ${(mean * 1000).toFixed(0)} ms, p99 <= ${bucketQuantile(text, "nodemend_controller_lease_renewal_seconds", 0.99)} s (histogram bucket); controller thread's event loop delay, last 15 s: p99 ${delay("0.99")} s, max ${delay("max")} s`
+}
+
+/** How the controller ended: still leading, or exited with the reason it logged. */
+const endLine = (ctl: ControllerProcess) => {
+  const { exitCode, signalCode } = ctl.proc
+  if (exitCode === null && signalCode === null) return "controller: still leading at the end of the bench"
+  const lost = ctl
+    .logs()
+    .split("\n")
+    .findLast((l) => l.includes("lost leadership"))
+  return `controller: exited (code ${exitCode}, signal ${signalCode})${lost === undefined ? "" : `; ${lost}`}`
+}
+
 const setKernel = (name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {
     type: "KernelReady",
@@ -354,7 +386,9 @@ async function main() {
     `owner proofs: ${provenAhead} with the cloud's answer asked ahead of the expiry, ${provenAtDecision} asked at the decision`,
     `API requests per repair (taint, drain ${Math.round(PODS / NODES)} pods, terminate, replace; background ${backgroundPerS.toFixed(1)}/s subtracted): ${perRepair.toFixed(1)}`,
     `${latencyNodes.length} repairs completed in ${repairSeconds.toFixed(1)} s`,
-    `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked}; ${withEvent} with a RepairStarted event, ${metric(end, "nodemend_controller_events_dropped_total")} events dropped); ${burstCompleted} of them completed within ${burstSeconds.toFixed(0)} s of the failures`
+    `burst: ${FAILURES} simultaneous failures in a pool of ${NODES} -> acted on ${acted} (allowed ceil(20%) = ${allowed}; breaker open: ${blocked}; ${withEvent} with a RepairStarted event, ${metric(end, "nodemend_controller_events_dropped_total")} events dropped); ${burstCompleted} of them completed within ${burstSeconds.toFixed(0)} s of the failures`,
+    leaseLine(end),
+    endLine(ctl)
   ]
   console.log(lines.join("\n"))
   await ctl.kill("SIGTERM")
@@ -382,9 +416,8 @@ main().then(
   (e) => {
     console.error(e)
     if (controller !== undefined) {
-      const { exitCode, signalCode } = controller.proc
       console.error(
-        `controller: ${exitCode === null && signalCode === null ? "still running" : `exited (code ${exitCode}, signal ${signalCode})`}; its last log lines:\n${controller.logs().split("\n").slice(-30).join("\n")}`
+        `${endLine(controller)}; its last log lines:\n${controller.logs().split("\n").slice(-30).join("\n")}`
       )
       if (process.env.CONTROLLER_LOG) writeFileSync(process.env.CONTROLLER_LOG, controller.logs())
     }

@@ -1,129 +1,20 @@
 #!/usr/bin/env node
 /**
- * nodemend-controller: the repair controller binary.
+ * nodemend-controller: the repair controller binary (`--help`; program.ts).
  *
- *   nodemend-controller --config /etc/nodemend/controller.yaml [--kubeconfig PATH] [--identity NAME] [--port N]
- *
- * Layers are composed here and nowhere else. An invalid config file exits 1 with the offending field named;
- * `--help` prints usage, an unknown flag exits 2 (cli.ts). Shipped as one bundle (`npm run build`, ADR 0007).
+ * One file, two roles (one shipped bundle, ADR 0007): the controller on the main thread, and the lease keeper's
+ * thread (controller/LeaseKeeper.ts, ADR 0020), which starts this same file and must load only what renewing
+ * needs. So the controller is imported only where it runs: the bundle evaluates a dynamically imported module
+ * when it is imported, and the keeper never imports it.
  */
-import { hostname } from "node:os"
-import { NodeRuntime } from "@effect/platform-node"
-import { Data, Effect, Layer, Logger } from "effect"
-import type { CloudProvider } from "./cloud/CloudProvider.ts"
-import { kwokCloudProviderLayer } from "./cloud/kwok/KwokCloudProvider.ts"
-import { loadConfigFile } from "./config/ConfigFile.ts"
-import type { ControllerConfig } from "./config/ControllerConfig.ts"
-import { startController } from "./controller/Controller.ts"
-import { acquireLeadership, holdLeadership } from "./controller/LeaderElection.ts"
-import { type CliOptions, parseCli, USAGE } from "./cli.ts"
-import { Kube, loadKubeAccess, makeKube } from "./kube/Kube.ts"
-import { missingDestinationWarning } from "./diagnostics/logCaptureConfig.ts"
-import { logCaptureLayer } from "./diagnostics/logCaptureLayer.ts"
-import { type Readiness, serverLayer } from "./observability/server.ts"
+import { isMainThread, workerData } from "node:worker_threads"
+import { makeLeaseLock } from "./controller/LeaderElection.ts"
+import { KEEPER_DATA, type KeeperData, runLeaseKeeper } from "./controller/LeaseKeeper.ts"
+import { loadKubeAccess, makeKube } from "./kube/Kube.ts"
 
-class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
-class LostLeadership extends Data.TaggedError("LostLeadership")<{ readonly message: string }> {}
-
-/** Provider selection: one case per cloud. */
-const cloudProviderLayer = (config: ControllerConfig): Layer.Layer<CloudProvider, StartupError, Kube> => {
-  switch (config.cloudProvider) {
-    case "kwok":
-      return kwokCloudProviderLayer(config)
-    case "aws":
-      // Imported only for aws: it loads the AWS SDK (tens of MiB) that a kwok controller never needs.
-      return Layer.unwrap(
-        Effect.promise(() => import("./cloud/aws/index.ts")).pipe(
-          Effect.flatMap(({ AwsCloudProvider, decodeAwsConfig, withEnvironmentRegion }) =>
-            // One pool label: the breaker's `poolLabel` is also the instance tag the provider reads and writes.
-            decodeAwsConfig({ ...withEnvironmentRegion(config.aws), poolLabel: config.poolLabel }).pipe(
-              Effect.mapError((e) => new StartupError({ message: `invalid aws: section: ${e.message}` })),
-              Effect.map(AwsCloudProvider.layer)
-            )
-          )
-        )
-      )
-  }
-}
-
-const program = (values: CliOptions) =>
-  Effect.gen(function* () {
-    const config = yield* loadConfigFile(values.config).pipe(
-      // As for a bad flag: the message naming every bad field alone on stderr (no stack trace), exit 1.
-      Effect.catchTag("ConfigFileError", (e) =>
-        Effect.sync(() => {
-          process.stderr.write(`nodemend-controller: ${e.message}\n`)
-          return process.exit(1)
-        })
-      )
-    )
-    const { access } = yield* Effect.try({
-      try: () => loadKubeAccess(values.kubeconfig ?? process.env.KUBECONFIG),
-      catch: (e) => new StartupError({ message: e instanceof Error ? e.message : String(e) })
-    })
-    const identity = values.identity ?? `${hostname()}-${process.pid}`
-    const kube = makeKube(access, identity)
-    let state: ReturnType<Readiness["state"]> = "starting"
-    let synced = () => false
-    const port = values.port ?? config.server.port
-    yield* Layer.build(
-      serverLayer(port, { state: () => (state === "leading" && synced() ? "synced" : state) })
-    )
-    yield* Effect.logInfo("nodemend-controller starting", {
-      identity,
-      cloudProvider: config.cloudProvider,
-      dryRun: config.dryRun,
-      paused: config.paused,
-      port
-    })
-    const captureWarning = missingDestinationWarning(config)
-    if (captureWarning !== undefined) yield* Effect.logWarning(captureWarning)
-
-    const lease = {
-      namespace: config.namespace,
-      name: config.leaderElection.leaseName,
-      identity,
-      leaseDurationSeconds: config.leaderElection.leaseDurationSeconds,
-      renewIntervalSeconds: config.leaderElection.renewIntervalSeconds
-    }
-    const lock = config.leaderElection.enabled
-      ? yield* Effect.sync(() => {
-          state = "standby"
-        }).pipe(Effect.andThen(acquireLeadership(kube, lease)))
-      : undefined
-    state = "leading"
-    const runController = Effect.gen(function* () {
-      // Built into the program's scope, not provided to startController alone: the cloud provider's resources
-      // (SDK clients, the terminate batcher's fiber) must live as long as the controller, not end when it returns.
-      const services = yield* Layer.build(
-        Layer.mergeAll(
-          cloudProviderLayer(config),
-          // Pre-termination log capture (docs/diagnostics.md): loads nothing without a destination.
-          logCaptureLayer(config)
-        ).pipe(Layer.provide(Layer.succeed(Kube, Kube.of(kube))))
-      )
-      const handle = yield* startController(config, kube).pipe(Effect.provide(services))
-      synced = handle.synced
-      return yield* Effect.never
-    })
-    if (lock === undefined) return yield* runController
-    // Renewal runs from the moment the lease is won, alongside the start (whose first Node list may be retried
-    // for as long as the API server is away): a leader that stopped renewing while starting would lose the
-    // lease to a standby and then act beside it.
-    const end = yield* Effect.raceFirst(holdLeadership(lock, lease), runController)
-    // Like client-go: a replica that lost the lease exits (its workers stop with the program's scope), and its
-    // restart stands by.
-    return yield* new LostLeadership({
-      message:
-        end._tag === "Superseded"
-          ? `${identity} lost the lease ${lease.namespace}/${lease.name} to ${end.holder}`
-          : `${identity} could not renew the lease ${lease.namespace}/${lease.name} within its renew deadline`
-    })
-  }).pipe(Effect.scoped, Effect.provide(Logger.layer([Logger.consoleJson])))
-
-const cli = parseCli(process.argv.slice(2))
-if (cli._tag === "Help") process.stdout.write(USAGE)
-else if (cli._tag === "Invalid") {
-  process.stderr.write(`nodemend-controller: ${cli.message}\n\n${USAGE}`)
-  process.exitCode = 2
-} else NodeRuntime.runMain(program(cli.options))
+const keeper = isMainThread ? undefined : (workerData as Record<string, KeeperData | undefined>)[KEEPER_DATA]
+if (keeper !== undefined)
+  runLeaseKeeper(keeper, (lease) =>
+    makeLeaseLock(makeKube(loadKubeAccess(keeper.kubeconfig).access, lease.identity), lease)
+  )
+else (await import("./program.ts")).runCli(process.argv.slice(2), new URL(import.meta.url))

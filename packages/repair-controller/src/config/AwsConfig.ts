@@ -78,7 +78,7 @@ export const AwsConfig = Schema.Struct({
   ...sectionFields,
   /**
    * The instance tag naming a node's pool (read before a repair, written on replacements). Not an `aws:` key:
-   * main.ts fills it from the top-level `poolLabel`, so the breaker and the cloud name pools one way.
+   * program.ts fills it from the top-level `poolLabel`, so the breaker and the cloud name pools one way.
    */
   poolLabel: Schema.String.pipe(withDefault("nodemend.io/pool"))
 })

@@ -170,6 +170,18 @@ export const acquireLeadership = (kube: KubeShape, o: LeaseOptions) =>
 export type LeadershipEnd =
   | { readonly _tag: "Superseded"; readonly holder: string }
   | { readonly _tag: "RenewDeadlinePassed" }
+  /** The thread that acts has not run for a renew deadline: renewing for it would keep a hung leader (LeaseKeeper.ts). */
+  | { readonly _tag: "ControllerStalled"; readonly stalledMs: number }
+  /** The renewals' own thread failed (LeaseKeeper.ts). */
+  | { readonly _tag: "KeeperFailed"; readonly message: string }
+
+/** What holdLeadership reports and asks of the thread it renews for (LeaseKeeper.ts); both optional. */
+export interface HoldHooks {
+  /** Each successful renewal's round trip. */
+  readonly renewed?: (ms: number) => void
+  /** How long the acting thread has not run, in ms (0: running). A renew deadline of it ends leadership. */
+  readonly stalledMs?: () => number
+}
 
 /**
  * Renews forever; returns (so the caller stops acting) the moment an attempt finds another holder on the
@@ -177,7 +189,7 @@ export type LeadershipEnd =
  * cut off at that deadline: one request may hang for the HTTP timeout (30 s), longer than a lease (15 s), and
  * a replica waiting on it would go on leading after another one took the lease.
  */
-export const holdLeadership = (lock: LeaseLock, o: LeaseOptions) =>
+export const holdLeadership = (lock: LeaseLock, o: LeaseOptions, hooks: HoldHooks = {}) =>
   Effect.gen(function* () {
     const renewDeadlineMs = o.leaseDurationSeconds * 1000 * 0.8
     let lastOk = yield* Clock.currentTimeMillis
@@ -188,7 +200,10 @@ export const holdLeadership = (lock: LeaseLock, o: LeaseOptions) =>
       )
     for (;;) {
       yield* Effect.sleep(`${o.renewIntervalSeconds} seconds`)
-      const left = lastOk + renewDeadlineMs - (yield* Clock.currentTimeMillis)
+      const stalledMs = hooks.stalledMs?.() ?? 0
+      if (stalledMs >= renewDeadlineMs) return yield* stepDown({ _tag: "ControllerStalled", stalledMs })
+      const startedAt = yield* Clock.currentTimeMillis
+      const left = lastOk + renewDeadlineMs - startedAt
       const attempt: LeaseAttempt =
         left > 0
           ? yield* lock.tryAcquireOrRenew.pipe(
@@ -198,6 +213,7 @@ export const holdLeadership = (lock: LeaseLock, o: LeaseOptions) =>
             )
           : CONTENDED
       const now = yield* Clock.currentTimeMillis
+      if (attempt._tag === "Leading") hooks.renewed?.(now - startedAt)
       if (attempt._tag === "HeldByOther")
         return yield* stepDown({ _tag: "Superseded", holder: attempt.holder })
       if (attempt._tag === "Leading") lastOk = now

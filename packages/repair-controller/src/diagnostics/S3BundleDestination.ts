@@ -5,7 +5,7 @@
  * agent can read in the NodeDiagnostic opens nothing once the repair has moved on.
  *
  * The SDK comes from its CommonJS build, as the provider's clients do (why: cloud/aws/sigv4.ts). This module is
- * loaded only when the destination is an S3 one (main.ts).
+ * loaded only when the destination is an S3 one (program.ts).
  */
 import { createRequire } from "node:module"
 import type * as S3Module from "@aws-sdk/client-s3"

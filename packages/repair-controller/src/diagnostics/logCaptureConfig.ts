@@ -1,6 +1,6 @@
 /**
  * What the config says about pre-termination log capture, checked at start: which policies and reasons ask for
- * it, and the S3 settings of an `s3://` destination. Pure and import-free (main.ts reads it before it loads the
+ * it, and the S3 settings of an `s3://` destination. Pure and import-free (program.ts reads it before it loads the
  * capture code or the SDK).
  */
 import type { ControllerConfig } from "../config/ControllerConfig.ts"

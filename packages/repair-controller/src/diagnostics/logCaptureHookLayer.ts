@@ -1,5 +1,5 @@
 /**
- * The repair state machine's LogCaptureHook backed by captureLogsBeforeTermination: main.ts swaps
+ * The repair state machine's LogCaptureHook backed by captureLogsBeforeTermination: program.ts swaps
  * `noLogCaptureLayer` for `logCaptureHookLayer({ destination })`. The hook answers the state machine's outcome
  * with the bundle's reported digest (and, for an S3 destination, the object it went to) and logs the details; it
  * inherits the capture's guarantee (never fails, returns within `req.timeoutMs`, presigning included).

@@ -1,5 +1,5 @@
 /**
- * The LogCaptureHook a config asks for, as main.ts composes it: none (`skipped`) without a destination; the
+ * The LogCaptureHook a config asks for, as program.ts composes it: none (`skipped`) without a destination; the
  * NodeDiagnostic request with it; for `s3://bucket/prefix`, each repair's PUT presigned with the controller's
  * credentials. The capture code and the S3 client are imported only when a destination is set.
  */

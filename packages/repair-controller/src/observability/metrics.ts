@@ -136,6 +136,14 @@ export const initialNodeListFailures = Metric.counter("initial_node_list_failure
   incremental: true
 })
 export const isLeader = Metric.gauge("leader", { description: "1 while this replica holds the lease" })
+export const leaseRenewalSeconds = Metric.histogram("lease_renewal_seconds", {
+  description: "Round trip of each successful Lease renewal, on the lease keeper's own thread",
+  boundaries: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10]
+})
+export const eventLoopDelay = Metric.gauge("event_loop_delay_seconds", {
+  description:
+    "The controller thread's event loop delay over the last 15 s, by quantile (p50, p99, max): how long its own work kept a ready callback waiting"
+})
 export const activeRepairs = Metric.gauge("active_repairs", { description: "Repairs in progress" })
 export const residentMemory = Metric.gauge("process_resident_memory_bytes", { description: "Process RSS" })
 export const heapUsed = Metric.gauge("nodejs_heap_used_bytes", { description: "V8 heap in use" })

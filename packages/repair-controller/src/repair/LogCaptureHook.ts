@@ -1,6 +1,6 @@
 /**
  * The pre-termination log-capture step. The diagnostics package (`src/diagnostics/LogCapture.ts`, another
- * engineer) creates a NodeDiagnostic and waits for it up to a bound; until it is wired in main.ts this
+ * engineer) creates a NodeDiagnostic and waits for it up to a bound; until it is wired in program.ts this
  * hook is a no-op that answers `skipped`. The state machine calls it between drain and terminate when the
  * policy says `captureLogs: true` (the default for AcceleratedHardwareReady).
  */

@@ -1,5 +1,5 @@
 /**
- * The AWS cloud provider (`cloudProvider: aws`). main.ts imports this module only for `cloudProvider: aws` (it
+ * The AWS cloud provider (`cloudProvider: aws`). program.ts imports this module only for `cloudProvider: aws` (it
  * loads the AWS SDK) and wires it as `cloudProviderLayer` does:
  *
  *   decodeAwsConfig({ ...withEnvironmentRegion(config.aws), poolLabel: config.poolLabel }).pipe(
