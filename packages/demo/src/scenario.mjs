@@ -16,10 +16,15 @@
  *   4. a node with the do-not-repair annotation -> never repaired, and the view says so.
  *   5. what-if: the whole run is recorded as an operator would (`kubectl nodemend record`) and replayed under the
  *      demo controller's own config (`kubectl nodemend whatif -o json`): the replay repairs the nodes the
- *      controller repaired, at the same times (the zonal shift is not in a recording: that node sooner).
+ *      controller repaired, at the same times (the zonal shift is not in a recording: that node sooner). The
+ *      retirement of story 6 is added to the recording as a `scheduledEvent` line (the cloud's, not the Nodes'):
+ *      the replay plans it as the controller did.
+ *   6. EC2 schedules an instance-retirement on a GPU node (the fake cloud's admin API) -> RepairPlanned, the plan
+ *      in `kubectl nodemend status` (from the controller's journal) -> RepairStarted at NotBefore - lead ->
+ *      replaced, capacity first, before NotBefore; no condition on the Node was involved.
  */
 import { spawn, spawnSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { appendFileSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { PatchStrategy, PolicyV1Api, setHeaderOptions, Watch } from "@kubernetes/client-node"
 import { waitFor } from "@nodemend/cluster-harness/waitFor"
@@ -548,6 +553,87 @@ const storyVeto = async () => {
   mark(S, `${since(at)} after the fault: not tainted, no repair; view: ${view.trim().replace(/\s+/g, " ")}`)
 }
 
+/** Story 6's retirement, for the what-if recording: a `scheduledEvent` line of the history format. */
+let retirement
+const storyRetirement = async () => {
+  const S = "6 retire  "
+  const nodes = await poolNodes(GPU)
+  const known = new Set(nodes.map((n) => n.metadata.name))
+  const victim = nodes.find(
+    (n) => n.metadata.labels[ZONE_LABEL] === `${REGION}b` && isReady(n) && fleet.state.hosts[n.metadata.name]
+  ).metadata.name
+  const instanceId = (await readNode(victim)).spec.providerID.split("/").at(-1)
+  const res = await fetch(`${fleet.cloudUrl}/admin/instances/${encodeURIComponent(instanceId)}/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code: "instance-retirement", notBeforeInMinutes: 10 })
+  })
+  if (!res.ok) throw new Error(`schedule a retirement: HTTP ${res.status} ${await res.text()}`)
+  const e = await res.json()
+  const at = Date.now()
+  const notBefore = Date.parse(e.notBefore)
+  retirement = { node: victim, at, event: e }
+  mark(
+    S,
+    `EC2 schedules ${e.code} ${e.instanceEventId} for ${victim} (${instanceId}), NotBefore ${e.notBefore}`
+  )
+  const planned = await waitFor("RepairPlanned", () => hasEvent(victim, "RepairPlanned"), {
+    timeoutMs: 60_000,
+    intervalMs: 250
+  })
+  mark(S, `RepairPlanned ${since(at)} after: "${planned.message}"`)
+  // Visible without trusting the node: the controller's journal, as `kubectl nodemend status` prints it.
+  const args = [
+    "status",
+    "-l",
+    fleet.selector,
+    "--controller-namespace",
+    namespace,
+    "--kubeconfig",
+    fleet.kubeconfig
+  ]
+  const status = await waitFor(
+    "the plan in kubectl nodemend status",
+    async () => {
+      const r = spawnSync(PLUGIN, args, { encoding: "utf8" })
+      return (r.stdout ?? "").split("\n").find((l) => l.startsWith(victim) && l.includes(e.instanceEventId))
+    },
+    { timeoutMs: 30_000, intervalMs: 1000 }
+  )
+  mark(S, `kubectl nodemend status: ${status.replace(/\s+/g, " ")}`)
+  if (await hasEvent(victim, "RepairStarted"))
+    throw new Error(`${victim}: repair started before its due time`)
+  const started = await waitFor("RepairStarted at the due time", () => hasEvent(victim, "RepairStarted"), {
+    timeoutMs: 90_000,
+    intervalMs: 250
+  })
+  if (!started.message?.includes("EC2ScheduledEvent=True (EC2InstanceRetirementScheduled)"))
+    throw new Error(`${victim}: RepairStarted is not the planned repair: ${started.message}`)
+  mark(S, `RepairStarted ${since(at)} after the schedule (due NotBefore - 585 s lead)`)
+  await gone(victim, "the retiring instance terminated")
+  const fresh = await replacementIn(GPU, known, "its replacement Ready")
+  if (Date.now() >= notBefore) throw new Error(`${victim} was replaced after its NotBefore ${e.notBefore}`)
+  mark(
+    S,
+    `${victim} replaced by ${fresh.metadata.name}, ${((notBefore - Date.now()) / 60_000).toFixed(1)} min before NotBefore`
+  )
+}
+
+/** The retirement as the history format carries it (the recorder watches Nodes; scheduled events are the cloud's). */
+const retirementLine = () => {
+  const e = retirement.event
+  return JSON.stringify({
+    v: 1,
+    kind: "scheduledEvent",
+    at: new Date(retirement.at).toISOString(),
+    node: retirement.node,
+    id: e.instanceEventId,
+    code: e.code,
+    notBefore: e.notBefore,
+    ...(e.notAfter !== undefined ? { notAfter: e.notAfter } : {})
+  })
+}
+
 // 5. What-if, as an operator runs it: the plugin's record for the whole run, its whatif over the recording.
 const PLUGIN = join(REPO_ROOT, "node_modules", ".bin", "kubectl-nodemend")
 const historyFile = join(fleet.dir, "history.jsonl")
@@ -616,12 +702,13 @@ try {
   const results = await Promise.allSettled([storyGpu(), storyBreaker()])
   failed = results.find((r) => r.status === "rejected")?.reason
   if (!failed) {
-    const more = await Promise.allSettled([storyZonalShift(), storyVeto()])
+    const more = await Promise.allSettled([storyZonalShift(), storyVeto(), storyRetirement()])
     failed = more.find((r) => r.status === "rejected")?.reason
   }
   const stop = stopRecording
   stopRecording = async () => undefined
   await stop()
+  if (retirement !== undefined) appendFileSync(historyFile, `${retirementLine()}\n`)
   if (!failed) await storyWhatIf()
 } catch (e) {
   failed = e
