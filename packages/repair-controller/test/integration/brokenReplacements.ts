@@ -1,5 +1,6 @@
 // A pool whose launch template is broken, on the cluster tests' kwok Nodes: every new Node of the pool comes up Ready,
-// then reports the fault its original was repaired for (KernelReady=False, written here as its agent would).
+// then shows the defect: by default the fault its original was repaired for (KernelReady=False, written here as its
+// agent would); a test may pass another (a GPU fault, a GPU missing from allocatable).
 import type { CoreV1Api } from "@kubernetes/client-node"
 import { isReady, setKernelReady, sleep } from "./helpers.ts"
 
@@ -10,11 +11,12 @@ export interface BrokenReplacements {
   readonly fix: () => Promise<void>
 }
 
-/** Each Ready Node that `labelSelector` selects, but for those in `existing`, gets the fault once. */
+/** Each Ready Node that `labelSelector` selects, but for those in `existing`, gets the defect once. */
 export const breakReplacements = (
   core: CoreV1Api,
   labelSelector: string,
-  existing: ReadonlySet<string> = new Set()
+  existing: ReadonlySet<string> = new Set(),
+  defect: (name: string) => Promise<unknown> = (name) => setKernelReady(core, name, "False")
 ): BrokenReplacements => {
   const faulted: string[] = []
   let broken = true
@@ -24,7 +26,7 @@ export const breakReplacements = (
         const name = n.metadata?.name ?? ""
         if (!broken || existing.has(name) || faulted.includes(name) || !isReady(n)) continue
         faulted.push(name)
-        await setKernelReady(core, name, "False")
+        await defect(name)
       }
       await sleep(250)
     }

@@ -35,6 +35,7 @@ import { dirname, join } from "node:path"
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
 import { type AgentReports, reportAsAgents } from "./agentReport.ts"
 import { breakReplacements } from "./brokenReplacements.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
@@ -113,6 +114,33 @@ const kernelFalse = (node: string, client = core) =>
     lastHeartbeatTime: new Date(),
     lastTransitionTime: new Date()
   })
+
+const XID = "NvidiaXID79Error"
+/** AcceleratedHardwareReady=False on `node`, as its agent writes it for a GPU fault. */
+const gpuFault = (node: string) =>
+  patchNodeCondition(core, node, {
+    type: "AcceleratedHardwareReady",
+    status: "False",
+    reason: XID,
+    message: "GPU has fallen off the bus (test)",
+    lastHeartbeatTime: new Date(),
+    lastTransitionTime: new Date()
+  })
+
+/** The node's GPUs, as the NVIDIA device plugin reports them (Karpenter's kwok instance types have none). */
+const setGpus = (node: string, capacity: number, allocatable = capacity) =>
+  core.patchNodeStatus(
+    {
+      name: node,
+      body: {
+        status: {
+          capacity: { "nvidia.com/gpu": String(capacity) },
+          allocatable: { "nvidia.com/gpu": String(allocatable) }
+        }
+      }
+    },
+    setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch)
+  )
 
 const podsOn = async (node: string) =>
   (await core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` })).items
@@ -292,6 +320,69 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("nodemend with Karpenter
       await template.fix()
     }
   }, 300_000)
+
+  for (const [which, defect, failed] of [
+    ["a GPU fault", (n: string) => gpuFault(n), `AgentCondition: AcceleratedHardwareReady=False (${XID})`],
+    // Kwok has no instance types: the GPUs expected are the repaired node's (8), as the kwok provider reads them.
+    [
+      "a GPU missing from allocatable",
+      (n: string) => setGpus(n, 8, 7),
+      "GpuAllocatable: nvidia.com/gpu allocatable 7 of capacity 8"
+    ]
+  ] as const)
+    it(`replacement NodeClaims that come up with ${which} are never capacity: 2 attempts, the repair fails, each a relapse (#41)`, async () => {
+      const { pool, nodes } = await poolOf("nm-krh", 3, undefined, [{ nodes: "100%" }])
+      const target = nodes[0] ?? ""
+      for (const n of nodes) await setGpus(n, 8)
+      const [pod] = await podsOn(target)
+      await start(
+        configFor(pool, {
+          // The toleration outlasts both attempts, so both relapses hold the pool before a broken replacement's own
+          // repair falls due.
+          policies: [
+            {
+              conditionType: "AcceleratedHardwareReady",
+              status: "False",
+              tolerationSeconds: 12,
+              action: "Replace"
+            }
+          ],
+          maxUnhealthyPercent: 100,
+          replacement: { timeoutSeconds: 90, healthTimeoutSeconds: 60, maxAttempts: 2 },
+          relapse: { threshold: 2, windowSeconds: 600, quietSeconds: 3600 }
+        })
+      )
+      const template = breakReplacements(core, `karpenter.sh/nodepool=${pool}`, new Set(nodes), defect)
+      try {
+        await gpuFault(target)
+        await waitForEvent(core, target, "RepairFailed", 150_000)
+        const unhealthy = (await nodeEvents(core, target, "ReplacementUnhealthy")).map((e) => e.message ?? "")
+        expect(unhealthy).toHaveLength(2)
+        for (const m of unhealthy) expect(m).toContain(failed)
+        const broken = unhealthy.map((m) => /replacement (\S+) is not capacity/.exec(m)?.[1] ?? "?")
+        expect(new Set(broken).size).toBe(2)
+        expect([...broken].sort()).toEqual([...template.faulted].sort())
+        // Never capacity: no ReplacementReady, no drain; the workload pod has not moved.
+        expect(await nodeEvents(core, target, "ReplacementReady")).toEqual([])
+        expect(await nodeEvents(core, target, "Drained")).toEqual([])
+        expect((await podsOn(target)).map((p) => p.metadata?.uid)).toEqual([pod?.metadata?.uid])
+        // Up to the bound: two replacement NodeClaims for the node, no third.
+        const claims = (await listNodeClaims(custom, pool)).filter(
+          (c) => c.metadata?.annotations?.["nodemend.io/replacement-of"] === target
+        )
+        expect(claims.length).toBeLessThanOrEqual(2)
+        const cm = await core.readNamespacedConfigMap({ namespace: ns, name: ledgerConfigMapName(pool, XID) })
+        const ledger = parseLedger(cm.data?.ledger ?? "")
+        expect(ledger._tag).toBe("Success")
+        if (ledger._tag === "Success")
+          for (const b of broken)
+            expect(ledger.success.relapses).toContainEqual(
+              expect.objectContaining({ node: b, kind: "replacement", repairedNode: target })
+            )
+      } finally {
+        await template.fix()
+      }
+    }, 300_000)
 
   it("nodemend.io/do-not-repair on a NodePool vetoes its nodes", async () => {
     const { pool, nodes } = await poolOf("nm-kv", 2, { "nodemend.io/do-not-repair": "true" })
