@@ -40,6 +40,7 @@ import { RELAPSE_LEDGER_LABEL } from "@nodemend/repair-controller"
 import { parseS3Uri, presignBundleUrls } from "./s3Presign.ts"
 import { DEFAULT_CONTROLLER_NAMESPACE, journalName, journalOf, repairOf } from "./repairJournal.ts"
 import { renderTable } from "./table.ts"
+import { repairRequestCommand } from "./repairRequest.ts"
 import { PLAN_HEADERS, PLANNED_REPAIRS_CONFIGMAP, planRows, plansOf } from "./plannedRepairs.ts"
 import { terminalSafe, terminalSafeLines } from "./terminalSafe.ts"
 
@@ -88,6 +89,15 @@ Usage:
       For a Failed repair only: annotate the Node nodemend.io/do-not-repair=true (never repaired automatically
       again) and delete its journal record. The node keeps its taint: fix it by hand, then uncordon it.
       Recorded as a RepairAbandoned Event on the Node.
+  kubectl nodemend repair <node> --reason <code> [--message <why>] [--wait] [--timeout 300s]
+      Ask the repair controller to repair a node (a straggler a training job found, a node a person distrusts):
+      creates a RepairRequest in the controller namespace with you as requestedBy (from a SelfSubjectReview; the
+      admission policy nodemend-repair-requests refuses anyone else's name). <code> is a reason code of
+      @nodemend/reason-codes (its action and knobs apply) or ManualRepairRequested (Replace). The request goes
+      through every gate (veto, stand-downs, breakers, relapse hold, in-flight budget, dry-run); its status says
+      what holds it and what lifts that. Prints the controller's first answer, or with --wait every change until
+      the repair is done or refused (exit 1 when refused or failed). Needs ClusterRole nodemend-repair-requester
+      bound in the controller namespace.
   kubectl nodemend release <pool> <reason>
       Lift a relapse hold: the controller holds new repairs of a reason in a pool when the nodes it repaired
       for it keep coming back with it (RepairHeld). Deletes the hold's ledger in the controller namespace (it
@@ -123,6 +133,9 @@ const parse = (args: string[]) =>
       limit: { type: "string", default: "50" },
       for: { type: "string" },
       "print-schema": { type: "boolean" },
+      reason: { type: "string" },
+      message: { type: "string" },
+      wait: { type: "boolean" },
       "controller-namespace": { type: "string", default: DEFAULT_CONTROLLER_NAMESPACE },
       kubeconfig: { type: "string" },
       context: { type: "string" },
@@ -459,6 +472,28 @@ const runCommand = async (argv: string[], io: CliIO): Promise<number> => {
           name,
           values["controller-namespace"],
           io.out
+        )
+      }
+      case "repair": {
+        const [node, ...extra] = positionals
+        if (!node || extra.length > 0 || !values.reason)
+          throw new PluginError(
+            "usage: kubectl nodemend repair <node> --reason <code> [--message <why>] [--wait]"
+          )
+        const timeoutMs = parseDurationMs(values.timeout)
+        if (timeoutMs === undefined || timeoutMs <= 0)
+          throw new PluginError(`invalid --timeout ${values.timeout} (e.g. 300s, 30m)`)
+        return await repairRequestCommand(
+          kube(),
+          {
+            node,
+            reason: values.reason,
+            ...(values.message !== undefined ? { message: values.message } : {}),
+            wait: values.wait === true,
+            timeoutMs,
+            controllerNamespace: values["controller-namespace"]
+          },
+          (line) => io.out(terminalSafe(line))
         )
       }
       case "release": {
