@@ -66,6 +66,7 @@ describe("helm template", () => {
         "ConfigMap/nodemend-controller",
         "DaemonSet/nodemend-agent",
         "Deployment/nodemend-controller",
+        "FlowSchema/nodemend-controller-leader-election",
         "NetworkPolicy/nodemend-agent",
         "NetworkPolicy/nodemend-controller",
         "PodDisruptionBudget/nodemend-controller",

@@ -103,6 +103,7 @@ describe("default render = deploy/agent + deploy/controller", () => {
   )
 
   it.each([
+    "FlowSchema/nodemend-controller-leader-election",
     "PodDisruptionBudget/nodemend-controller",
     "Service/nodemend-controller-metrics",
     "NetworkPolicy/nodemend-controller",
