@@ -12,6 +12,8 @@ import type { PlanView } from "../src/domain/PlannedRepairs.ts"
 import type { ScheduledEvent } from "../src/domain/Instance.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
 import type { Placement } from "../src/domain/Placement.ts"
+import type { KarpenterCache } from "../src/karpenter/KarpenterCache.ts"
+import { karpenterPools } from "../src/owner/poolOwner.ts"
 
 const HOUR = 3_600_000
 // Monday 2026-12-07 00:00 UTC; the retirement is due from Wednesday 12:00.
@@ -53,9 +55,11 @@ const envOf = (opts: { proven?: Placement; karpenterNode?: boolean; queue?: bool
     plannedRepairs: { acted: () => false, setPlan: () => undefined },
     placements: { of: () => opts.proven ?? { _tag: "Pending" } },
     inventory: { of: () => ({ _tag: "Pending" }) },
-    karpenter: {
-      claimOf: () =>
-        opts.karpenterNode === true ? { status: { nodeName: "ip-10-0-0-1.ec2.internal" } } : undefined
+    owners: {
+      pools: karpenterPools({
+        claimOf: () =>
+          opts.karpenterNode === true ? { status: { nodeName: "ip-10-0-0-1.ec2.internal" } } : undefined
+      } as unknown as KarpenterCache)
     },
     events: {
       emitDeduped: (key: string, _ms: number, e: { readonly note: string }) =>

@@ -10,6 +10,8 @@ import { resolveConfig } from "../src/config/ControllerConfig.ts"
 import { type GateVerdict, standDownKey, standDownPoolNote } from "../src/decide/zonalShiftGate.ts"
 import { EVENT_DEDUPE_MS, makeEventRecorder } from "../src/kube/EventRecorder.ts"
 import type { KubeShape, NodeEventInput } from "../src/kube/Kube.ts"
+import type { KarpenterCache } from "../src/karpenter/KarpenterCache.ts"
+import { karpenterPools } from "../src/owner/poolOwner.ts"
 
 const world = () => {
   const written: NodeEventInput[] = []
@@ -18,8 +20,10 @@ const world = () => {
   } as unknown as KubeShape
   const env = {
     events: makeEventRecorder(kube),
-    karpenter: {
-      nodePool: (name: string) => (name === "gpu" ? { metadata: { name, uid: "np-uid" } } : undefined)
+    owners: {
+      pools: karpenterPools({
+        nodePool: (name: string) => (name === "gpu" ? { metadata: { name, uid: "np-uid" } } : undefined)
+      } as unknown as KarpenterCache)
     }
   } as unknown as ControllerEnv
   return { env, written }

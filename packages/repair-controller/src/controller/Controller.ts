@@ -155,7 +155,7 @@ const guardMetrics = (env: ControllerEnv, series: Series, now: number) =>
 const poolGauges = (env: ControllerEnv) => (pool: string) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
-    const nodePool = env.karpenter.poolFacts(pool)
+    const nodePool = env.owners.pools.facts(pool)
     const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
     const { count, budget } = inFlightOf(env.config, stats, pool, nodePool, yield* Clock.currentTimeMillis)
     yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
@@ -305,7 +305,6 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       cloud,
       logCapture,
       cache,
-      karpenter,
       owners,
       preProofs,
       placements,

@@ -5,7 +5,6 @@ import type { TaintFirst } from "../actions/TaintFirst.ts"
 import type { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
-import type { KarpenterCache } from "../karpenter/KarpenterCache.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
 import type { Inventory } from "../owner/Inventory.ts"
 import type { Placements } from "../owner/Placements.ts"
@@ -31,8 +30,6 @@ export interface ControllerEnv extends StepPorts {
   readonly events: EventRecorder
   readonly taintFirst: TaintFirst
   readonly cache: NodeCache
-  /** NodePools' facts for the breaker, when Karpenter is installed. */
-  readonly karpenter: KarpenterCache
   readonly shifts: Ref.Ref<ShiftObservation>
   readonly store: RepairStore
   /** Relapse ledgers per pool and reason, and their holds (journal: RelapseStore.ts). */

@@ -244,7 +244,7 @@ const nodePoolOf = (env: ControllerEnv, node: NodeView, placement?: Placement) =
       : placement._tag === "Proven"
         ? placement.pool
         : undefined
-  const facts = env.karpenter.poolFacts(pool)
+  const facts = env.owners.pools.facts(pool)
   return facts !== undefined ? { nodePool: facts } : {}
 }
 

@@ -33,8 +33,7 @@ const provenPool = (env: ControllerEnv, node: NodeView): string | undefined => {
 }
 
 /** A Node that Karpenter registered to one of its NodeClaims (Karpenter alone writes `status.nodeName`). */
-const karpenters = (env: ControllerEnv, node: NodeView) =>
-  env.karpenter.claimOf(node.providerID)?.status?.nodeName === node.name
+const karpenters = (env: ControllerEnv, node: NodeView) => env.owners.pools.registered(node)
 
 /** The node's plan, if its machine has a live scheduled event no repair was started for and it is nodemend's. */
 export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {

@@ -7,11 +7,8 @@
  */
 import { Effect } from "effect"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
-import { KARPENTER_API } from "../karpenter/NodeClaims.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-
-const NODEPOOL_API_VERSION = KARPENTER_API.replace(/^\/apis\//, "")
 
 export const poolEvent = (
   env: ControllerEnv,
@@ -22,11 +19,10 @@ export const poolEvent = (
   note: string
 ): Effect.Effect<void> => {
   if (pool === undefined || pool === CLUSTER_SCOPE) return Effect.void
-  const np = env.karpenter.nodePool(pool)
-  const uid = np?.metadata.uid
-  if (uid === undefined) return Effect.void
-  return env.events.emitDeduped(`nodepool/${pool}/${uid}/${key}`, EVENT_DEDUPE_MS, {
-    node: { name: pool, uid, apiVersion: NODEPOOL_API_VERSION, kind: "NodePool" },
+  const object = env.owners.pools.object(pool)
+  if (object === undefined) return Effect.void
+  return env.events.emitDeduped(`nodepool/${pool}/${object.uid}/${key}`, EVENT_DEDUPE_MS, {
+    node: object,
     type,
     reason,
     action: "Decide",

@@ -13,11 +13,14 @@ import { kwokOwner } from "./kwokOwner.ts"
 import { launchTemplateOwner } from "./launchTemplateOwner.ts"
 import type { MachineOwner, OwnerPorts } from "./MachineOwner.ts"
 import { type Ownership, proveOwner } from "./ownership.ts"
+import { karpenterPools, type PoolOwner } from "./poolOwner.ts"
 
 export interface Owners {
   /** `vouched`: the cloud's answer for this very Node, asked shortly before the decision (PreProofs.ts). */
   readonly prove: (node: NodeView, vouched?: InstanceFacts) => Effect.Effect<Ownership>
   readonly of: (r: RepairRecord) => MachineOwner
+  /** What pools' owners say about them (a Karpenter NodePool's facts, where its Events go). */
+  readonly pools: PoolOwner
 }
 
 /**
@@ -45,6 +48,7 @@ export const makeOwners = (ports: OwnerPorts): Owners => {
   const standalone = ports.cloud.name === "kwok" ? kwokOwner(ports) : launchTemplateOwner(ports)
   return {
     prove: (node, vouched) => proveOwner(ports, node, vouched),
+    pools: karpenterPools(ports.karpenter),
     of: (r) => {
       const owner = r.node.instance.owner
       switch (owner.kind) {
