@@ -88,6 +88,7 @@ describe("who asked is proven, else refused (fail closed)", () => {
     expect(requestRefusal(c, request(), { _tag: "InForce", since: T0 - POLICY_SETTLE_MS + 1000 })).toMatch(
       /before the admission policy was in force/
     )
+    expect(requestRefusal(c, request({ createdAt: Number.NaN }), IN_FORCE)).toMatch(/not proven/)
     expect(requestRefusal(c, request({ requestedBy: "system:node:slow" }), IN_FORCE)).toMatch(/is a node/)
   })
 

@@ -4,7 +4,7 @@
  * read at start and every `PROOF_REFRESH_MS`; a request's status is written only when it changes (the write's own
  * watch event then finds it unchanged). A request that does not decode is logged and skipped, never guessed at.
  */
-import { Duration, Effect, Fiber, Result } from "effect"
+import { Clock, Duration, Effect, Fiber, Result } from "effect"
 import { type KubeError, type KubeHttp, listWatch } from "@nodemend/kube-access"
 import {
   decodeRepairRequest,
@@ -38,12 +38,9 @@ const ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 
 type Log = (level: "info" | "warn", msg: string, extra?: Record<string, unknown>) => void
 
-const sameStatus = (a: RepairRequestStatus | undefined, b: RepairRequestStatus) =>
-  a?.phase === b.phase &&
-  a?.reason === b.reason &&
-  a?.message === b.message &&
-  a?.repairId === b.repairId &&
-  a?.outcome === b.outcome
+/** Whether the status already says all `next` says (a merge patch keeps the fields `next` leaves out). */
+const sameStatus = (seen: RepairRequestStatus | undefined, next: RepairRequestStatus) =>
+  (Object.keys(next) as Array<keyof RepairRequestStatus>).every((k) => seen?.[k] === next[k])
 
 export const makeRepairRequestWatch = (
   http: KubeHttp,
@@ -94,11 +91,12 @@ export const makeRepairRequestWatch = (
     proof: () => proof,
     refreshProof,
     setStatus: (r, status) =>
-      Effect.suspend(() => {
+      Effect.gen(function* () {
         const seen = items.get(r.metadata.name) ?? r
-        if (sameStatus(seen.status, status)) return Effect.void
-        const body = { status: { ...status, lastTransitionTime: new Date().toISOString() } }
-        return http
+        if (sameStatus(seen.status, status)) return
+        const now = yield* Clock.currentTimeMillis
+        const body = { status: { ...status, lastTransitionTime: new Date(now).toISOString() } }
+        yield* http
           .call(
             "patchRepairRequestStatus",
             "PATCH",

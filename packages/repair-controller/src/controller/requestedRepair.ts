@@ -80,7 +80,14 @@ export const intakeRequests = (env: ControllerEnv, name: string, node: NodeView 
     const open = env.requests.of(name).filter((r) => !isSettled(r.status?.phase))
     if (open.length === 0) return NONE
     if (node === undefined || node.deleting) {
-      for (const r of open) yield* refuse(env, r, undefined, `there is no Node ${name}`, "NoNode")
+      for (const r of open)
+        yield* refuse(
+          env,
+          r,
+          undefined,
+          `there is no Node ${name} among the Nodes this controller watches`,
+          "NoNode"
+        )
       return NONE
     }
     const kept: RepairRequest[] = []

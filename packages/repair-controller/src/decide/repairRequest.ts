@@ -74,7 +74,8 @@ export const requestRefusal = (
 ): string | undefined => {
   if (proof._tag === "Absent")
     return `who asked is not proven: ${proof.why}; the controller refuses requests it cannot attribute (fail closed)`
-  if (r.createdAt < proof.since + POLICY_SETTLE_MS)
+  // Written so that an unreadable creation time (NaN) is refused too.
+  if (!(r.createdAt >= proof.since + POLICY_SETTLE_MS))
     return `who asked is not proven: the request was created before the admission policy was in force (${new Date(proof.since).toISOString()})`
   if (isNodeIdentity(r.requestedBy)) return `${r.requestedBy} is a node: nodes do not ask for repairs`
   if (!isRequestableReason(r.reason))
