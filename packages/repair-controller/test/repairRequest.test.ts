@@ -21,6 +21,7 @@ import {
 } from "../src/decide/repairRequest.ts"
 import { requestStatusOf } from "../src/decide/requestStatus.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
+import { parseLedger } from "../src/domain/RelapseLedger.ts"
 import { newRepairRecord } from "../src/repair/stateMachine.ts"
 import { cond, MIN, node } from "./fixtures.ts"
 
@@ -186,6 +187,57 @@ describe("through decide's gates", () => {
         /breaker of pool p is open: 2 of 5 nodes are unhealthy.*lifts when at most 1 are/
       )
     })
+  )
+
+  it.effect(
+    "a relapse hold of its pool and reason and a zonal shift hold it, each saying what lifts it",
+    () =>
+      Effect.gen(function* () {
+        const c = config({ maxUnhealthyPercent: 100 })
+        const relapse = (n: number) => ({
+          node: `r${n}`,
+          uid: `u${n}`,
+          repairId: `rep${n}`,
+          repairedNode: `o${n}`,
+          kind: "replacement",
+          at: T0 - (10 - n) * MIN,
+          afterMs: 60_000
+        })
+        const relapses = [relapse(0), relapse(1), relapse(2)]
+        const ledger = Result.getOrThrow(
+          parseLedger(
+            JSON.stringify({
+              v: 1,
+              pool: "p",
+              reason: "ManualRepairRequested",
+              conditionType: "RepairRequested",
+              repairs: [],
+              relapses,
+              hold: { since: T0 - 5 * MIN, evidence: relapses, threshold: 3, windowMs: 3_600_000 }
+            })
+          )
+        )
+        const held = yield* decideWith(c, {
+          ledger: (scope, reason) =>
+            scope === "p" && reason === "ManualRepairRequested" ? ledger : undefined
+        })
+        expect(held._tag).toBe("Held")
+        if (held._tag !== "Repair")
+          expect(requestStatusOf(held).message).toMatch(
+            /or now with kubectl nodemend release p ManualRepairRequested/
+          )
+        const shifted = yield* decideWith(c, {
+          shifts: {
+            _tag: "Known",
+            shifts: [{ kind: "zonal-shift", zone: "a", expiresAt: new Date(T0 + 60 * MIN) }]
+          }
+        })
+        expect(shifted._tag).toBe("StandDown")
+        if (shifted._tag !== "Repair")
+          expect(requestStatusOf(shifted).message).toMatch(
+            /lifts when it ends \(expires 2026-12-07T01:00:00.000Z\)/
+          )
+      })
   )
 
   it.effect("a spent in-flight budget queues it; a veto and dry-run hold it, each saying what lifts it", () =>
