@@ -66,6 +66,9 @@ describe("metricReason", () => {
     expect(metricReason(config, "NvidiaXID123456Error")).toBe("NvidiaXID{code}Error")
     expect(metricReason(config, "ForkFailedOutOfPIDs")).toBe("ForkFailedOutOfPIDs")
     expect(metricReason(config, "MyOwnReason")).toBe("MyOwnReason")
+    // The controller's own reasons (a request's manual one, a planned repair's) are no node's text.
+    expect(metricReason(config, "ManualRepairRequested")).toBe("ManualRepairRequested")
+    expect(metricReason(config, "EC2InstanceRetirementScheduled")).toBe("EC2InstanceRetirementScheduled")
     expect(metricReason(config, "attacker-chosen-1")).toBe(OTHER_REASON)
     expect(metricReason(config, "")).toBe("")
   })

@@ -3,10 +3,10 @@
  * conditions, and every distinct value it wrote would otherwise be a series kept for ever (a node relabelling
  * itself 12,000 times grew /metrics to 5.8 MB and the controller's RSS by 170 MB). Pools: those the controller
  * counts by proven placements, configured pools and Karpenter NodePools; zones: those proven placements name;
- * reasons: the catalog's and the config's, else `other`. A gauge series whose pool or zone is gone is removed
+ * reasons: the catalog's, the controller's own (planned and requested repairs) and the config's, else `other`. A gauge series whose pool or zone is gone is removed
  * (`GaugeSeries`). Pure apart from the registry's removal.
  */
-import { resolveReason } from "@nodemend/reason-codes"
+import { KEYS, resolveReason } from "@nodemend/reason-codes"
 import { Effect, Metric } from "effect"
 
 /** A reason that is neither in the catalog nor named by the config. */
@@ -14,12 +14,17 @@ export const OTHER_REASON = "other"
 /** A catalog template's integer parameters above this are labelled by the template (XIDs are below 1000). */
 const MAX_TEMPLATE_INTEGER = 999
 
-/** The `reason` label of a reason a node wrote: bounded by the catalog and the config. */
+/** The controller's own repair reasons (EC2 scheduled events, ManualRepairRequested): a fixed set. */
+const CONTROLLER_REASONS: ReadonlySet<string> = new Set(
+  KEYS.filter((k) => k.kind === "repair-reason").map((k) => k.key)
+)
+
+/** The `reason` label of a reason a node wrote: bounded by the catalog, the controller's own and the config. */
 export const metricReason = (
   config: { readonly reasons: Readonly<Record<string, unknown>> },
   reason: string
 ): string => {
-  if (reason === "" || Object.hasOwn(config.reasons, reason)) return reason
+  if (reason === "" || Object.hasOwn(config.reasons, reason) || CONTROLLER_REASONS.has(reason)) return reason
   const r = resolveReason(reason)
   if (r === undefined) return OTHER_REASON
   const small = Object.values(r.parameters).every(
