@@ -53,8 +53,11 @@ const ports = (
     activeZonalShifts: Effect.succeed([]),
     locate: () => Effect.succeed(new Map()),
     autoScaling: {
-      launchReplacement: (_n, o) =>
-        answer(["group", o.capacityFirst, o.avoidZones], { autoScalingGroup: "g", desiredCapacity: 4 }),
+      launchReplacement: (_n, group, o) =>
+        answer(["group", group, o.capacityFirst, o.avoidZones], {
+          autoScalingGroup: "g",
+          desiredCapacity: 4
+        }),
       membersBeforeRemoval: () => answer(["members"], { group: "g", members: ["i-1", "i-9"] })
     },
     ...over.cloud
@@ -173,7 +176,7 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
       yield* makeOwners(p).of(member).addCapacity(member)
       yield* makeOwners(p).of(alone).addCapacity(alone)
       expect(calls).toEqual([
-        ["group", true, ["us-west-2c"]],
+        ["group", "g", true, ["us-west-2c"]],
         ["launch", true, ["us-west-2c"]]
       ])
       const noGroups = ports({ cloud: { name: "kwok", autoScaling: undefined } }).ports
@@ -218,8 +221,8 @@ describe("cloud-removed owners (Auto Scaling, launch template, kwok)", () => {
       expect(yield* owner.awaitCapacity(r, T0 + 60_000)).toMatchObject({ _tag: "Fact" })
       expect(yield* owner.awaitCapacity(r, T0 + 60_000)).toMatchObject({ _tag: "Fact" })
       expect(calls).toEqual([
-        ["group", true, ["us-west-2c"]],
-        ["group", true, ["us-west-2c"]]
+        ["group", "g", true, ["us-west-2c"]],
+        ["group", "g", true, ["us-west-2c"]]
       ])
     })
   )

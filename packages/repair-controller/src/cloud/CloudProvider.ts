@@ -77,8 +77,10 @@ export interface GroupRepair {
  * again with `previous`, it reports the member the group launched and grows nothing more.
  */
 export interface AutoScalingPort {
+  /** A member's replacement through `group`, the group its owner proved (owner/autoScalingOwner.ts). */
   readonly launchReplacement: (
     node: NodeRef,
+    group: string,
     options: LaunchOptions
   ) => Effect.Effect<Replacement, CloudError | InvalidProviderID>
   /**

@@ -40,7 +40,7 @@ export const autoScalingOwner = (ports: OwnerPorts): MachineOwner =>
   cloudMachineOwner(ports, {
     name: (r) => `Auto Scaling group ${groupOf(r)}`,
     launch: (node, options, r) =>
-      ports.cloud.autoScaling?.launchReplacement(node, {
+      ports.cloud.autoScaling?.launchReplacement(node, groupOf(r), {
         ...options,
         ...(r.removedFromGroup !== undefined ? { membersBefore: r.removedFromGroup.membersBefore } : {}),
         others: () => groupRepairs(ports.repairs(), r)

@@ -1,7 +1,7 @@
 // Shared setup for AWS provider tests against the fake cloud (in memory, no cluster).
 import { Effect, Schema } from "effect"
 import type { AdminInstance } from "@nodemend/fake-cloud"
-import type { AutoScalingPort, CloudProvider, NodeRef } from "../../src/cloud/CloudProvider.ts"
+import type { AutoScalingPort, CloudProvider, LaunchOptions, NodeRef } from "../../src/cloud/CloudProvider.ts"
 import { type AwsClients, makeAwsClients } from "../../src/cloud/aws/AwsClients.ts"
 import { AwsConfig, type AwsConfigInput } from "../../src/config/AwsConfig.ts"
 import { ZONE_ID_LABEL, ZONE_LABEL } from "@nodemend/reason-codes"
@@ -45,8 +45,19 @@ export function nodeRefOf(i: AdminInstance, extra: Partial<NodeRef> = {}): NodeR
 
 export const failureOf = <A, E>(e: Effect.Effect<A, E>) => Effect.flip(e)
 
-/** The AWS provider's Auto Scaling port (an Auto Scaling member's replacement comes from its group). */
-export const groupsOf = (p: CloudProvider["Service"]): AutoScalingPort => {
-  if (p.autoScaling === undefined) throw new Error(`provider ${p.name} has no Auto Scaling port`)
-  return p.autoScaling
+/**
+ * The provider's Auto Scaling port, asked for the group the facts name (as the owner port passes the group its
+ * proof found: owner/autoScalingOwner.ts).
+ */
+export const groupsOf = (p: CloudProvider["Service"]) => {
+  const port: AutoScalingPort | undefined = p.autoScaling
+  if (port === undefined) throw new Error(`provider ${p.name} has no Auto Scaling port`)
+  return {
+    ...port,
+    launchReplacement: (node: NodeRef, options: LaunchOptions) => {
+      const owner = options.facts.owner
+      if (owner.kind !== "autoScaling") throw new Error(`${node.name}: the facts name no Auto Scaling group`)
+      return port.launchReplacement(node, owner.group, options)
+    }
+  }
 }

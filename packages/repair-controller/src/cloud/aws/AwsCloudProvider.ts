@@ -36,17 +36,10 @@ const NO_CLUSTER_ARN = new CloudError({
 
 /** The Auto Scaling port over the groups: a member's replacement through its group. */
 const groupPort = (groups: AutoScalingGroups): AutoScalingPort => ({
-  launchReplacement: (node, options) =>
+  launchReplacement: (node, group, options) =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
-      const owner = options.facts.owner
-      if (owner.kind !== "autoScaling")
-        return yield* new CloudError({
-          operation: "SetDesiredCapacity",
-          message: `node ${node.name}: instance ${ref.instanceId} is in no Auto Scaling group`,
-          retryable: false
-        })
-      return yield* groups.replacement(node, ref, owner.group, options)
+      return yield* groups.replacement(node, ref, group, options)
     }).pipe(Effect.withSpan("AwsCloudProvider.autoScaling.launchReplacement")),
   membersBeforeRemoval: (node) =>
     awsInstanceRef(node.providerID).pipe(

@@ -1,9 +1,10 @@
 /**
- * `launchReplacement` of a standalone instance (InstanceFacts.owner, read from EC2's tags by inspect): RunInstances
- * as planned by launchPlan (LaunchPlan.ts), the repair's idempotency token as ClientToken, so a launch repeated
- * after a crash or a retry returns the same instance instead of a second one. Anyone else's instance is refused:
- * an Auto Scaling member's replacement comes from its group (the provider's `autoScaling` port), Karpenter's from
- * a NodeClaim, and an unknown owner gets none.
+ * `launchReplacement` of a standalone instance: RunInstances as planned by launchPlan (LaunchPlan.ts) from the
+ * template EC2 recorded on the old instance, the repair's idempotency token as ClientToken, so a launch repeated
+ * after a crash or a retry returns the same instance instead of a second one. Only the standalone owner's adapter
+ * calls it (owner/launchTemplateOwner.ts): the owner port alone says whose machine it is (owner/Owners.ts `of`),
+ * so an Auto Scaling member is replaced through its group and Karpenter's through a NodeClaim, and an instance
+ * without a template plans no launch (launchPlan refuses it).
  */
 import type { EC2Client } from "@aws-sdk/client-ec2"
 import { Effect, Result } from "effect"
@@ -59,21 +60,5 @@ export const makeLaunchReplacement =
   (node: NodeRef, options: LaunchOptions): Effect.Effect<Replacement, CloudError | InvalidProviderID> =>
     Effect.gen(function* () {
       const ref = yield* awsInstanceRef(node.providerID)
-      const owner = options.facts.owner
-      switch (owner.kind) {
-        case "autoScaling":
-          return yield* cannotLaunch(
-            node,
-            `instance ${ref.instanceId} is in Auto Scaling group ${owner.group}: its replacement comes from the group, never RunInstances`
-          )
-        case "standalone":
-          return yield* runInstances(ec2, settings, node, ref, options)
-        case "karpenter":
-          return yield* cannotLaunch(
-            node,
-            `instance ${ref.instanceId} is Karpenter's (NodeClaim ${owner.nodeClaim || "unknown"}): its replacement is a NodeClaim, never RunInstances`
-          )
-        case "unknown":
-          return yield* cannotLaunch(node, `nobody can replace instance ${ref.instanceId}: ${owner.why}`)
-      }
+      return yield* runInstances(ec2, settings, node, ref, options)
     }).pipe(Effect.withSpan("AwsCloudProvider.launchReplacement"))
