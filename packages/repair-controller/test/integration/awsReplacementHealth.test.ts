@@ -115,7 +115,12 @@ const startFor = async (pool: string) => {
       // The toleration outlasts both attempts, so both relapses are on record (and hold the pool) before a broken
       // replacement's own repair falls due.
       policies: [
-        { conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 12, action: "Replace" }
+        {
+          conditionType: "AcceleratedHardwareReady",
+          status: "False",
+          tolerationSeconds: 12,
+          action: "Replace"
+        }
       ],
       maxUnhealthyPercent: 100,
       maxInFlight: "100%",
