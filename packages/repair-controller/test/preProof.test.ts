@@ -261,7 +261,7 @@ const tolerating = (n: NodeView, config = defaultConfig()) =>
     const env = {
       config,
       cache: { view: () => n, get: () => undefined, counter, names: () => [n.name] },
-      karpenter: { poolFacts: () => undefined },
+      owners: { pools: { facts: () => undefined, object: () => undefined, registered: () => false } },
       shifts: yield* Ref.make<ShiftObservation>({ _tag: "Known", shifts: [] }),
       store: { get: () => ({ _tag: "None" }), originalOf: () => undefined },
       blocked: { unblock: () => {} },
