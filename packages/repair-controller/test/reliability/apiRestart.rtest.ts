@@ -36,6 +36,7 @@ import {
   waitForNodeGone,
   waitForReplacementReady
 } from "../integration/helpers.ts"
+import { resyncDroppedPods } from "../../../../tools/cluster/kwokResync.mjs"
 import { pick, recordFigures } from "./figures.ts"
 
 const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo)
@@ -104,27 +105,29 @@ const restart = async (name: "kube-apiserver" | "etcd", downMs: number) => {
 }
 
 /**
- * kwok (v0.8.0) can stop serving pods after kube-apiserver restarts while it keeps serving Nodes: in a CI run its
- * last "Patch pod" came before the second restart and it went on syncing new Nodes' leases, while the next trial's
- * pods stayed Pending. That is kwok's state, not the repair's: a process supervisor with a liveness check would
- * restart it. So when the trial's pods are not Running in 20 s, kwok is restarted (said in the trial's figures),
- * and they must run within 60 s after.
+ * Waits for the trial's pods to run. kwok (v0.8.0) drops a Pod event that arrives before its Node's Lease is in
+ * kwok's lease cache and never looks at that Pod again; after kube-apiserver restarts kwok's lease watch can lag its
+ * pod watch by seconds (tools/cluster/kwokResync.mjs cites kwok's lines). As the cluster's supervisor (like
+ * revive), the trial gives such Pods their second look, a kubelet's pod sync: resyncDroppedPods touches only Pods
+ * kwok has provably dropped (it renewed their Node's Lease since). Returns the Pods it resynced (the figures say).
  */
 const podsRunning = async (core: ReturnType<typeof clients>["core"], names: ReadonlyArray<string>) => {
-  const running = (timeoutMs: number) =>
-    Promise.all(names.map((n) => waitForPodPhase(core, ns, n, "Running", { timeoutMs })))
+  const resynced = new Set<string>()
+  let waiting = true
+  const resync = (async () => {
+    while (waiting) {
+      const r = await resyncDroppedPods({ stateDir: STATE, namespace: ns }).catch(() => [])
+      for (const p of r) resynced.add(p)
+      await sleep(2000)
+    }
+  })()
   try {
-    await running(20_000)
-    return false
-  } catch {
-    console.log("kwok served no pod of the trial in 20 s after the control plane's restarts: restarting kwok")
-    const pid = pidOf("kwok")
-    process.kill(pid, "SIGKILL")
-    await waitFor("kwok stopped", () => (dead(pid) ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 })
-    launch("kwok")
-    await running(60_000)
-    return true
+    await Promise.all(names.map((n) => waitForPodPhase(core, ns, n, "Running", { timeoutMs: 60_000 })))
+  } finally {
+    waiting = false
+    await resync
   }
+  return [...resynced]
 }
 
 beforeAll(async () => {
@@ -157,7 +160,7 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
     const pods = await Promise.all(
       [0, 1].map(() => createTestPod(core, ns, { bindTo: target, tolerations: [], labels: { app } }))
     )
-    const kwokRestarted = await podsRunning(
+    const kwokResynced = await podsRunning(
       core,
       pods.map((p) => p.metadata?.name ?? "")
     )
@@ -249,11 +252,8 @@ describe("API server and etcd restarted mid-repair (a cluster of this file's own
       downMs,
       completedMs,
       controllerRestarts,
-      controlPlaneRevived: [
-        ...revivedBefore,
-        ...(kwokRestarted ? ["kwok (pods not served)" as const] : []),
-        ...revivedAfter
-      ],
+      controlPlaneRevived: [...revivedBefore, ...revivedAfter],
+      kwokResynced,
       replacements: replacements.items.length,
       othersTainted: others.filter(isTainted).length,
       repairStartedEvents: started.length
