@@ -9,11 +9,12 @@
  * - Repeats (the same key again within the window, a Resolution of a key already resolved, and a key beyond the
  *   tracked bounds) go to their source's own bounded lane (`repeatsPerSource`). A full lane sheds the arriving
  *   repeat, counted per source and reason. One source's storm fills only its own lane.
- * - A tracked key's repeats pass at most once a `repeatIntervalMs` (1 s); the others are shed at once, counted
- *   the same way. A repeat tells the sink nothing news did not (the rule engine has counted it already for its
- *   thresholds), and every repeat that reached the sink cost it the time and the garbage of a finding: in a 100%
- *   storm the agent read 11-20k lines/s with the lane full of repeats, 39-49k with them thinned (load 9-10)
- *   (bench/storm-table.ts, docs/performance.md).
+ * - While its source's lane holds repeats (the sink is behind), a tracked key's repeats pass at most once a
+ *   `repeatIntervalMs` (1 s); the others are shed at once, counted the same way. A repeat tells the sink nothing
+ *   news did not (the rule engine has counted it already for its thresholds), and every repeat that reached the
+ *   sink cost it a finding's time and garbage: a 100% kmsg storm was read at 11-20k lines/s with the lane full of
+ *   repeats, 39-49k with them thinned (load 9-10; bench/storm-table.ts, docs/performance.md). A calm repeat (an
+ *   empty lane) is always delivered: it raises its Event's series count.
  * - `take` hands out news first (in arrival order), then one repeat per source in turn. A repeat older than its
  *   key's latest news or Resolution is superseded (a cleared fault must not come back from the queue) and is
  *   shed at take, counted too.
@@ -73,7 +74,7 @@ export interface FindingLanesOptions {
   readonly repeatsPerSource?: number
   readonly reasonsPerSource?: number
   readonly subjectsPerReason?: number
-  /** A key's repeats pass at most once an interval (default 1 s; 0: every repeat may queue). */
+  /** While the lane holds repeats, a key's repeats pass at most once an interval (default 1 s; 0: no thinning). */
   readonly repeatIntervalMs?: number
 }
 
@@ -169,7 +170,9 @@ export const makeFindingLanes = (options: FindingLanesOptions = {}): FindingLane
       news.push(f)
       return "news"
     }
-    const thinned = state !== undefined && nowMs - state.passedAtMs < repeatIntervalMs
+    // Thinned only while the lane holds repeats (the sink is behind): a calm repeat is always delivered.
+    const thinned =
+      state !== undefined && lane.repeats.length > lane.head && nowMs - state.passedAtMs < repeatIntervalMs
     if (thinned || lane.repeats.length - lane.head >= capacity) {
       countShed(source, f)
       if (state === undefined) untrackedShed++
