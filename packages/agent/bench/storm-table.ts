@@ -20,7 +20,15 @@
  * e.g. `... 200000 2 25 kmsg file` for two sources, `... 200000 1 25 distinct cross` for two rows of every source.
  */
 import { execFileSync } from "node:child_process"
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync } from "node:fs"
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { EventsV1Api, Watch } from "@kubernetes/client-node"
@@ -371,4 +379,5 @@ for (const kind of KINDS) {
     console.log(`| ${tableLine(kind, row, rs).join(" | ")} |`)
   }
 }
+rmSync(dirname(bundle), { recursive: true, force: true })
 console.log(`storm reasons: ${KINDS.map((k) => `${k} ${STORM_REASONS[k].join("+")}`).join("; ")}`)
