@@ -17,7 +17,8 @@
  *
  *   cd packages/agent && node --conditions=source bench/storm-table.ts [lines=200000] [runs=2] [pollMs=25] [kind|row ...]
  *
- * e.g. `... 200000 2 25 kmsg file` for two sources, `... 200000 1 25 distinct cross` for two rows of every source.
+ * e.g. `... 200000 2 25 kmsg file` for two sources, `... 200000 1 25 distinct cross` for two rows of every source;
+ * STORM_TABLE_BUNDLE=<file> runs that build of the agent instead of the one built from the sources.
  */
 import { execFileSync } from "node:child_process"
 import {
@@ -344,7 +345,8 @@ const tableLine = (kind: Kind, row: Row, rs: readonly Result[]) => {
 
 buildBundle()
 const bundle = join(mkdtempSync(join(tmpdir(), "storm-table-")), "nodemend-agent.mjs")
-copyFileSync(BUNDLE, bundle)
+// STORM_TABLE_BUNDLE: another build of the agent to compare (an A/B of a change), run with the same flags.
+copyFileSync(process.env.STORM_TABLE_BUNDLE ?? BUNDLE, bundle)
 // Interrupted: the agent and the Node of the row go too.
 for (const signal of ["SIGINT", "SIGTERM"] as const)
   process.once(signal, () => {
