@@ -13,6 +13,8 @@
  *   (reported by silicon.fr/aws-blocs-capacite-ec2-ml-473074.html). No AWS page with the P4d and P5 rows was
  *   found: check these two against DescribeInstanceTypes before relying on them elsewhere.
  * - m5.large, m5.xlarge, c5.xlarge: no GPUs (no GpuInfo).
+ * - m7i.large: 2 vCPUs, 8 GiB; m7i.2xlarge: 8 vCPUs, 32 GiB; no GPUs (the demo's general pool). The m7i family's
+ *   published sizes, as Karpenter's balanced-consolidation RFC uses them ("two m7i.2xlarge (8 vCPU, 32 GiB)").
  * p6e-gb200.36xlarge is left out: no page at hand gives its GPU count per instance.
  */
 
@@ -35,6 +37,8 @@ export const INSTANCE_TYPES: Readonly<Record<string, FakeInstanceType>> = {
   "m5.large": { vcpus: 2, memoryMiB: 8 * GIB },
   "m5.xlarge": { vcpus: 4, memoryMiB: 16 * GIB },
   "c5.xlarge": { vcpus: 4, memoryMiB: 8 * GIB },
+  "m7i.large": { vcpus: 2, memoryMiB: 8 * GIB },
+  "m7i.2xlarge": { vcpus: 8, memoryMiB: 32 * GIB },
   "g5.xlarge": {
     vcpus: 4,
     memoryMiB: 16 * GIB,
