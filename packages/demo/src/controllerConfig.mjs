@@ -47,6 +47,10 @@ export const controllerConfigYaml = ({
     ...Object.entries(TOLERATIONS).map(
       ([t, s]) => `  - { conditionType: ${t}, status: "False", tolerationSeconds: ${s} }`
     ),
+    // Story 1 shows a replacement: XID 79 keeps 1.x's Replace here (docs/reason-codes.md, "To keep 1.x's actions").
+    // reason-codes 2.0.0's default for it is Reboot, then Replace if it comes back within escalation.windowSeconds.
+    "reasons:",
+    "  NvidiaXID79Error: { action: Replace }",
     "drain: { deadlineSeconds: 20, onDeadline: force, evictionBackoffInitialMs: 500, evictionBackoffMaxMs: 2000 }",
     "zonalShift: { scope: zone, refreshSeconds: 2 }",
     "breaker: { requeueSeconds: 5 }",
