@@ -29,7 +29,7 @@ export interface PoolOwner {
 const NODEPOOL_API_VERSION = KARPENTER_API.replace(/^\/apis\//, "")
 
 export const karpenterPools = (karpenter: KarpenterCache): PoolOwner => ({
-  facts: karpenter.poolFacts,
+  facts: (pool) => karpenter.poolFacts(pool),
   object: (pool) => {
     const uid = karpenter.nodePool(pool)?.metadata.uid
     return uid === undefined
