@@ -32,6 +32,7 @@ import { libraryPresent } from "./monitors/nvidia/library-presence.ts"
 import { notWatchingDetection } from "./monitors/nvidia/not-watching.ts"
 import { XidDeduplicator } from "./monitors/nvidia/xid-deduplicator.ts"
 import type { PeriodicCheck } from "./scheduler/periodic-check.ts"
+import type { DcgmDiagnosticRunner } from "./diagnostics/DcgmDiagnosticRun.ts"
 import { runScheduler } from "./scheduler/scheduler.ts"
 import { makeLogMonitors } from "./sources/index.ts"
 import { runRulesCheck } from "./cli/rules-check.ts"
@@ -194,6 +195,7 @@ export const runAgent = (flags: AgentFlags) =>
         yield* sink([notWatchingDetection(nvidia.problems, yield* Clock.currentTimeMillis)])
       // The NVIDIA monitor's polls join the other checks in the one scheduler (startup jitter, shared queue).
       const nvidiaChecks: PeriodicCheck[] = []
+      let dcgmDiagnostic: DcgmDiagnosticRunner | undefined
       if (nvidiaWatching && nvidiaModule !== undefined) {
         const node = yield* (yield* KubeApi).readNode.pipe(Effect.option)
         const instanceType =
@@ -211,6 +213,7 @@ export const runAgent = (flags: AgentFlags) =>
           )
           .pipe(Effect.provideService(nvidiaModule.NvidiaLibraries, nvidia))
         nvidiaChecks.push(...monitor.checks)
+        dcgmDiagnostic = monitor.runDiagnostic
         yield* Effect.forkScoped(monitor.run.pipe(Effect.scoped))
       }
       yield* Layer.build(healthServerLayer({ address: flags.healthAddress, ready: w.ready }))
@@ -237,7 +240,9 @@ export const runAgent = (flags: AgentFlags) =>
             ),
           ...(config.diagnostics.destinationAllowlist !== undefined
             ? { destinationAllowlist: config.diagnostics.destinationAllowlist }
-            : {})
+            : {}),
+          // On the monitor's DCGM session; a node without DCGM answers NotAvailable.
+          ...(dcgmDiagnostic !== undefined ? { dcgmDiagnostic } : {})
         })
       }
       // Every finding the queue holds goes through the sink in one pass, not one sink run per finding: in a

@@ -34,8 +34,18 @@ export const LogCaptureSpec = Schema.Struct({
 })
 export type LogCaptureSpec = typeof LogCaptureSpec.Type
 
+/** DCGM's active diagnostic levels (dcgmi diag -r 1..4: short, medium, long, extra long). */
+export const DCGM_DIAGNOSTIC_LEVELS = [1, 2, 3, 4] as const
+export const DcgmDiagnosticLevel = Schema.Literals(DCGM_DIAGNOSTIC_LEVELS)
+export type DcgmDiagnosticLevel = typeof DcgmDiagnosticLevel.Type
+
+/** Run DCGM's active diagnostic on every GPU of the node at this level (the replacement health gate asks for it). */
+export const DcgmDiagnosticSpec = Schema.Struct({ level: DcgmDiagnosticLevel })
+export type DcgmDiagnosticSpec = typeof DcgmDiagnosticSpec.Type
+
 export const NodeDiagnosticSpec = Schema.Struct({
-  logCapture: Schema.optionalKey(LogCaptureSpec)
+  logCapture: Schema.optionalKey(LogCaptureSpec),
+  dcgmDiagnostic: Schema.optionalKey(DcgmDiagnosticSpec)
 })
 
 export const CAPTURE_REASONS = ["Success", "SuccessWithErrors", "Failure"] as const
@@ -77,13 +87,54 @@ export const CaptureStatus = Schema.Struct({
 })
 export type CaptureStatus = typeof CaptureStatus.Type
 
+/**
+ * `Pass`: DCGM ran and no test failed; `Fail`: a test failed (or DCGM reported no result at all);
+ * `NotAvailable`: this node's agent has no DCGM to run it with (no GPUs, no library, no host engine, or the run
+ * itself could not start).
+ */
+export const DCGM_DIAGNOSTIC_RESULTS = ["Pass", "Fail", "NotAvailable"] as const
+export const DcgmDiagnosticResult = Schema.Literals(DCGM_DIAGNOSTIC_RESULTS)
+export type DcgmDiagnosticResult = typeof DcgmDiagnosticResult.Type
+
+/** One per-entity test result as DCGM reported it (dcgmDiagEntityResult_v1 and its error, if any). */
+export const DcgmTestResult = Schema.Struct({
+  test: Schema.String,
+  testId: Schema.Int,
+  entityGroupId: Schema.Int,
+  entityId: Schema.Int,
+  result: Schema.Literals(["Pass", "Skip", "Warn", "Fail", "NotRun"]),
+  errorCode: Schema.optionalKey(Schema.Int),
+  errorMessage: Schema.optionalKey(Schema.String)
+})
+export type DcgmTestResult = typeof DcgmTestResult.Type
+
+export const DcgmDiagnosticCompleted = Schema.Struct({
+  result: DcgmDiagnosticResult,
+  message: Schema.String,
+  level: DcgmDiagnosticLevel,
+  startedAt: Schema.String,
+  finishedAt: Schema.String,
+  observedGeneration: Schema.optionalKey(Schema.Int),
+  tests: Schema.optionalKey(Schema.Array(DcgmTestResult))
+})
+export type DcgmDiagnosticCompleted = typeof DcgmDiagnosticCompleted.Type
+
+export const DcgmDiagnosticStatus = Schema.Struct({
+  running: Schema.optionalKey(RunningState),
+  completed: Schema.optionalKey(DcgmDiagnosticCompleted)
+})
+
 export const NodeDiagnosticStatus = Schema.Struct({
-  captureStatuses: Schema.optionalKey(Schema.Array(CaptureStatus))
+  captureStatuses: Schema.optionalKey(Schema.Array(CaptureStatus)),
+  dcgmDiagnostic: Schema.optionalKey(DcgmDiagnosticStatus)
 })
 
 export const NodeDiagnostic = Schema.Struct({
   metadata: Schema.Struct({
     name: Schema.String,
+    /** Set by the API server; a node cannot write it. */
+    creationTimestamp: Schema.optionalKey(Schema.String),
+    labels: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
     generation: Schema.optionalKey(Schema.Int),
     resourceVersion: Schema.optionalKey(Schema.String),
     uid: Schema.optionalKey(Schema.String)
@@ -128,6 +179,12 @@ export interface NodeDiagnosticRequestMetadata {
   }>
 }
 
+const requestMetadata = (nodeName: string, metadata: NodeDiagnosticRequestMetadata) => ({
+  name: nodeName,
+  ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
+  ...(metadata.ownerReferences ? { ownerReferences: metadata.ownerReferences.map((o) => ({ ...o })) } : {})
+})
+
 /** The NodeDiagnostic that asks `nodeName`'s agent for a log capture (the object is named after the node). */
 export const nodeDiagnosticBody = (
   nodeName: string,
@@ -136,11 +193,7 @@ export const nodeDiagnosticBody = (
 ) => ({
   apiVersion: NODE_DIAGNOSTIC_API_VERSION,
   kind: NODE_DIAGNOSTIC_KIND,
-  metadata: {
-    name: nodeName,
-    ...(metadata.labels ? { labels: { ...metadata.labels } } : {}),
-    ...(metadata.ownerReferences ? { ownerReferences: metadata.ownerReferences.map((o) => ({ ...o })) } : {})
-  },
+  metadata: requestMetadata(nodeName, metadata),
   spec: {
     logCapture: {
       destination: logCapture.destination,
@@ -168,4 +221,37 @@ export const captureProgress = (
   if (completed && (completed.observedGeneration ?? 0) >= generation) return { _tag: "Completed", completed }
   if (state?.running) return { _tag: "Running", startedAt: state.running.startedAt }
   return { _tag: "Pending" }
+}
+
+/** Status patch bodies of a DCGM diagnostic (merge patch: `captureStatuses` is left as it is). */
+export const dcgmDiagnosticRunningStatus = (startedAt: string) => ({
+  status: { dcgmDiagnostic: { running: { startedAt }, completed: null } }
+})
+
+export const dcgmDiagnosticCompletedStatus = (completed: DcgmDiagnosticCompleted) => ({
+  status: { dcgmDiagnostic: { running: null, completed } }
+})
+
+/** The NodeDiagnostic that asks `nodeName`'s agent for a DCGM active diagnostic at `level`. */
+export const dcgmDiagnosticBody = (
+  nodeName: string,
+  level: DcgmDiagnosticLevel,
+  metadata: NodeDiagnosticRequestMetadata = {}
+) => ({
+  apiVersion: NODE_DIAGNOSTIC_API_VERSION,
+  kind: NODE_DIAGNOSTIC_KIND,
+  metadata: requestMetadata(nodeName, metadata),
+  spec: { dcgmDiagnostic: { level } }
+})
+
+/**
+ * The DCGM diagnostic's result for `generation` (default: the object's current one), if the agent has written
+ * it. Pure. A result for an older generation answers an earlier request: none yet.
+ */
+export const dcgmDiagnosticCompleted = (
+  nd: NodeDiagnostic,
+  generation: number = nd.metadata.generation ?? 1
+): DcgmDiagnosticCompleted | undefined => {
+  const completed = nd.status?.dcgmDiagnostic?.completed
+  return completed && (completed.observedGeneration ?? 0) >= generation ? completed : undefined
 }

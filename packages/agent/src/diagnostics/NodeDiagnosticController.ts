@@ -1,7 +1,7 @@
 /**
  * The agent side of NodeDiagnostic: watches only the object named after this node, and when its spec
- * generation has no completed Log capture yet, runs one (status running -> completed with
- * observedGeneration). Diagnosis never slows detection: captures run one at a time on their own fiber,
+ * generation has no completed Log capture (or DCGM diagnostic) yet, runs one (status running -> completed with
+ * observedGeneration). Diagnosis never slows detection: requests run one at a time on their own fiber,
  * every step is bounded, and a wedged capture cannot stop the watch.
  */
 import { tmpdir } from "node:os"
@@ -12,8 +12,11 @@ import { type Collector, type CollectorDefaults, defaultCollectors } from "./Col
 import { compileAllowlist, DEFAULT_DESTINATION_ALLOWLIST } from "./DestinationPolicy.ts"
 import { pruneNodeBundles } from "./Delivery.ts"
 import { type LogCaptureOutcome, runLogCapture } from "./LogCaptureRun.ts"
+import { type DcgmDiagnosticRunner, runDcgmDiagnostic } from "./DcgmDiagnosticRun.ts"
 import {
   completedStatus,
+  dcgmDiagnosticCompletedStatus,
+  dcgmDiagnosticRunningStatus,
   decodeNodeDiagnostic,
   logCaptureStatus,
   type NodeDiagnostic,
@@ -48,6 +51,11 @@ export interface NodeDiagnosticControllerOptions {
   readonly uploadTimeout?: Duration.Input
   /** Re-read the object this often even without watch events. Default 5 minutes. */
   readonly resync?: Duration.Input
+  /**
+   * Runs a DCGM active diagnostic (`spec.dcgmDiagnostic`); absent on a node without DCGM, which then answers
+   * `NotAvailable`.
+   */
+  readonly dcgmDiagnostic?: DcgmDiagnosticRunner
 }
 
 /** Whether this object's current generation still needs a capture. Pure. */
@@ -57,6 +65,13 @@ export const needsCapture = (nd: NodeDiagnostic): boolean => {
   const completed = logCaptureStatus(nd)?.state.completed
   // A `running` state without a completed one for this generation was left by an agent that stopped: redo it.
   return !(completed && (completed.observedGeneration ?? -1) >= generation)
+}
+
+/** Whether this object's current generation still needs a DCGM diagnostic. Pure. */
+export const needsDcgmDiagnostic = (nd: NodeDiagnostic): boolean => {
+  if (!nd.spec?.dcgmDiagnostic) return false
+  const completed = nd.status?.dcgmDiagnostic?.completed
+  return !(completed && (completed.observedGeneration ?? -1) >= (nd.metadata.generation ?? 0))
 }
 
 const MERGE_PATCH = "application/merge-patch+json"
@@ -165,10 +180,38 @@ export const NodeDiagnosticController = (
         })
       })
 
+    const diagnose = (nd: NodeDiagnostic) =>
+      Effect.gen(function* () {
+        const level = nd.spec!.dcgmDiagnostic!.level
+        const generation = nd.metadata.generation ?? 0
+        const isoNow = Clock.currentTimeMillis.pipe(Effect.map((ms) => new Date(ms).toISOString()))
+        const startedAt = yield* isoNow
+        yield* Effect.logInfo("DCGM diagnostic started", { node: nodeName, generation, level })
+        yield* patchStatus(dcgmDiagnosticRunningStatus(startedAt))
+        const outcome = yield* runDcgmDiagnostic(options.dcgmDiagnostic, level)
+        yield* patchStatus(
+          dcgmDiagnosticCompletedStatus({
+            result: outcome.result,
+            message: outcome.message.slice(0, 1024),
+            level,
+            startedAt,
+            finishedAt: yield* isoNow,
+            observedGeneration: generation,
+            ...(outcome.tests ? { tests: outcome.tests } : {})
+          })
+        )
+        yield* Effect.logInfo("DCGM diagnostic finished", {
+          node: nodeName,
+          generation,
+          result: outcome.result
+        })
+      })
+
     const reconcile = Effect.gen(function* () {
       const raw = yield* read
       if (raw === undefined) return
       const nd = yield* decodeNodeDiagnostic(raw)
+      if (needsDcgmDiagnostic(nd)) yield* diagnose(nd)
       if (needsCapture(nd)) yield* capture(nd)
     }).pipe(
       Effect.catch((e) =>

@@ -1,4 +1,4 @@
-// Diagnostics: on-demand log bundles driven by the NodeDiagnostic custom resource (docs/diagnostics.md).
+// Diagnostics: on-demand log bundles and DCGM diagnostics driven by the NodeDiagnostic custom resource (docs/diagnostics.md).
 // The agent main starts `NodeDiagnosticController` in its scope; nothing here runs on the detection path.
 export type { Collector, CollectorDefaults, CollectorSource } from "./Collectors.ts"
 export { COLLECTOR_DEFAULTS, defaultCollectors } from "./Collectors.ts"
@@ -14,6 +14,13 @@ export {
   NodeDiagnosticController,
   nodeDiagnosticControllerLayer,
   type NodeDiagnosticControllerOptions,
-  needsCapture
+  needsCapture,
+  needsDcgmDiagnostic
 } from "./NodeDiagnosticController.ts"
+export {
+  type DcgmDiagnosticOutcome,
+  type DcgmDiagnosticRunner,
+  dcgmDiagnosticOutcome,
+  runDcgmDiagnostic
+} from "./DcgmDiagnosticRun.ts"
 export { redactionTransform, redactText } from "./Redaction.ts"

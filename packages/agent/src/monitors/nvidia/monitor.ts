@@ -12,6 +12,8 @@ import {
   type DcgmCallFailed,
   type DcgmSession,
   type DcgmTarget,
+  type DiagLevel,
+  type DiagReport,
   EntityGroup,
   FieldId,
   type FieldReading,
@@ -83,12 +85,18 @@ export interface NvidiaMonitor {
   readonly checks: readonly PeriodicCheck[]
   /** The push paths and the DCGM session's supervision: runs until interrupted (returns at once when not watching). */
   readonly run: Effect.Effect<void, never, Scope.Scope>
+  /**
+   * A DCGM active diagnostic on demand (a NodeDiagnostic's `dcgmDiagnostic`), on the monitor's open session; fails
+   * while none is open. Absent without DCGM.
+   */
+  readonly runDiagnostic?: (level: DiagLevel) => Effect.Effect<DiagReport, { readonly message: string }>
 }
 
 /** The DCGM session's polls while one is open; the scheduler's checks run them (nothing while none is). */
 interface SessionPolls {
   readonly poll: Effect.Effect<void, DcgmCallFailed>
   readonly health: Effect.Effect<void, DcgmCallFailed | VersionMismatch>
+  readonly diagnose: DcgmSession["runDiagnostic"]
 }
 
 export const makeNvidiaMonitor = (
@@ -189,7 +197,14 @@ export const makeNvidiaMonitor = (
       for (const f of forks) yield* Effect.forkScoped(f)
       return yield* Effect.never
     })
-    return { checks, run }
+    if (libs.dcgm === undefined) return { checks, run }
+    const runDiagnostic = (level: DiagLevel) =>
+      Effect.flatMap(Ref.get(session), (p) =>
+        p === undefined
+          ? Effect.fail({ message: "no DCGM session is open (the host engine is not reachable)" })
+          : p.diagnose(level)
+      )
+    return { checks, run, runDiagnostic }
   })
 
 type Emit = (fs: readonly Finding[]) => Effect.Effect<void>
@@ -287,7 +302,9 @@ const superviseDcgm = (
           yield* emit(r.findings)
         })
         // Both run as the scheduler's checks (scheduled-polls.ts) while this session is open.
-        yield* Effect.acquireRelease(Ref.set(current, { poll, health }), () => Ref.set(current, undefined))
+        yield* Effect.acquireRelease(Ref.set(current, { poll, health, diagnose: s.runDiagnostic }), () =>
+          Ref.set(current, undefined)
+        )
         // active diagnostics, off unless configured: a run holds a koffi worker for its whole duration, and
         // the next starts a poll interval after the last one ended (runs never overlap).
         const level = settings.diagLevel
