@@ -11,7 +11,7 @@ import { makeWaitingRoom } from "../src/controller/WaitingRoom.ts"
 import { makePoolCounter } from "../src/controller/PoolCounter.ts"
 import { makeSightingStore } from "../src/controller/SightingStore.ts"
 import { labelPlacement } from "../src/decide/breaker.ts"
-import { reconcile } from "../src/controller/Reconciler.ts"
+import { makeReconciler } from "../src/controller/Reconciler.ts"
 import type { ShiftObservation } from "../src/decide/zonalShiftGate.ts"
 import type { InstanceFacts } from "../src/domain/Instance.ts"
 import type { NodeView } from "../src/domain/NodeView.ts"
@@ -301,12 +301,12 @@ describe("Reconciler: the cloud is asked PRE_PROOF_LEAD_MS before the expiry (Te
     Effect.gen(function* () {
       yield* TestClock.setTime(T0)
       const t = yield* tolerating(failing(T0))
-      yield* reconcile(t.env, "n1")
+      yield* makeReconciler(t.env)("n1")
       const toleranceMs = t.requeues[0]![1] + PRE_PROOF_LEAD_MS
       expect(toleranceMs).toBeGreaterThan(PRE_PROOF_LEAD_MS)
       expect(t.asked).toEqual([])
       yield* TestClock.adjust(toleranceMs - PRE_PROOF_LEAD_MS)
-      yield* reconcile(t.env, "n1")
+      yield* makeReconciler(t.env)("n1")
       expect(t.asked).toEqual(["n1"])
       expect(t.requeues).toEqual([
         ["n1", toleranceMs - PRE_PROOF_LEAD_MS],
@@ -321,9 +321,9 @@ describe("Reconciler: the cloud is asked PRE_PROOF_LEAD_MS before the expiry (Te
       const since = T0 - 600_000 + 1000
       yield* TestClock.setTime(T0)
       const vetoed = yield* tolerating(failing(since, { "nodemend.io/do-not-repair": "true" }))
-      yield* reconcile(vetoed.env, "n1")
+      yield* makeReconciler(vetoed.env)("n1")
       const dry = yield* tolerating(failing(since), { ...defaultConfig(), dryRun: true })
-      yield* reconcile(dry.env, "n1")
+      yield* makeReconciler(dry.env)("n1")
       expect([...vetoed.asked, ...dry.asked]).toEqual([])
     })
   )
@@ -334,10 +334,10 @@ describe("Reconciler: the cloud is asked PRE_PROOF_LEAD_MS before the expiry (Te
       const t = yield* tolerating(failing(T0 - 600_000 + 1000))
       // Seen when it failed (the toleration runs from the controller's first sight, SightingStore.ts).
       t.env.sightings.see(failing(T0 - 600_000 + 1000), T0 - 600_000 + 1000)
-      yield* reconcile(t.env, "n1")
+      yield* makeReconciler(t.env)("n1")
       expect(t.preProofs.size()).toBe(1)
       const healthy = yield* tolerating({ ...failing(T0), conditions: [] })
-      yield* reconcile({ ...t.env, cache: healthy.env.cache }, "n1")
+      yield* makeReconciler({ ...t.env, cache: healthy.env.cache })("n1")
       expect(t.preProofs.size()).toBe(0)
     })
   )

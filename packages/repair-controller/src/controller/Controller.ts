@@ -27,7 +27,7 @@ import { makeEventRecorder } from "../kube/EventRecorder.ts"
 import { initialListFailed, retryInitialList } from "./initialSync.ts"
 import { makeKarpenterCache } from "../karpenter/KarpenterCache.ts"
 import { makeNodeCache } from "./NodeCache.ts"
-import { reconcile } from "./Reconciler.ts"
+import { makeReconciler } from "./Reconciler.ts"
 import { makeRebootStore } from "./RebootStore.ts"
 import { makeRelapseStore } from "./RelapseStore.ts"
 import { makeWaitingRoom } from "./WaitingRoom.ts"
@@ -406,11 +406,12 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     })
 
     const failures = new Map<string, number>()
+    const reconcile = makeReconciler(env)
     const worker = Effect.gen(function* () {
       for (;;) {
         const key = yield* Effect.promise(() => queue.take())
         if (key === undefined) return
-        yield* reconcile(env, key).pipe(
+        yield* reconcile(key).pipe(
           Effect.tap(() => Effect.sync(() => failures.delete(key))),
           Effect.catchCause((cause) =>
             Effect.suspend(() => {

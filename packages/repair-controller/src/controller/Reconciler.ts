@@ -1,364 +1,79 @@
 /**
- * One reconcile of one Node name: resume the repair the journal holds for it, or decide about it and report
- * the decision (an Event per outcome, deduplicated), starting a repair when the decision says so.
+ * One reconcile of one Node name, as Karpenter's NodeClaim lifecycle does it: an ordered list of sub-reconcilers,
+ * one file each, each built with only the ports it uses, run in turn until one says it is done.
+ *
+ * 1. reconcileJournaled: a repair in the journal is carried on (or, failed, kept for an operator);
+ * 2. reconcileReplacementOf: a replacement wakes the repair it replaces;
+ * 3. reconcileDeparted: the Node is read, its requests taken; a Node gone is forgotten;
+ * 4. reconcileDecision: decide with every gate, then start the repair or report why not.
  */
-import { Clock, Effect, Metric, Ref } from "effect"
-import { CLUSTER_SCOPE, isUnhealthy } from "../decide/breaker.ts"
-import { placeText } from "../decide/order.ts"
-import { holdText, relapsePolicy, relapseSetbacks } from "../decide/relapse.ts"
-import { zoneText } from "../decide/zoneBreaker.ts"
-import { type Decision, decide } from "../decide/decide.ts"
-import { escalationText } from "../decide/escalation.ts"
-import { vetoOf } from "../decide/veto.ts"
-import { standDownKey, standDownPoolNote } from "../decide/zonalShiftGate.ts"
-import type { NodeView } from "../domain/NodeView.ts"
-import type { Placement } from "../domain/Placement.ts"
-import { PRE_PROOF_LEAD_MS } from "../owner/PreProofs.ts"
-import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
-import * as M from "../observability/metrics.ts"
-import { metricReason } from "../observability/seriesBounds.ts"
-import { isTerminal } from "../domain/RepairRecord.ts"
+import { Effect } from "effect"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { markStarted, matchOf, planOf, reportDeferredToKarpenter, reportPlan } from "./plannedRepair.ts"
-import { poolEvent } from "./poolEvents.ts"
-import { intakeRequests, reportRequests, requestsDue, requestsFollow } from "./requestedRepair.ts"
-import { sightRelapse } from "./relapseSighting.ts"
+import type { NodeReconcile } from "./nodeReconcile.ts"
+import { reconcileDecision } from "./reconcileDecision.ts"
+import { reconcileDeparted } from "./reconcileDeparted.ts"
+import { reconcileJournaled } from "./reconcileJournaled.ts"
+import { reconcileReplacementOf } from "./reconcileReplacementOf.ts"
+import { intakeRequests, requestsFollow } from "./requestedRepair.ts"
 import { runRepair } from "./runRepair.ts"
 import { startRepair } from "./startRepair.ts"
 
-const standDownWhy = (d: Extract<Decision, { _tag: "StandDown" }>) =>
-  d.gate.cause === "shift"
-    ? `a ${d.gate.shift.kind} away from ${d.gate.shift.zone ?? d.gate.shift.zoneId ?? "a zone"} is active until ${d.gate.shift.expiresAt.toISOString()}`
-    : `the cloud provider cannot say whether a zonal shift is active (${d.gate.error}); failing closed`
-
-/** What a queued node's Event says of failed repairs holding its pool's slots: they hold them until someone acts. */
-const heldByFailed = (env: ControllerEnv, d: Extract<Decision, { _tag: "Queued" }>) => {
-  if (d.failed === 0) return ""
-  const names = env.store.failedIn(d.scope === CLUSTER_SCOPE ? undefined : d.scope)
-  const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "")
-  return `; ${d.failed} of them FAILED and hold their slot until an operator acts (${shown}): kubectl nodemend retry <node> to repair it again, or kubectl nodemend abandon <node> to give it up`
-}
-
-/** The Event (and requeue) for every decision that does not start a repair. */
-const report = (
+/** Only the named ports of the controller's environment: what a sub-reconciler holds. */
+const pick = <K extends keyof ControllerEnv>(
   env: ControllerEnv,
-  node: NodeView,
-  d: Exclude<Decision, { _tag: "Repair" }>,
-  /** The node's proven pool: its NodePool gets the pool-wide Events (poolEvents.ts). */
-  pool: string | undefined
-) =>
-  Effect.gen(function* () {
-    const name = node.name
-    const ref = { name, uid: node.uid }
-    const event = (key: string, type: "Normal" | "Warning", reason: string, note: string) =>
-      env.events.emitDeduped(`${name}/${key}`, EVENT_DEDUPE_MS, {
-        node: ref,
-        type,
-        reason,
-        action: "Decide",
-        note
-      })
-    switch (d._tag) {
-      case "Healthy":
-        return
-      case "Tolerating": {
-        if (d.requeueAfterMs === undefined) return
-        // Shortly before the expiry the cloud is asked who the machine is (PreProofs.ts), so the decision at the
-        // expiry need not wait for it: woken PRE_PROOF_LEAD_MS early for that, then again at the expiry.
-        if (d.requeueAfterMs > PRE_PROOF_LEAD_MS) {
-          env.queue.addAfter(name, d.requeueAfterMs - PRE_PROOF_LEAD_MS)
-          return
-        }
-        if (wouldAct(env, node)) yield* env.preProofs.prepare(node)
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      }
-      case "ReportOnly":
-        return yield* event(
-          `ReportOnly/${d.matches.map((m) => m.reason).join(",")}`,
-          "Warning",
-          "UnhealthyNotRepaired",
-          `policy action is None for ${d.matches.map((m) => `${m.conditionType}=${m.status} (${m.reason})`).join(", ")}`
-        )
-      case "Vetoed":
-        return yield* event(
-          `Vetoed/${d.veto}`,
-          "Normal",
-          "RepairVetoed",
-          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is past its toleration, but repair is vetoed: ${d.veto}`
-        )
-      case "StandDown":
-        yield* event(
-          `StandDown/${d.gate.cause}`,
-          "Warning",
-          "RepairStandDown",
-          `repair of ${d.governing.conditionType}=${d.governing.status} stands down: ${standDownWhy(d)}`
-        )
-        yield* poolEvent(
-          env,
-          pool,
-          standDownKey(d.gate),
-          "Warning",
-          "RepairStandDown",
-          standDownPoolNote(env.config, d.gate)
-        )
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      case "Unsettled":
-        // Seconds at most (a proof's answer wakes the pool's held-back nodes): a log line, not an Event.
-        yield* Effect.logDebug("decision waits for placement proofs", { node: name, why: d.why })
-        if (d.scope !== undefined) env.blocked.block(name, d.scope)
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      case "Unplaced":
-        yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: "identity" }), 1)
-        return yield* event(
-          `Unplaced`,
-          "Warning",
-          "RepairRefused",
-          `not repairing ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}): its machine is not proven to be this node, so it has no pool: ${d.why}`.slice(
-            0,
-            1000
-          )
-        )
-      case "ZoneStandDown":
-        yield* event(
-          `StandDown/zone/${d.zone.cause}`,
-          "Warning",
-          "RepairStandDown",
-          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) stands down: ${zoneText(d.zone)}`
-        )
-        yield* poolEvent(
-          env,
-          pool,
-          `StandDown/zone/${d.zone.cause}/${d.zone.cause === "concentrated" ? d.zone.zone.zone : ""}`,
-          "Warning",
-          "RepairStandDown",
-          `repairs of nodes of this NodePool stand down: ${zoneText(d.zone)}`
-        )
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      case "Held": {
-        const scope = d.scope === CLUSTER_SCOPE ? "the cluster" : `pool ${d.scope}`
-        const release = `kubectl nodemend release ${d.scope === CLUSTER_SCOPE ? "'<cluster>'" : d.scope} ${d.held.reason}`
-        yield* event(
-          `Held/${d.scope}/${d.held.reason}`,
-          "Warning",
-          "RepairHeld",
-          `repair of ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) in ${scope} is held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
-        )
-        yield* poolEvent(
-          env,
-          d.scope,
-          `Held/${d.held.reason}`,
-          "Warning",
-          "RepairHeld",
-          `repairs of ${d.held.reason} in this NodePool are held since ${new Date(d.held.hold.since).toISOString()}: ${holdText(d.held)}. It lifts at ${new Date(d.held.until).toISOString()} if nothing relapses before, or now with ${release}`
-        )
-        yield* Metric.update(
-          Metric.withAttributes(M.repairsHeld, {
-            pool: d.scope,
-            reason: metricReason(env.config, d.held.reason)
-          }),
-          1
-        )
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      }
-      case "Blocked": {
-        const b = d.breaker
-        yield* event(
-          "Blocked",
-          "Warning",
-          "RepairBlocked",
-          `more than ${b.percent}% of nodes are unhealthy in ${b.scope === "<cluster>" ? "the cluster" : `nodepool ${b.scope}`} (${b.unhealthy} of ${b.size}, allowed ${b.allowed})`
-        )
-        yield* poolEvent(
-          env,
-          b.scope,
-          "Blocked",
-          "Warning",
-          "RepairBlocked",
-          `more than ${b.percent}% of the nodes of this NodePool are unhealthy (${b.unhealthy} of ${b.size}, allowed ${b.allowed}): repairs are blocked until fewer are`
-        )
-        yield* Effect.logWarning("breaker open: repair blocked", {
-          node: name,
-          pool: b.scope,
-          unhealthy: b.unhealthy,
-          size: b.size,
-          allowed: b.allowed
-        })
-        // Woken as soon as its pool's count drops (BlockedNodes); the requeue is the backstop.
-        env.blocked.block(name, b.scope)
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      }
-      case "Queued":
-        // Held by a failed repair is news an operator must act on: a Warning, not deduplicated with plain waiting.
-        yield* event(
-          d.failed > 0 ? "Queued/failed" : "Queued",
-          d.failed > 0 ? "Warning" : "Normal",
-          "RepairQueued",
-          `${d.governing.conditionType}=${d.governing.status} (${d.governing.reason}) is due; waiting for a slot: ${d.inFlight} repairs in flight in ${d.scope === "<cluster>" ? "the cluster" : `pool ${d.scope}`}, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}; queue ${placeText(d.waiting, d.place)}`
-        )
-        yield* poolEvent(
-          env,
-          d.scope,
-          d.failed > 0 ? "Queued/failed" : "Queued",
-          d.failed > 0 ? "Warning" : "Normal",
-          "RepairQueued",
-          `due repairs wait for a slot: ${d.inFlight} repairs in flight in this NodePool, allowed ${d.budget.allowed} by ${d.budget.source}${heldByFailed(env, d)}`
-        )
-        yield* Metric.update(Metric.withAttributes(M.repairsQueued, { pool: d.scope }), 1)
-        env.waiting.put(d.scope, d.waiting, yield* Clock.currentTimeMillis)
-        // Woken when a repair in its pool ends (the count eases); the requeue is the backstop.
-        env.blocked.block(name, d.scope)
-        env.queue.addAfter(name, d.requeueAfterMs)
-        return
-      case "WouldRepair":
-        yield* Metric.update(
-          Metric.withAttributes(M.wouldRepair, {
-            condition: d.governing.conditionType,
-            reason: metricReason(env.config, d.governing.reason)
-          }),
-          1
-        )
-        return yield* env.events.emitDeduped(`${name}/WouldRepair`, EVENT_DEDUPE_MS, {
-          node: ref,
-          type: "Normal",
-          reason: "WouldRepair",
-          action: "Decide",
-          note: `dry-run: would ${d.governing.action} for ${d.governing.conditionType}=${d.governing.status} (${d.governing.reason})${d.escalation !== undefined ? `; ${escalationText(d.escalation, d.governing)}` : ""}`.slice(
-            0,
-            1000
-          )
-        })
-    }
-  })
+  ...keys: ReadonlyArray<K>
+): Pick<ControllerEnv, K> => Object.fromEntries(keys.map((k) => [k, env[k]])) as Pick<ControllerEnv, K>
 
-/** The NodePool of the node's proven pool (its label's only to decide whether to ask the cloud ahead: wouldAct). */
-const nodePoolOf = (env: ControllerEnv, node: NodeView, placement?: Placement) => {
-  const pool =
-    placement === undefined
-      ? node.labels[env.config.poolLabel]
-      : placement._tag === "Proven"
-        ? placement.pool
-        : undefined
-  const facts = env.owners.pools.facts(pool)
-  return facts !== undefined ? { nodePool: facts } : {}
-}
-
-/** Relapses (within their window) and failed repairs of a pool and reason: the queue's backoff (decide/order.ts). */
-const setbacksOf = (env: ControllerEnv, scope: string, reason: string, now: number): number => {
-  const pool = scope === CLUSTER_SCOPE ? undefined : scope
-  const relapses = relapseSetbacks(
-    env.relapse.ledger(scope, reason),
-    relapsePolicy(env.config, pool, reason),
-    now
-  )
-  const failed = env.store.failedIn(pool).filter((n) => {
-    const r = env.store.get(n)
-    return r._tag === "Record" && r.record.reason === reason
-  }).length
-  return relapses + failed
-}
-
-/** Whether an expiry of this node could start a repair at all (not dry-run, not vetoed): worth asking the cloud. */
-const wouldAct = (env: ControllerEnv, node: NodeView) =>
-  !env.config.dryRun &&
-  vetoOf(env.config, node) === undefined &&
-  nodePoolOf(env, node).nodePool?.vetoed !== true
-
-/** How often a failed repair's journal entry is read to see whether an operator has cleared it. */
-export const FAILED_RECHECK_MS = 10_000
-
-export const reconcile = (env: ControllerEnv, name: string) =>
-  Effect.gen(function* () {
-    const stored = env.store.get(name)
-    if (stored._tag === "Invalid")
-      return yield* env.events.emitDeduped(`${name}/RepairRecordInvalid`, EVENT_DEDUPE_MS, {
-        node: { name, uid: env.cache.get(name)?.metadata?.uid },
-        type: "Warning",
-        reason: "RepairRecordInvalid",
-        action: "Repair",
-        note: `the repair journal of ${name} cannot be read; not acting: ${stored.error}`.slice(0, 1000)
-      })
-    if (stored._tag === "Record" && stored.record.phase === "Failed") {
-      // Kept for an operator; `kubectl nodemend retry|abandon` deletes it. Looked at again every
-      // FAILED_RECHECK_MS, so the pool's slot is free and the node decided afresh within that, not at resync.
-      if (!(yield* env.store.forgetIfCleared(name))) {
-        env.queue.addAfter(name, FAILED_RECHECK_MS)
-        return
-      }
-    } else if (stored._tag === "Record") {
-      if (isTerminal(stored.record)) return
-      yield* requestsFollow(env, name)
-      return yield* runRepair(env, stored.record)
-    }
-    // A node that is the replacement of a repair in flight wakes that repair.
-    const original = env.store.originalOf(name)
-    if (original !== undefined && original !== name) env.queue.add(original)
-
-    const node = env.cache.view(name)
-    env.blocked.unblock(name)
-    // Back in the pool's queue only if this decision queues it again.
-    env.waiting.remove(name)
-    const requests = yield* intakeRequests(env, name, node)
-    if (node === undefined || node.deleting) {
-      env.plannedRepairs.setPlan(name, undefined)
-      env.placements.forget(name)
-      env.sightings.forget(name)
-      env.inventory.forget(name)
-      return env.preProofs.forget(name)
-    }
-    env.inventory.ensure(node)
-    const now = yield* Clock.currentTimeMillis
-    // Its toleration runs from the controller's own first sight, not only from what the node wrote (toleration.ts).
-    const seen = env.sightings.see(node, now)
-    // An unhealthy node's pool and zone are proven as soon as it is unhealthy (not at its expiry): until then it
-    // counts in no pool or zone (PoolCounter.ts).
-    // A repair planned for a scheduled event of its machine needs them too (controller/plannedRepair.ts).
-    const plan = planOf(env, node, now)
-    if (plan === undefined) yield* reportDeferredToKarpenter(env, node, now)
-    if (isUnhealthy(env.config, node) || plan !== undefined || requests.match !== undefined)
-      yield* env.placements.ensure(node)
-    yield* sightRelapse(env, node, now)
-    const placement = env.placements.of(node)
-    const d = decide({
-      config: env.config,
-      node: seen,
-      stats: env.cache.counter.stats(),
-      shifts: yield* Ref.get(env.shifts),
-      now,
-      placement,
-      unlocated: env.inventory.pending(),
-      ...nodePoolOf(env, node, placement),
-      ledger: env.relapse.ledger,
-      waiting: (scope) => env.waiting.of(scope, now),
-      setbacks: (scope, reason) => setbacksOf(env, scope, reason, now),
-      planned: matchOf(env, plan),
-      ...(requests.match !== undefined ? { requested: requests.match } : {}),
-      reboots: env.reboots.of
+/** The sub-reconcilers in order, each given its ports (the steps of a repair and its start take the whole env). */
+export const makeReconciler = (env: ControllerEnv) => {
+  const steps = [
+    reconcileJournaled({
+      ...pick(env, "store", "events", "cache", "queue"),
+      resume: (record) => requestsFollow(env, record.node.name).pipe(Effect.andThen(runRepair(env, record)))
+    }),
+    reconcileReplacementOf(pick(env, "store", "queue")),
+    reconcileDeparted({
+      ...pick(
+        env,
+        "cache",
+        "blocked",
+        "waiting",
+        "plannedRepairs",
+        "placements",
+        "sightings",
+        "inventory",
+        "preProofs"
+      ),
+      intake: (name, node) => intakeRequests(env, name, node)
+    }),
+    reconcileDecision({
+      ...pick(
+        env,
+        "config",
+        "events",
+        "queue",
+        "preProofs",
+        "store",
+        "blocked",
+        "waiting",
+        "owners",
+        "cache",
+        "shifts",
+        "inventory",
+        "sightings",
+        "placements",
+        "relapse",
+        "reboots",
+        "plannedRepairs",
+        "scheduled",
+        "requests"
+      ),
+      start: (node, d, now, recorded) => startRepair(env, node, d, now, recorded)
     })
-    if (d._tag === "Repair") {
-      // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
-      // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).
-      env.cache.counter.setRepair(name, { pool: d.pool, zone: d.zone, failed: false })
-      yield* requestsDue(env, requests)
-      env.plannedRepairs.setPlan(name, undefined)
-      return yield* startRepair(env, node, d, now, (record) =>
-        markStarted(env, record, plan, d.governing, now)
-      ).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            if (env.store.get(name)._tag !== "Record") env.cache.counter.setRepair(name, undefined)
-          })
-        )
-      )
-    }
-    // Only a node still tolerating keeps the cloud's answer for its expiry; held back, it asks again when let go.
-    if (d._tag !== "Tolerating") env.preProofs.forget(name)
-    yield* reportPlan(env, node, plan, d, now)
-    yield* reportRequests(env, requests, d)
-    return yield* report(env, node, d, placement._tag === "Proven" ? placement.pool : undefined)
-  })
+  ]
+  return (name: string) =>
+    Effect.gen(function* () {
+      const ctx: NodeReconcile = { name }
+      for (const step of steps) if ((yield* step(ctx)) === "Done") return
+    })
+}

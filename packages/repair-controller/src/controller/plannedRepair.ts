@@ -24,8 +24,22 @@ import { nodeRef } from "../kube/views.ts"
 import * as M from "../observability/scheduledEventMetrics.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
+/** The ports the planned repairs use (a repair for a scheduled event of its machine). */
+export type PlanPorts = Pick<
+  ControllerEnv,
+  | "cache"
+  | "config"
+  | "events"
+  | "inventory"
+  | "owners"
+  | "placements"
+  | "plannedRepairs"
+  | "scheduled"
+  | "store"
+>
+
 /** The pool whose maintenance window applies: the proven one (owner proof, else fleet inventory), never a label. */
-const provenPool = (env: ControllerEnv, node: NodeView): string | undefined => {
+const provenPool = (env: PlanPorts, node: NodeView): string | undefined => {
   const proof = env.placements.of(node)
   if (proof._tag === "Proven") return proof.pool
   const located = env.inventory.of(node)
@@ -33,10 +47,10 @@ const provenPool = (env: ControllerEnv, node: NodeView): string | undefined => {
 }
 
 /** A Node that Karpenter registered to one of its NodeClaims (Karpenter alone writes `status.nodeName`). */
-const karpenters = (env: ControllerEnv, node: NodeView) => env.owners.pools.registered(node)
+const karpenters = (env: PlanPorts, node: NodeView) => env.owners.pools.registered(node)
 
 /** The node's plan, if its machine has a live scheduled event no repair was started for and it is nodemend's. */
-export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | undefined => {
+export const planOf = (env: PlanPorts, node: NodeView, now: number): Plan | undefined => {
   if (env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node)) return undefined
   // The window is the pool's as the cloud proved it: until proven, none (due at NotBefore - lead).
   return nodePlan(
@@ -52,7 +66,7 @@ export const planOf = (env: ControllerEnv, node: NodeView, now: number): Plan | 
  * A Karpenter node's scheduled events left to Karpenter's interruption queue (`karpenterInterruptionQueue`):
  * one Event per event, so the deferral is visible where a plan would be.
  */
-export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, now: number) =>
+export const reportDeferredToKarpenter = (env: PlanPorts, node: NodeView, now: number) =>
   Effect.gen(function* () {
     const c = env.config.scheduledEvents
     if (!c.enabled || !c.karpenterInterruptionQueue || !karpenters(env, node)) return
@@ -71,7 +85,7 @@ export const reportDeferredToKarpenter = (env: ControllerEnv, node: NodeView, no
     }
   })
 
-export const matchOf = (env: ControllerEnv, plan: Plan | undefined): PolicyMatch | undefined =>
+export const matchOf = (env: PlanPorts, plan: Plan | undefined): PolicyMatch | undefined =>
   plan === undefined ? undefined : plannedMatch(env.config, plan)
 
 /** What holds a due plan, in words, with what lifts it (the decision's own Event says more). */
@@ -124,7 +138,7 @@ const planView = (
 
 /** The plan's Events (and its journaled view) for a decision that does not start its repair. */
 export const reportPlan = (
-  env: ControllerEnv,
+  env: PlanPorts,
   node: NodeView,
   plan: Plan | undefined,
   d: Decision,
@@ -170,7 +184,7 @@ export const reportPlan = (
  * after it (the safe side: never a plan forgotten).
  */
 export const markStarted = (
-  env: ControllerEnv,
+  env: PlanPorts,
   record: RepairRecord,
   plan: Plan | undefined,
   governing: PolicyMatch,
@@ -199,7 +213,7 @@ export const markStarted = (
 }
 
 /** The gauges of the plans: nodes with a plan and no repair yet, and those of them already due. */
-const gaugePlans = (env: ControllerEnv, now: number) =>
+const gaugePlans = (env: PlanPorts, now: number) =>
   Effect.suspend(() => {
     let planned = 0
     let unhandled = 0
@@ -217,7 +231,7 @@ const gaugePlans = (env: ControllerEnv, now: number) =>
   })
 
 /** The refresh loop the controller forks: ask the cloud, wake the changed nodes, write the gauges; every period. */
-export const scheduledEventLoop = (env: ControllerEnv) =>
+export const scheduledEventLoop = (env: PlanPorts) =>
   Effect.forever(
     Clock.currentTimeMillis.pipe(
       Effect.tap((now) => env.scheduled.refresh(now).pipe(Effect.andThen(gaugePlans(env, now)))),

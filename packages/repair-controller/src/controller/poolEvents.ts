@@ -11,7 +11,7 @@ import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
 export const poolEvent = (
-  env: ControllerEnv,
+  env: Pick<ControllerEnv, "owners" | "events">,
   pool: string | undefined,
   key: string,
   type: "Normal" | "Warning",

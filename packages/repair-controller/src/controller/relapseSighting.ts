@@ -8,12 +8,15 @@ import * as M from "../observability/metrics.ts"
 import { metricReason } from "../observability/seriesBounds.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
+/** The ports relapse sightings use. */
+export type SightingPorts = Pick<ControllerEnv, "config" | "placements" | "relapse" | "store">
+
 /**
  * The pool whose ledgers a node's sightings count in: its repair's (the record fixed it), else its proven one
  * (owner/Placements.ts); undefined while not proven. Never its label: a node relabelled into another pool must not
  * add to that pool's relapses (docs/security.md).
  */
-export const provenScope = (env: ControllerEnv, node: NodeView): string | undefined => {
+export const provenScope = (env: SightingPorts, node: NodeView): string | undefined => {
   const stored = env.store.get(node.name)
   if (stored._tag === "Record" && stored.record.node.uid === node.uid)
     return stored.record.node.pool ?? CLUSTER_SCOPE
@@ -27,7 +30,7 @@ export const provenScope = (env: ControllerEnv, node: NodeView): string | undefi
  * ledger; the one that crosses the threshold engages the hold. A ledger that cannot be written costs the evidence
  * of this sighting (seen again at the next reconcile), never the decision.
  */
-export const sightRelapse = (env: ControllerEnv, node: NodeView, now: number) =>
+export const sightRelapse = (env: SightingPorts, node: NodeView, now: number) =>
   Effect.gen(function* () {
     const matches = matchPolicies(env.config, node).filter((m) => m.action !== "None")
     if (matches.length === 0) return

@@ -20,6 +20,9 @@ import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
 
+/** The ports the repair requests use. */
+export type RequestPorts = Pick<ControllerEnv, "config" | "events" | "requests" | "store">
+
 export interface RequestIntake {
   /** The node's requests still open after the refusals, oldest first. */
   readonly open: ReadonlyArray<RepairRequest>
@@ -42,7 +45,7 @@ export const viewOf = (r: RepairRequest): RequestView => ({
 })
 
 /** A status write that fails is logged: the next reconcile of the node writes it again. */
-const write = (env: ControllerEnv, r: RepairRequest, status: RepairRequestStatus) =>
+const write = (env: RequestPorts, r: RepairRequest, status: RepairRequestStatus) =>
   env.requests.setStatus(r, status).pipe(
     Effect.catch((e) =>
       Effect.logWarning("could not write a RepairRequest's status", {
@@ -53,7 +56,7 @@ const write = (env: ControllerEnv, r: RepairRequest, status: RepairRequestStatus
   )
 
 const refuse = (
-  env: ControllerEnv,
+  env: RequestPorts,
   r: RepairRequest,
   node: NodeView | undefined,
   why: string,
@@ -75,7 +78,7 @@ const refuse = (
   })
 
 /** The node's open requests, the refused ones settled; the governing one as a match. */
-export const intakeRequests = (env: ControllerEnv, name: string, node: NodeView | undefined) =>
+export const intakeRequests = (env: RequestPorts, name: string, node: NodeView | undefined) =>
   Effect.gen(function* () {
     const open = env.requests.of(name).filter((r) => !isSettled(r.status?.phase))
     if (open.length === 0) return NONE
@@ -106,7 +109,7 @@ export const intakeRequests = (env: ControllerEnv, name: string, node: NodeView 
 
 /** The open requests' status for a decision that starts no repair. */
 export const reportRequests = (
-  env: ControllerEnv,
+  env: RequestPorts,
   intake: RequestIntake,
   d: Exclude<Decision, { _tag: "Repair" }>
 ) => Effect.forEach(intake.open, (r) => write(env, r, requestStatusOf(d)), { discard: true })
@@ -115,7 +118,7 @@ export const reportRequests = (
  * The decision starts a repair: Accepted until its record is journaled (then Started), so an earlier Held never
  * outlives the gate that held it (the start may still wait for the owner's proof, or be refused: its Event says).
  */
-export const requestsDue = (env: ControllerEnv, intake: RequestIntake) =>
+export const requestsDue = (env: RequestPorts, intake: RequestIntake) =>
   Effect.forEach(
     intake.open,
     (r) =>
@@ -131,7 +134,7 @@ export const requestsDue = (env: ControllerEnv, intake: RequestIntake) =>
  * A request whose node has a repair record: Started with it (the request's own repair, or one it follows: every
  * open request of a node under repair is answered by that repair), Held while a failed repair waits for an operator.
  */
-const follow = (env: ControllerEnv, r: RepairRequest, record: RepairRecord) => {
+const follow = (env: RequestPorts, r: RepairRequest, record: RepairRecord) => {
   if (record.phase === "Failed")
     return write(env, r, {
       phase: "Held",
@@ -150,7 +153,7 @@ const follow = (env: ControllerEnv, r: RepairRequest, record: RepairRecord) => {
 }
 
 /** The node's open requests after a repair started on it (or one was found in flight). */
-export const requestsFollow = (env: ControllerEnv, nodeName: string) =>
+export const requestsFollow = (env: RequestPorts, nodeName: string) =>
   Effect.suspend(() => {
     const stored = env.store.get(nodeName)
     if (stored._tag !== "Record") return Effect.void
@@ -159,7 +162,7 @@ export const requestsFollow = (env: ControllerEnv, nodeName: string) =>
   })
 
 /** The repair ended: the requests it answered are Done with its outcome. */
-export const requestsEnded = (env: ControllerEnv, record: RepairRecord, outcome: "Succeeded" | "Failed") =>
+export const requestsEnded = (env: RequestPorts, record: RepairRecord, outcome: "Succeeded" | "Failed") =>
   Effect.forEach(
     env.requests
       .of(record.node.name)
@@ -183,7 +186,7 @@ export const requestsEnded = (env: ControllerEnv, record: RepairRecord, outcome:
  * Requests whose repair ended while no one wrote it (a controller restart between the end and the write): Done
  * once their repair's record is gone. Also a request for a node already under repair follows that repair.
  */
-const sweep = (env: ControllerEnv) =>
+const sweep = (env: RequestPorts) =>
   Effect.forEach(
     env.requests.all(),
     (r) => {
@@ -206,7 +209,7 @@ const sweep = (env: ControllerEnv) =>
 export const SWEEP_MS = 5_000
 
 /** The loop the controller forks: the proof every PROOF_REFRESH_MS, the sweep every SWEEP_MS. */
-export const requestLoop = (env: ControllerEnv, proofEveryMs: number) =>
+export const requestLoop = (env: RequestPorts, proofEveryMs: number) =>
   Effect.gen(function* () {
     let last = 0
     for (;;) {
