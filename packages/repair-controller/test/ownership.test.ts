@@ -79,7 +79,7 @@ describe("ownershipVerdict", () => {
   })
 
   it("Karpenter already taking the registered node away: deferred to it", () => {
-    expect(verdict(claim({ nodeName: "node-e", deleting: true }))._tag).toBe("KarpenterActing")
+    expect(verdict(claim({ nodeName: "node-e", deleting: true }))._tag).toBe("OwnerActing")
   })
 
   it("no claim: the cloud's owner, or refused when the node or the cloud says Karpenter", () => {

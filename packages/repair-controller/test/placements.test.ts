@@ -246,7 +246,8 @@ describe("a node not proven yet", () => {
       Effect.gen(function* () {
         const answers: Record<string, Ownership> = {
           acting: {
-            _tag: "KarpenterActing",
+            _tag: "OwnerActing",
+            owner: "Karpenter",
             why: "deleting",
             facts: (owned("x", "a") as { facts: InstanceFacts }).facts
           },

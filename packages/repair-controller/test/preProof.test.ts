@@ -237,7 +237,7 @@ describe("proveOwner with the answer asked ahead: the verdict is computed at the
         view(),
         ahead
       )
-      expect(acting._tag).toBe("KarpenterActing")
+      expect(acting._tag).toBe("OwnerActing")
       expect(inspects).toBe(0)
       // Without one, asked at the decision as before.
       yield* proveOwner({ cloud, karpenter: karpenterWith(undefined) }, view())

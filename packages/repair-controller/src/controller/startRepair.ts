@@ -51,13 +51,13 @@ export const startRepair = (
         yield* Effect.logWarning("cannot inspect the instance; retrying", { node: name, error: owned.error })
         env.queue.addAfter(name, env.config.retry.maxBackoffSeconds * 1000)
         return
-      case "KarpenterActing":
-        return yield* env.events.emitDeduped(`${name}/KarpenterActing`, EVENT_DEDUPE_MS, {
+      case "OwnerActing":
+        return yield* env.events.emitDeduped(`${name}/OwnerActing`, EVENT_DEDUPE_MS, {
           node: { name, uid: node.uid },
           type: "Normal",
           reason: "RepairDeferred",
           action: "Decide",
-          note: `not repairing: Karpenter is already taking this node away (${owned.why})`.slice(0, 1000)
+          note: `not repairing: ${owned.owner} is already taking this node away (${owned.why})`.slice(0, 1000)
         })
       case "Refused":
         yield* Metric.update(Metric.withAttributes(M.repairsRefused, { cause: owned.cause }), 1)
@@ -92,7 +92,8 @@ export const startRepair = (
             conditionTypes: node.conditions.map((c) => c.type),
             capacity: replacementNodeOf(env.cache.get(name))?.capacity ?? {}
           },
-          facts.success.launch
+          facts.success.launch,
+          d.pool ?? facts.success.pool
         )
       },
       now

@@ -60,7 +60,7 @@ export const placementOf = (poolLabel: string, node: NodeView, owned: Ownership)
         ? provenFrom(poolLabel, node, owned.facts)
         : { _tag: "Unprovable", why: owned.why }
     case "Owned":
-    case "KarpenterActing":
+    case "OwnerActing":
       return provenFrom(poolLabel, node, owned.facts)
   }
 }

@@ -33,7 +33,8 @@ export type Ownership =
       readonly cause: "unknown-owner" | "identity" | "cloud"
       readonly facts?: InstanceFacts
     }
-  | { readonly _tag: "KarpenterActing"; readonly why: string; readonly facts: InstanceFacts }
+  /** The machine's owner is already taking it away (Karpenter deleting its NodeClaim): nodemend leaves it be. */
+  | { readonly _tag: "OwnerActing"; readonly owner: string; readonly why: string; readonly facts: InstanceFacts }
   | { readonly _tag: "Retry"; readonly error: string }
 
 const refusedFor =
@@ -95,7 +96,7 @@ export const ownershipVerdict = (args: {
       owner: { kind: "karpenter", nodeClaim: name, ...(pool !== undefined ? { nodePool: pool } : {}) }
     }
     const acting = karpenterIsActing(claim)
-    if (acting !== undefined) return { _tag: "KarpenterActing", why: acting, facts }
+    if (acting !== undefined) return { _tag: "OwnerActing", owner: "Karpenter", why: acting, facts }
     return { _tag: "Owned", facts }
   }
   // A node that says it is Karpenter's without a NodeClaim to show for it is refused: a label a node writes
