@@ -26,6 +26,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync
@@ -114,7 +115,7 @@ let kmsgSeq = 1_000
 const kmsgBody = (texts: readonly string[]) =>
   texts.map((t) => `4,${++kmsgSeq},${3_600_000_000 + kmsgSeq},-;${t}\n`).join("")
 
-/** A journal file of kubelet entries, stamped a minute ahead (journalctl starts at the reader's start time). */
+/** Journal files of kubelet entries in staging/, stamped a minute ahead (journalctl starts at the reader's start time). */
 const stageJournal = (root: string, messages: readonly string[]): string => {
   if (JOURNAL_REMOTE === undefined) throw new Error("systemd-journal-remote is not installed")
   const us = BigInt(Date.now() + 60_000) * 1000n
@@ -130,9 +131,9 @@ const stageJournal = (root: string, messages: readonly string[]): string => {
       ].join("\n")
     )
     .join("\n")
-  const staged = join(root, "staging/storm.journal")
-  mkdirSync(dirname(staged), { recursive: true })
-  execFileSync(JOURNAL_REMOTE, [`--output=${staged}`, "-"], {
+  const staged = join(root, "staging")
+  mkdirSync(staged, { recursive: true })
+  execFileSync(JOURNAL_REMOTE, [`--output=${join(staged, "storm.journal")}`, "-"], {
     input: `${text}\n`,
     stdio: ["pipe", "ignore", "ignore"],
     maxBuffer: 1 << 30
@@ -142,7 +143,9 @@ const stageJournal = (root: string, messages: readonly string[]): string => {
 
 /** Appends `texts` to `kind`'s source at once (the journal's: `staged`, renamed into the journal directory). */
 const append = (root: string, kind: Kind, texts: readonly string[], staged?: string) => {
-  if (kind === "journal") renameSync(staged!, join(root, "var/log/journal/storm.journal"))
+  // systemd-journal-remote rotates a large output (storm@....journal, then storm.journal): every file goes in.
+  if (kind === "journal")
+    for (const f of readdirSync(staged!)) renameSync(join(staged!, f), join(root, "var/log/journal", f))
   else appendFileSync(join(root, PATH[kind]), kind === "kmsg" ? kmsgBody(texts) : `${texts.join("\n")}\n`)
 }
 
