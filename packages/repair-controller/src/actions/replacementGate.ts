@@ -2,11 +2,13 @@
  * The one place that decides a replacement is capacity (issue #41), for every owner: the owner says when its
  * replacement is up (kubelet Ready, and for Karpenter its NodeClaim Initialized); the health gate
  * (decide/replacementHealth.ts) then says whether it is healthy, within `replacement.healthTimeoutSeconds` of its
- * first Ready. Until it is, no pod moves.
+ * first Ready. Until it is, no pod moves. On a pool that asks for it, a replacement healthy by every other check
+ * then passes DCGM's diagnostic, run by its own agent (actions/replacementDiagnostic.ts).
  */
 import { Clock, Effect } from "effect"
 import type { Node } from "@nodemend/kube-access"
 import type { CloudProvider } from "../cloud/CloudProvider.ts"
+import type { KubeShape } from "../kube/Kube.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import {
   type HealthExpectations,
@@ -18,6 +20,7 @@ import type { RepairRecord } from "../domain/RepairRecord.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
 import { type CachedNodes, nodeEvent } from "../kube/stepPorts.ts"
 import { fact, type Outcome, wait } from "../repair/outcome.ts"
+import { diagnosticHealth } from "./replacementDiagnostic.ts"
 
 const POLL_MS = 2000
 
@@ -26,6 +29,8 @@ export interface GatePorts {
   readonly events: EventRecorder
   readonly config: ControllerConfig
   readonly cloud: Pick<CloudProvider["Service"], "promisedGpus">
+  /** Asks a replacement's agent for a DCGM diagnostic where the pool wants one; without it such a pool fails closed. */
+  readonly kube?: Pick<KubeShape, "http">
 }
 
 const strings = (o: unknown): Record<string, string> =>
@@ -98,7 +103,11 @@ export const gateReplacement = (
       yield* ready()
       return owned
     }
-    const health = yield* healthOf(ports, nodeName, expects)
+    const checked = yield* healthOf(ports, nodeName, expects)
+    const health =
+      checked._tag === "Healthy" && expects.dcgmDiagnostic !== undefined
+        ? yield* diagnosticHealth(ports.kube?.http, r.id, nodeName, expects.dcgmDiagnostic)
+        : checked
     if (health._tag === "Healthy") {
       yield* ready()
       return owned

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs"
 import { Data, Effect, Result, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
 import { AwsConfig, withEnvironmentRegion } from "./AwsConfig.ts"
-import { type ConfigProblem, configProblems } from "./configIssues.ts"
+import { type ConfigProblem, configProblems, formatPath } from "./configIssues.ts"
 import { ConfigFileSchema, STRICT } from "./ConfigFileSchema.ts"
 import { type ControllerConfig, resolveConfig } from "./ControllerConfig.ts"
 
@@ -20,7 +20,22 @@ export class ConfigFileError extends Data.TaggedError("ConfigFileError")<{
 }> {}
 
 /** Rules across fields, checked on the resolved values so that a default counts as much as a written value. */
+/** A pool's diagnostic must be able to finish inside the gate's own bound, which counts from the replacement's Ready. */
+const diagnosticBoundProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> =>
+  Object.entries(c.pools).flatMap(([name, pool]) =>
+    pool.replacementDiagnostic !== undefined &&
+    pool.replacementDiagnostic.timeoutSeconds >= c.replacement.healthTimeoutSeconds
+      ? [
+          {
+            field: `${formatPath(["pools", name])}.replacementDiagnostic.timeoutSeconds`,
+            message: `must be less than replacement.healthTimeoutSeconds (${c.replacement.healthTimeoutSeconds}), the bound of the whole health gate`
+          }
+        ]
+      : []
+  )
+
 const crossFieldProblems = (c: ControllerConfig): ReadonlyArray<ConfigProblem> => [
+  ...diagnosticBoundProblems(c),
   ...(c.drain.evictionBackoffMaxMs < c.drain.evictionBackoffInitialMs
     ? [
         {

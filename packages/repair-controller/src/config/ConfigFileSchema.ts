@@ -114,11 +114,21 @@ export const RelapseFile = Schema.Struct({
   reasons: Schema.optionalKey(Schema.Record(Schema.String, RelapseReasonFile).check(knownTemplates))
 })
 
+/**
+ * A pool's replacements pass DCGM's active diagnostic at this level before they count as capacity (ADR 0019),
+ * asked of the replacement's agent through a NodeDiagnostic; no result within `timeoutSeconds` fails the gate.
+ */
+export const ReplacementDiagnosticFile = Schema.Struct({
+  dcgmLevel: Schema.Literals([1, 2, 3, 4]),
+  timeoutSeconds: Schema.optionalKey(PositiveSeconds)
+})
+
 export const PoolFile = Schema.Struct({
   maxUnhealthyPercent: Schema.optionalKey(Percent),
   maxInFlight: Schema.optionalKey(IntOrPercent),
   doNotRepair: Schema.optionalKey(Schema.Boolean),
-  relapse: Schema.optionalKey(RelapseFile)
+  relapse: Schema.optionalKey(RelapseFile),
+  replacementDiagnostic: Schema.optionalKey(ReplacementDiagnosticFile)
 })
 
 const decodeAwsSection = Schema.decodeUnknownResult(AwsConfigSection)

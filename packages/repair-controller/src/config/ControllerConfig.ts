@@ -36,6 +36,15 @@ export interface RelapseSettings {
   readonly quietSeconds: number
 }
 
+/** A pool's replacement diagnostic (`pools.<p>.replacementDiagnostic`), its timeout resolved. */
+export interface ReplacementDiagnostic {
+  readonly dcgmLevel: 1 | 2 | 3 | 4
+  readonly timeoutSeconds: number
+}
+
+/** The default bound on a replacement's DCGM diagnostic: a level 1 run takes about a minute, level 2 a few. */
+export const REPLACEMENT_DIAGNOSTIC_TIMEOUT_SECONDS = 300
+
 /** A level of relapse settings (`relapse:` or `pools.<p>.relapse:`): each key overrides the level below. */
 export interface RelapseOverrides extends Partial<RelapseSettings> {
   /** Per reason (exact or catalog template). */
@@ -86,6 +95,8 @@ export interface ControllerConfig {
         readonly doNotRepair?: boolean
         readonly maxInFlight?: string
         readonly relapse?: RelapseOverrides
+        /** DCGM's diagnostic before a replacement counts as capacity (default timeout in resolveConfig). */
+        readonly replacementDiagnostic?: ReplacementDiagnostic
       }
     >
   >
@@ -213,7 +224,20 @@ export const resolveConfig = (f: ConfigFile): ControllerConfig => ({
   nodeSelector: f.nodeSelector ?? "",
   maxUnhealthyPercent: f.maxUnhealthyPercent ?? 20,
   maxInFlight: f.maxInFlight ?? "10%",
-  pools: f.pools ?? {},
+  pools: Object.fromEntries(
+    Object.entries(f.pools ?? {}).map(([name, { replacementDiagnostic: d, ...pool }]) => [
+      name,
+      d === undefined
+        ? pool
+        : {
+            ...pool,
+            replacementDiagnostic: {
+              dcgmLevel: d.dcgmLevel,
+              timeoutSeconds: d.timeoutSeconds ?? REPLACEMENT_DIAGNOSTIC_TIMEOUT_SECONDS
+            }
+          }
+    ])
+  ),
   doNotRepairPools: f.doNotRepairPools ?? [],
   policies: mergePolicies(f.policies),
   reasons: Object.fromEntries(Object.entries(f.reasons ?? {}).map(([k, v]) => [k, definedKnobs(v)])),

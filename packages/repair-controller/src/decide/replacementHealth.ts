@@ -15,6 +15,8 @@ export interface HealthExpectations {
   readonly agentConditions: ReadonlyArray<string>
   /** The GPUs the replacement must have, in capacity and allocatable; absent: not a GPU pool. */
   readonly gpus?: number
+  /** DCGM's active diagnostic the replacement's agent must pass (the pool's `replacementDiagnostic`). */
+  readonly dcgmDiagnostic?: { readonly level: 1 | 2 | 3 | 4; readonly timeoutSeconds: number }
 }
 
 /** The parts of the replacement's Node the gate reads. */
@@ -28,7 +30,7 @@ export interface ReplacementNode {
   readonly allocatable: Readonly<Record<string, string>>
 }
 
-export type HealthCheck = "AgentCondition" | "GpuCapacity" | "GpuAllocatable"
+export type HealthCheck = "AgentCondition" | "GpuCapacity" | "GpuAllocatable" | "DcgmDiagnostic"
 
 export type ReplacementHealth =
   | { readonly _tag: "Healthy" }
@@ -102,7 +104,8 @@ export const replacementHealth = (
  * types that the config's policies watch and that the agent reported on that node (absent is not Unknown: a
  * monitor not watching there, say the GPU monitor on a CPU node, never reports, so only those it managed are
  * expected), and its GPUs: the cloud's facts when they carry the count (kwok), else the node's capacity (not
- * allocatable: a dead GPU has already left the broken node's allocatable).
+ * allocatable: a dead GPU has already left the broken node's allocatable); and the DCGM diagnostic its proven pool
+ * asks for, if any.
  */
 export const healthExpectations = (
   config: ControllerConfig,
@@ -110,11 +113,19 @@ export const healthExpectations = (
     readonly conditionTypes: ReadonlyArray<string>
     readonly capacity: Readonly<Record<string, string>>
   },
-  launch: Readonly<Record<string, string>>
+  launch: Readonly<Record<string, string>>,
+  pool?: string
 ): HealthExpectations => {
   const watched = new Set(config.policies.map((p) => p.conditionType))
   const agent: ReadonlyArray<string> = CONDITION_TYPES
   const agentConditions = agent.filter((t) => watched.has(t) && old.conditionTypes.includes(t))
   const gpus = count(launch[GPU_RESOURCE]) ?? count(old.capacity[GPU_RESOURCE])
-  return { agentConditions, ...(gpus !== undefined && gpus > 0 ? { gpus } : {}) }
+  const diagnostic = pool === undefined ? undefined : config.pools[pool]?.replacementDiagnostic
+  return {
+    agentConditions,
+    ...(gpus !== undefined && gpus > 0 ? { gpus } : {}),
+    ...(diagnostic !== undefined
+      ? { dcgmDiagnostic: { level: diagnostic.dcgmLevel, timeoutSeconds: diagnostic.timeoutSeconds } }
+      : {})
+  }
 }

@@ -103,7 +103,14 @@ export const RepairRecordSchema = Schema.Struct({
    * started; absent in records written before #41: kubelet Ready alone then.
    */
   replacementExpects: Schema.optionalKey(
-    Schema.Struct({ agentConditions: Schema.Array(Schema.String), gpus: Schema.optionalKey(Schema.Int) })
+    Schema.Struct({
+      agentConditions: Schema.Array(Schema.String),
+      gpus: Schema.optionalKey(Schema.Int),
+      /** The pool's DCGM diagnostic (pools.<p>.replacementDiagnostic), absent where the pool asks for none. */
+      dcgmDiagnostic: Schema.optionalKey(
+        Schema.Struct({ level: Schema.Literals([1, 2, 3, 4]), timeoutSeconds: Schema.Finite })
+      )
+    })
   ),
   /** When the owner first reported the current replacement Ready: its health gate's bound counts from here. */
   replacementReadyAt: Schema.optionalKey(Iso),

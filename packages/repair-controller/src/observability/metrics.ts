@@ -21,7 +21,7 @@ export const capacityFallbacks = Metric.counter("repair_capacity_fallbacks_total
 })
 export const replacementsUnhealthy = Metric.counter("replacements_unhealthy_total", {
   description:
-    "Replacements that failed the health gate and were not counted as capacity, by the check that failed (AgentCondition, GpuCapacity, GpuAllocatable, Timeout)",
+    "Replacements that failed the health gate and were not counted as capacity, by the check that failed (AgentCondition, GpuCapacity, GpuAllocatable, DcgmDiagnostic, Timeout)",
   incremental: true
 })
 export const repairsCompleted = Metric.counter("repairs_completed_total", {

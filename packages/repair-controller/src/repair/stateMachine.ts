@@ -137,7 +137,10 @@ export const newRepairRecord = (
     ? {
         replacementExpects: {
           agentConditions: [...args.replacementExpects.agentConditions],
-          ...(args.replacementExpects.gpus !== undefined ? { gpus: args.replacementExpects.gpus } : {})
+          ...(args.replacementExpects.gpus !== undefined ? { gpus: args.replacementExpects.gpus } : {}),
+          ...(args.replacementExpects.dcgmDiagnostic !== undefined
+            ? { dcgmDiagnostic: { ...args.replacementExpects.dcgmDiagnostic } }
+            : {})
         }
       }
     : {}),
