@@ -118,7 +118,10 @@ describe("helm template", () => {
             leaseDurationSeconds: 30,
             renewIntervalSeconds: 5
           },
-          config: { pools: { "gpu-h100": { maxUnhealthyPercent: 10 } }, drain: { onDeadline: "wait" } }
+          config: {
+            pools: { "gpu-h100": { maxUnhealthyPercent: 10, replacementDiagnostic: { dcgmLevel: 1 } } },
+            drain: { onDeadline: "wait" }
+          }
         }
       }
     })
@@ -133,7 +136,7 @@ describe("helm template", () => {
         leaseDurationSeconds: 30,
         renewIntervalSeconds: 5
       },
-      pools: { "gpu-h100": { maxUnhealthyPercent: 10 } },
+      pools: { "gpu-h100": { maxUnhealthyPercent: 10, replacementDiagnostic: { dcgmLevel: 1 } } },
       drain: { onDeadline: "wait", deadlineSeconds: 600 }
     })
     expect(find(objects, "Deployment", "nodemend-controller").metadata.namespace).toBe("nm-ops")
