@@ -143,9 +143,11 @@ const stageJournal = (root: string, messages: readonly string[]): string => {
 
 /** Appends `texts` to `kind`'s source at once (the journal's: `staged`, renamed into the journal directory). */
 const append = (root: string, kind: Kind, texts: readonly string[], staged?: string) => {
-  // systemd-journal-remote rotates a large output (storm@....journal, then storm.journal): every file goes in.
+  // systemd-journal-remote rotates a large output (storm@....journal, then storm.journal): every file goes in,
+  // the archived ones first (journalctl --follow does not go back to a file older than where it is).
   if (kind === "journal")
-    for (const f of readdirSync(staged!)) renameSync(join(staged!, f), join(root, "var/log/journal", f))
+    for (const f of readdirSync(staged!).sort((a, b) => Number(!a.includes("@")) - Number(!b.includes("@"))))
+      renameSync(join(staged!, f), join(root, "var/log/journal", f))
   else appendFileSync(join(root, PATH[kind]), kind === "kmsg" ? kmsgBody(texts) : `${texts.join("\n")}\n`)
 }
 
