@@ -8,6 +8,7 @@ import type { NodeDiagnostic } from "@nodemend/kube-access/NodeDiagnostic"
 import { Effect, Layer, Schedule, Schema } from "effect"
 import { beforeEach } from "vitest"
 import { runDcgmDiagnostic } from "../../src/diagnostics/DcgmDiagnosticRun.ts"
+import type { Finding } from "../../src/model.ts"
 import { needsDcgmDiagnostic } from "../../src/diagnostics/NodeDiagnosticController.ts"
 import { NvidiaLibraries } from "../../src/monitors/nvidia/libraries.ts"
 import { makeNvidiaMonitor, type NvidiaMonitor } from "../../src/monitors/nvidia/monitor.ts"
@@ -26,11 +27,11 @@ const settings = Schema.decodeUnknownSync(NvidiaMonitorSettings)({
 })
 
 /** The monitor with its DCGM session open (the on-demand diagnostic runs on it), for the body's duration. */
-const withMonitor = <A, E>(body: (m: NvidiaMonitor) => Effect.Effect<A, E>) =>
+const withMonitor = <A, E>(body: (m: NvidiaMonitor) => Effect.Effect<A, E>, findings: Finding[] = []) =>
   Effect.gen(function* () {
     const monitor = yield* makeNvidiaMonitor(
       { settings },
-      { findings: () => Effect.void, status: () => Effect.void }
+      { findings: (fs) => Effect.sync(() => void findings.push(...fs)), status: () => Effect.void }
     )
     yield* Effect.forkScoped(monitor.run)
     const run = monitor.runDiagnostic
@@ -77,6 +78,33 @@ describe("DCGM diagnostic on demand (NodeDiagnostic spec.dcgmDiagnostic)", () =>
           ])
         })
       )
+  )
+
+  it.live(
+    "a failed software test raises DCGMDiagnosticFailure on that GPU, as a periodic run does; a pass raises none",
+    () => {
+      const findings: Finding[] = []
+      return withMonitor(
+        (m) =>
+          Effect.gen(function* () {
+            injector.addDiagResult({ testId: DCGM_SOFTWARE_INDEX, entityId: 1, result: 0 })
+            yield* runDcgmDiagnostic(m.runDiagnostic, 1)
+            expect(findings.filter((f) => f.reason === "DCGMDiagnosticFailure")).toEqual([])
+            injector.addDiagResult({
+              testId: DCGM_SOFTWARE_INDEX,
+              entityId: 0,
+              result: 3,
+              code: 6,
+              message: SOFTWARE_FAIL
+            })
+            yield* runDcgmDiagnostic(m.runDiagnostic, 1)
+            const raised = findings.filter((f) => f.reason === "DCGMDiagnosticFailure")
+            expect(raised).toHaveLength(1)
+            expect(raised[0]?._tag === "Detection" ? raised[0].message : "").toContain(SOFTWARE_FAIL)
+          }),
+        findings
+      )
+    }
   )
 
   it.live("no failed test is Pass, at the level asked; Warn and Skip are not failures", () =>

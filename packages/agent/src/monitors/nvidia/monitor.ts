@@ -301,8 +301,20 @@ const superviseDcgm = (
           yield* Ref.set(failingHealth, r.failing)
           yield* emit(r.findings)
         })
+        // A diagnostic asked on demand (a NodeDiagnostic's dcgmDiagnostic) raises what a periodic run raises: a
+        // failed software test is DCGMDiagnosticFailure on that GPU, so the node is repaired by the same policy.
+        const diagnoseOnDemand = (level: DiagLevel) =>
+          s
+            .runDiagnostic(level)
+            .pipe(
+              Effect.tap((report) =>
+                Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                  emit(diagnosticFindings(report, now, subjectOf).findings)
+                )
+              )
+            )
         // Both run as the scheduler's checks (scheduled-polls.ts) while this session is open.
-        yield* Effect.acquireRelease(Ref.set(current, { poll, health, diagnose: s.runDiagnostic }), () =>
+        yield* Effect.acquireRelease(Ref.set(current, { poll, health, diagnose: diagnoseOnDemand }), () =>
           Ref.set(current, undefined)
         )
         // active diagnostics, off unless configured: a run holds a koffi worker for its whole duration, and
