@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { CHECK_NAMES, parseConfigText } from "@nodemend/agent"
-import { decodeConfig } from "@nodemend/repair-controller"
+import { ConfigFileSchema, decodeConfig } from "@nodemend/repair-controller"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
@@ -412,6 +412,30 @@ describe("the schema's agent config keys are the agent's", () => {
     for (const m of monitors)
       expect(Result.isSuccess(parseConfigText(`monitors:\n  ${JSON.stringify(m)}: {}\n`)), m).toBe(true)
     expect(Result.isSuccess(parseConfigText("monitors:\n  nvida: {}\n"))).toBe(false)
+  })
+})
+
+describe("the schema's controller pool keys are the controller's", () => {
+  it("every key of a pool in controller.config.pools, and only those", () => {
+    const schema = JSON.parse(readFileSync(join(CHART_DIR, "values.schema.json"), "utf8")) as {
+      properties: {
+        controller: {
+          properties: {
+            config: {
+              properties: { pools: { additionalProperties: { properties: Record<string, unknown> } } }
+            }
+          }
+        }
+      }
+    }
+    const chartKeys = Object.keys(
+      schema.properties.controller.properties.config.properties.pools.additionalProperties.properties
+    )
+    // The controller's own schema of a pool (config/ConfigFileSchema.ts PoolFile), as its config file takes it.
+    const pools = ConfigFileSchema.fields.pools as unknown as {
+      schema: { value: { fields: Record<string, unknown> } }
+    }
+    expect(chartKeys.sort()).toEqual(Object.keys(pools.schema.value.fields).sort())
   })
 })
 
