@@ -80,12 +80,13 @@ describe("the controller Deployment on the real node", () => {
     // Scraped from each pod IP, as Prometheus would: the holder reports leader 1; the stand-by does not.
     const leader = controllers.find((p) => p.metadata!.name === holder)!
     const standBy = controllers.find((p) => p.metadata!.name !== holder)!
-    // Leader, and its Lease renewals (every 2 s) went through the API server (the `kubernetes` Service, kube-proxy's
-    // rules): waited for, since a leader scraped right after it took the Lease has not renewed it yet.
+    // Leader, and its Lease renewals (every 2 s, from the lease keeper's thread: ADR 0020) went through the API server
+    // (the `kubernetes` Service, kube-proxy's rules): waited for, since a leader scraped right after it took the Lease
+    // has not renewed it yet.
     const text = await waitFor("the leader's metrics, with a Lease renewal", async () => {
       const t = await metrics(leader)
       return /^nodemend_controller_leader 1$/m.test(t) &&
-        /^nodemend_controller_api_requests_total\{verb="update",operation="replaceLease"\} [1-9]/m.test(t)
+        /^nodemend_controller_lease_renewal_seconds_count [1-9]/m.test(t)
         ? t
         : undefined
     })
