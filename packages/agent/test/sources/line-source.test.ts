@@ -158,6 +158,41 @@ describe("line source", () => {
     expect(s.counts.linesRead).toBe(3)
   })
 
+  it("a pushed chunk larger than chunkBytes is taken a slice at a time, each slice's lines before the next", async () => {
+    const got: string[] = []
+    const slices: number[] = []
+    let gate = deferred()
+    const s = makeLineSource({
+      onLine: (l) => got.push(l),
+      onTruncatedLine: () => undefined,
+      chunkBytes: 8,
+      afterChunk: () => {
+        slices.push(s.counts.bytesRead)
+        return gate.promise
+      }
+    })
+    const stream = new PassThrough()
+    s.attach(stream)
+    // One 19-byte chunk: slices of 8, 8 and 3 bytes; a line cut by a slice boundary arrives whole.
+    stream.write("aaaa\nbbbbbb\ncccccc\n")
+    await new Promise((r) => setTimeout(r, 5))
+    expect(slices).toEqual([8])
+    expect(got).toEqual(["aaaa"])
+    expect(stream.isPaused()).toBe(true)
+    gate.resolve()
+    gate = deferred()
+    await new Promise((r) => setTimeout(r, 5))
+    expect(slices).toEqual([8, 16])
+    expect(got).toEqual(["aaaa", "bbbbbb"])
+    gate.resolve()
+    gate = deferred()
+    gate.resolve()
+    await new Promise((r) => setTimeout(r, 5))
+    expect(slices).toEqual([8, 16, 19])
+    expect(got).toEqual(["aaaa", "bbbbbb", "cccccc"])
+    expect(stream.isPaused()).toBe(false)
+  })
+
   it("stop ends a drain after its current read", async () => {
     const got: string[] = []
     const s = makeLineSource({ onLine: (l) => got.push(l), onTruncatedLine: () => undefined, chunkBytes: 2 })
