@@ -34,7 +34,12 @@ export type Ownership =
       readonly facts?: InstanceFacts
     }
   /** The machine's owner is already taking it away (Karpenter deleting its NodeClaim): nodemend leaves it be. */
-  | { readonly _tag: "OwnerActing"; readonly owner: string; readonly why: string; readonly facts: InstanceFacts }
+  | {
+      readonly _tag: "OwnerActing"
+      readonly owner: string
+      readonly why: string
+      readonly facts: InstanceFacts
+    }
   | { readonly _tag: "Retry"; readonly error: string }
 
 const refusedFor =
