@@ -12,27 +12,22 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import {
   clients,
-  createFakeNode,
   createTestNamespace,
-  createTestPod,
   deleteNamespace,
   deleteRunNodes,
-  patchNodeCondition,
-  waitFor,
-  waitForPodPhase
+  waitFor
 } from "@nodemend/cluster-harness"
 import { CustomObjectsApi } from "@kubernetes/client-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { installNodeDiagnosticCrd } from "../../../agent/test/diagnostics/cluster/crd.ts"
 import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
+import { GPU_REASON as REASON, gpuPoolWithWorkload, onEachReplacement, setGpuHealth } from "./gpuPool.ts"
 import { nodeEvents, scenario, sleep, testConfig, waitForEvent } from "./helpers.ts"
 
 const { kc, core } = clients()
 const custom = kc.makeApiClient(CustomObjectsApi)
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
-const REASON = "NvidiaXID79Error"
-const GPU_NODE = { cpu: "96", memory: "1024Gi", pods: "110", "nvidia.com/gpu": "8" }
 const DCGM_MESSAGE = "A pending retired page has been detected in GPU 0." // DCGM_FR_PENDING_PAGE_RETIREMENTS
 const PKG = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = join(PKG, "../../node_modules/.bin/node")
@@ -53,55 +48,30 @@ afterAll(async () => {
   await deleteNamespace(core, ns)
 })
 
-const gpuCondition = (name: string, status: "True" | "False") =>
-  patchNodeCondition(core, name, {
-    type: "AcceleratedHardwareReady",
-    status,
-    reason: status === "False" ? REASON : "NvidiaGPUIsReady",
-    message: status === "False" ? "GPU has fallen off the bus (test)" : "GPUs ok",
-    lastHeartbeatTime: new Date(),
-    lastTransitionTime: new Date()
-  })
+const gpuCondition = (name: string, status: "True" | "False") => setGpuHealth(core, name, status)
 
 /** Starts a DCGM-serving agent for each replacement of `node` as it appears; the double passes or fails. */
 const agentsForReplacements = (node: string, verdict: "pass" | "fail") => {
-  const seen: string[] = []
   const output: string[] = []
-  let on = true
-  const loop = (async () => {
-    while (on) {
-      const l = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
-      for (const n of l.items) {
-        const name = n.metadata?.name ?? ""
-        if (seen.includes(name)) continue
-        seen.push(name)
-        const child = spawn(
-          NODE,
-          [
-            "--conditions=source",
-            join(PKG, "test/integration/dcgmDiagnosticAgent.ts"),
-            kubeconfig,
-            name,
-            verdict,
-            DCGM_MESSAGE
-          ],
-          { cwd: PKG, stdio: ["ignore", "pipe", "pipe"] }
-        )
-        child.stdout?.on("data", (d: Buffer) => output.push(d.toString()))
-        child.stderr?.on("data", (d: Buffer) => output.push(d.toString()))
-        agents.push(child)
-      }
-      await sleep(100)
-    }
-  })()
-  return {
-    seen,
-    output,
-    stop: async () => {
-      on = false
-      await loop
-    }
-  }
+  const watch = onEachReplacement(core, node, (name) => {
+    const child = spawn(
+      NODE,
+      [
+        "--conditions=source",
+        join(PKG, "test/integration/dcgmDiagnosticAgent.ts"),
+        kubeconfig,
+        name,
+        verdict,
+        DCGM_MESSAGE
+      ],
+      { cwd: PKG, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    child.stdout?.on("data", (d: Buffer) => output.push(d.toString()))
+    child.stderr?.on("data", (d: Buffer) => output.push(d.toString()))
+    agents.push(child)
+    return undefined
+  })
+  return { ...watch, output }
 }
 
 const nodeDiagnostic = async (name: string) =>
@@ -119,19 +89,7 @@ const nodeDiagnostic = async (name: string) =>
 /** A GPU pool of three whose first node gets the GPU fault; its pool asks for DCGM's diagnostic at level 1. */
 const setUp = async (prefix: string, maxAttempts: number) => {
   const s = scenario(prefix)
-  const nodes = await Promise.all(
-    [0, 1, 2].map((i) =>
-      createFakeNode(core, { name: `${s.tag}-${i}`, labels: s.labels, capacity: GPU_NODE })
-    )
-  )
-  const target = nodes[0]!.metadata!.name!
-  for (const n of nodes) await gpuCondition(n.metadata!.name!, "True")
-  const pod = await createTestPod(core, ns, {
-    bindTo: target,
-    tolerations: [],
-    labels: { app: `${s.tag}-app` }
-  })
-  await waitForPodPhase(core, ns, pod.metadata!.name!)
+  const { target, pod } = await gpuPoolWithWorkload(core, ns, s)
   running.push(
     await startControllerProcess(
       kubeconfig,

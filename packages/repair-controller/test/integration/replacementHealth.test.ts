@@ -6,33 +6,27 @@
  */
 import {
   clients,
-  createFakeNode,
   createTestNamespace,
-  createTestPod,
   deleteNamespace,
   deleteRunNodes,
-  patchNodeCondition,
-  waitFor,
-  waitForPodPhase
+  waitFor
 } from "@nodemend/cluster-harness"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
+import { GPU_REASON as REASON, gpuPoolWithWorkload, onEachReplacement, setGpuHealth } from "./gpuPool.ts"
 import {
   eventTime,
   journalSampler,
   nodeEvents,
   readNodeOrUndefined,
   scenario,
-  sleep,
   testConfig,
   waitForEvent
 } from "./helpers.ts"
 
 const { core } = clients()
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? ""
-const REASON = "NvidiaXID79Error"
-const GPU_NODE = { cpu: "96", memory: "1024Gi", pods: "110", "nvidia.com/gpu": "8" }
 let ns = ""
 const running: ControllerProcess[] = []
 
@@ -47,57 +41,16 @@ afterAll(async () => {
   await deleteNamespace(core, ns)
 })
 
-const gpuFault = (name: string, status: "True" | "False") =>
-  patchNodeCondition(core, name, {
-    type: "AcceleratedHardwareReady",
-    status,
-    reason: status === "False" ? REASON : "NvidiaGPUIsReady",
-    message: status === "False" ? "GPU has fallen off the bus (test)" : "GPUs ok",
-    lastHeartbeatTime: new Date(),
-    lastTransitionTime: new Date()
-  })
+const gpuFault = (name: string, status: "True" | "False") => setGpuHealth(core, name, status)
 
 /** The replacements of `node` in order of appearance; the first gets the GPU fault as soon as it exists. */
-const breakFirstReplacement = (node: string) => {
-  const seen: string[] = []
-  let on = true
-  const loop = (async () => {
-    while (on) {
-      const l = await core.listNode({ labelSelector: `nodemend.io/replacement-of=${node}` })
-      for (const n of l.items) {
-        const name = n.metadata?.name ?? ""
-        if (seen.includes(name)) continue
-        seen.push(name)
-        if (seen.length === 1) await gpuFault(name, "False")
-      }
-      await sleep(100)
-    }
-  })()
-  return {
-    seen,
-    stop: async () => {
-      on = false
-      await loop
-    }
-  }
-}
+const breakFirstReplacement = (node: string) =>
+  onEachReplacement(core, node, (name, index) => (index === 0 ? gpuFault(name, "False") : undefined))
 
 describe("replacement health gate", () => {
   it("a replacement with a GPU fault is not capacity: the drain waits, a second one comes up healthy, pods move once", async () => {
     const s = scenario("rhealth")
-    const nodes = await Promise.all(
-      [0, 1, 2].map((i) =>
-        createFakeNode(core, { name: `${s.tag}-${i}`, labels: s.labels, capacity: GPU_NODE })
-      )
-    )
-    const target = nodes[0]!.metadata!.name!
-    for (const n of nodes) await gpuFault(n.metadata!.name!, "True")
-    const pod = await createTestPod(core, ns, {
-      bindTo: target,
-      tolerations: [],
-      labels: { app: `${s.tag}-app` }
-    })
-    await waitForPodPhase(core, ns, pod.metadata!.name!)
+    const { target, pod } = await gpuPoolWithWorkload(core, ns, s)
     running.push(
       await startControllerProcess(
         kubeconfig,
