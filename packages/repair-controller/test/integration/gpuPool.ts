@@ -8,6 +8,18 @@ import { type Scenario, sleep } from "./helpers.ts"
 export const GPU_NODE = { cpu: "96", memory: "1024Gi", pods: "110", "nvidia.com/gpu": "8" }
 export const GPU_REASON = "NvidiaXID79Error"
 
+/**
+ * The controller settings the gate's GPU tests start from: AcceleratedHardwareReady=False replaced after 3 s (XID 79
+ * reboots by default since reason-codes 2.0.0; the gate is a replacement's), no breaker or budget in the way.
+ */
+export const GPU_REPLACE = {
+  policies: [
+    { conditionType: "AcceleratedHardwareReady", status: "False", tolerationSeconds: 3, action: "Replace" }
+  ],
+  maxUnhealthyPercent: 100,
+  maxInFlight: "100%"
+}
+
 /** AcceleratedHardwareReady on `name`, as its agent writes it: False with GPU_REASON, or True. */
 export const setGpuHealth = (core: CoreV1Api, name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {

@@ -22,7 +22,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { installNodeDiagnosticCrd } from "../../../agent/test/diagnostics/cluster/crd.ts"
 import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
-import { GPU_REASON as REASON, gpuPoolWithWorkload, onEachReplacement, setGpuHealth } from "./gpuPool.ts"
+import {
+  GPU_REASON as REASON,
+  GPU_REPLACE,
+  gpuPoolWithWorkload,
+  onEachReplacement,
+  setGpuHealth
+} from "./gpuPool.ts"
 import { nodeEvents, scenario, sleep, testConfig, waitForEvent } from "./helpers.ts"
 
 const { kc, core } = clients()
@@ -94,16 +100,7 @@ const setUp = async (prefix: string, maxAttempts: number) => {
     await startControllerProcess(
       kubeconfig,
       testConfig(ns, s, {
-        policies: [
-          {
-            conditionType: "AcceleratedHardwareReady",
-            status: "False",
-            tolerationSeconds: 3,
-            action: "Replace"
-          }
-        ],
-        maxUnhealthyPercent: 100,
-        maxInFlight: "100%",
+        ...GPU_REPLACE,
         pools: { [s.pool]: { replacementDiagnostic: { dcgmLevel: 1, timeoutSeconds: 60 } } },
         replacement: { timeoutSeconds: 90, healthTimeoutSeconds: 90, maxAttempts }
       })

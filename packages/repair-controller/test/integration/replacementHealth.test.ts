@@ -14,7 +14,13 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { ledgerConfigMapName, parseLedger } from "../../src/domain/RelapseLedger.ts"
 import { type ControllerProcess, killControllers, startControllerProcess } from "./controllerProcess.ts"
-import { GPU_REASON as REASON, gpuPoolWithWorkload, onEachReplacement, setGpuHealth } from "./gpuPool.ts"
+import {
+  GPU_REASON as REASON,
+  GPU_REPLACE,
+  gpuPoolWithWorkload,
+  onEachReplacement,
+  setGpuHealth
+} from "./gpuPool.ts"
 import {
   eventTime,
   journalSampler,
@@ -55,17 +61,7 @@ describe("replacement health gate", () => {
       await startControllerProcess(
         kubeconfig,
         testConfig(ns, s, {
-          // XID 79 reboots by default since reason-codes 2.0.0; the gate is a replacement's
-          policies: [
-            {
-              conditionType: "AcceleratedHardwareReady",
-              status: "False",
-              tolerationSeconds: 3,
-              action: "Replace"
-            }
-          ],
-          maxUnhealthyPercent: 100,
-          maxInFlight: "100%",
+          ...GPU_REPLACE,
           replacement: { timeoutSeconds: 90, healthTimeoutSeconds: 60, maxAttempts: 2 }
         })
       )
