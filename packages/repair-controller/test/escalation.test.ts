@@ -37,12 +37,15 @@ const mark = (over: Partial<RebootMark> = {}): RebootMark => ({
   ...over
 })
 
-/** The decision for n1 whose `type` fault (`reason`) came back at `backAt`, once its toleration has run out. */
+/**
+ * The decision for n1 whose `type` fault (`reason`) came back at `backAt`, `afterMs` later (default 2 min: once a
+ * 1-minute toleration has run out).
+ */
 const decideBack = (
   c: ControllerConfig,
   backAt: number,
   marks: ReadonlyArray<RebootMark>,
-  opts: { type?: string; reason?: string; node?: Partial<NodeView> } = {}
+  opts: { type?: string; reason?: string; node?: Partial<NodeView>; afterMs?: number } = {}
 ) => {
   const n = {
     ...node("n1", [cond(opts.type ?? "KernelReady", "False", backAt, opts.reason ?? "KernelDeadlock")], {
@@ -61,7 +64,7 @@ const decideBack = (
     node: n,
     stats: counter.stats(),
     shifts: { _tag: "Known", shifts: [] },
-    now: backAt + 2 * MIN,
+    now: backAt + (opts.afterMs ?? 2 * MIN),
     reboots: (name) => marks.filter((m) => m.node === name)
   })
 }
@@ -162,25 +165,13 @@ describe("escalation across repairs (decide)", () => {
   it("XID 79 (Reboot from NVIDIA's catalog, reason-codes 2.0.0): rebooted, back within the window, replaced", () => {
     // No policy action: the catalog's default for NvidiaXID79Error, on the catalog's 10-minute toleration.
     const c = config()
-    const xid79 = (backAt: number, marks: ReadonlyArray<RebootMark>) => {
-      const n = {
-        ...node("n1", [cond("AcceleratedHardwareReady", "False", backAt, "NvidiaXID79Error")], { pool: "p" }),
-        uid: "u1"
-      }
-      const healthy = Array.from({ length: 9 }, (_, i) =>
-        node(`ok${i}`, [cond("Ready", "True", T0)], { pool: "p" })
-      )
-      const counter = makePoolCounter(c)
-      for (const x of [n, ...healthy]) counter.upsert(x)
-      return decide({
-        config: c,
-        node: n,
-        stats: counter.stats(),
-        shifts: { _tag: "Known", shifts: [] },
-        now: backAt + 11 * MIN,
-        reboots: (name) => marks.filter((m) => m.node === name)
+    // Looked at 11 min after the fault: past the catalog's 10-minute toleration.
+    const xid79 = (backAt: number, marks: ReadonlyArray<RebootMark>) =>
+      decideBack(c, backAt, marks, {
+        type: "AcceleratedHardwareReady",
+        reason: "NvidiaXID79Error",
+        afterMs: 11 * MIN
       })
-    }
     // The first XID 79: the catalog's Reboot.
     const first = xid79(T0, [])
     expect(first._tag === "Repair" && [first.governing.action, first.governing.actionSource]).toEqual([
