@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { promises as fsp, statSync } from "node:fs"
 import { join } from "node:path"
+import { type JournalFields, readJournalFields } from "./journal-json.ts"
 import { after, every, type LineCounts, makeLineSource, type Timer, zeroLineCounts } from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
@@ -55,6 +56,26 @@ const messageText = (value: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * A line readJournalFields leaves (not of the shape journalctl prints), parsed whole; undefined if it is not JSON.
+ * JSON that is not an object has none of the fields.
+ */
+const parsedWhole = (line: string): JournalFields | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  const entry = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>
+  return {
+    cursor: entry.__CURSOR,
+    identifier: entry.SYSLOG_IDENTIFIER,
+    message: entry.MESSAGE,
+    realtime: entry.__REALTIME_TIMESTAMP
+  }
+}
+
 export const startJournalReader = async (options: JournalReaderOptions): Promise<JournalReader> => {
   const { log } = options
   // Raw default only for callers outside Effect; the log hub passes the agent's Clock.
@@ -78,18 +99,16 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
 
   const onLine = (line: string) => {
     if (line.length === 0) return
-    let entry: Record<string, unknown>
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>
-    } catch {
+    const entry = readJournalFields(line) ?? parsedWhole(line)
+    if (entry === undefined) {
       options.onMalformed()
       log("warn", "journalctl printed a line that is not JSON", { line: line.slice(0, 200) })
       return
     }
-    if (typeof entry.__CURSOR === "string") cursor = entry.__CURSOR
-    const ident = entry.SYSLOG_IDENTIFIER
-    const message = messageText(entry.MESSAGE)
-    const realtime = Number(entry.__REALTIME_TIMESTAMP)
+    if (typeof entry.cursor === "string") cursor = entry.cursor
+    const ident = entry.identifier
+    const message = messageText(entry.message)
+    const realtime = Number(entry.realtime)
     if (typeof ident !== "string" || !wanted.has(ident) || message === undefined) return
     restartDelayMs = 1000
     options.onEntry(ident, message, Number.isFinite(realtime) ? Math.floor(realtime / 1000) : now())
