@@ -8,12 +8,16 @@
  *
  *   NODES=5000 PODS=50000 LATENCY_REPAIRS=50 FAILURES=1000 npm run bench -w @nodemend/repair-controller
  *
- * Measures: controller RSS (max of /proc/<pid>/status VmRSS), toleration expiry -> taint (p50/p99, seen
- * through a watch, expiry = the condition's lastTransitionTime + toleration, exactly what the controller
- * uses), Kubernetes API requests per repair (from the controller's own counter, background rate subtracted),
+ * Measures: controller RSS (max of /proc/<pid>/status VmRSS), toleration expiry -> taint (p50/p99; expiry = the
+ * instant the condition is first seen, by the bench's own watch or the controller, + toleration: the controller
+ * times a toleration from its own first sight, decide/toleratedFrom.ts, not from the whole-second
+ * lastTransitionTime, which lies up to 1 s before the write is sent and the write's round trip before it is
+ * visible; the figure from lastTransitionTime is printed too, and where the time goes per stage), Kubernetes API
+ * requests per repair (from the controller's own counter, background rate subtracted),
  * and how many of FAILURES simultaneous failures in one pool are acted on versus ceil(20% x pool); then it
  * follows the burst's repairs (up to BURST_FOLLOW_SECONDS) with RSS still sampled, so the peak includes them.
  */
+import { type V1Node, Watch } from "@kubernetes/client-node"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -60,7 +64,7 @@ const LATENCY_ONLY = process.env.LATENCY_ONLY === "1"
 const REPO = fileURLToPath(new URL("../../..", import.meta.url))
 const kubeconfig = process.env.NODEMEND_KUBECONFIG ?? join(REPO, ".nodemend/kubeconfig")
 process.env.NODEMEND_KUBECONFIG = kubeconfig
-const { core } = clients(kubeconfig)
+const { core, kc } = clients(kubeconfig)
 const POOL = `bench-${RUN_ID}`
 const TAG = "nodemend.io/bench"
 
@@ -140,6 +144,47 @@ const endLine = (ctl: ControllerProcess) => {
     .split("\n")
     .findLast((l) => l.includes("lost leadership"))
   return `controller: exited (code ${exitCode}, signal ${signalCode})${lost === undefined ? "" : `; ${lost}`}`
+}
+
+/**
+ * When each of `names` first shows KernelReady=False to a watcher of the API server (epoch ms): the instant the
+ * condition is visible, as the controller's informer can first see it. Watches `selector`'s Nodes from now on.
+ */
+const watchVisible = async (selector: string, names: ReadonlySet<string>) => {
+  const visible = new Map<string, number>()
+  let rv = (await core.listNode({ labelSelector: selector, limit: 1 })).metadata?.resourceVersion ?? ""
+  let stopped = false
+  let abort: AbortController | undefined
+  const run = async (): Promise<void> => {
+    if (stopped) return
+    try {
+      abort = await new Watch(kc).watch(
+        "/api/v1/nodes",
+        { labelSelector: selector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 25 },
+        (type, obj: V1Node) => {
+          const at = Date.now()
+          rv = obj?.metadata?.resourceVersion ?? rv
+          const name = obj?.metadata?.name
+          if (type === "BOOKMARK" || type === "ERROR" || name === undefined || !names.has(name)) return
+          const c = obj.status?.conditions?.find((x) => x.type === "KernelReady")
+          if (c?.status === "False" && !visible.has(name)) visible.set(name, at)
+        },
+        () => {
+          if (!stopped) setTimeout(() => void run(), 0)
+        }
+      )
+    } catch {
+      setTimeout(() => void run(), 200)
+    }
+  }
+  await run()
+  return {
+    visible,
+    stop: () => {
+      stopped = true
+      abort?.abort()
+    }
+  }
 }
 
 const setKernel = (name: string, status: "True" | "False") =>
@@ -270,6 +315,76 @@ async function main() {
     return out
   }
 
+  /**
+   * Where the time between the condition's write and the taint goes, per latency node: the whole-second
+   * lastTransitionTime against the write (the bench's patch sent, answered, seen by its watch), the controller's
+   * first sight (its toleration runs from it, decide/toleratedFrom.ts: the journal's tolerationExpiredAt less the
+   * toleration), its decision (startedAt), the journal write (RepairStarted's eventTime) and the taint (Tainted's).
+   * Read once every latency node is tainted, before the repairs end and their journals go.
+   */
+  const stageLines = async (
+    nodes: readonly string[],
+    expiry: ReadonlyMap<string, number>,
+    sent: ReadonlyMap<string, number>,
+    written: ReadonlyMap<string, number>,
+    visible: ReadonlyMap<string, number>
+  ) => {
+    const [started, tainted, journals] = await Promise.all([
+      firstEvents("RepairStarted"),
+      firstEvents("Tainted"),
+      core.listNamespacedConfigMap({
+        namespace: controllerNs,
+        labelSelector: "nodemend.io/repair-journal=true"
+      })
+    ])
+    const records = new Map<string, { tolerationExpiredAt?: string; startedAt: string }>()
+    for (const cm of journals.items) {
+      try {
+        const r = JSON.parse(cm.data?.record ?? "")
+        records.set(r.node.name, r)
+      } catch {}
+    }
+    const firstVisible = (n: string) => {
+      const at = records.get(n)?.tolerationExpiredAt
+      const sight = at === undefined ? Number.POSITIVE_INFINITY : Date.parse(at) - TOLERATION_S * 1000
+      return Math.min(visible.get(n)!, sight)
+    }
+    const rows = nodes.flatMap((n) => {
+      const r = records.get(n)
+      if (r?.tolerationExpiredAt === undefined || !tainted.has(n) || !started.has(n) || !visible.has(n))
+        return []
+      const ctlExpiry = Date.parse(r.tolerationExpiredAt)
+      const decided = Date.parse(r.startedAt)
+      return [
+        {
+          floor: sent.get(n)! + TOLERATION_S * 1000 - expiry.get(n)!,
+          request: written.get(n)! - sent.get(n)!,
+          visible: visible.get(n)! - sent.get(n)!,
+          sight: ctlExpiry - TOLERATION_S * 1000 - visible.get(n)!,
+          decide: decided - ctlExpiry,
+          journal: started.get(n)! - decided,
+          taint: tainted.get(n)! - started.get(n)!,
+          fromVisible: tainted.get(n)! - firstVisible(n) - TOLERATION_S * 1000,
+          fromCtl: tainted.get(n)! - ctlExpiry
+        }
+      ]
+    })
+    const col = (k: keyof (typeof rows)[number]) => {
+      const xs = rows.map((r) => r[k])
+      return `${k} ${[50, 90, 99].map((p) => pct(xs, p).toFixed(0)).join(" / ")} / ${Math.max(...xs).toFixed(0)}`
+    }
+    // Every tainted node the watch saw, with or without its journal (a repair may end and drop it first); visible
+    // at the earlier of the bench's watch and the controller's first sight (either thread may be the busier one).
+    const fromVisible = nodes
+      .filter((n) => tainted.has(n) && visible.has(n))
+      .map((n) => (tainted.get(n)! - firstVisible(n)) / 1000 - TOLERATION_S)
+    return [
+      `toleration expiry -> taint, from the condition visible (first seen by the bench's watch or the controller) + toleration (${fromVisible.length} of ${nodes.length} repairs): p50 ${pct(fromVisible, 50).toFixed(3)} s, p99 ${pct(fromVisible, 99).toFixed(3)} s, max ${Math.max(...fromVisible).toFixed(3)} s (goal p99 <= 1 s)`,
+      `stages (${rows.length} of ${nodes.length}: ${nodes.filter((n) => records.has(n)).length} journaled, ${nodes.filter((n) => started.has(n)).length} RepairStarted, ${nodes.filter((n) => tainted.has(n)).length} Tainted, ${nodes.filter((n) => visible.has(n)).length} seen by the watch; ms p50 / p90 / p99 / max): ${col("floor")} (the bench's patch sent after its whole-second lastTransitionTime); ${col("request")} (the patch sent -> answered); ${col("visible")} (the patch sent -> the bench's watch sees it); ${col("sight")} (seen by the bench's watch -> the controller's first sight); ${col("decide")} (its toleration's end -> decision); ${col("journal")} (decision -> record journaled); ${col("taint")} (journaled -> tainted)`,
+      `expiry -> taint, ms: ${col("fromVisible")} (visible + toleration); ${col("fromCtl")} (the controller's own expiry: its first sight + toleration)`
+    ].join("\n")
+  }
+
   // Background API rate over a quiet window.
   const quietS = 10
   const q0 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
@@ -285,20 +400,27 @@ async function main() {
   const a0 = metric((await ctl.get("/metrics")).body, "nodemend_controller_api_requests_total")
   const l0 = Date.now()
   const expiry = new Map<string, number>()
+  const sent = new Map<string, number>()
+  const written = new Map<string, number>()
+  const watcher = await watchVisible(`${TEST_RUN_LABEL}=${runId}`, new Set(latencyNodes))
   await pool(latencyNodes, CONCURRENCY, async (name) => {
+    sent.set(name, Date.now())
     const n = await setKernel(name, "False")
+    written.set(name, Date.now())
     const ltt = n.status?.conditions?.find((c) => c.type === "KernelReady")?.lastTransitionTime
     expiry.set(name, new Date(ltt ?? Date.now()).getTime() + TOLERATION_S * 1000)
   })
+  await waitFor(
+    "latency nodes tainted",
+    async () => {
+      const tainted = await firstEvents("Tainted")
+      return latencyNodes.every((n) => tainted.has(n)) ? true : undefined
+    },
+    { timeoutMs: 120_000, intervalMs: 1000 }
+  ).catch(() => log("not every latency node was tainted within 120 s"))
+  watcher.stop()
+  console.log(await stageLines(latencyNodes, expiry, sent, written, watcher.visible))
   if (LATENCY_ONLY) {
-    await waitFor(
-      "latency nodes tainted",
-      async () => {
-        const tainted = await firstEvents("Tainted")
-        return latencyNodes.every((n) => tainted.has(n)) ? true : undefined
-      },
-      { timeoutMs: 120_000, intervalMs: 1000 }
-    ).catch(() => log("not every latency node was tainted within 120 s"))
     const tainted = await firstEvents("Tainted")
     const lat = latencyNodes
       .filter((n) => tainted.has(n))
@@ -310,7 +432,7 @@ async function main() {
     console.log(
       [
         `scale: ${NODES} kwok nodes, ${PODS} pods (one pool), toleration ${TOLERATION_S} s; latency nodes ${LATENCY_OFFSET}..${LATENCY_OFFSET + latencyNodes.length - 1}`,
-        `toleration expiry -> taint (${lat.length} of ${latencyNodes.length} repairs; controller's own histogram mean ${mean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
+        `from lastTransitionTime + toleration, whole seconds, the write's floor and the bench's own patch included (${lat.length} of ${latencyNodes.length} repairs; controller's own histogram mean ${mean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s`,
         `owner proofs: ${metric(text, 'nodemend_controller_owner_proofs_total{asked="ahead"}')} with the cloud's answer asked ahead of the expiry, ${metric(text, 'nodemend_controller_owner_proofs_total{asked="decision"}')} asked at the decision`,
         `controller RSS max: ${maxRss.toFixed(0)} MiB`
       ].join("\n")
@@ -382,7 +504,7 @@ async function main() {
     `scale: ${NODES} kwok nodes, ${PODS} pods (one pool), toleration ${TOLERATION_S} s`,
     `controller RSS max: ${maxRss.toFixed(0)} MiB (goal <= 256 MiB; at the peak ${peakSplit}); V8 heap in use at the end: ${heapMiB.toFixed(0)} MiB`,
     `RSS by phase: at sync ${syncRss.toFixed(0)} MiB (max while syncing ${syncPeak.toFixed(0)}), latency repairs max ${latencyPeak.toFixed(0)}, burst max ${burstPeak.toFixed(0)} MiB`,
-    `toleration expiry -> taint (${lat.length} repairs, from the Tainted events' eventTime; controller's own histogram mean ${internalMean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s (goal p99 <= 1 s)`,
+    `from lastTransitionTime + toleration, whole seconds, the write's floor and the bench's own patch included (${lat.length} repairs, from the Tainted events' eventTime; controller's own histogram mean ${internalMean.toFixed(3)} s): p50 ${pct(lat, 50).toFixed(3)} s, p99 ${pct(lat, 99).toFixed(3)} s, max ${Math.max(...lat).toFixed(3)} s`,
     `owner proofs: ${provenAhead} with the cloud's answer asked ahead of the expiry, ${provenAtDecision} asked at the decision`,
     `API requests per repair (taint, drain ${Math.round(PODS / NODES)} pods, terminate, replace; background ${backgroundPerS.toFixed(1)}/s subtracted): ${perRepair.toFixed(1)}`,
     `${latencyNodes.length} repairs completed in ${repairSeconds.toFixed(1)} s`,
