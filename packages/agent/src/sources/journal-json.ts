@@ -14,8 +14,9 @@
  * escapes is JSON.parse of the value alone. Nothing else of the record is made.
  *
  * A line of another shape (a key with an escape, a value that is not a string or null, whitespace, anything but one
- * object) is left to the caller (`undefined`), who parses it whole: the fields are JSON.parse's in every case, this is
- * only its fast path. Arrays (a field journalctl prints as bytes, a repeated field) take the whole parse.
+ * object, a line over 64 KiB) is left to the caller (`undefined`), who parses it whole: the fields are JSON.parse's
+ * in every case, this is only its fast path. Arrays (a field journalctl prints as bytes, a repeated field) take the
+ * whole parse.
  */
 
 /** The raw JSON values of the fields the reader uses (as JSON.parse gives them); an absent field is undefined. */
@@ -35,6 +36,12 @@ const STRING = String.raw`"[^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{
 const MEMBER = String.raw`"[^"\\\u0000-\u001f]*":(?:${STRING}|null)`
 /** The whole line: one object of such members. Unambiguous (each further member after a comma): linear. */
 const SHAPE = new RegExp(`^\\{(?:${MEMBER}(?:,${MEMBER})*)?\\}$`)
+
+/**
+ * Longer lines are parsed whole: a string's escapes each take a place on the regular expression's backtrack stack,
+ * and a long line full of them would grow it (journalctl's lines are a few hundred bytes; the reader cuts at 1 MiB).
+ */
+const MAX_FAST_LINE = 64 * 1024
 
 /** Where the string whose opening quote is at `from` closes: the first quote after it not escaped. */
 const closingQuote = (line: string, from: number): number => {
@@ -62,7 +69,7 @@ const memberValue = (line: string, key: string): unknown => {
 
 /** The fields of one journalctl JSON line, or undefined when the line is not of the shape journalctl prints. */
 export const readJournalFields = (line: string): JournalFields | undefined =>
-  SHAPE.test(line)
+  line.length <= MAX_FAST_LINE && SHAPE.test(line)
     ? {
         cursor: memberValue(line, '"__CURSOR":'),
         identifier: memberValue(line, '"SYSLOG_IDENTIFIER":'),

@@ -134,7 +134,8 @@ describe("readJournalFields", () => {
       '{"MESSAGE":1}',
       "[]",
       "null",
-      `{"MESSAGE":"${"x".repeat(200_000)}` // no closing quote: refused in linear time
+      `{"MESSAGE":"${"x".repeat(60_000)}`, // no closing quote: refused (in linear time)
+      journalLine("x".repeat(70_000)) // over 64 KiB
     ])
       expect(readJournalFields(line)).toBeUndefined()
   })
