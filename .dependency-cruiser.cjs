@@ -34,7 +34,7 @@ const LAYERS = [
   ["actions"],
   // Informers, work queue, reconcile, journal, leader election.
   ["controller"],
-  // What-if replay: decide, the pool counts and the wake-ups of the controller over a recorded history (pure).
+  // What-if replay: the controller itself over a recorded history, with an API server in memory and TestClock.
   ["whatif"]
 ]
 

@@ -234,12 +234,10 @@ export const whatifCommand = async (
   if (parsed.bad.length > 0)
     io.err(`${parsed.bad.length} of ${parsed.lines} lines of ${opts.history} skipped; the rest is replayed`)
   const options = opts.repairDurationMs !== undefined ? { repairDurationMs: opts.repairDurationMs } : {}
-  const a = replay(configA, parsed.events, options)
-  const b = configB !== undefined ? replay(configB, parsed.events, options) : undefined
-  const repairDuration =
-    opts.repairDurationMs !== undefined
-      ? duration(opts.repairDurationMs)
-      : `drain deadline + ${REPLACE_OVERHEAD_MS / 60_000}m (Replace), drain deadline + reboot settle (Reboot)`
+  const a = await Effect.runPromise(replay(configA, parsed.events, options))
+  const b =
+    configB !== undefined ? await Effect.runPromise(replay(configB, parsed.events, options)) : undefined
+  const repairDuration = `a replacement joins ${duration(opts.repairDurationMs ?? REPLACE_OVERHEAD_MS)} after it is asked for (Replace), the reboot settle time (Reboot)`
   const skipped = parsed.bad.map((x) => ({ line: x.line, error: x.error }))
   if (opts.json) {
     io.out(

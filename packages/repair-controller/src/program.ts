@@ -17,6 +17,7 @@ import { startController } from "./controller/Controller.ts"
 import { acquireLeadership, type LeadershipEnd } from "./controller/LeaderElection.ts"
 import { keepLeadership } from "./controller/LeaseKeeper.ts"
 import { eventLoopDelayLoop } from "./observability/eventLoop.ts"
+import { processMetricsLoop } from "./observability/processMetrics.ts"
 import { type CliOptions, parseCli, USAGE } from "./cli.ts"
 import { Kube, loadKubeAccess, makeKube } from "./kube/Kube.ts"
 import { missingDestinationWarning } from "./diagnostics/logCaptureConfig.ts"
@@ -107,6 +108,7 @@ const program = (values: CliOptions, entry: URL) =>
       synced = handle.synced
       return yield* Effect.never
     })
+    yield* Effect.forkScoped(processMetricsLoop)
     if (lock === undefined) return yield* runController
     // Renewal runs from the moment the lease is won, alongside the start (whose first Node list may be retried
     // for as long as the API server is away): a leader that stopped renewing while starting would lose the

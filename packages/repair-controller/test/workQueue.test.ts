@@ -14,14 +14,14 @@ describe("work queue", () => {
       q.add("a")
       q.add("b")
       expect(q.length()).toBe(2)
-      expect(yield* Effect.promise(() => q.take())).toBe("a")
+      expect(yield* q.take).toBe("a")
       q.add("a") // while processing: marked dirty, not queued
-      expect(yield* Effect.promise(() => q.take())).toBe("b")
+      expect(yield* q.take).toBe("b")
       expect(q.length()).toBe(0)
       q.done("a") // dirty -> queued again
-      expect(yield* Effect.promise(() => q.take())).toBe("a")
+      expect(yield* q.take).toBe("a")
       q.shutdown()
-      expect(yield* Effect.promise(() => q.take())).toBeUndefined()
+      expect(yield* q.take).toBeUndefined()
     })
   )
 
@@ -35,10 +35,10 @@ describe("work queue", () => {
       expect(q.length()).toBe(0)
       yield* TestClock.adjust("1 minute")
       expect(q.length()).toBe(1)
-      expect(yield* Effect.promise(() => q.take())).toBe("j")
+      expect(yield* q.take).toBe("j")
       q.addAfter("k", 60_000) // earlier than the 10 min timer: replaces it
       yield* TestClock.adjust("1 minute")
-      expect(yield* Effect.promise(() => q.take())).toBe("k")
+      expect(yield* q.take).toBe("k")
       yield* TestClock.adjust("1 hour")
       expect(q.length()).toBe(0) // the replaced timer never fires
       q.shutdown()

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { clients, createTestNamespace, deleteNamespace, deleteRunNodes } from "@nodemend/cluster-harness"
 import { decodeConfig } from "@nodemend/repair-controller"
 import { parseHistory, replay } from "@nodemend/repair-controller/whatif"
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type ControllerProcess,
@@ -98,7 +98,7 @@ describe("kubectl nodemend whatif against a live run", () => {
         .map((e) => (e as { node: string }).node)
         .sort()
     ).toEqual([...bad].sort())
-    const r = replay(Result.getOrThrow(decodeConfig(config)), parsed.events)
+    const r = await Effect.runPromise(replay(Result.getOrThrow(decodeConfig(config)), parsed.events))
 
     // The repairs the controller made, and no other. Which two of the four go first is the workers' race in the
     // controller and the recording's order in the replay; when they differ, a node the replay still holds for the

@@ -24,7 +24,8 @@ export const makeBlockedNodes = (wake: (name: string) => void): BlockedNodes => 
     if (set?.size === 0) byScope.delete(scope)
   }
   const wakeScope = (scope: string) => {
-    for (const name of byScope.get(scope) ?? []) wake(name)
+    // A copy: a woken node may be blocked again (re-added to this set) before the loop ends.
+    for (const name of [...(byScope.get(scope) ?? [])]) wake(name)
   }
   return {
     block: (name, scope) => {

@@ -21,7 +21,7 @@ import { basisOf, makePreProofs } from "../owner/PreProofs.ts"
 import { nodeRef } from "../kube/views.ts"
 import { LogCaptureHook } from "../repair/LogCaptureHook.ts"
 import { makeBlockedNodes } from "./BlockedNodes.ts"
-import type { ControllerEnv } from "./ControllerEnv.ts"
+import type { ControllerEnv, DecisionLog } from "./ControllerEnv.ts"
 import { makeDrainPool } from "./DrainPool.ts"
 import { makeEventRecorder } from "../kube/EventRecorder.ts"
 import { initialListFailed, retryInitialList } from "./initialSync.ts"
@@ -179,12 +179,6 @@ const poolMetrics = (env: ControllerEnv, series: Series) =>
     yield* Metric.update(M.drainsWaiting, env.drains.waiting())
   })
 
-const processMetrics = Effect.gen(function* () {
-  const mem = process.memoryUsage()
-  yield* Metric.update(M.residentMemory, mem.rss)
-  yield* Metric.update(M.heapUsed, mem.heapUsed)
-})
-
 /** Nodes a `locate` call asks about (the AWS provider splits them into DescribeInstances calls of 190 names). */
 const INVENTORY_BATCH_NAMES = 500
 /** How long the start waits for the inventory's first answer before the workers start. */
@@ -220,7 +214,13 @@ const retryAfterMs = (failures: number) => Math.min(2000 * 2 ** Math.max(0, fail
  * 64 workers: a wave of 100+ simultaneous expiries is tainted in two rounds of parallel patches rather than
  * four (expiry -> taint p99, docs/performance.md); drains are bounded separately (drain.maxConcurrent).
  */
-export const startController = (config: ControllerConfig, kube: KubeShape, workers = 64) =>
+export const startController = (
+  config: ControllerConfig,
+  kube: KubeShape,
+  workers = 64,
+  /** The what-if replay's record of every decision (whatif/replay.ts). */
+  decided?: DecisionLog
+) =>
   Effect.gen(function* () {
     const cloud = yield* CloudProvider
     const logCapture = yield* LogCaptureHook
@@ -327,7 +327,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       taintFirst,
       shifts,
       blocked,
-      flushPoolMetrics
+      flushPoolMetrics,
+      ...(decided !== undefined ? { decided } : {})
     }
     // The first Node list goes first, retried with backoff for as long as the API server is away
     // (initialSync.ts; /readyz stays 503 meanwhile): the journal read and the shift query after it then meet an
@@ -409,7 +410,7 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     const reconcile = makeReconciler(env)
     const worker = Effect.gen(function* () {
       for (;;) {
-        const key = yield* Effect.promise(() => queue.take())
+        const key = yield* queue.take
         if (key === undefined) return
         yield* reconcile(key).pipe(
           Effect.tap(() => Effect.sync(() => failures.delete(key))),
@@ -444,7 +445,8 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     // Held relapse ledgers: an operator's release (the ledger deleted) or a quiet period lifts the hold.
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.sleep(RELAPSE_RECHECK_MS).pipe(
+        env.relapse.whenHeld.pipe(
+          Effect.andThen(Effect.sleep(RELAPSE_RECHECK_MS)),
           Effect.andThen(Clock.currentTimeMillis),
           Effect.flatMap((now) => env.relapse.recheck(now)),
           Effect.tap((lifted) =>
@@ -462,7 +464,12 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
       )
     )
     yield* Effect.forkScoped(
-      Effect.forever(Effect.sleep(INVENTORY_BATCH_MS).pipe(Effect.andThen(flushInventory)))
+      Effect.forever(
+        inventory.whenQueued.pipe(
+          Effect.andThen(Effect.sleep(INVENTORY_BATCH_MS)),
+          Effect.andThen(flushInventory)
+        )
+      )
     )
     yield* Effect.forkScoped(
       Effect.forever(Effect.sleep(INVENTORY_REFRESH_MS).pipe(Effect.andThen(Effect.sync(inventory.refresh))))
@@ -473,7 +480,6 @@ export const startController = (config: ControllerConfig, kube: KubeShape, worke
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.suspend(() => poolMetrics(env, series)).pipe(
-          Effect.andThen(processMetrics),
           Effect.andThen(Clock.currentTimeMillis),
           Effect.flatMap((now) => guardMetrics(env, series, now)),
           Effect.tap((key) =>

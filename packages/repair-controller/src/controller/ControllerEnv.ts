@@ -4,7 +4,9 @@ import type { StepPorts } from "../actions/executeStep.ts"
 import type { TaintFirst } from "../actions/TaintFirst.ts"
 import type { CloudProvider } from "../cloud/CloudProvider.ts"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
+import type { Decision } from "../decide/decide.ts"
 import type { ShiftObservation } from "../decide/zonalShiftGate.ts"
+import type { NodeView } from "../domain/NodeView.ts"
 import type { EventRecorder } from "../kube/EventRecorder.ts"
 import type { Inventory } from "../owner/Inventory.ts"
 import type { Placements } from "../owner/Placements.ts"
@@ -57,6 +59,10 @@ export interface ControllerEnv extends StepPorts {
   readonly drains: DrainPool
   /** Nodes the breaker holds back, woken when their pool's count drops. */
   readonly blocked: BlockedNodes
+  /** Told every decision as it is made: the what-if replay's record of them (whatif/replay.ts); live, none. */
+  readonly decided?: DecisionLog
   /** Writes the breaker/pool gauges of the pools whose counts moved (so a scrape right after an Event agrees). */
   readonly flushPoolMetrics: () => void
 }
+
+export type DecisionLog = (node: NodeView, d: Decision, at: number) => void

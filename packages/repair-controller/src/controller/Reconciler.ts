@@ -66,7 +66,8 @@ export const makeReconciler = (env: ControllerEnv) => {
         "reboots",
         "plannedRepairs",
         "scheduled",
-        "requests"
+        "requests",
+        "decided"
       ),
       start: (node, d, now, recorded) => startRepair(env, node, d, now, recorded)
     })

@@ -7,7 +7,7 @@
  * repair that ended well, a relapse, a hold lifted).
  */
 import type { KubeError } from "@nodemend/kube-access"
-import { Effect, Result, Semaphore } from "effect"
+import { Effect, Latch, Result, Semaphore } from "effect"
 import type { ControllerConfig } from "../config/ControllerConfig.ts"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import type { PolicyMatch } from "../decide/policyMatch.ts"
@@ -71,6 +71,8 @@ export interface RelapseStore {
   ) => Effect.Effect<ReadonlyArray<Sighted>, KubeError>
   /** Held ledgers: released by an operator (ConfigMap gone) or quiet long enough: lifted and forgotten. */
   readonly recheck: (now: number) => Effect.Effect<ReadonlyArray<Lifted>, KubeError>
+  /** Waits until a ledger holds: `recheck` looks only at held ones, so it need not run while none is. */
+  readonly whenHeld: Effect.Effect<void>
 }
 
 export const makeRelapseStore = (
@@ -81,6 +83,12 @@ export const makeRelapseStore = (
   const namespace = config.namespace
   const ledgers = new Map<string, RelapseLedger>()
   const lock = Semaphore.makeUnsafe(1)
+  /** Open while a ledger may hold; closed by a recheck that finds none. */
+  const heldLatch = Latch.makeUnsafe(false)
+  const remember = (l: RelapseLedger) => {
+    ledgers.set(ledgerKey(l.pool, l.reason), l)
+    if (l.hold !== undefined) heldLatch.openUnsafe()
+  }
   const policyOf = (l: { readonly pool: string; readonly reason: string }) =>
     relapsePolicy(config, l.pool === CLUSTER_SCOPE ? undefined : l.pool, l.reason)
 
@@ -97,7 +105,7 @@ export const makeRelapseStore = (
         },
         exists
       )
-      .pipe(Effect.andThen(Effect.sync(() => ledgers.set(ledgerKey(l.pool, l.reason), l))))
+      .pipe(Effect.andThen(Effect.sync(() => remember(l))))
 
   /** The ledger as the journal has it now: one an operator deleted (released) starts over. */
   const current = (pool: string, reason: string, conditionType: string) =>
@@ -128,7 +136,7 @@ export const makeRelapseStore = (
               })
             if (ledgerConfigMapName(r.success.pool, r.success.reason) !== cm.metadata?.name)
               return log("relapse ledger under another name; ignored", { configMap: cm.metadata?.name })
-            return Effect.sync(() => ledgers.set(ledgerKey(r.success.pool, r.success.reason), r.success))
+            return Effect.sync(() => remember(r.success))
           },
           { discard: true }
         )
@@ -236,8 +244,10 @@ export const makeRelapseStore = (
             ledgers.delete(ledgerKey(l.pool, l.reason))
             lifted.push({ pool: l.pool, reason: l.reason, by: "quiet" })
           }
+          if (![...ledgers.values()].some((l) => l.hold !== undefined)) heldLatch.closeUnsafe()
           return lifted
         })
-      )
+      ),
+    whenHeld: heldLatch.await
   }
 }

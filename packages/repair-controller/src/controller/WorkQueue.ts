@@ -8,8 +8,13 @@ import { Clock, Duration, Effect, type Fiber } from "effect"
 export interface WorkQueue {
   readonly add: (key: string) => void
   readonly addAfter: (key: string, ms: number) => void
-  /** Resolves with the next key; `undefined` once shut down. */
-  readonly take: () => Promise<string | undefined>
+  /**
+   * The next key; `undefined` once shut down. An Effect, not a Promise: the worker resumes on its fiber's scheduler,
+   * so a TestClock (the what-if replay) knows when the work a timer or an add started has settled.
+   */
+  readonly take: Effect.Effect<string | undefined>
+  /** No key queued, none being processed. */
+  readonly idle: () => boolean
   readonly done: (key: string) => void
   readonly shutdown: () => void
   readonly length: () => number
@@ -71,16 +76,25 @@ export const workQueueOn = (
       )
       timers.set(key, { at, fiber })
     },
-    take: () => {
-      if (closed) return Promise.resolve(undefined)
+    take: Effect.callback<string | undefined>((resume) => {
+      if (closed) return resume(Effect.succeed(undefined))
       const key = queue.shift()
       if (key !== undefined) {
         queued.delete(key)
         processing.add(key)
-        return Promise.resolve(key)
+        return resume(Effect.succeed(key))
       }
-      return new Promise((resolve) => waiters.push(resolve))
-    },
+      // The worker yields to its scheduler first, never running on `add`'s stack: an informer callback that adds a
+      // key must not run the reconcile inside itself (it would re-enter whatever called it).
+      const waiter = (k: string | undefined) => resume(Effect.as(Effect.yieldNow, k))
+      waiters.push(waiter)
+      // An interrupted worker takes no key: one given to it meanwhile would never be done.
+      return Effect.sync(() => {
+        const i = waiters.indexOf(waiter)
+        if (i >= 0) waiters.splice(i, 1)
+      })
+    }),
+    idle: () => queue.length === 0 && processing.size === 0,
     done: (key) => {
       processing.delete(key)
       if (dirty.delete(key)) add(key)

@@ -29,6 +29,7 @@ export type DecisionPorts<E> = ReportPorts &
     | "plannedRepairs"
     | "scheduled"
     | "requests"
+    | "decided"
   > & {
     /** Starts the repair the decision allows (startRepair.ts); `recorded` runs once its record is journaled. */
     readonly start: (
@@ -94,6 +95,7 @@ export const reconcileDecision =
         ...(requests.match !== undefined ? { requested: requests.match } : {}),
         reboots: ports.reboots.of
       })
+      ports.decided?.(node, d, now)
       if (d._tag === "Repair") {
         // Take the pool's in-flight slot now: workers decide in parallel, and the journal write that counts a repair
         // comes only after the owner lookup. Given back when no repair was recorded (refused, deferred, retried).

@@ -79,8 +79,8 @@ export const makeEventRecorder = (
   return {
     emit,
     emitNow: (e) =>
-      kube
-        .emitNodeEvent(EVENT_NAMESPACE, e)
+      Clock.currentTimeMillis
+        .pipe(Effect.flatMap((now) => kube.emitNodeEvent(EVENT_NAMESPACE, e, new Date(now))))
         .pipe(
           Effect.catch((err) =>
             Effect.logWarning("could not write event", { reason: e.reason, error: err.message })

@@ -95,9 +95,16 @@ const JSON_PATCH = "application/json-patch+json"
  * `podPageSize`: pods per page of a pod list (500, client-go's pager default; the cluster tests page by 2 to
  * get continue tokens from a handful of pods).
  */
-export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500): KubeShape => {
-  const http = makeControllerHttp(access)
-  const leaseHttp = makeLeaseHttp(access)
+export const makeKube = (access: KubeAccess, instance: string, podPageSize = 500): KubeShape =>
+  kubeOver(makeControllerHttp(access), makeLeaseHttp(access), instance, podPageSize)
+
+/** The calls over given connections: the API server's, or the what-if replay's in memory (whatif/memoryApiServer.ts). */
+export const kubeOver = (
+  http: KubeHttp,
+  leaseHttp: KubeHttp,
+  instance: string,
+  podPageSize = 500
+): KubeShape => {
   const callOn =
     (client: KubeHttp) =>
     <A>(

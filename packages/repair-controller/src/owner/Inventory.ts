@@ -7,7 +7,7 @@
  * not bind to a live machine is `Unprovable`: it counts in no pool and no zone. A failed call leaves its nodes
  * queued for the next batch. Pure state plus two effects; the controller drives them (Controller.ts).
  */
-import { Effect } from "effect"
+import { Effect, Latch } from "effect"
 import type { CloudError, Location } from "../cloud/CloudProvider.ts"
 import type { NodeRef, NodeView } from "../domain/NodeView.ts"
 import type { Placement } from "../domain/Placement.ts"
@@ -27,6 +27,8 @@ export interface Inventory {
   readonly flush: Effect.Effect<void, CloudError>
   /** Queues every located Node again (the next `flush` asks). */
   readonly refresh: () => void
+  /** Waits until a Node is queued: the batches run only while there is something to ask (no idle wake-ups). */
+  readonly whenQueued: Effect.Effect<void>
   readonly size: () => number
   /** Nodes asked about and not answered yet (a failed call keeps them so). */
   readonly pending: () => number
@@ -61,6 +63,8 @@ const samePlacement = (a: Placement, b: Placement) =>
 
 export const makeInventory = (ports: InventoryPorts): Inventory => {
   const entries = new Map<string, Entry>()
+  /** Open while a Node may be queued; closed by a flush that finds none. */
+  const queuedLatch = Latch.makeUnsafe(false)
   let unanswered = 0
   /** Every write of `entries` goes through here: it keeps the count of Pending entries. */
   const put = (name: string, e: Entry | undefined) => {
@@ -97,10 +101,12 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
       const e = entries.get(node.name)
       if (e !== undefined && sameNode(e.node, node)) return
       put(node.name, { node, placement: { _tag: "Pending" }, queued: true })
+      queuedLatch.openUnsafe()
     },
     forget: (name) => put(name, undefined),
     flush: Effect.suspend(() => {
       const queued = [...entries.values()].filter((e) => e.queued).map((e) => e.node)
+      if (queued.length === 0) queuedLatch.closeUnsafe()
       const batches: NodeView[][] = []
       for (let i = 0; i < queued.length; i += ports.batchSize)
         batches.push(queued.slice(i, i + ports.batchSize))
@@ -108,7 +114,9 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
     }),
     refresh: () => {
       for (const [name, e] of entries) entries.set(name, { ...e, queued: true })
+      if (entries.size > 0) queuedLatch.openUnsafe()
     },
+    whenQueued: queuedLatch.await,
     size: () => entries.size,
     pending: () => unanswered
   }

@@ -4,7 +4,7 @@
  */
 import { isoTime } from "./history.ts"
 import type { Relapse } from "../domain/RelapseLedger.ts"
-import type { WhatIfResult } from "./replay.ts"
+import type { WhatIfResult } from "./result.ts"
 
 export interface PoolReasonRow {
   readonly pool: string
