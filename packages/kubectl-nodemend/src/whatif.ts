@@ -1,7 +1,7 @@
 /**
  * `kubectl nodemend whatif --config controller.yaml history.jsonl [--compare other.yaml] [-o json]`: the repair
  * controller's own decision code over a recorded history (@nodemend/repair-controller/whatif), printed per pool
- * and reason. Reads two files, prints; the replay itself is pure. Rendering is pure and tested.
+ * and reason. Reads two files, prints; the replay runs the controller in memory (no cluster). Rendering is pure and tested.
  */
 import { readFileSync } from "node:fs"
 import {

@@ -1,7 +1,7 @@
-// kubectl nodemend record + whatif against a live run (issue #28): the recorder watches a pool of kwok Nodes while
-// the real repair controller (a child process, kwok provider) repairs four of them under an in-flight budget of 2;
-// the recording replayed under the same config reports the repairs the controller made, when it made them, and
-// the two it queued.
+// kubectl nodemend record + whatif against a live run (issues #28, #40): the recorder watches a pool of kwok Nodes
+// while the real repair controller (a child process, kwok provider) repairs them under an in-flight budget of 2;
+// the recording replayed under the same config (the controller itself, in memory, on a simulated clock) makes the
+// same decisions. Once for a fixed story, once for a generated history (seeded: WHATIF_SEED runs another).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -48,6 +48,61 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** `kubectl nodemend record` of the scenario's Nodes into `file`, until the function it returns is called. */
+const record = (s: { readonly tag: string }, file: string) => {
+  let finish = () => {}
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve
+  })
+  const recording = recordCommand(
+    connect(kubeconfig),
+    {
+      out: file,
+      poolLabels: [POOL_LABEL],
+      selector: `${IT_LABEL}=${s.tag}`,
+      forMs: undefined,
+      until: finished
+    },
+    { out: () => {}, err: () => {} }
+  )
+  return async () => {
+    finish()
+    await recording
+  }
+}
+
+/** mulberry32: a seeded generator, so a failing history can be run again (WHATIF_SEED). */
+const seeded = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+}
+
+/**
+ * A generated history: waves 25 s apart; in each, 1 to 3 nodes fail at once (more than the in-flight budget of 2
+ * can take: one waits) and 0 or 1 other node flaps (False, True again 1 s later, inside its 3 s toleration).
+ */
+const generate = (random: () => number, nodes: ReadonlyArray<string>, waves: number) => {
+  const free = [...nodes]
+  const take = () => free.splice(Math.floor(random() * free.length), 1)[0]!
+  const steps: Array<{ readonly at: number; readonly node: string; readonly status: "True" | "False" }> = []
+  const failing: string[][] = []
+  const flapping: string[] = []
+  for (let w = 0; w < waves; w++) {
+    const at = w * 25_000
+    const fail = Array.from({ length: 1 + Math.floor(random() * 3) }, take)
+    failing.push(fail)
+    for (const node of fail) steps.push({ at, node, status: "False" })
+    if (random() < 0.6) {
+      const node = take()
+      flapping.push(node)
+      steps.push({ at: at + 300, node, status: "False" }, { at: at + 1300, node, status: "True" })
+    }
+  }
+  return { steps: steps.sort((a, b) => a.at - b.at), failing, flapping }
+}
+
 describe("kubectl nodemend whatif against a live run", () => {
   it("replays a recording under the controller's config: the same repairs, at the same times, the same queue", async () => {
     const s = scenario("whatif")
@@ -58,30 +113,14 @@ describe("kubectl nodemend whatif against a live run", () => {
       kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` }
     })
     const file = join(dir, "history.jsonl")
-    let finish = () => {}
-    const finished = new Promise<void>((resolve) => {
-      finish = resolve
-    })
-    const errors: string[] = []
-    const recording = recordCommand(
-      connect(kubeconfig),
-      {
-        out: file,
-        poolLabels: [POOL_LABEL],
-        selector: `${IT_LABEL}=${s.tag}`,
-        forMs: undefined,
-        until: finished
-      },
-      { out: () => {}, err: (t) => errors.push(t) }
-    )
+    const stopRecording = record(s, file)
     await sleep(1500)
     running.push(await startControllerProcess(kubeconfig, config))
     const bad = nodes.slice(0, 4)
     await Promise.all(bad.map((n) => setKernelReady(core, n, "False")))
     await Promise.all(bad.map((n) => waitForEvent(core, n, "RepairSucceeded", 150_000)))
     await sleep(1500)
-    finish()
-    await recording
+    await stopRecording()
 
     const live = await Promise.all(
       bad.map(async (n) => ({
@@ -123,4 +162,71 @@ describe("kubectl nodemend whatif against a live run", () => {
       r.holds.filter((h) => h.cause === "budget" && h.outcome !== "started" && !repairedFirstLive(h))
     ).toEqual([])
   }, 240_000)
+
+  it("a generated history: the live controller and the replay of its recording make the same decisions", async () => {
+    const seed = Number(process.env.WHATIF_SEED ?? 20261206)
+    const s = scenario("whatifgen")
+    const nodes = (await createPool(core, s, 14)).map((n) => n.metadata?.name ?? "")
+    const history = generate(seeded(seed), nodes, 3)
+    const config = testConfig(ns, s, {
+      maxUnhealthyPercent: 50,
+      maxInFlight: "2",
+      kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` }
+    })
+    const file = join(dir, "generated.jsonl")
+    const stopRecording = record(s, file)
+    await sleep(1500)
+    running.push(await startControllerProcess(kubeconfig, config))
+    const t0 = Date.now()
+    for (const step of history.steps) {
+      await sleep(Math.max(0, t0 + step.at - Date.now()))
+      await setKernelReady(core, step.node, step.status)
+    }
+    const failed = history.failing.flat()
+    await Promise.all(failed.map((n) => waitForEvent(core, n, "RepairSucceeded", 150_000)))
+    await sleep(1500)
+    await stopRecording()
+
+    const started = async (n: string) => (await nodeEvents(core, n, "RepairStarted")).length > 0
+    const queued = async (n: string) => (await nodeEvents(core, n, "RepairQueued")).length > 0
+    const liveRepaired = (await Promise.all(nodes.map(async (n) => ((await started(n)) ? [n] : [])))).flat()
+    const liveQueued = (await Promise.all(nodes.map(async (n) => ((await queued(n)) ? [n] : [])))).flat()
+    const parsed = parseHistory(readFileSync(file, "utf8"))
+    expect(parsed.bad).toEqual([])
+    // The replay's cloud boots a replacement as the live kwok provider did (1 s, then its agent's first report).
+    const r = await Effect.runPromise(
+      replay(Result.getOrThrow(decodeConfig(config)), parsed.events, { repairDurationMs: 1000 })
+    )
+    const context = `seed ${seed}: ${JSON.stringify(history)}`
+    // The same nodes repaired: every one that failed and none that flapped, live and in the replay.
+    expect(liveRepaired.sort(), context).toEqual([...failed].sort())
+    expect(r.repairs.map((x) => x.node).sort(), context).toEqual([...failed].sort())
+    expect(
+      r.repairs.every((x) => x.reason === "ForkFailedOutOfPIDs" && !x.dryRun),
+      context
+    ).toBe(true)
+    // The flaps: no repair, and the replay reports each as absorbed by its toleration.
+    for (const n of history.flapping) {
+      expect(liveRepaired, context).not.toContain(n)
+      expect(
+        r.flaps.filter((f) => f.node === n).map((f) => f.kind),
+        context
+      ).toEqual(["beforeToleration"])
+    }
+    // The budget: in a wave of 3, one waited for a slot, live and in the replay (which one is a race in both).
+    const waves3 = history.failing.filter((w) => w.length === 3).length
+    expect(liveQueued.length, context).toBe(waves3)
+    expect(r.holds.filter((h) => h.cause === "budget" && h.outcome === "started").length, context).toBe(
+      waves3
+    )
+    // When: each wave's repairs start within 15 s of the live ones (the live controller's own latency on a shared
+    // machine; the replay starts at the instant a toleration runs out).
+    const liveStarts = (
+      await Promise.all(failed.map(async (n) => eventTime((await nodeEvents(core, n, "RepairStarted"))[0]!)))
+    ).sort((a, b) => a - b)
+    const replayStarts = r.repairs.map((x) => x.startedAt).sort((a, b) => a - b)
+    replayStarts.forEach((t, i) => {
+      expect(Math.abs(t - liveStarts[i]!), context).toBeLessThan(15_000)
+    })
+  }, 300_000)
 })
