@@ -15,8 +15,8 @@ import { reconcileDeparted } from "./reconcileDeparted.ts"
 import { reconcileJournaled } from "./reconcileJournaled.ts"
 import { reconcileReplacementOf } from "./reconcileReplacementOf.ts"
 import { intakeRequests, requestsFollow } from "./requestedRepair.ts"
-import { runRepair } from "./runRepair.ts"
-import { startRepair } from "./startRepair.ts"
+import { RUN_REPAIR_PORTS, runRepair } from "./runRepair.ts"
+import { START_REPAIR_PORTS, startRepair } from "./startRepair.ts"
 
 /** Only the named ports of the controller's environment: what a sub-reconciler holds. */
 const pick = <K extends keyof ControllerEnv>(
@@ -24,12 +24,15 @@ const pick = <K extends keyof ControllerEnv>(
   ...keys: ReadonlyArray<K>
 ): Pick<ControllerEnv, K> => Object.fromEntries(keys.map((k) => [k, env[k]])) as Pick<ControllerEnv, K>
 
-/** The sub-reconcilers in order, each given its ports (the steps of a repair and its start take the whole env). */
+/** The sub-reconcilers in order, each given its ports. */
 export const makeReconciler = (env: ControllerEnv) => {
+  const repairPorts = pick(env, ...RUN_REPAIR_PORTS)
+  const startPorts = pick(env, ...START_REPAIR_PORTS)
   const steps = [
     reconcileJournaled({
       ...pick(env, "store", "events", "cache", "queue"),
-      resume: (record) => requestsFollow(env, record.node.name).pipe(Effect.andThen(runRepair(env, record)))
+      resume: (record) =>
+        requestsFollow(repairPorts, record.node.name).pipe(Effect.andThen(runRepair(repairPorts, record)))
     }),
     reconcileReplacementOf(pick(env, "store", "queue")),
     reconcileDeparted({
@@ -44,7 +47,7 @@ export const makeReconciler = (env: ControllerEnv) => {
         "inventory",
         "preProofs"
       ),
-      intake: (name, node) => intakeRequests(env, name, node)
+      intake: (name, node) => intakeRequests(repairPorts, name, node)
     }),
     reconcileDecision({
       ...pick(
@@ -69,7 +72,7 @@ export const makeReconciler = (env: ControllerEnv) => {
         "requests",
         "decided"
       ),
-      start: (node, d, now, recorded) => startRepair(env, node, d, now, recorded)
+      start: (node, d, now, recorded) => startRepair(startPorts, node, d, now, recorded)
     })
   ]
   return (name: string) =>

@@ -5,7 +5,7 @@
  * past its deadline fails (repair/budget.ts).
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { executeStep, stepError } from "../actions/executeStep.ts"
+import { executeStep, type StepPorts, stepError } from "../actions/executeStep.ts"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -16,9 +16,36 @@ import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
 import { advance } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { provenScope, sightRelapse } from "./relapseSighting.ts"
+import { provenScope, type SightingPorts, sightRelapse } from "./relapseSighting.ts"
 import { unhealthyReplacement } from "./unhealthyReplacement.ts"
-import { requestsEnded } from "./requestedRepair.ts"
+import { type RequestPorts, requestsEnded } from "./requestedRepair.ts"
+
+/** What a repair's run uses: its steps' ports and the controller's it reports to (Reconciler.ts picks them). */
+export type RunRepairPorts = StepPorts &
+  RequestPorts &
+  SightingPorts &
+  Pick<ControllerEnv, "cache" | "queue" | "drains" | "flushPoolMetrics" | "shifts" | "reboots">
+
+/** Their names, for the Reconciler's `pick`. */
+export const RUN_REPAIR_PORTS = [
+  "kube",
+  "cache",
+  "events",
+  "logCapture",
+  "cloud",
+  "config",
+  "taintFirst",
+  "owners",
+  "requests",
+  "store",
+  "placements",
+  "relapse",
+  "queue",
+  "drains",
+  "flushPoolMetrics",
+  "shifts",
+  "reboots"
+] as const satisfies ReadonlyArray<keyof RunRepairPorts>
 
 const MAX_STEPS_PER_RECONCILE = 25
 
@@ -34,7 +61,7 @@ export const labelsOf = (config: ControllerConfig, r: RepairRecord) => ({
  * delete: a crash in between repeats it on resume, never loses it.
  */
 const repairEvent = (
-  env: ControllerEnv,
+  env: RunRepairPorts,
   r: RepairRecord,
   type: "Normal" | "Warning",
   reason: string,
@@ -49,7 +76,7 @@ const repairEvent = (
     note
   })
 
-const succeeded = (env: ControllerEnv, r: RepairRecord) =>
+const succeeded = (env: RunRepairPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     yield* repairEvent(
       env,
@@ -99,7 +126,7 @@ const succeeded = (env: ControllerEnv, r: RepairRecord) =>
   })
 
 /** A failed repair keeps its taint and journal entry for an operator, unless the Node is another object now. */
-const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
+const failedRepair = (env: RunRepairPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     yield* repairEvent(
       env,
@@ -120,7 +147,7 @@ const failedRepair = (env: ControllerEnv, r: RepairRecord) =>
     })
   })
 
-const finish = (env: ControllerEnv, r: RepairRecord) =>
+const finish = (env: RunRepairPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     // What the repair held from the owner is the owner's again: a replacement made for a failed repair is ordinary
     // capacity (Karpenter may consolidate it), and nothing of it is asked for again.
@@ -145,7 +172,7 @@ const finish = (env: ControllerEnv, r: RepairRecord) =>
  * (a written Succeeded record would never be read again and would hold the node's name for good).
  */
 const persistStep = (
-  env: ControllerEnv,
+  env: RunRepairPorts,
   prev: RepairRecord,
   next: RepairRecord,
   write: "now" | "beforeNextAction" = "now"
@@ -185,7 +212,7 @@ const observeStep = (prev: RepairRecord, next: RepairRecord) =>
   })
 
 /** The gates as they stand now, for the plan (repair/plan.ts). */
-const gatesOf = (env: ControllerEnv, r: RepairRecord, now: number) =>
+const gatesOf = (env: RunRepairPorts, r: RepairRecord, now: number) =>
   Effect.map(
     Ref.get(env.shifts),
     (shifts): Gates => ({
@@ -197,7 +224,7 @@ const gatesOf = (env: ControllerEnv, r: RepairRecord, now: number) =>
   )
 
 /** Carries out a hold; true when the repair may go on at once (a drain slot was free). */
-const hold = (env: ControllerEnv, r: RepairRecord, step: Extract<Step, { _tag: "Hold" }>) =>
+const hold = (env: RunRepairPorts, r: RepairRecord, step: Extract<Step, { _tag: "Hold" }>) =>
   Effect.gen(function* () {
     switch (step.cause) {
       case "taintFirst":
@@ -227,7 +254,7 @@ const hold = (env: ControllerEnv, r: RepairRecord, step: Extract<Step, { _tag: "
   })
 
 /** A capacity-first repair that could not get its replacement says so, and what follows, where operators look. */
-const reportNoCapacity = (env: ControllerEnv, r: RepairRecord) =>
+const reportNoCapacity = (env: RunRepairPorts, r: RepairRecord) =>
   Effect.gen(function* () {
     const then = r.phase === "Failed" ? "fail" : "removeFirst"
     yield* Metric.update(Metric.withAttributes(M.capacityFallbacks, { then }), 1)
@@ -243,7 +270,7 @@ const reportNoCapacity = (env: ControllerEnv, r: RepairRecord) =>
     )
   })
 
-export const runRepair = (env: ControllerEnv, start: RepairRecord) =>
+export const runRepair = (env: RunRepairPorts, start: RepairRecord) =>
   Effect.gen(function* () {
     let r = start
     for (let i = 0; i < MAX_STEPS_PER_RECONCILE; i++) {

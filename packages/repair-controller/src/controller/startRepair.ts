@@ -15,11 +15,15 @@ import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { newRepairRecord } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { labelsOf, runRepair } from "./runRepair.ts"
+import { labelsOf, RUN_REPAIR_PORTS, type RunRepairPorts, runRepair } from "./runRepair.ts"
+
+/** What a repair's start uses: its run's ports and the cloud's early answers (PreProofs). */
+export type StartRepairPorts = RunRepairPorts & Pick<ControllerEnv, "preProofs">
+export const START_REPAIR_PORTS = [...RUN_REPAIR_PORTS, "preProofs"] as const
 
 const newRepairId = (uid: string, now: number) => `${uid.slice(0, 8)}-${now.toString(36)}`
 
-const refused = (env: ControllerEnv, node: NodeView, why: string) =>
+const refused = (env: StartRepairPorts, node: NodeView, why: string) =>
   env.events.emitDeduped(`${node.name}/RepairRefused/${why}`, EVENT_DEDUPE_MS, {
     node: { name: node.name, uid: node.uid },
     type: "Warning",
@@ -29,7 +33,7 @@ const refused = (env: ControllerEnv, node: NodeView, why: string) =>
   })
 
 export const startRepair = (
-  env: ControllerEnv,
+  env: StartRepairPorts,
   node: NodeView,
   d: Extract<Decision, { _tag: "Repair" }>,
   now: number,

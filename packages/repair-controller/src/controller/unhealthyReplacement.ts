@@ -11,11 +11,11 @@ import type { RepairRecord } from "../domain/RepairRecord.ts"
 import * as M from "../observability/metrics.ts"
 import { metricReason } from "../observability/seriesBounds.ts"
 import type { Fact } from "../repair/stateMachine.ts"
-import type { ControllerEnv } from "./ControllerEnv.ts"
+import type { RunRepairPorts } from "./runRepair.ts"
 
 type Unhealthy = Extract<Fact, { _tag: "ReplacementUnhealthy" }>
 
-const relapseOfRepair = (env: ControllerEnv, before: RepairRecord, node: string) =>
+const relapseOfRepair = (env: RunRepairPorts, before: RepairRecord, node: string) =>
   Effect.gen(function* () {
     const seen = yield* env.relapse.replacementFailed(before, node, yield* Clock.currentTimeMillis).pipe(
       Effect.catch((e) =>
@@ -41,7 +41,7 @@ const relapseOfRepair = (env: ControllerEnv, before: RepairRecord, node: string)
 
 /** `before`: the record the replacement failed in; `after`: with the failure folded in. */
 export const unhealthyReplacement = (
-  env: ControllerEnv,
+  env: RunRepairPorts,
   before: RepairRecord,
   after: RepairRecord,
   f: Unhealthy
