@@ -113,6 +113,10 @@ describe("Owners.of: the adapter comes from the record's owner, nothing else", (
           fact: { _tag: "Aborted", why: "no owner to act through: no launch template" }
         })
       expect(calls).toEqual([])
+      // Its word for a reboot that did not heal (the state machine ends the repair Failed); owners that can
+      // replace say nothing.
+      expect(owner.cannotReplace).toBe("no launch template")
+      expect(makeOwners(p).of(record({ kind: "standalone" })).cannotReplace).toBeUndefined()
     })
   )
 })

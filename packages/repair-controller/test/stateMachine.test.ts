@@ -166,20 +166,26 @@ describe("repair state machine", () => {
 })
 
 describe("a reboot that did not heal a node nobody can replace", () => {
-  it("ends Failed instead of terminating capacity that cannot come back", () => {
-    const base = start(match({ action: "Reboot" }))
-    const r0 = {
-      ...base,
-      node: {
-        ...base.node,
-        instance: { ...base.node.instance, owner: { kind: "unknown" as const, why: "no template" } }
-      }
+  it("ends Failed instead of terminating capacity that cannot come back (the owner's word on the fact)", () => {
+    const rebooting = () => {
+      let r = advance(start(match({ action: "Reboot" })), { _tag: "Tainted" }, T0)
+      r = advance(r, { _tag: "Drained" }, T0)
+      expect(r.phase).toBe("Rebooting")
+      return r
     }
-    let r = advance(r0, { _tag: "Tainted" }, T0)
-    r = advance(r, { _tag: "Drained" }, T0)
-    expect(r.phase).toBe("Rebooting")
-    r = advance(r, { _tag: "RebootTimedOut" }, T0)
-    expect(r.phase).toBe("Failed")
-    expect(r.failure).toContain("no replacement can be launched: no template")
+    const timedOut = advance(rebooting(), { _tag: "RebootTimedOut", cannotReplace: "no template" }, T0)
+    expect(timedOut.phase).toBe("Failed")
+    expect(timedOut.failure).toContain("no replacement can be launched: no template")
+    const still = advance(
+      rebooting(),
+      { _tag: "NodeBack", stillFailing: true, cannotReplace: "no template" },
+      T0
+    )
+    expect(still.phase).toBe("Failed")
+    // An owner that can replace: the reboot escalates.
+    expect(advance(rebooting(), { _tag: "RebootTimedOut" }, T0)).toMatchObject({
+      action: "Replace",
+      escalatedFrom: "Reboot"
+    })
   })
 })

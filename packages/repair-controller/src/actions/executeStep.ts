@@ -45,7 +45,7 @@ export const executeStep = (
     case "Reboot":
       return reboot(ports, r)
     case "AwaitReboot":
-      return awaitReboot(ports, r, action.settledAt, action.timesOutAt)
+      return awaitReboot(ports, r, action.settledAt, action.timesOutAt, owner.cannotReplace)
     case "Terminate":
       return owner.removeMachine(r)
     case "AwaitInstanceGone":

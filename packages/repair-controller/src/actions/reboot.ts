@@ -31,7 +31,14 @@ export const reboot = (env: RebootPorts, r: RepairRecord) =>
     return fact({ _tag: "RebootRequested" })
   })
 
-export const awaitReboot = (env: RebootPorts, r: RepairRecord, settledAt: number, timesOutAt: number) =>
+export const awaitReboot = (
+  env: RebootPorts,
+  r: RepairRecord,
+  settledAt: number,
+  timesOutAt: number,
+  /** The owner's word that no replacement can come from it: carried on the fact, for the state machine. */
+  cannotReplace?: string
+) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (now >= timesOutAt) {
@@ -43,7 +50,7 @@ export const awaitReboot = (env: RebootPorts, r: RepairRecord, settledAt: number
         "the node did not come back from the reboot in time; replacing it"
       )
       yield* Metric.update(M.repairsEscalated, 1)
-      return fact({ _tag: "RebootTimedOut" })
+      return fact({ _tag: "RebootTimedOut", ...(cannotReplace !== undefined ? { cannotReplace } : {}) })
     }
     if (now < settledAt || !isReady(env.cache, r.node.name))
       return wait(Math.min(5000, Math.max(settledAt - now, POLL_MS)))
@@ -62,5 +69,9 @@ export const awaitReboot = (env: RebootPorts, r: RepairRecord, settledAt: number
       )
       yield* Metric.update(M.repairsEscalated, 1)
     }
-    return fact({ _tag: "NodeBack", stillFailing: still })
+    return fact({
+      _tag: "NodeBack",
+      stillFailing: still,
+      ...(cannotReplace !== undefined ? { cannotReplace } : {})
+    })
   })

@@ -36,6 +36,8 @@ export interface MachineOwner {
   readonly removeNode: (r: RepairRecord) => Effect.Effect<Outcome, OwnerFailure>
   /** The repair ended: whatever it held back from the owner is the owner's again. Idempotent. */
   readonly release: (r: RepairRecord) => Effect.Effect<void, OwnerFailure>
+  /** Why no replacement can come from this owner (absent: one can); a reboot that did not heal then ends Failed. */
+  readonly cannotReplace?: string
 }
 
 /** What the adapters use: the Kubernetes API, the informer's Nodes, Events, the cloud, Karpenter's objects. */

@@ -37,7 +37,8 @@ const noOwner = (why: string): MachineOwner => {
     removeMachine: aborted,
     awaitMachineGone: aborted,
     removeNode: aborted,
-    release: () => Effect.void
+    release: () => Effect.void,
+    cannotReplace: why
   }
 }
 

@@ -54,8 +54,9 @@ export type Fact =
     }
   | { readonly _tag: "RebootRequested" }
   /** The node is back after the reboot; `stillFailing` when the governing condition still matches. */
-  | { readonly _tag: "NodeBack"; readonly stillFailing: boolean }
-  | { readonly _tag: "RebootTimedOut" }
+  /** `cannotReplace`: the owner's word that no replacement can come from it (MachineOwner.cannotReplace). */
+  | { readonly _tag: "NodeBack"; readonly stillFailing: boolean; readonly cannotReplace?: string }
+  | { readonly _tag: "RebootTimedOut"; readonly cannotReplace?: string }
   /** Remove first through a group: its members before the termination, journaled before the terminate call. */
   | {
       readonly _tag: "RemovalRecorded"
@@ -333,11 +334,11 @@ const fold = (r: RepairRecord, fact: Fact, now: number): RepairRecord => {
       if (fact._tag === "RebootRequested") return { ...r, rebootRequestedAt: iso(now) }
       if (fact._tag === "NodeBack" && !fact.stillFailing) return { ...r, phase: "Untainting" }
       if ((fact._tag === "NodeBack" && fact.stillFailing) || fact._tag === "RebootTimedOut")
-        return r.node.instance.owner.kind === "unknown"
+        return fact.cannotReplace !== undefined
           ? {
               ...r,
               phase: "Failed",
-              failure: `the reboot did not heal the node, and no replacement can be launched: ${r.node.instance.owner.why}`,
+              failure: `the reboot did not heal the node, and no replacement can be launched: ${fact.cannotReplace}`,
               finishedAt: iso(now)
             }
           : towardsTermination({ ...r, action: "Replace", escalatedFrom: "Reboot" })
