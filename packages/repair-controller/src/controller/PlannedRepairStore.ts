@@ -22,6 +22,7 @@ import {
   withActed
 } from "../domain/PlannedRepairs.ts"
 import type { KubeShape } from "../kube/Kube.ts"
+import { makeDirtyFlag } from "./DirtyFlag.ts"
 
 /** How long plan changes wait to be written together. */
 export const FLUSH_MS = 1_000
@@ -54,7 +55,7 @@ export const makePlannedRepairStore = (
   let marks: ReadonlyArray<ActedMark> = []
   const plans = new Map<string, PlanView>()
   let exists = false
-  let dirty = false
+  const dirty = makeDirtyFlag()
   const lock = Semaphore.makeUnsafe(1)
   const write = (data: Record<string, string>) =>
     kube
@@ -65,10 +66,9 @@ export const makePlannedRepairStore = (
       .pipe(Effect.tap(() => Effect.sync(() => (exists = true))))
   const flush = lock.withPermits(1)(
     Effect.suspend(() => {
-      if (!dirty) return Effect.void
-      dirty = false
+      if (!dirty.take()) return Effect.void
       const text = serializePlans([...plans.values()].sort((a, b) => a.dueAt - b.dueAt))
-      return write({ plans: text }).pipe(Effect.tapError(() => Effect.sync(() => (dirty = true))))
+      return write({ plans: text }).pipe(Effect.tapError(() => Effect.sync(dirty.set)))
     })
   )
   return {
@@ -76,7 +76,7 @@ export const makePlannedRepairStore = (
       Effect.flatMap((cm) => {
         exists = true
         // The plans are decided afresh by the reconciles after the restart; the old ones are rewritten then.
-        dirty = true
+        dirty.set()
         const r = parseActed(cm.data?.acted ?? serializeActed([]))
         if (Result.isSuccess(r))
           return Effect.sync(() => {
@@ -103,12 +103,13 @@ export const makePlannedRepairStore = (
       if (sameView(plans.get(node), plan)) return
       if (plan === undefined) plans.delete(node)
       else plans.set(node, plan)
-      dirty = true
+      dirty.set()
     },
     plans: () => [...plans.values()],
     flush,
     writer: Effect.forever(
-      Effect.sleep(FLUSH_MS).pipe(
+      dirty.whenSet.pipe(
+        Effect.andThen(Effect.sleep(FLUSH_MS)),
         Effect.andThen(flush),
         Effect.catch((e) =>
           log("could not write the planned repairs journal; trying again", { error: e.message })

@@ -17,6 +17,7 @@ import {
   serializeSightings
 } from "../domain/Sightings.ts"
 import type { KubeShape } from "../kube/Kube.ts"
+import { makeDirtyFlag } from "./DirtyFlag.ts"
 
 /** How long new sightings wait to be written together. */
 export const FLUSH_MS = 1_000
@@ -44,15 +45,14 @@ export const makeSightingStore = (
   log: (msg: string, extra: Record<string, unknown>) => Effect.Effect<void>
 ): SightingStore => {
   const byNode = new Map<string, NodeSightings>()
-  let dirty = false
+  const dirty = makeDirtyFlag()
   let exists = false
   const tracked = (c: ConditionView) =>
     c.lastTransitionTime !== undefined &&
     config.policies.some((p) => p.conditionType === c.type && p.status === c.status)
 
   const flush = Effect.suspend(() => {
-    if (!dirty) return Effect.void
-    dirty = false
+    if (!dirty.take()) return Effect.void
     const { text, left } = serializeSightings(
       [...byNode.values()].flatMap((n) => n.conditions),
       MAX_JOURNAL_BYTES
@@ -64,7 +64,7 @@ export const makeSightingStore = (
       )
       .pipe(
         Effect.tap(() => Effect.sync(() => (exists = true))),
-        Effect.tapError(() => Effect.sync(() => (dirty = true))),
+        Effect.tapError(() => Effect.sync(dirty.set)),
         Effect.andThen(
           left > 0
             ? log("too many sightings for one ConfigMap; the latest are kept in memory only", { left })
@@ -77,7 +77,7 @@ export const makeSightingStore = (
     Effect.gen(function* () {
       const r = parseSightings(text)
       // Rewritten at the next flush: the bad contents are not read again.
-      dirty = true
+      dirty.set()
       if (Result.isFailure(r))
         return yield* log("unreadable sightings journal; every unhealthy status is first seen now", {
           configMap: SIGHTINGS_CONFIGMAP,
@@ -133,7 +133,7 @@ export const makeSightingStore = (
         next.some((s, i) => s !== before[i]) ||
         (known !== undefined && known.uid !== node.uid)
       if (changed) {
-        dirty = true
+        dirty.set()
         if (next.length === 0) byNode.delete(node.name)
         else byNode.set(node.name, { uid: node.uid ?? "", conditions: next })
       }
@@ -149,11 +149,12 @@ export const makeSightingStore = (
       }
     },
     forget: (name) => {
-      if (byNode.delete(name)) dirty = true
+      if (byNode.delete(name)) dirty.set()
     },
     flush,
     writer: Effect.forever(
-      Effect.sleep(FLUSH_MS).pipe(
+      dirty.whenSet.pipe(
+        Effect.andThen(Effect.sleep(FLUSH_MS)),
         Effect.andThen(flush),
         Effect.catch((e) => log("could not write the sightings journal; trying again", { error: e.message }))
       )

@@ -208,7 +208,7 @@ const sweep = (env: RequestPorts) =>
 /** How often the policy proof is read and the requests swept. */
 export const SWEEP_MS = 5_000
 
-/** The loop the controller forks: the proof every PROOF_REFRESH_MS, the sweep every SWEEP_MS. */
+/** The loop the controller forks: the proof every PROOF_REFRESH_MS, the sweep every SWEEP_MS while requests exist. */
 export const requestLoop = (env: RequestPorts, proofEveryMs: number) =>
   Effect.gen(function* () {
     let last = 0
@@ -219,6 +219,9 @@ export const requestLoop = (env: RequestPorts, proofEveryMs: number) =>
         last = now
       }
       yield* sweep(env)
-      yield* Effect.sleep(SWEEP_MS)
+      // With no request to sweep, the next round is the proof's (a request's first status is its reconcile's).
+      yield* Effect.sleep(
+        env.requests.all().length > 0 ? SWEEP_MS : Math.max(SWEEP_MS, last + proofEveryMs - now)
+      )
     }
   })
