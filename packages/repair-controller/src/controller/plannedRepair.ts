@@ -51,15 +51,12 @@ const karpenters = (env: PlanPorts, node: NodeView) => env.owners.pools.register
 
 /** The node's plan, if its machine has a live scheduled event no repair was started for and it is nodemend's. */
 export const planOf = (env: PlanPorts, node: NodeView, now: number): Plan | undefined => {
+  const events = env.scheduled.of(node.name)
+  // Most machines have none: nothing else to ask (every node is asked at every decision and every refresh).
+  if (events.length === 0) return undefined
   if (env.config.scheduledEvents.karpenterInterruptionQueue && karpenters(env, node)) return undefined
   // The window is the pool's as the cloud proved it: until proven, none (due at NotBefore - lead).
-  return nodePlan(
-    env.config,
-    env.scheduled.of(node.name),
-    env.plannedRepairs.acted,
-    provenPool(env, node),
-    now
-  )
+  return nodePlan(env.config, events, env.plannedRepairs.acted, provenPool(env, node), now)
 }
 
 /**

@@ -100,12 +100,7 @@ const historyWriterOn = (
   const ensureNode = (name: string, e: { readonly pool?: string; readonly zone?: string }) =>
     Effect.gen(function* () {
       if (e.pool !== undefined) scopes.set(name, e.pool === "" ? CLUSTER_SCOPE : e.pool)
-      const found = (yield* call("GET", `${NODES}/${enc(name)}`).pipe(
-        Effect.catchIf(
-          (x) => x.code === 404,
-          () => Effect.succeed(undefined)
-        )
-      )) as StoredNode | undefined
+      const found = api.peek("v1/nodes", undefined, name) as StoredNode | undefined
       const labels = labelsOf(e)
       if (found !== undefined) {
         if (Object.keys(labels).length > 0)
@@ -134,7 +129,8 @@ const historyWriterOn = (
    */
   const comesBackHealthy = (name: string) =>
     Effect.gen(function* () {
-      const n = (yield* call("GET", `${NODES}/${enc(name)}`)) as StoredNode
+      const n = api.peek("v1/nodes", undefined, name) as StoredNode | undefined
+      if (n === undefined) return
       const now = iso(yield* Clock.currentTimeMillis)
       const conditions = (n.status?.conditions ?? []).flatMap((c) => {
         const p = config.policies.find((x) => x.conditionType === c.type && x.status === c.status)

@@ -159,6 +159,12 @@ export interface MemoryApiServer {
   readonly http: KubeHttp
   /** The objects of a collection (`v1/nodes`), as stored. */
   readonly objects: (collection: string) => ReadonlyArray<Obj>
+  /** One stored object, not copied: read it, never change it. */
+  readonly peek: (
+    collection: string,
+    namespace: string | undefined,
+    name: string
+  ) => Readonly<Obj> | undefined
   /** Told every change after it is made, before any watch (the replay's record of what the controller wrote). */
   readonly observe: (f: (collection: string, type: Change["type"], object: Obj) => void) => void
 }
@@ -184,7 +190,9 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     matchesLabels(c.object, w.target.query.get("labelSelector")) &&
     matchesFields(c.object, w.target.query.get("fieldSelector"))
   const changed = (collection: string, type: Change["type"], object: Obj) => {
-    const c: Change = { rv, collection, type, object: clone(object) }
+    // Stored objects are never changed once saved (save copies the metadata it stamps): the log and the observers
+    // share them; each watcher gets its own copy (an informer may trim what it keeps).
+    const c: Change = { rv, collection, type, object }
     log.push(c)
     if (log.length > 2 * CHANGE_LOG) log.splice(0, CHANGE_LOG)
     for (const f of observers) f(collection, type, c.object)
@@ -200,6 +208,7 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     return o
   }
   const save = (t: Target, o: Obj, type: Change["type"]) => {
+    o.metadata = { ...metaOf(o) }
     stamp(o)
     coll(t.collection).set(key(t.namespace, String(metaOf(o).name)), o)
     changed(t.collection, type, o)
@@ -342,6 +351,7 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
   return {
     http,
     objects: (collection) => [...coll(collection).values()].map(clone),
+    peek: (collection, namespace, name) => coll(collection).get(key(namespace, name)),
     observe: (f) => {
       observers.push(f)
     }
