@@ -413,6 +413,8 @@ export const startFleet = async ({
     return {
       id,
       dir,
+      /** How long a launched machine takes to boot (the fake cloud's delay). */
+      bootDelayMs,
       kc,
       core,
       kubeconfig,

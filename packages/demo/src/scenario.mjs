@@ -672,7 +672,17 @@ const storyWhatIf = async () => {
     .filter(Boolean)
     .map((l) => JSON.parse(l))
   const recorded = new Set(history.map((l) => l.node).filter(Boolean))
-  const args = ["whatif", "--config", join(fleet.dir, "controller.yaml"), "-o", "json", historyFile]
+  // The replay's replacements join as the fake cloud's machines boot here (the replay's own cloud has no clock).
+  const args = [
+    "whatif",
+    "--config",
+    join(fleet.dir, "controller.yaml"),
+    "--repair-duration",
+    `${fleet.bootDelayMs / 1000}s`,
+    "-o",
+    "json",
+    historyFile
+  ]
   const r = spawnSync(PLUGIN, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
   if (r.status !== 0) throw new Error(`kubectl nodemend ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
   const replayed = JSON.parse(r.stdout)
