@@ -71,6 +71,25 @@ const record = (s: { readonly tag: string }, file: string) => {
   }
 }
 
+/**
+ * A pool of `size` kwok Nodes recorded into a file, and the real controller started on it (in-flight budget 2,
+ * the breaker at `percent`).
+ */
+const liveRun = async (prefix: string, size: number, percent: number) => {
+  const s = scenario(prefix)
+  const nodes = (await createPool(core, s, size)).map((n) => n.metadata?.name ?? "")
+  const config = testConfig(ns, s, {
+    maxUnhealthyPercent: percent,
+    maxInFlight: "2",
+    kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` }
+  })
+  const file = join(dir, `${s.tag}.jsonl`)
+  const stopRecording = record(s, file)
+  await sleep(1500)
+  running.push(await startControllerProcess(kubeconfig, config))
+  return { s, nodes, config, file, stopRecording }
+}
+
 /** mulberry32: a seeded generator, so a failing history can be run again (WHATIF_SEED). */
 const seeded = (seed: number) => () => {
   seed = (seed + 0x6d2b79f5) | 0
@@ -105,17 +124,7 @@ const generate = (random: () => number, nodes: ReadonlyArray<string>, waves: num
 
 describe("kubectl nodemend whatif against a live run", () => {
   it("replays a recording under the controller's config: the same repairs, at the same times, the same queue", async () => {
-    const s = scenario("whatif")
-    const nodes = (await createPool(core, s, 10)).map((n) => n.metadata?.name ?? "")
-    const config = testConfig(ns, s, {
-      maxUnhealthyPercent: 40,
-      maxInFlight: "2",
-      kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` }
-    })
-    const file = join(dir, "history.jsonl")
-    const stopRecording = record(s, file)
-    await sleep(1500)
-    running.push(await startControllerProcess(kubeconfig, config))
+    const { s, nodes, config, file, stopRecording } = await liveRun("whatif", 10, 40)
     const bad = nodes.slice(0, 4)
     await Promise.all(bad.map((n) => setKernelReady(core, n, "False")))
     await Promise.all(bad.map((n) => waitForEvent(core, n, "RepairSucceeded", 150_000)))
@@ -165,18 +174,8 @@ describe("kubectl nodemend whatif against a live run", () => {
 
   it("a generated history: the live controller and the replay of its recording make the same decisions", async () => {
     const seed = Number(process.env.WHATIF_SEED ?? 20261206)
-    const s = scenario("whatifgen")
-    const nodes = (await createPool(core, s, 14)).map((n) => n.metadata?.name ?? "")
+    const { nodes, config, file, stopRecording } = await liveRun("whatifgen", 14, 50)
     const history = generate(seeded(seed), nodes, 3)
-    const config = testConfig(ns, s, {
-      maxUnhealthyPercent: 50,
-      maxInFlight: "2",
-      kwok: { replacementDelaySeconds: 1, zonalShiftConfigMap: `shifts-${s.tag}` }
-    })
-    const file = join(dir, "generated.jsonl")
-    const stopRecording = record(s, file)
-    await sleep(1500)
-    running.push(await startControllerProcess(kubeconfig, config))
     const t0 = Date.now()
     for (const step of history.steps) {
       await sleep(Math.max(0, t0 + step.at - Date.now()))

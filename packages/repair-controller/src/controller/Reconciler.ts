@@ -15,7 +15,8 @@ import { reconcileDeparted } from "./reconcileDeparted.ts"
 import { reconcileJournaled } from "./reconcileJournaled.ts"
 import { reconcileReplacementOf } from "./reconcileReplacementOf.ts"
 import { intakeRequests, requestsFollow } from "./requestedRepair.ts"
-import { RUN_REPAIR_PORTS, runRepair } from "./runRepair.ts"
+import { RUN_REPAIR_PORTS } from "./repairPorts.ts"
+import { runRepair } from "./runRepair.ts"
 import { START_REPAIR_PORTS, startRepair } from "./startRepair.ts"
 
 /** Only the named ports of the controller's environment: what a sub-reconciler holds. */

@@ -5,7 +5,7 @@
  * past its deadline fails (repair/budget.ts).
  */
 import { Clock, Effect, Metric, Ref } from "effect"
-import { executeStep, type StepPorts, stepError } from "../actions/executeStep.ts"
+import { executeStep, stepError } from "../actions/executeStep.ts"
 import { CLUSTER_SCOPE } from "../decide/breaker.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
@@ -15,37 +15,10 @@ import { afterFailure } from "../repair/budget.ts"
 import { isTerminal, type RepairRecord } from "../domain/RepairRecord.ts"
 import { type Gates, NOT_THE_SAME_NODE, planStep, type Step } from "../repair/plan.ts"
 import { advance } from "../repair/stateMachine.ts"
-import type { ControllerEnv } from "./ControllerEnv.ts"
-import { provenScope, type SightingPorts, sightRelapse } from "./relapseSighting.ts"
+import { provenScope, sightRelapse } from "./relapseSighting.ts"
+import type { RunRepairPorts } from "./repairPorts.ts"
 import { unhealthyReplacement } from "./unhealthyReplacement.ts"
-import { type RequestPorts, requestsEnded } from "./requestedRepair.ts"
-
-/** What a repair's run uses: its steps' ports and the controller's it reports to (Reconciler.ts picks them). */
-export type RunRepairPorts = StepPorts &
-  RequestPorts &
-  SightingPorts &
-  Pick<ControllerEnv, "cache" | "queue" | "drains" | "flushPoolMetrics" | "shifts" | "reboots">
-
-/** Their names, for the Reconciler's `pick`. */
-export const RUN_REPAIR_PORTS = [
-  "kube",
-  "cache",
-  "events",
-  "logCapture",
-  "cloud",
-  "config",
-  "taintFirst",
-  "owners",
-  "requests",
-  "store",
-  "placements",
-  "relapse",
-  "queue",
-  "drains",
-  "flushPoolMetrics",
-  "shifts",
-  "reboots"
-] as const satisfies ReadonlyArray<keyof RunRepairPorts>
+import { requestsEnded } from "./requestedRepair.ts"
 
 const MAX_STEPS_PER_RECONCILE = 25
 

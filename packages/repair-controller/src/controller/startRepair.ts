@@ -15,7 +15,8 @@ import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
 import * as M from "../observability/metrics.ts"
 import { newRepairRecord } from "../repair/stateMachine.ts"
 import type { ControllerEnv } from "./ControllerEnv.ts"
-import { labelsOf, RUN_REPAIR_PORTS, type RunRepairPorts, runRepair } from "./runRepair.ts"
+import { RUN_REPAIR_PORTS, type RunRepairPorts } from "./repairPorts.ts"
+import { labelsOf, runRepair } from "./runRepair.ts"
 
 /** What a repair's start uses: its run's ports and the cloud's early answers (PreProofs). */
 export type StartRepairPorts = RunRepairPorts & Pick<ControllerEnv, "preProofs">

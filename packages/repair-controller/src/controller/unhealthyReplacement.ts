@@ -11,7 +11,7 @@ import type { RepairRecord } from "../domain/RepairRecord.ts"
 import * as M from "../observability/metrics.ts"
 import { metricReason } from "../observability/seriesBounds.ts"
 import type { Fact } from "../repair/stateMachine.ts"
-import type { RunRepairPorts } from "./runRepair.ts"
+import type { RunRepairPorts } from "./repairPorts.ts"
 
 type Unhealthy = Extract<Fact, { _tag: "ReplacementUnhealthy" }>
 
