@@ -114,17 +114,31 @@ describe("the fleet inventory", () => {
     expect(s.counter.stats().pools.get("general")?.size).toBe(250)
   })
 
-  it("refresh asks every located Node again and moves those the cloud moved", async () => {
-    const truth = new Map<string, Location>([["n1", { pool: "a", zone: "z" }]])
+  it("refresh asks every located Node again and moves those the cloud moved; an answer asks nothing more", async () => {
+    const truth = new Map<string, Location>([
+      ["n1", { pool: "a", zone: "z" }],
+      ["n2", { pool: "a", zone: "z" }]
+    ])
     const s = setup(truth)
     s.put(node("n1", "a", "z"))
+    s.put(node("n2", "a", "z"))
     await s.flush()
     truth.set("n1", { pool: "b", zone: "z" })
     await s.flush()
-    expect(s.counter.stats().pools.get("a")?.size).toBe(1)
+    expect(s.c.calls).toEqual([["n1", "n2"]])
+    expect(s.counter.stats().pools.get("a")?.size).toBe(2)
     s.inventory.refresh()
     await s.flush()
-    expect([...s.counter.stats().pools.keys()]).toEqual(["b"])
+    expect(s.c.calls).toEqual([
+      ["n1", "n2"],
+      ["n1", "n2"]
+    ])
+    expect(s.counter.stats().pools.get("b")?.size).toBe(1)
+    expect(s.counter.stats().pools.get("a")?.size).toBe(1)
+    // Only the moved Node is counted again; the refresh is spent once answered.
+    expect(s.settled).toEqual(["n1", "n2", "n1"])
+    await s.flush()
+    expect(s.c.calls).toHaveLength(2)
   })
 })
 

@@ -196,15 +196,15 @@ describe("kwok provider: events from its ConfigMap (data.events), not from the N
       { node: "n1", id: "e2", code: "system-reboot", notBefore: "2026-12-08T00:00:00Z", ended: "canceled" },
       { node: "other", id: "e3", code: "instance-stop", notBefore: "2026-12-08T00:00:00Z" }
     ])
-    const r = Result.getOrThrow(kwokScheduledEvents(text, new Set(["n1"])))
+    const r = Result.getOrThrow(kwokScheduledEvents(text, [{ name: "n1" }]))
     expect([...r.keys()]).toEqual(["n1"])
     expect(r.get("n1")?.map((e) => [e.id, e.ended])).toEqual([
       ["e1", undefined],
       ["e2", "canceled"]
     ])
-    expect(Result.isFailure(kwokScheduledEvents('[{"node":"n1","code":"reboot"}]', new Set(["n1"])))).toBe(
+    expect(Result.isFailure(kwokScheduledEvents('[{"node":"n1","code":"reboot"}]', [{ name: "n1" }]))).toBe(
       true
     )
-    expect(Result.getOrThrow(kwokScheduledEvents(undefined, new Set(["n1"]))).size).toBe(0)
+    expect(Result.getOrThrow(kwokScheduledEvents(undefined, [{ name: "n1" }])).size).toBe(0)
   })
 })

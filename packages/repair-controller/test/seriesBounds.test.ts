@@ -4,7 +4,7 @@ import { Effect, Metric, Result } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { describe, expect, it } from "vitest"
 import { decodeConfig } from "../src/config/ConfigFile.ts"
-import { makeGaugeSeries, metricReason, OTHER_REASON } from "../src/observability/seriesBounds.ts"
+import { gaugeWith, makeGaugeSeries, metricReason, OTHER_REASON } from "../src/observability/seriesBounds.ts"
 
 const config = Result.getOrThrow(
   decodeConfig({
@@ -25,12 +25,9 @@ describe("GaugeSeries", () => {
   it("removes every gauge of a value no longer written, keeps the others", () => {
     const a = Metric.gauge("size")
     const b = Metric.gauge("open")
-    const series = makeGaugeSeries<string>([a, b], (pool) => ({ pool }))
-    const set = (pool: string) =>
-      Effect.andThen(
-        Metric.update(Metric.withAttributes(a, { pool }), 3),
-        Metric.update(Metric.withAttributes(b, { pool }), 1)
-      )
+    const series = makeGaugeSeries({ a, b }, (pool: string) => ({ pool }))
+    const set = (_pool: string, g: { readonly a: Metric.Gauge<number>; readonly b: Metric.Gauge<number> }) =>
+      Effect.andThen(Metric.update(g.a, 3), Metric.update(g.b, 1))
     const text = scrape(
       Effect.gen(function* () {
         yield* series.write(["p1", "p2"], set)
@@ -47,15 +44,32 @@ describe("GaugeSeries", () => {
 
   it("10,000 values written one after another leave one series per gauge", () => {
     const g = Metric.gauge("pool_nodes")
-    const series = makeGaugeSeries<string>([g], (pool) => ({ pool }))
+    const series = makeGaugeSeries({ g }, (pool: string) => ({ pool }))
     const text = scrape(
       Effect.gen(function* () {
         for (let i = 0; i < 10_000; i++)
-          yield* series.write([`p${i}`], (pool) => Metric.update(Metric.withAttributes(g, { pool }), i))
+          yield* series.write([`p${i}`], (_pool, gauges) => Metric.update(gauges.g, i))
       })
     )
     expect(text.split("\n").filter((l) => l.startsWith("t_pool_nodes{"))).toEqual([
       't_pool_nodes{pool="p9999"} 9999'
+    ])
+  })
+})
+
+describe("gaugeWith", () => {
+  it("names the series withAttributes names: one series, written and removed by either", () => {
+    const g = Metric.gauge("pool_size", { description: "nodes" })
+    const text = scrape(
+      Effect.gen(function* () {
+        yield* Metric.update(Metric.withAttributes(g, { pool: "a", zone: "z" }), 1)
+        yield* Metric.update(gaugeWith(g, { zone: "z", pool: "a" }), 2)
+        yield* Metric.update(gaugeWith(g, { pool: "b" }), 3)
+        yield* Metric.remove(Metric.withAttributes(g, { pool: "b" }))
+      })
+    )
+    expect(text.split("\n").filter((l) => l.startsWith("t_pool_size{"))).toEqual([
+      't_pool_size{pool="a",zone="z"} 2'
     ])
   })
 })

@@ -146,6 +146,11 @@ export class CloudProvider extends Context.Service<
       nodes: ReadonlyArray<NodeRef>
     ) => Effect.Effect<ReadonlyMap<string, Location>, CloudError>
     /**
+     * `locate`'s answer for a Node never changes while that Node lives (kwok: the machine is the Node, placed by the
+     * labels it had when first asked), so the inventory's periodic refresh would only ask the same again: skipped.
+     */
+    readonly placementsFixed?: boolean
+    /**
      * The scheduled events of the machines behind `nodes`, batched (EC2: DescribeInstanceStatus, 100 instances a
      * call), keyed by Node name; a Node whose machine has none (or that the cloud does not know) is absent. Ended
      * events are reported with `ended` set. Absent where the provider has no scheduled events. The controller

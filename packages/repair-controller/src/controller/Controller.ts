@@ -13,7 +13,7 @@ import type { KubeShape } from "../kube/Kube.ts"
 import type { NodeView } from "../domain/NodeView.ts"
 import type { Placement } from "../domain/Placement.ts"
 import * as M from "../observability/metrics.ts"
-import { makeGaugeSeries, metricReason } from "../observability/seriesBounds.ts"
+import { type Attributed, makeGaugeSeries, metricReason } from "../observability/seriesBounds.ts"
 import { INVENTORY_BATCH_MS, INVENTORY_REFRESH_MS, makeInventory } from "../owner/Inventory.ts"
 import { makeOwners } from "../owner/Owners.ts"
 import { makePlacements } from "../owner/Placements.ts"
@@ -86,21 +86,21 @@ const refreshShifts = (env: ControllerEnv) =>
 export const RELAPSE_RECHECK_MS = 10_000
 
 /** Gauges per pool, zone and relapse ledger: written for the values known now, removed once gone. */
-const POOL_GAUGES = [
-  M.breakerOpen,
-  M.poolUnhealthy,
-  M.poolUnhealthyAllowed,
-  M.poolSize,
-  M.poolRepairsInFlight,
-  M.poolInFlightBudget,
-  M.poolFailedRepairs
-]
-const poolSeries = () => makeGaugeSeries<string>(POOL_GAUGES, (pool) => ({ pool }))
-const zoneSeries = () => makeGaugeSeries<string>([M.zoneStandDown], (zone) => ({ zone }))
+const POOL_GAUGES = {
+  breakerOpen: M.breakerOpen,
+  unhealthy: M.poolUnhealthy,
+  unhealthyAllowed: M.poolUnhealthyAllowed,
+  size: M.poolSize,
+  repairsInFlight: M.poolRepairsInFlight,
+  inFlightBudget: M.poolInFlightBudget,
+  failedRepairs: M.poolFailedRepairs
+}
+const poolSeries = () => makeGaugeSeries(POOL_GAUGES, (pool: string) => ({ pool }))
+const zoneSeries = () => makeGaugeSeries({ standDown: M.zoneStandDown }, (zone: string) => ({ zone }))
 const holdSeries = (config: ControllerConfig) =>
-  makeGaugeSeries<{ readonly pool: string; readonly reason: string; readonly held: boolean }>(
-    [M.relapseHold],
-    (l) => ({
+  makeGaugeSeries(
+    { hold: M.relapseHold },
+    (l: { readonly pool: string; readonly reason: string; readonly held: boolean }) => ({
       pool: l.pool,
       reason: metricReason(config, l.reason)
     })
@@ -132,18 +132,11 @@ const guardMetrics = (env: ControllerEnv, series: Series, now: number) =>
       if (held) holds++
       return { pool: l.pool, reason: l.reason, held }
     })
-    yield* series.holds.write(ledgers, (l) =>
-      Metric.update(
-        Metric.withAttributes(M.relapseHold, { pool: l.pool, reason: metricReason(env.config, l.reason) }),
-        l.held ? 1 : 0
-      )
-    )
+    yield* series.holds.write(ledgers, (l, g) => Metric.update(g.hold, l.held ? 1 : 0))
     yield* Metric.update(M.relapseHolds, holds)
     const zones = env.cache.counter.stats().zones ?? new Map()
     const down = new Set(stoodDownZones(env.config, zones).map((d) => d.zone.zone))
-    yield* series.zones.write(zones.keys(), (zone) =>
-      Metric.update(Metric.withAttributes(M.zoneStandDown, { zone }), down.has(zone) ? 1 : 0)
-    )
+    yield* series.zones.write(zones.keys(), (zone, g) => Metric.update(g.standDown, down.has(zone) ? 1 : 0))
     yield* Metric.update(M.zonesStoodDown, down.size)
     return [...down].sort().join(",")
   })
@@ -152,22 +145,19 @@ const guardMetrics = (env: ControllerEnv, series: Series, now: number) =>
  * One pool's breaker and pool gauges. The breaker and the in-flight budget are computed as `decide` computes them
  * (a Karpenter NodePool's claims and disruption budgets included).
  */
-const poolGauges = (env: ControllerEnv) => (pool: string) =>
+const poolGauges = (env: ControllerEnv) => (pool: string, g: Attributed<typeof POOL_GAUGES>) =>
   Effect.gen(function* () {
     const stats = env.cache.counter.stats()
     const nodePool = env.owners.pools.facts(pool)
     const v = breakerVerdict(env.config, stats, pool, nodePool?.claims)
     const { count, budget } = inFlightOf(env.config, stats, pool, nodePool, yield* Clock.currentTimeMillis)
-    yield* Metric.update(Metric.withAttributes(M.breakerOpen, { pool }), v.open ? 1 : 0)
-    yield* Metric.update(Metric.withAttributes(M.poolUnhealthy, { pool }), v.unhealthy)
-    yield* Metric.update(Metric.withAttributes(M.poolUnhealthyAllowed, { pool }), v.allowed)
-    yield* Metric.update(Metric.withAttributes(M.poolSize, { pool }), v.size)
-    yield* Metric.update(Metric.withAttributes(M.poolRepairsInFlight, { pool }), count.repairing)
-    yield* Metric.update(Metric.withAttributes(M.poolInFlightBudget, { pool }), budget.allowed)
-    yield* Metric.update(
-      Metric.withAttributes(M.poolFailedRepairs, { pool }),
-      stats.pools.get(pool)?.failed ?? 0
-    )
+    yield* Metric.update(g.breakerOpen, v.open ? 1 : 0)
+    yield* Metric.update(g.unhealthy, v.unhealthy)
+    yield* Metric.update(g.unhealthyAllowed, v.allowed)
+    yield* Metric.update(g.size, v.size)
+    yield* Metric.update(g.repairsInFlight, count.repairing)
+    yield* Metric.update(g.inFlightBudget, budget.allowed)
+    yield* Metric.update(g.failedRepairs, stats.pools.get(pool)?.failed ?? 0)
   })
 
 /** Every known pool's gauges (those of pools gone since are removed), and the process-wide gauges. */
@@ -471,9 +461,12 @@ export const startController = (
         )
       )
     )
-    yield* Effect.forkScoped(
-      Effect.forever(Effect.sleep(INVENTORY_REFRESH_MS).pipe(Effect.andThen(Effect.sync(inventory.refresh))))
-    )
+    if (cloud.placementsFixed !== true)
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.sleep(INVENTORY_REFRESH_MS).pipe(Effect.andThen(Effect.sync(inventory.refresh)))
+        )
+      )
     let zonesDown = ""
     // Every pool every 15 s: a change that moves no node count (a repair that failed and keeps its slot) marks no
     // pool dirty. The pools are read afresh each round (a keys() iterator built once is spent after the first).

@@ -58,6 +58,8 @@ export interface NodeCache {
   readonly get: (name: string) => Node | undefined
   readonly view: (name: string) => NodeView | undefined
   readonly names: () => ReadonlyArray<string>
+  /** Every cached Node's view, without a copy: read it before the cache changes. */
+  readonly views: () => Iterable<NodeView>
   readonly counter: PoolCounter
   readonly synced: () => boolean
   readonly start: () => Promise<void>
@@ -141,6 +143,7 @@ export const makeNodeCache = (
     get: (name) => nodes.get(name),
     view: (name) => views.get(name),
     names: () => [...views.keys()],
+    views: () => views.values(),
     counter,
     synced: () => synced,
     start: async () => {

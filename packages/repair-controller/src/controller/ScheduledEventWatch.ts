@@ -12,6 +12,8 @@ import * as M from "../observability/scheduledEventMetrics.ts"
 export interface ScheduledEventWatch {
   /** The node's events as last answered (none when never answered or the provider has none). */
   readonly of: (name: string) => ReadonlyArray<ScheduledEvent>
+  /** The nodes with events as last answered: what the gauges look at (most machines have none). */
+  readonly names: () => Iterable<string>
   /** Asks the cloud once; wakes the nodes whose events changed. */
   readonly refresh: (now: number) => Effect.Effect<void>
 }
@@ -54,7 +56,7 @@ export const makeScheduledEventWatch = (deps: WatchDeps): ScheduledEventWatch =>
     )
   }
   // The events a repair was started for are journaled apart (PlannedRepairStore.ts): a restart keeps them.
-  return { of: (name) => known.get(name) ?? [], refresh }
+  return { of: (name) => known.get(name) ?? [], names: () => known.keys(), refresh }
 }
 
 const CODES = [

@@ -16,7 +16,7 @@ import {
   plannedMatch,
   planText
 } from "../decide/scheduledEvents.ts"
-import type { NodeView } from "../domain/NodeView.ts"
+import type { NodeRef, NodeView } from "../domain/NodeView.ts"
 import type { PlanView } from "../domain/PlannedRepairs.ts"
 import type { RepairRecord } from "../domain/RepairRecord.ts"
 import { EVENT_DEDUPE_MS } from "../kube/EventRecorder.ts"
@@ -214,7 +214,8 @@ const gaugePlans = (env: PlanPorts, now: number) =>
   Effect.suspend(() => {
     let planned = 0
     let unhandled = 0
-    for (const name of env.cache.names()) {
+    // Only the nodes the cloud named: planOf has nothing for the others.
+    for (const name of env.scheduled.names()) {
       const view = env.cache.view(name)
       if (view === undefined || env.store.get(name)._tag === "Record") continue
       const plan = planOf(env, view, now)
@@ -237,8 +238,8 @@ export const scheduledEventLoop = (env: PlanPorts) =>
   )
 
 /** The watch for a controller: every cached Node is asked about. */
-export const nodesToAsk = (env: Pick<ControllerEnv, "cache">) =>
-  env.cache.names().flatMap((name) => {
-    const v = env.cache.view(name)
-    return v === undefined || v.deleting ? [] : [nodeRef(v)]
-  })
+export const nodesToAsk = (env: Pick<ControllerEnv, "cache">): ReadonlyArray<NodeRef> => {
+  const out: NodeRef[] = []
+  for (const v of env.cache.views()) if (!v.deleting) out.push(nodeRef(v))
+  return out
+}

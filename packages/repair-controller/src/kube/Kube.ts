@@ -5,7 +5,7 @@
  */
 import { REPAIR_CONTROLLER_REPORTING_CONTROLLER } from "@nodemend/reason-codes"
 import { Context, Effect, Layer, Metric } from "effect"
-import { apiRequests } from "../observability/metrics.ts"
+import { apiRequestsOf } from "../observability/metrics.ts"
 import {
   continueParam,
   discoverKubeAccess,
@@ -105,6 +105,18 @@ export const kubeOver = (
   instance: string,
   podPageSize = 500
 ): KubeShape => {
+  // One counter per verb and operation (a fixed set, named in this file), built once (metrics.ts apiRequestsOf):
+  // the API is called thousands of times a minute under load.
+  const counters = new Map<string, Metric.Counter<number>>()
+  const counterOf = (verb: string, operation: string) => {
+    const key = `${verb} ${operation}`
+    let c = counters.get(key)
+    if (c === undefined) {
+      c = apiRequestsOf(verb, operation)
+      counters.set(key, c)
+    }
+    return c
+  }
   const callOn =
     (client: KubeHttp) =>
     <A>(
@@ -115,7 +127,7 @@ export const kubeOver = (
       body?: unknown,
       contentType?: string
     ): Effect.Effect<A, KubeError> =>
-      Metric.update(Metric.withAttributes(apiRequests, { verb, operation }), 1).pipe(
+      Metric.update(counterOf(verb, operation), 1).pipe(
         Effect.andThen(client.call(operation, method, path, body, contentType) as Effect.Effect<A, KubeError>)
       )
   const call = callOn(http)

@@ -126,10 +126,17 @@ export const ownerProofs = Metric.counter("owner_proofs_total", {
     "Owner proofs at a repair's decision, by where the cloud's answer came from: ahead (asked shortly before the expiry) or decision (asked then)",
   incremental: true
 })
-export const apiRequests = Metric.counter("api_requests_total", {
+const API_REQUESTS = {
   description: "Kubernetes API requests made by the controller",
   incremental: true
-})
+} as const
+export const apiRequests = Metric.counter("api_requests_total", API_REQUESTS)
+/**
+ * `apiRequests` of one verb and operation, the attributes fixed at construction (the same series as
+ * `withAttributes`): Effect keys it once, where a `withAttributes` metric is keyed again at every update.
+ */
+export const apiRequestsOf = (verb: string, operation: string) =>
+  Metric.counter("api_requests_total", { ...API_REQUESTS, attributes: { verb, operation } })
 export const initialNodeListFailures = Metric.counter("initial_node_list_failures_total", {
   description:
     "Failed first Node lists at start, by HTTP status (none: no answer); the controller retries and stays unready",

@@ -34,54 +34,87 @@ export const metricReason = (
 }
 
 /**
- * The gauges written per value of one label (a pool, a zone, a pool and reason): `write` the values known now, and
- * every series of a value written before and not now is removed from the registry.
+ * `g`'s series for `attributes`, the same series `Metric.withAttributes(g, attributes)` names, with the attributes
+ * fixed at construction: Effect keys such a metric once, where a `withAttributes` metric is keyed again (its
+ * attributes sorted and serialized) at every update.
  */
-export interface GaugeSeries<K> {
+export const gaugeWith = (
+  g: Metric.Gauge<number>,
+  attributes: Record<string, string>
+): Metric.Gauge<number> =>
+  Metric.gauge(g.id, { ...(g.description !== undefined ? { description: g.description } : {}), attributes })
+
+/** The gauges of one value, each with that value's attributes. */
+export type Attributed<G> = { readonly [P in keyof G]: Metric.Gauge<number> }
+
+/**
+ * The gauges written per value of one label (a pool, a zone, a pool and reason): `write` the values known now, and
+ * every series of a value written before and not now is removed from the registry. `update` is given the value's
+ * gauges with its attributes, built once per value (a Metric keys its series the first time it is updated, and the
+ * pool gauges are written every 15 s).
+ */
+export interface GaugeSeries<K, G> {
   readonly write: (
     values: Iterable<K>,
-    update: (value: K) => Effect.Effect<void>
+    update: (value: K, gauges: Attributed<G>) => Effect.Effect<void>
   ) => Effect.Effect<ReadonlyArray<K>>
   /** Writes `values` between two `write`s (a change's flush), removing nothing; the next `write` owns them. */
-  readonly touch: (values: Iterable<K>, update: (value: K) => Effect.Effect<void>) => Effect.Effect<void>
+  readonly touch: (
+    values: Iterable<K>,
+    update: (value: K, gauges: Attributed<G>) => Effect.Effect<void>
+  ) => Effect.Effect<void>
   /** Values written at least once and not removed since. */
   readonly written: () => ReadonlyArray<K>
 }
 
-export const makeGaugeSeries = <K>(
-  gauges: ReadonlyArray<Metric.Gauge<number>>,
+export const makeGaugeSeries = <K, G extends Record<string, Metric.Gauge<number>>>(
+  gauges: G,
   attributes: (value: K) => Record<string, string>,
   keyOf: (value: K) => string = (v) => JSON.stringify(attributes(v))
-): GaugeSeries<K> => {
-  const written = new Map<string, K>()
+): GaugeSeries<K, G> => {
+  const written = new Map<string, { readonly value: K; readonly gauges: Attributed<G> }>()
+  const entry = (key: string, value: K) => {
+    const known = written.get(key)
+    if (known !== undefined) return { value, gauges: known.gauges }
+    const attrs = attributes(value)
+    const attributed = Object.fromEntries(
+      Object.entries(gauges).map(([name, g]) => [name, gaugeWith(g, attrs)])
+    ) as Attributed<G>
+    return { value, gauges: attributed }
+  }
   return {
     write: (values, update) =>
       Effect.gen(function* () {
-        const now = new Map<string, K>()
-        for (const v of values) now.set(keyOf(v), v)
-        for (const v of now.values()) yield* update(v)
+        const now = new Map<string, { readonly value: K; readonly gauges: Attributed<G> }>()
+        for (const v of values) {
+          const key = keyOf(v)
+          now.set(key, entry(key, v))
+        }
+        for (const e of now.values()) yield* update(e.value, e.gauges)
         const gone: K[] = []
-        for (const [key, v] of written)
+        for (const [key, e] of written)
           if (!now.has(key)) {
-            gone.push(v)
-            for (const g of gauges) yield* Metric.remove(Metric.withAttributes(g, attributes(v)))
+            gone.push(e.value)
+            for (const g of Object.values(e.gauges)) yield* Metric.remove(g)
           }
         written.clear()
-        for (const [key, v] of now) written.set(key, v)
+        for (const [key, e] of now) written.set(key, e)
         return gone
       }),
     touch: (values, update) =>
       Effect.forEach(
         values,
         (v) =>
-          Effect.andThen(
-            update(v),
-            Effect.sync(() => written.set(keyOf(v), v))
-          ),
-        {
-          discard: true
-        }
+          Effect.suspend(() => {
+            const key = keyOf(v)
+            const e = entry(key, v)
+            return Effect.andThen(
+              update(v, e.gauges),
+              Effect.sync(() => written.set(key, e))
+            )
+          }),
+        { discard: true }
       ),
-    written: () => [...written.values()]
+    written: () => [...written.values()].map((e) => e.value)
   }
 }

@@ -44,7 +44,6 @@ export interface InventoryPorts {
 interface Entry {
   readonly node: NodeView
   readonly placement: Placement
-  readonly queued: boolean
 }
 
 const sameNode = (a: NodeView, b: NodeView) =>
@@ -63,6 +62,8 @@ const samePlacement = (a: Placement, b: Placement) =>
 
 export const makeInventory = (ports: InventoryPorts): Inventory => {
   const entries = new Map<string, Entry>()
+  /** Names to ask about in the next flush: kept apart so that a flush and a refresh cost the queued, not the fleet. */
+  const queued = new Set<string>()
   /** Open while a Node may be queued; closed by a flush that finds none. */
   const queuedLatch = Latch.makeUnsafe(false)
   let unanswered = 0
@@ -80,13 +81,15 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
       const e = entries.get(node.name)
       // Gone, or another Node under the name since it was asked: its own answer decides.
       if (e === undefined || !sameNode(e.node, node)) continue
+      queued.delete(node.name)
       const l = found.get(node.name)
       const placement: Placement =
         l === undefined
           ? { _tag: "Unprovable", why: `the cloud knows no live machine named ${node.name}` }
           : { _tag: "Proven", pool: l.pool, zone: l.zone }
-      put(node.name, { node: e.node, placement, queued: false })
-      if (!samePlacement(e.placement, placement)) ports.settled(node.name)
+      if (samePlacement(e.placement, placement)) continue
+      put(node.name, { node: e.node, placement })
+      ports.settled(node.name)
     }
   }
   const batch = (nodes: ReadonlyArray<NodeView>) =>
@@ -100,20 +103,28 @@ export const makeInventory = (ports: InventoryPorts): Inventory => {
       if (node.uid === undefined) return
       const e = entries.get(node.name)
       if (e !== undefined && sameNode(e.node, node)) return
-      put(node.name, { node, placement: { _tag: "Pending" }, queued: true })
+      put(node.name, { node, placement: { _tag: "Pending" } })
+      queued.add(node.name)
       queuedLatch.openUnsafe()
     },
-    forget: (name) => put(name, undefined),
+    forget: (name) => {
+      put(name, undefined)
+      queued.delete(name)
+    },
     flush: Effect.suspend(() => {
-      const queued = [...entries.values()].filter((e) => e.queued).map((e) => e.node)
-      if (queued.length === 0) queuedLatch.closeUnsafe()
+      const nodes: NodeView[] = []
+      for (const name of queued) {
+        const e = entries.get(name)
+        if (e !== undefined) nodes.push(e.node)
+      }
+      if (nodes.length === 0) queuedLatch.closeUnsafe()
       const batches: NodeView[][] = []
-      for (let i = 0; i < queued.length; i += ports.batchSize)
-        batches.push(queued.slice(i, i + ports.batchSize))
+      for (let i = 0; i < nodes.length; i += ports.batchSize)
+        batches.push(nodes.slice(i, i + ports.batchSize))
       return Effect.forEach(batches, batch, { discard: true })
     }),
     refresh: () => {
-      for (const [name, e] of entries) entries.set(name, { ...e, queued: true })
+      for (const name of entries.keys()) queued.add(name)
       if (entries.size > 0) queuedLatch.openUnsafe()
     },
     whenQueued: queuedLatch.await,

@@ -68,12 +68,15 @@ const decodeEvents = Schema.decodeUnknownResult(Schema.fromJsonString(EventsSche
 /** The ConfigMap's events of the asked Nodes; a bad ConfigMap is an error (the plans keep their last answer). */
 export const kwokScheduledEvents = (
   text: string | undefined,
-  names: ReadonlySet<string>
+  asked: ReadonlyArray<{ readonly name: string }>
 ): Result.Result<ReadonlyMap<string, ReadonlyArray<ScheduledEvent>>, string> => {
   const out = new Map<string, ScheduledEvent[]>()
   if (text === undefined || text.trim() === "") return Result.succeed(out)
   const r = decodeEvents(text)
   if (Result.isFailure(r)) return Result.fail(r.failure.message)
+  if (r.success.length === 0) return Result.succeed(out)
+  // Built only when there are events: the whole fleet is asked at every refresh.
+  const names = new Set(asked.map((n) => n.name))
   for (const e of r.success) {
     if (!names.has(e.node)) continue
     out.set(e.node, [
@@ -121,9 +124,16 @@ const AGENT_REPORT_DELAY_MS = 1500
 const CAPACITY_KEYS = ["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu"] as const
 const DEFAULT_CAPACITY: Readonly<Record<string, string>> = { cpu: "32", memory: "256Gi", pods: "110" }
 
+const KWOK_SCHEME = "kwok://"
 /** A kwok "instance" is its Node: `kwok://<name>`, or no providerID at all (plain kwok Nodes). */
 const kwokInstanceId = (node: NodeRef): string | undefined =>
-  node.providerID === "" || node.providerID === `kwok://${node.name}` ? `kwok://${node.name}` : undefined
+  isKwokInstance(node) ? `kwok://${node.name}` : undefined
+/** `kwokInstanceId` without building the id (the inventory asks about every Node every refresh). */
+const isKwokInstance = (node: NodeRef): boolean =>
+  node.providerID === "" ||
+  (node.providerID.length === KWOK_SCHEME.length + node.name.length &&
+    node.providerID.startsWith(KWOK_SCHEME) &&
+    node.providerID.endsWith(node.name))
 
 export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
   Effect.gen(function* () {
@@ -225,11 +235,12 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
       inspect,
       describe,
       // The Node is the machine: its labels when first asked, which the inventory then fixes for that Node.
+      placementsFixed: true,
       locate: (nodes) =>
         Effect.succeed(
           new Map(
             nodes.flatMap((n) => {
-              if (kwokInstanceId(n) === undefined) return []
+              if (!isKwokInstance(n)) return []
               const zone = n.labels[ZONE_LABEL]
               const pool = n.labels[opts.poolLabel]
               return [[n.name, { ...(zone ? { zone } : {}), ...(pool ? { pool } : {}) }] as const]
@@ -286,7 +297,7 @@ export const makeKwokCloudProvider = (kube: KubeShape, opts: KwokOptions) =>
             e.code === 404 ? Effect.succeed(undefined) : Effect.fail(cloudError("scheduledEvents")(e))
           ),
           Effect.flatMap((text) =>
-            Result.match(kwokScheduledEvents(text, new Set(nodes.map((n) => n.name))), {
+            Result.match(kwokScheduledEvents(text, nodes), {
               onSuccess: (m) => Effect.succeed(m),
               onFailure: (why) =>
                 Effect.fail(
