@@ -77,3 +77,23 @@ export const readJournalFields = (line: string): JournalFields | undefined =>
         realtime: memberValue(line, '"__REALTIME_TIMESTAMP":')
       }
     : undefined
+
+/**
+ * The fields of a line parsed whole: for the lines readJournalFields leaves, and what it must equal where it does not
+ * (its property tests). Undefined if the line is not JSON; JSON that is not an object has none of the fields.
+ */
+export const parseJournalFields = (line: string): JournalFields | undefined => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  const entry = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>
+  return {
+    cursor: entry.__CURSOR,
+    identifier: entry.SYSLOG_IDENTIFIER,
+    message: entry.MESSAGE,
+    realtime: entry.__REALTIME_TIMESTAMP
+  }
+}

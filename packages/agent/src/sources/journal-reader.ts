@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { promises as fsp, statSync } from "node:fs"
 import { join } from "node:path"
-import { type JournalFields, readJournalFields } from "./journal-json.ts"
+import { parseJournalFields, readJournalFields } from "./journal-json.ts"
 import { after, every, type LineCounts, makeLineSource, type Timer, zeroLineCounts } from "./line-source.ts"
 import type { SourceLog } from "./source-log.ts"
 
@@ -56,26 +56,6 @@ const messageText = (value: unknown): string | undefined => {
   return undefined
 }
 
-/**
- * A line readJournalFields leaves (not of the shape journalctl prints), parsed whole; undefined if it is not JSON.
- * JSON that is not an object has none of the fields.
- */
-const parsedWhole = (line: string): JournalFields | undefined => {
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return undefined
-  }
-  const entry = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>
-  return {
-    cursor: entry.__CURSOR,
-    identifier: entry.SYSLOG_IDENTIFIER,
-    message: entry.MESSAGE,
-    realtime: entry.__REALTIME_TIMESTAMP
-  }
-}
-
 export const startJournalReader = async (options: JournalReaderOptions): Promise<JournalReader> => {
   const { log } = options
   // Raw default only for callers outside Effect; the log hub passes the agent's Clock.
@@ -99,7 +79,7 @@ export const startJournalReader = async (options: JournalReaderOptions): Promise
 
   const onLine = (line: string) => {
     if (line.length === 0) return
-    const entry = readJournalFields(line) ?? parsedWhole(line)
+    const entry = readJournalFields(line) ?? parseJournalFields(line)
     if (entry === undefined) {
       options.onMalformed()
       log("warn", "journalctl printed a line that is not JSON", { line: line.slice(0, 200) })

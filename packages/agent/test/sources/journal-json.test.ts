@@ -1,23 +1,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { type JournalFields, readJournalFields } from "../../src/sources/journal-json.ts"
+import { type JournalFields, parseJournalFields, readJournalFields } from "../../src/sources/journal-json.ts"
 
-/** The fields as JSON.parse of the whole line gives them (what the reader did before), or "refused". */
-const byJsonParse = (line: string): JournalFields | "refused" => {
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return "refused"
-  }
-  const entry = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>
-  return {
-    cursor: entry.__CURSOR,
-    identifier: entry.SYSLOG_IDENTIFIER,
-    message: entry.MESSAGE,
-    realtime: entry.__REALTIME_TIMESTAMP
-  }
-}
+/** The fields as JSON.parse of the whole line gives them (the reader's path for other lines), or "refused". */
+const byJsonParse = (line: string): JournalFields | "refused" => parseJournalFields(line) ?? "refused"
 
 /** A line as journalctl 252 prints one (the four fields and the rest). */
 const journalLine = (message: string, extra: Record<string, unknown> = {}) =>
