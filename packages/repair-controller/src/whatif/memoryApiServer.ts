@@ -4,6 +4,7 @@
  * and name with resourceVersions, answers get, list (label and field selectors, one page), create, replace, delete
  * (uid preconditions), merge, strategic-merge (a list of conditions merges by type) and JSON patches (with `test`),
  * evictions (no PodDisruptionBudget: the pod goes) and watches (from a resourceVersion, replayed from its log).
+ * Request bodies are taken as JSON, as they reach a real API server (what the controller reads back is what JSON gives).
  * A Node created without a Ready condition gets one, True, as kwok's stage gives a kwok Node: the replay's cloud is
  * the kwok provider, whose machines are Nodes. Nothing here decides anything for the controller.
  */
@@ -72,6 +73,13 @@ export const parseTarget = (path: string): Target => {
 }
 
 const clone = <A>(a: A): A => structuredClone(a)
+/**
+ * A request body as the API server receives it, JSON: a key whose value is `undefined` is not sent (a merge
+ * patch's `labels: undefined` leaves the labels as they are), a Date is its ISO string, NaN null. The controller's
+ * bodies reach a real API server so; what is stored here is then JSON too, whatever copies it.
+ */
+const onTheWire = (body: unknown): unknown =>
+  body === undefined ? undefined : JSON.parse(JSON.stringify(body))
 const metaOf = (o: Obj): Record<string, unknown> => (o.metadata ??= {})
 const labelsOf = (o: Obj): Record<string, string> => (metaOf(o).labels ?? {}) as Record<string, string>
 
@@ -215,8 +223,9 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     return clone(o)
   }
 
+  // `body` is this server's own copy (onTheWire parsed it): create and replace store it as it is.
   const create = (t: Target, body: Obj): Obj => {
-    const o = clone(body)
+    const o = body
     const m = metaOf(o)
     if (m.name === undefined && typeof m.generateName === "string") m.name = `${m.generateName}${++uids}`
     const name = String(m.name ?? "")
@@ -248,14 +257,21 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     changed(t.collection, "DELETED", gone)
     return gone
   }
+  /** The API server keeps identity fields whatever a patch or a replace says (none where it has none: JSON). */
+  const keepIdentity = (stored: Obj, next: Obj) => {
+    for (const k of ["name", "namespace", "uid", "creationTimestamp"]) {
+      const v = metaOf(stored)[k]
+      if (v === undefined) delete metaOf(next)[k]
+      else metaOf(next)[k] = v
+    }
+  }
   const patch = (t: Target, body: unknown, contentType: string | undefined): Obj => {
     const o = find(t)
     const next =
       contentType === "application/json-patch+json"
         ? jsonPatch(o, body as ReadonlyArray<Record<string, unknown>>)
         : (mergePatch(o, body, contentType === "application/strategic-merge-patch+json") as Obj)
-    // The API server keeps identity fields whatever a patch says.
-    for (const k of ["name", "namespace", "uid", "creationTimestamp"]) metaOf(next)[k] = metaOf(o)[k]
+    keepIdentity(o, next)
     return save(t, next, "MODIFIED")
   }
   const replace = (t: Target, body: Obj): Obj => {
@@ -263,9 +279,8 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     const given = metaOf(body).resourceVersion
     if (given !== undefined && given !== metaOf(o).resourceVersion)
       throw new StatusError(409, "Conflict", `${t.name} was modified`)
-    const next = clone(body)
-    for (const k of ["name", "namespace", "uid", "creationTimestamp"]) metaOf(next)[k] = metaOf(o)[k]
-    return save(t, next, "MODIFIED")
+    keepIdentity(o, body)
+    return save(t, body, "MODIFIED")
   }
   const list = (t: Target) => ({
     apiVersion: "v1",
@@ -320,7 +335,7 @@ export const makeMemoryApiServer = (now: () => number): MemoryApiServer => {
     call: (operation, method, path, body, contentType) =>
       Effect.suspend(() => {
         try {
-          return Effect.succeed(handle(method, parseTarget(path), body, contentType))
+          return Effect.succeed(handle(method, parseTarget(path), onTheWire(body), contentType))
         } catch (e) {
           return Effect.fail(failed(operation, e))
         }
