@@ -1,7 +1,7 @@
 // kubectl nodemend status / release for relapse holds (#28) against the real API server: a held ledger as the
 // repair controller writes it, RBAC through a service account's token (every permission checked first, nothing
 // changed without it), the ledger deleted as read, and the RepairHoldReleased Event naming who did it.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { CoreV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node"
@@ -18,6 +18,7 @@ import {
   uniqueName
 } from "../../../agent/test/diagnostics/cluster/kube.ts"
 import { run } from "../../src/cli.ts"
+import { serviceAccountKubeconfig } from "./serviceAccountKubeconfig.ts"
 
 const kc = testKubeConfig()
 const core = kc.makeApiClient(CoreV1Api)
@@ -92,45 +93,14 @@ const cli = async (config: string, ...argv: string[]) => {
 }
 
 /** A kubeconfig for a service account that may only get ConfigMaps in the controller's namespace. */
-const readOnlyKubeconfig = async () => {
-  const sa = "ledger-reader"
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa } } })
-  await rbac.createNamespacedRole({
-    namespace: ns,
-    body: { metadata: { name: sa }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }] }
-  })
-  await rbac.createNamespacedRoleBinding({
-    namespace: ns,
-    body: {
-      metadata: { name: sa },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sa },
-      subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }]
-    }
-  })
-  const token = (
-    await core.createNamespacedServiceAccountToken({
-      namespace: ns,
-      name: sa,
-      body: { spec: { audiences: [], expirationSeconds: 600 } }
-    })
-  ).status?.token
-  const cluster = kc.getCurrentCluster()
-  const ca =
-    cluster?.caData ?? (cluster?.caFile ? (await readFile(cluster.caFile)).toString("base64") : undefined)
-  const path = join(workDir, "ledger-reader.kubeconfig")
-  await writeFile(
-    path,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: cluster?.server, "certificate-authority-data": ca } }],
-      users: [{ name: "u", user: { token } }],
-      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-      "current-context": "c"
-    })
+const readOnlyKubeconfig = () =>
+  serviceAccountKubeconfig(
+    { kc, core, rbac },
+    ns,
+    "ledger-reader",
+    ["get"],
+    join(workDir, "ledger-reader.kubeconfig")
   )
-  return { path, user: `system:serviceaccount:${ns}:${sa}` }
-}
 
 describe("kubectl nodemend release", () => {
   it("status lists the hold with its release command; release deletes it and records who did it", async () => {

@@ -1,7 +1,7 @@
 // kubectl nodemend retry / abandon / status against the real API server: journal records as the repair controller
 // writes them, Nodes with its taint, RBAC through a service account's token, the journal's optimistic concurrency
 // through the API server's delete preconditions, and the Events the commands record.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -22,6 +22,7 @@ import { run } from "../../src/cli.ts"
 import { connect } from "../../src/kubeClient.ts"
 import { PluginError } from "../../src/errors.ts"
 import { runRepairAction } from "../../src/repairActions.ts"
+import { serviceAccountKubeconfig } from "./serviceAccountKubeconfig.ts"
 
 const kc = testKubeConfig()
 const core = kc.makeApiClient(CoreV1Api)
@@ -281,44 +282,15 @@ describe("kubectl nodemend abandon", () => {
     await writeJournal(node, pool, {})
     // An operator who may read and delete the journal, and nothing else.
     const sa = "journal-only"
-    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa } } })
-    await rbac.createNamespacedRole({
-      namespace: ns,
-      body: {
-        metadata: { name: sa },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "delete"] }]
-      }
-    })
-    await rbac.createNamespacedRoleBinding({
-      namespace: ns,
-      body: {
-        metadata: { name: sa },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sa },
-        subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }]
-      }
-    })
-    const token = (
-      await core.createNamespacedServiceAccountToken({
-        namespace: ns,
-        name: sa,
-        body: { spec: { audiences: [], expirationSeconds: 600 } }
-      })
-    ).status?.token
-    const cluster = kc.getCurrentCluster()
-    const ca =
-      cluster?.caData ?? (cluster?.caFile ? (await readFile(cluster.caFile)).toString("base64") : undefined)
-    const saConfig = join(workDir, "journal-only.kubeconfig")
-    await writeFile(
-      saConfig,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "c", cluster: { server: cluster?.server, "certificate-authority-data": ca } }],
-        users: [{ name: "u", user: { token } }],
-        contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-        "current-context": "c"
-      })
-    )
+    const saConfig = (
+      await serviceAccountKubeconfig(
+        { kc, core, rbac },
+        ns,
+        sa,
+        ["get", "delete"],
+        join(workDir, "journal-only.kubeconfig")
+      )
+    ).path
     const r = await cli(saConfig, "abandon", node.name)
     expect(r.code).toBe(1)
     expect(r.err).toContain(

@@ -30,12 +30,14 @@ import {
   useFakeCredentials
 } from "./awsController.ts"
 import {
+  eventsSince,
   expectCapacityFirst,
   isReady,
   isTainted,
   journalSampler,
   readNodeOrUndefined,
   sleep,
+  waitForEventSince,
   waitForNodeGone
 } from "./helpers.ts"
 import { nodeCore } from "@nodemend/cluster-harness/nodeIdentity"
@@ -51,25 +53,9 @@ const nodes: string[] = []
 
 /** Events about `node` with `reason` recorded since this file started (names could repeat across runs). */
 const STARTED = Date.now() - 2000
-const events = async (core: CoreV1Api, node: string, reason: string) =>
-  (
-    await core.listNamespacedEvent({
-      namespace: "default",
-      fieldSelector: `involvedObject.name=${node},reason=${reason}`
-    })
-  ).items.filter((e) => {
-    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
-    return at === undefined || new Date(String(at)).getTime() >= STARTED
-  })
+const events = (core: CoreV1Api, node: string, reason: string) => eventsSince(core, node, reason, STARTED)
 const waitForEvent = (node: string, reason: string, timeoutMs = 60_000) =>
-  waitFor(
-    `event ${reason} on ${node}`,
-    async () => ((await events(core, node, reason)).length > 0 ? true : undefined),
-    {
-      timeoutMs,
-      intervalMs: 250
-    }
-  )
+  waitForEventSince(core, node, reason, STARTED, timeoutMs)
 const ready = async (name: string) => isReady(await readNodeOrUndefined(core, name))
 const setCondition = (type: string, name: string, status: "True" | "False") =>
   patchNodeCondition(core, name, {

@@ -22,7 +22,14 @@ import {
   stopController,
   useFakeCredentials
 } from "./awsController.ts"
-import { isReady, readNodeOrUndefined, sleep, waitForNodeGone } from "./helpers.ts"
+import {
+  eventsSince,
+  isReady,
+  readNodeOrUndefined,
+  sleep,
+  waitForEventSince,
+  waitForNodeGone
+} from "./helpers.ts"
 
 const { core, kc } = clients()
 const apps = kc.makeApiClient(AppsV1Api)
@@ -142,26 +149,11 @@ const createWorkload = (name: string, replicas: number, others: ReadonlyArray<st
     }
   })
 
+/** Events about `node` with `reason` recorded since this file started (names could repeat across runs). */
 const STARTED = Date.now() - 2000
-const events = async (core: CoreV1Api, node: string, reason: string) =>
-  (
-    await core.listNamespacedEvent({
-      namespace: "default",
-      fieldSelector: `involvedObject.name=${node},reason=${reason}`
-    })
-  ).items.filter((e) => {
-    const at = e.eventTime ?? e.lastTimestamp ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
-    return at === undefined || new Date(String(at)).getTime() >= STARTED
-  })
+const events = (core: CoreV1Api, node: string, reason: string) => eventsSince(core, node, reason, STARTED)
 const waitForEvent = (node: string, reason: string, timeoutMs = 60_000) =>
-  waitFor(
-    `event ${reason} on ${node}`,
-    async () => {
-      const found = await events(core, node, reason)
-      return found.length > 0 ? found : undefined
-    },
-    { timeoutMs, intervalMs: 250 }
-  )
+  waitForEventSince(core, node, reason, STARTED, timeoutMs)
 const ready = async (name: string) => isReady(await readNodeOrUndefined(core, name))
 const instanceOf = (node: string) => cloud.store.describe([]).find((i) => i.nodeName === node)!
 

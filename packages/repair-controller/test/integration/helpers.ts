@@ -301,6 +301,23 @@ export const eventsSince = async (core: CoreV1Api, node: string, reason: string,
     return at === undefined || new Date(String(at)).getTime() >= since
   })
 
+/** Waits for `node`'s Events of `reason` written at or after `since`; gives them. */
+export const waitForEventSince = (
+  core: CoreV1Api,
+  node: string,
+  reason: string,
+  since: number,
+  timeoutMs = 60_000
+) =>
+  waitFor(
+    `event ${reason} on ${node}`,
+    async () => {
+      const found = await eventsSince(core, node, reason, since)
+      return found.length > 0 ? found : undefined
+    },
+    { timeoutMs, intervalMs: 250 }
+  )
+
 /** The first of `reasons` an Event about `node` since `since` says: the decision made about it. */
 export const firstDecision = (
   core: CoreV1Api,
