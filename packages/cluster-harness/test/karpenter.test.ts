@@ -100,6 +100,26 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("local Karpenter (kwok p
     await waitForNodeClaimGone(custom, core, name, node.metadata?.name)
   }, 150_000)
 
+  it("waitForPoolNodes trims a launched, empty extra NodeClaim (Karpenter launching one more than the pods need)", async () => {
+    const source = launched[0]?.claim
+    if (!source) throw new Error("no NodeClaim from the first test")
+    const nodePool = (await custom.getClusterCustomObject({
+      group: "karpenter.sh",
+      version: "v1",
+      plural: "nodepools",
+      name: pool
+    })) as Parameters<typeof nodeClaimLike>[1]
+    const extra = uniqueName(`${pool}-extra`)
+    await createNodeClaim(custom, nodeClaimLike(source, nodePool, extra))
+    const { node } = await waitForNodeClaimLaunched(custom, core, extra)
+    const pooled = await waitForPoolNodes(custom, core, pool, 3)
+    // The 3 that hold the pods, not the empty one, which is deleted (Karpenter's finalizer removes its Node).
+    expect(pooled.map((l) => l.claim.metadata?.name).sort()).toEqual(
+      launched.map((l) => l.claim.metadata?.name).sort()
+    )
+    await waitForNodeClaimGone(custom, core, extra, node.metadata?.name)
+  }, 150_000)
+
   it("Karpenter's own repair (KWOKUnhealthy=True, 30 s): what it writes on the NodeClaim, then a replacement", async () => {
     const victim = launched[1]
     expect(victim).toBeDefined()
