@@ -11,6 +11,7 @@
 import type { IncomingMessage } from "node:http"
 import { Effect } from "effect"
 import { type HttpMethod, KubeError, type KubeHttp } from "@nodemend/kube-access"
+import { jsonCopy } from "./jsonCopy.ts"
 
 export type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> }
 
@@ -78,8 +79,7 @@ const clone = <A>(a: A): A => structuredClone(a)
  * patch's `labels: undefined` leaves the labels as they are), a Date is its ISO string, NaN null. The controller's
  * bodies reach a real API server so; what is stored here is then JSON too, whatever copies it.
  */
-const onTheWire = (body: unknown): unknown =>
-  body === undefined ? undefined : JSON.parse(JSON.stringify(body))
+const onTheWire = (body: unknown): unknown => (body === undefined ? undefined : jsonCopy(body))
 const metaOf = (o: Obj): Record<string, unknown> => (o.metadata ??= {})
 const labelsOf = (o: Obj): Record<string, string> => (metaOf(o).labels ?? {}) as Record<string, string>
 
