@@ -16,6 +16,7 @@ import {
   createNodeClaim,
   createNodePool,
   getNodeClaim,
+  getNodePool,
   karpenterClients,
   karpenterNodePool,
   type LaunchedNodeClaim,
@@ -69,12 +70,7 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("local Karpenter (kwok p
     const source = launched[0]?.claim
     expect(source).toBeDefined()
     if (!source) return
-    const nodePool = (await custom.getClusterCustomObject({
-      group: "karpenter.sh",
-      version: "v1",
-      plural: "nodepools",
-      name: pool
-    })) as Parameters<typeof nodeClaimLike>[1]
+    const nodePool = await getNodePool(custom, pool)
     const name = uniqueName(`${pool}-byhand`)
     await createNodeClaim(
       custom,
@@ -103,12 +99,7 @@ describe.skipIf(process.env.NODEMEND_KARPENTER === "0")("local Karpenter (kwok p
   it("waitForPoolNodes trims a launched, empty extra NodeClaim (Karpenter launching one more than the pods need)", async () => {
     const source = launched[0]?.claim
     if (!source) throw new Error("no NodeClaim from the first test")
-    const nodePool = (await custom.getClusterCustomObject({
-      group: "karpenter.sh",
-      version: "v1",
-      plural: "nodepools",
-      name: pool
-    })) as Parameters<typeof nodeClaimLike>[1]
+    const nodePool = await getNodePool(custom, pool)
     const extra = uniqueName(`${pool}-extra`)
     await createNodeClaim(custom, nodeClaimLike(source, nodePool, extra))
     const { node } = await waitForNodeClaimLaunched(custom, core, extra)
