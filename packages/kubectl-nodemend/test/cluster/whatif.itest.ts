@@ -196,10 +196,18 @@ describe("kubectl nodemend whatif against a live run", () => {
     const r = await Effect.runPromise(
       replay(Result.getOrThrow(decodeConfig(config)), parsed.events, { repairDurationMs: 1000 })
     )
-    const context = `seed ${seed}: ${JSON.stringify(history)}`
+    const holds = r.holds.map((h) => ({ node: h.node, cause: h.cause, outcome: h.outcome }))
+    const context = `seed ${seed}: ${JSON.stringify(history)}; the replay's holds: ${JSON.stringify(holds)}`
+    // Which two of a wave of three get the slots is the workers' race live and the recording's order in the replay
+    // (as in the first test): a node the replay holds for the budget while the live controller repairs it first is
+    // deleted in the recording (outcome "deleted"): repaired in both, started only live. Seen in CI under load.
+    const repairedFirstLive = (h: (typeof r.holds)[number]) => h.cause === "budget" && h.outcome === "deleted"
     // The same nodes repaired: every one that failed and none that flapped, live and in the replay.
     expect(liveRepaired.sort(), context).toEqual([...failed].sort())
-    expect(r.repairs.map((x) => x.node).sort(), context).toEqual([...failed].sort())
+    expect(
+      [...r.repairs.map((x) => x.node), ...r.holds.filter(repairedFirstLive).map((h) => h.node)].sort(),
+      context
+    ).toEqual([...failed].sort())
     expect(
       r.repairs.every((x) => x.reason === "ForkFailedOutOfPIDs" && !x.dryRun),
       context
@@ -215,17 +223,22 @@ describe("kubectl nodemend whatif against a live run", () => {
     // The budget: in a wave of 3, one waited for a slot, live and in the replay (which one is a race in both).
     const waves3 = history.failing.filter((w) => w.length === 3).length
     expect(liveQueued.length, context).toBe(waves3)
-    expect(r.holds.filter((h) => h.cause === "budget" && h.outcome === "started").length, context).toBe(
-      waves3
-    )
+    expect(
+      r.holds.filter((h) => h.cause === "budget" && (h.outcome === "started" || repairedFirstLive(h))).length,
+      context
+    ).toBe(waves3)
     // When: each wave's repairs start within 15 s of the live ones (the live controller's own latency on a shared
-    // machine; the replay starts at the instant a toleration runs out).
-    const liveStarts = (
-      await Promise.all(failed.map(async (n) => eventTime((await nodeEvents(core, n, "RepairStarted"))[0]!)))
-    ).sort((a, b) => a - b)
-    const replayStarts = r.repairs.map((x) => x.startedAt).sort((a, b) => a - b)
-    replayStarts.forEach((t, i) => {
-      expect(Math.abs(t - liveStarts[i]!), context).toBeLessThan(15_000)
-    })
+    // machine; the replay starts at the instant a toleration runs out), the n-th of a wave with the n-th.
+    const liveStart = async (n: string) => eventTime((await nodeEvents(core, n, "RepairStarted"))[0]!)
+    for (const wave of history.failing) {
+      const liveStarts = (await Promise.all(wave.map(liveStart))).sort((a, b) => a - b)
+      const replayStarts = r.repairs
+        .filter((x) => wave.includes(x.node))
+        .map((x) => x.startedAt)
+        .sort((a, b) => a - b)
+      replayStarts.forEach((t, i) => {
+        expect(Math.abs(t - liveStarts[i]!), context).toBeLessThan(15_000)
+      })
+    }
   }, 300_000)
 })
