@@ -1,9 +1,10 @@
 /**
  * `JSON.parse(JSON.stringify(value))` without the text in between: a key whose value is `undefined`, a function or a
  * symbol is left out (in an array it is null), an object's `toJSON` is used (a Date is its ISO string), a number that
- * is not finite is null (-0 is 0), a bigint throws as JSON.stringify does. Strings are shared, not escaped and parsed again: the
- * replay's API server copies every request body (memoryApiServer.ts), and the controller's journal ConfigMaps carry
- * their records as JSON text, where a round trip through text costs a whole escape and parse per write.
+ * is not finite is null (-0 is 0), a bigint throws as JSON.stringify does. Strings are shared, not escaped and parsed
+ * again: the replay's API server copies every request body (memoryApiServer.ts), and the controller's journal
+ * ConfigMaps carry their records as JSON text, where a round trip through text costs a whole escape and parse per
+ * write.
  */
 export const jsonCopy = (value: unknown): unknown => copy(value, "")
 

@@ -127,7 +127,7 @@ const DEFAULT_CAPACITY: Readonly<Record<string, string>> = { cpu: "32", memory: 
 const KWOK_SCHEME = "kwok://"
 /** A kwok "instance" is its Node: `kwok://<name>`, or no providerID at all (plain kwok Nodes). */
 const kwokInstanceId = (node: NodeRef): string | undefined =>
-  isKwokInstance(node) ? `kwok://${node.name}` : undefined
+  isKwokInstance(node) ? `${KWOK_SCHEME}${node.name}` : undefined
 /** `kwokInstanceId` without building the id (the inventory asks about every Node every refresh). */
 const isKwokInstance = (node: NodeRef): boolean =>
   node.providerID === "" ||
